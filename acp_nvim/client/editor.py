@@ -1,0 +1,40 @@
+"""The editor side of the ACP client role, as the client layer sees it.
+
+`client` knows nothing of Neovim: it decodes the agent's requests and hands them to an `Editor`. The Neovim
+implementation lives in `acp_nvim.nvim`; tests may use an in-memory one. A method the editor cannot serve is
+simply not advertised: `client_capabilities()` is the single source of what goes into `initialize`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from acp_nvim.protocol import schema as s
+
+
+class Editor(Protocol):
+    def client_capabilities(self) -> s.ClientCapabilities:
+        """What this editor really implements; sent as `clientCapabilities` in `initialize`."""
+        ...
+
+    async def session_update(self, notification: s.SessionNotification) -> None:
+        """A `session/update` notification whose update kind is known (unknown kinds never reach here)."""
+        ...
+
+    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse: ...
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse: ...
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse: ...
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse: ...
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse: ...
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse: ...
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse: ...
+
+    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse: ...
