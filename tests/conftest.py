@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -40,8 +41,11 @@ def nvim_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]
     try:
         yield nvim
     finally:
-        try:
+        with contextlib.suppress(Exception):
             nvim.command("qa!")
-        except Exception:
-            pass
         nvim.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -38,3 +38,43 @@ class Editor(Protocol):
     async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse: ...
 
     async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse: ...
+
+
+class HeadlessEditor:
+    """An editor that serves nothing: for probes and tools that only talk to the agent.
+
+    It advertises no capability, so the agent never calls fs or terminal methods; permission requests are
+    answered `cancelled`, since nobody is there to choose.
+    """
+
+    def client_capabilities(self) -> s.ClientCapabilities:
+        return s.ClientCapabilities()
+
+    async def session_update(self, notification: s.SessionNotification) -> None:
+        return None
+
+    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+        return s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled())
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        raise NotImplementedError("not advertised")
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        raise NotImplementedError("not advertised")
+
+    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        raise NotImplementedError("not advertised")
+
+    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        raise NotImplementedError("not advertised")
+
+    async def wait_for_terminal_exit(
+        self, params: s.WaitForTerminalExitRequest
+    ) -> s.WaitForTerminalExitResponse:
+        raise NotImplementedError("not advertised")
+
+    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        raise NotImplementedError("not advertised")
+
+    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        raise NotImplementedError("not advertised")

@@ -1,0 +1,253 @@
+"""The agent as an operating-system process.
+
+The agent runs in its own session, hence its own process group, so that stopping it can reach everything
+it started (launchers like `npx` or `uvx` leave the real agent as a grandchild). Its stderr is drained all
+the time (an agent that fills the pipe would block) into the log and a bounded ring of its last lines, which
+is what the user is shown when the agent fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
+
+log = logging.getLogger("acp_nvim.process")
+agent_stderr_log = logging.getLogger("acp_nvim.agent_stderr")
+
+STDERR_TAIL_LINES = 40
+# A single stderr "line" longer than this is cut: an agent printing 100 MB without a newline must not make us
+# hold 100 MB.
+STDERR_LINE_MAX = 4096
+
+
+class StartError(Exception):
+    """The agent could not be started or did not complete the handshake; str() is a one-line user message."""
+
+
+class AgentNotFound(StartError):
+    pass
+
+
+@dataclass(frozen=True)
+class AgentCommand:
+    """How to launch an agent: the executable, its arguments, extra environment and working directory."""
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    def describe(self) -> str:
+        return " ".join([self.command, *self.args])
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "is still running"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with code {returncode}"
+
+
+class StderrTail:
+    """Keeps the last lines an agent wrote to stderr, bounded in lines and in bytes per line."""
+
+    def __init__(self, max_lines: int = STDERR_TAIL_LINES) -> None:
+        self._lines: deque[str] = deque(maxlen=max_lines)
+        self._partial = bytearray()
+        self.total_bytes = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total_bytes += len(data)
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                room = STDERR_LINE_MAX - len(self._partial)
+                if room > 0:
+                    self._partial += data[start : start + room]
+                return
+            room = max(0, STDERR_LINE_MAX - len(self._partial))
+            self._partial += data[start : start + min(room, newline - start)]
+            self._finish_line()
+            start = newline + 1
+
+    def _finish_line(self) -> None:
+        line = self._partial.decode("utf-8", errors="replace").rstrip("\r")
+        self._partial.clear()
+        self._lines.append(line)
+        agent_stderr_log.debug("%s", line)
+
+    def flush(self) -> None:
+        if self._partial:
+            self._finish_line()
+
+    def lines(self, count: int = 10) -> list[str]:
+        tail = [line for line in self._lines if line.strip()]
+        return tail[-count:]
+
+
+class AgentProcess:
+    """A started agent process. Use `spawn`, then `stop` (always: it is what guarantees no orphans)."""
+
+    def __init__(self, process: Process, command: AgentCommand) -> None:
+        self._process = process
+        self.command = command
+        self.pid: int = process.pid
+        # start_new_session makes the agent the leader of a new process group whose id is its pid.
+        self.pgid: int = process.pid
+        self.stderr = StderrTail()
+        self._exited = anyio.Event()
+
+    @classmethod
+    async def spawn(cls, command: AgentCommand, task_group: TaskGroup) -> AgentProcess:
+        env = {**os.environ, **command.env}
+        executable = shutil.which(command.command, path=env.get("PATH"))
+        if executable is None:
+            raise AgentNotFound(f"agent command not found: {command.command}")
+        try:
+            process = await anyio.open_process(
+                [executable, *command.args],
+                cwd=command.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise AgentNotFound(f"cannot run agent {command.describe()}: {err.strerror or err}") from err
+        agent = cls(process, command)
+        log.info("started agent %s (pid %d)", command.describe(), agent.pid)
+        task_group.start_soon(agent._drain_stderr)
+        task_group.start_soon(agent._watch_exit)
+        return agent
+
+    @property
+    def stdin(self) -> ByteSendStream:
+        assert self._process.stdin is not None
+        return self._process.stdin
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        assert self._process.stdout is not None
+        return self._process.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def exited(self) -> bool:
+        return self._exited.is_set()
+
+    async def wait(self) -> int:
+        await self._exited.wait()
+        code = self._process.returncode
+        assert code is not None
+        return code
+
+    def exit_reason(self) -> str:
+        """One line for the user: how the agent ended and what it last said on stderr."""
+        reason = f"agent {self.command.command} {describe_exit(self.returncode)}"
+        tail = self.stderr.lines(3)
+        if tail:
+            reason += ": " + " | ".join(tail)
+        return reason
+
+    async def _drain_stderr(self) -> None:
+        stream = self._process.stderr
+        if stream is None:
+            return
+        try:
+            async for chunk in stream:
+                self.stderr.feed(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            self.stderr.flush()
+
+    async def _watch_exit(self) -> None:
+        code = await self._process.wait()
+        log.info("agent %s (pid %d) %s", self.command.command, self.pid, describe_exit(code))
+        self._exited.set()
+
+    async def stop(self, *, grace: float = 1.0, term_grace: float = 2.0) -> None:
+        """Close stdin, give the agent `grace` seconds, then SIGTERM and finally SIGKILL its whole group.
+
+        The group is signalled even when the agent itself has already exited: its children may not have.
+        """
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self.stdin.aclose()
+            with anyio.move_on_after(grace):
+                await self._exited.wait()
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if not self._group_alive():
+                    break
+                self._signal_group(sig)
+                await self._wait_group_gone(term_grace)
+
+    async def _wait_group_gone(self, timeout: float) -> None:
+        # Signals are delivered asynchronously; polling is the only portable way to see a group empty.
+        with anyio.move_on_after(timeout):
+            while self._group_alive():
+                await anyio.sleep(0.02)
+
+    def kill_now(self) -> None:
+        """Last resort, callable from any thread or at interpreter exit: SIGKILL the group."""
+        self._signal_group(signal.SIGKILL)
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self.pgid, sig)
+            log.info("sent %s to agent process group %d", sig.name, self.pgid)
+        except ProcessLookupError:
+            pass
+        except PermissionError as err:
+            log.warning("cannot signal process group %d: %s", self.pgid, err)
+
+    def _group_alive(self) -> bool:
+        if not self._exited.is_set():
+            return True
+        return group_has_members(self.pgid)
+
+
+def group_has_members(pgid: int) -> bool:
+    """Whether any process other than a zombie is still in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc"):
+        return True  # no way to tell zombies apart here; killpg succeeding is the best evidence we have
+    return any(_live_member(pid, pgid) for pid in _pids())
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def _live_member(pid: int, pgid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return False
+    state, group = fields[0], int(fields[2])
+    return group == pgid and state != b"Z"
