@@ -46,6 +46,11 @@ class AgentCommand:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
 
+    @property
+    def name(self) -> str:
+        """The executable's name, as the user would call the agent when nothing better is known."""
+        return os.path.basename(self.command)
+
     def describe(self) -> str:
         return " ".join([self.command, *self.args])
 
@@ -159,7 +164,7 @@ class AgentProcess:
 
     def exit_reason(self) -> str:
         """One line for the user: how the agent ended and what it last said on stderr."""
-        reason = f"agent {self.command.command} {describe_exit(self.returncode)}"
+        reason = f"agent {self.command.name} {describe_exit(self.returncode)}"
         tail = self.stderr.lines(3)
         if tail:
             reason += ": " + " | ".join(tail)

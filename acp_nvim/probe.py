@@ -1,0 +1,76 @@
+"""`python -m acp_nvim probe [--session] -- CMD ARGS...`: start an agent, handshake, print one JSON report.
+
+Used by `:checkhealth acp_nvim` and by people debugging an agent set-up. Success prints the report on stdout
+and exits 0; failure prints one line on stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import msgspec
+
+from acp_nvim.client.agent import AgentCommand, AgentConnection, StartError
+from acp_nvim.client.editor import HeadlessEditor
+from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.protocol import codec
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m acp_nvim probe", description=__doc__)
+    parser.add_argument("--session", action="store_true", help="also create a session in the current folder")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each step")
+    parser.add_argument("command", nargs="+", help="the agent command and its arguments (after --)")
+    return parser.parse_args(argv)
+
+
+def _elapsed_ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 1)
+
+
+async def _probe(args: argparse.Namespace) -> dict[str, Any]:
+    command = AgentCommand(command=args.command[0], args=args.command[1:], cwd=os.getcwd())
+    report: dict[str, Any] = {"command": command.describe()}
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    async with AgentConnection.launch(command, HeadlessEditor(), handshake_timeout=args.timeout) as agent:
+        timings["initialize"] = _elapsed_ms(start)
+        report["protocolVersion"] = agent.protocol_version
+        report["agentInfo"] = msgspec.to_builtins(agent.agent_info) if agent.agent_info else None
+        report["agentCapabilities"] = msgspec.json.decode(codec.encode(agent.capabilities))
+        report["authMethods"] = msgspec.json.decode(codec.encode(agent.auth_methods))
+        if args.session:
+            step = time.perf_counter()
+            with anyio.fail_after(args.timeout):
+                session = await agent.new_session(os.getcwd())
+            timings["session/new"] = _elapsed_ms(step)
+            report["sessionId"] = session.session_id
+    report["milliseconds"] = timings
+    return report
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parse(argv)
+    # The report and the one-line reason are the interface; log records would only garble stderr.
+    logging.getLogger("acp_nvim").addHandler(logging.NullHandler())
+    logging.getLogger("acp_nvim").propagate = False
+    try:
+        report = anyio.run(_probe, args)
+    except StartError as err:
+        print(f"acp_nvim probe: {err}", file=sys.stderr)
+        return 1
+    except TimeoutError:
+        print(f"acp_nvim probe: session/new timed out after {args.timeout:g} s", file=sys.stderr)
+        return 1
+    except (RpcError, ConnectionClosed) as err:
+        print(f"acp_nvim probe: session/new failed: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    return 0

@@ -1,0 +1,202 @@
+"""JSON encoding and lenient decoding of ACP messages (no I/O).
+
+Everything that turns bytes into ``schema`` types goes through here: the cached per-type decoders carry the
+``dec_hook`` that resolves the unions msgspec cannot express natively (``schema.UntaggedUnion``).
+Validation errors are ``msgspec.ValidationError`` whose message names the field path, e.g.
+``Expected `str`, got `int` - at `$.update.content.text```, so the JSON-RPC layer can answer -32602 with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from typing import Any, TypeVar, overload
+
+import msgspec
+
+from acp_nvim.protocol import schema
+
+log = logging.getLogger("acp_nvim.protocol")
+
+T = TypeVar("T")
+
+Raw = bytes | bytearray | memoryview | str | msgspec.Raw
+
+_encoder = msgspec.json.Encoder()
+_PATH_SUFFIX = re.compile(r" - at `\$([^`]*)`$")
+
+
+def encode(obj: Any) -> bytes:
+    """Encode a schema Struct (or any msgspec-encodable value) as compact JSON."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: Any) -> Any:
+    """The JSON value (dicts, lists, scalars) an object encodes to, e.g. for nesting in an envelope."""
+    return msgspec.to_builtins(obj)
+
+
+def _nested_error(error: msgspec.ValidationError) -> ValueError:
+    # msgspec appends the outer path to what a dec_hook raises; moving the inner path into the message
+    # keeps the full location readable: "... - at `$.mcpServers[0]` (`.args[0]`)".
+    message = str(error)
+    match = _PATH_SUFFIX.search(message)
+    if match is None:
+        return ValueError(message)
+    return ValueError(f"{message[: match.start()]} (at `{match.group(1)}` within)")
+
+
+def _convert(obj: Any, type_: Any) -> Any:
+    try:
+        return msgspec.convert(obj, type_, dec_hook=_dec_hook)
+    except msgspec.ValidationError as error:
+        raise _nested_error(error) from None
+
+
+def _dispatch(union: type[schema.UntaggedUnion], obj: Any) -> Any:
+    """Pick the variant of an untagged or partly tagged union, like serde's internally tagged + untagged."""
+    tag: Any = None
+    if union.tag_field is not None and isinstance(obj, dict):
+        tag = obj.get(union.tag_field)
+        variant = union.tagged.get(tag) if isinstance(tag, str) else None
+        if variant is not None:
+            return _convert(obj, variant)
+    last: Exception | None = None
+    for candidate in union.untagged:
+        try:
+            return msgspec.convert(obj, candidate, dec_hook=_dec_hook)
+        except msgspec.ValidationError as error:
+            last = error
+    if tag is not None and union.tagged:
+        raise ValueError(f"Invalid `{union.tag_field}` value {tag!r} for `{union.__name__}`")
+    if isinstance(last, msgspec.ValidationError):
+        raise _nested_error(last)
+    raise ValueError(f"Expected `{union.__name__}`, got `{type(obj).__name__}`")
+
+
+def _lenient_list(marker: type[schema.LenientList], obj: Any) -> list[Any]:
+    """Decode the items that are valid, drop the rest: one unknown config option or tool-call content kind
+    from a newer agent must not make the whole response or update unusable."""
+    if not isinstance(obj, list):
+        raise ValueError(f"Expected `array`, got `{type(obj).__name__}`")
+    items: list[Any] = []
+    for index, item in enumerate(obj):
+        try:
+            items.append(msgspec.convert(item, marker.item, dec_hook=_dec_hook))
+        except msgspec.ValidationError as error:
+            log.info("dropping invalid %s item [%d]: %s", marker.__name__, index, error)
+    return items
+
+
+def _dec_hook(type_: Any, obj: Any) -> Any:
+    if isinstance(type_, type):
+        if issubclass(type_, schema.UntaggedUnion):
+            return _dispatch(type_, obj)
+        if issubclass(type_, schema.LenientList):
+            return _lenient_list(type_, obj)
+    raise NotImplementedError
+
+
+@functools.cache
+def decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+    """The shared JSON decoder for a schema type (built once: building one is far costlier than using it)."""
+    return msgspec.json.Decoder(type_, dec_hook=_dec_hook)
+
+
+def _as_bytes(raw: Raw) -> bytes | bytearray | memoryview | str:
+    return bytes(raw) if isinstance(raw, msgspec.Raw) else raw
+
+
+@overload
+def decode(raw: Raw, type_: type[T]) -> T: ...
+@overload
+def decode(raw: Raw, type_: Any) -> Any: ...
+def decode(raw: Raw, type_: Any) -> Any:
+    """Decode JSON bytes (or a ``msgspec.Raw`` slice of an envelope) into ``type_``.
+
+    Raises ``msgspec.ValidationError`` naming the field path, ``msgspec.DecodeError`` for invalid JSON.
+    """
+    return decoder(type_).decode(_as_bytes(raw))
+
+
+@overload
+def convert(obj: Any, type_: type[T]) -> T: ...
+@overload
+def convert(obj: Any, type_: Any) -> Any: ...
+def convert(obj: Any, type_: Any) -> Any:
+    """Like ``decode`` for an already parsed JSON value (dicts, lists, scalars)."""
+    return msgspec.convert(obj, type_, dec_hook=_dec_hook)
+
+
+def _accepts_null(type_: Any) -> bool:
+    """Response types made only of optional fields: their ``result: null`` means the empty object."""
+    if not (isinstance(type_, type) and issubclass(type_, msgspec.Struct)):
+        return False
+    return len(type_.__struct_defaults__) == len(type_.__struct_fields__)
+
+
+@overload
+def decode_result(raw: Raw | None, type_: type[T]) -> T: ...
+@overload
+def decode_result(raw: Raw | None, type_: Any) -> Any: ...
+def decode_result(raw: Raw | None, type_: Any) -> Any:
+    """Decode a response ``result``; ``null`` (or absent) means the empty response where that can exist.
+
+    The docs show ``"result": null`` for ``session/load`` and ``fs/write_text_file``, and Python SDK agents
+    answer every empty response that way; the schema says ``{}``. Both are accepted for any response type
+    whose fields are all optional. Other types keep the plain error for ``null``.
+    """
+    if raw is None or _is_null(raw):
+        if _accepts_null(type_):
+            return type_()
+        raise msgspec.ValidationError(
+            f"Expected `object`, got `null` for `{getattr(type_, '__name__', type_)}`"
+        )
+    return decode(raw, type_)
+
+
+def _is_null(raw: Raw) -> bool:
+    data = _as_bytes(raw)
+    if len(data) > 16:  # only whitespace can surround a null; skip copying large results
+        return False
+    return (data.strip() == "null") if isinstance(data, str) else bytes(data).strip() == b"null"
+
+
+class _UpdateKind(msgspec.Struct):
+    session_update: Any = msgspec.field(name="sessionUpdate", default=None)
+
+
+class _PeekUpdate(msgspec.Struct):
+    update: _UpdateKind | None = None
+
+
+_peek = msgspec.json.Decoder(_PeekUpdate)
+
+#: The ``sessionUpdate`` kinds this build understands.
+SESSION_UPDATE_KINDS: frozenset[str] = frozenset(
+    str(member.__struct_config__.tag) for member in schema.SessionUpdate.__args__
+)
+
+
+def decode_session_update(raw: Raw) -> schema.SessionNotification | None:
+    """Decode ``session/update`` params; ``None`` for an update kind this build does not know.
+
+    The v1 schema has no catch-all ``sessionUpdate`` variant and newer agents add kinds: an unknown kind is
+    logged and skipped so the stream goes on. A known kind that is malformed raises
+    ``msgspec.ValidationError``. The full decode runs first; the cheap peek only runs when it failed.
+    """
+    data = _as_bytes(raw)
+    try:
+        notification: schema.SessionNotification = decoder(schema.SessionNotification).decode(data)
+        return notification
+    except msgspec.ValidationError as error:
+        try:
+            kind = _peek.decode(data).update
+        except msgspec.ValidationError:
+            raise error from None
+        name = None if kind is None else kind.session_update
+        if isinstance(name, str) and name not in SESSION_UPDATE_KINDS:
+            log.info("skipping unknown session update kind %r", name)
+            return None
+        raise
