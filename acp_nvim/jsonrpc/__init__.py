@@ -1,0 +1,62 @@
+"""Generic JSON-RPC 2.0 over anyio byte streams (newline-delimited JSON). Knows nothing of ACP."""
+
+from __future__ import annotations
+
+from .connection import (
+    CANCEL_REQUEST_METHOD,
+    ClosedReason,
+    Connection,
+    Direction,
+    MessageHook,
+    NotificationHandler,
+    ProtocolErrorHook,
+    RequestHandler,
+    RequestId,
+)
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    RequestCancelled,
+    RpcError,
+)
+from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+
+__all__ = [
+    "CANCEL_REQUEST_METHOD",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "ClosedReason",
+    "Connection",
+    "ConnectionClosed",
+    "Direction",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "LineSplitter",
+    "MessageHook",
+    "MethodNotFound",
+    "NotificationHandler",
+    "Oversized",
+    "ParseError",
+    "ProtocolErrorHook",
+    "RequestCancelled",
+    "RequestHandler",
+    "RequestId",
+    "RpcError",
+    "format_size",
+]

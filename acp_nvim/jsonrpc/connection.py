@@ -1,0 +1,498 @@
+"""One JSON-RPC 2.0 connection over a pair of byte streams, serving both roles at once.
+
+Tasks inside `serve()`: one reader (framing, decoding and in-order dispatch), one writer (drains the outbox,
+so messages never interleave), and one task per incoming request (a slow handler blocks neither the reader
+nor the peer's other requests).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, NoReturn, TypeAlias
+
+import anyio
+import msgspec
+from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, TaskGroup
+from msgspec import UNSET, UnsetType
+
+from .errors import (
+    ConnectionClosed,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    ParseError,
+    RequestCancelled,
+    RpcError,
+)
+from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+
+logger = logging.getLogger("acp_nvim.jsonrpc")
+
+RequestId: TypeAlias = int | str | None
+RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object]]
+NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None]]
+Direction: TypeAlias = Literal["in", "out"]
+MessageHook: TypeAlias = Callable[[Direction, bytes], None]
+ProtocolErrorHook: TypeAlias = Callable[[str], None]
+ClosedReason: TypeAlias = Callable[[], Awaitable[str]]
+
+CANCEL_REQUEST_METHOD = "$/cancel_request"
+
+_NULL = msgspec.Raw(b"null")
+_PREVIEW_LENGTH = 200
+
+
+class _Envelope(msgspec.Struct):
+    """Any incoming message. Payloads stay raw: the layer above decodes them with its own typed decoders."""
+
+    id: RequestId | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw = msgspec.Raw()
+    result: msgspec.Raw = msgspec.Raw()
+    error: msgspec.Raw = msgspec.Raw()
+
+
+class _WireError(msgspec.Struct):
+    code: int
+    message: str
+    data: Any = None
+
+
+class _CancelParams(msgspec.Struct):
+    request_id: RequestId = msgspec.field(name="requestId")
+
+
+# Outgoing messages. `jsonrpc` has no default so that omit_defaults never drops it.
+class _OutRequest(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    id: int
+    method: str
+    params: Any = None
+
+
+class _OutNotification(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    method: str
+    params: Any = None
+
+
+class _OutResult(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _OutErrorBody(msgspec.Struct, omit_defaults=True):
+    code: int
+    message: str
+    data: Any = None
+
+
+class _OutError(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    error: _OutErrorBody
+
+
+class _Pending:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: msgspec.Raw | None = None
+        self.error: Exception | None = None
+
+
+def _preview(line: bytes) -> str:
+    text = line[:_PREVIEW_LENGTH].decode("utf-8", "replace")
+    return text + "…" if len(line) > _PREVIEW_LENGTH else text
+
+
+def _usable_id(line: bytes) -> RequestId:
+    """The id of a message that is JSON but not a valid JSON-RPC message, if it has one we can echo."""
+    try:
+        value = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        candidate = value.get("id")
+        if isinstance(candidate, str) or (isinstance(candidate, int) and not isinstance(candidate, bool)):
+            return candidate
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class Connection:
+    """A JSON-RPC 2.0 peer over newline-delimited JSON.
+
+    `on_request(method, params)` answers the peer's requests: return any msgspec-encodable result, or raise
+    `RpcError` (e.g. `MethodNotFound.for_method(method)`, `InvalidParams(...)`) to answer with an error; a
+    `msgspec.ValidationError` escaping it is answered with -32602, any other exception with -32603.
+    `on_notification(method, params)` is awaited in arrival order on the reader: keep it quick and never
+    await one of our own `request()`s inside it (the answer is read by the same task).
+    `params` is None when the message had none (or null).
+
+    The caller owns the streams: `serve()` neither closes them nor the process behind them.
+    """
+
+    def __init__(
+        self,
+        receive: AnyByteReceiveStream,
+        send: AnyByteSendStream,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        closed_reason: ClosedReason | None = None,
+        on_message: MessageHook | None = None,
+        on_protocol_error: ProtocolErrorHook | None = None,
+        peer_name: str = "peer",
+    ) -> None:
+        self._receive = receive
+        self._send = send
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._closed_reason = closed_reason
+        self._on_message = on_message
+        self._on_protocol_error = on_protocol_error
+        self._peer = peer_name
+        self._splitter = LineSplitter(max_message_size)
+        self._encoder = msgspec.json.Encoder()
+        self._envelope_decoder = msgspec.json.Decoder(_Envelope)
+        self._error_decoder = msgspec.json.Decoder(_WireError)
+        self._cancel_decoder = msgspec.json.Decoder(_CancelParams)
+        # Unbounded: enqueueing never waits, so the reader can answer garbage while the peer is not reading,
+        # and a cancelled caller can still queue its $/cancel_request without a checkpoint.
+        self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self._next_id = 0
+        self._pending: dict[int, _Pending] = {}
+        # Ids of our requests whose caller gave up: their late answers are expected, not worth a warning.
+        self._abandoned: set[int] = set()
+        self._incoming: dict[RequestId, anyio.CancelScope] = {}
+        self._serving = False
+        self._closing = False
+        self._closed_message: str | None = None
+        # Created on first wait: anyio.Event needs a running event loop, __init__ may not have one.
+        self._closed_event: anyio.Event | None = None
+
+    @property
+    def closed(self) -> bool:
+        """True once the peer's stream ended or broke (or `serve()` stopped): requests now fail."""
+        return self._closing
+
+    @property
+    def max_message_size(self) -> int:
+        return self._splitter.max_size
+
+    async def serve(self) -> None:
+        """Read, dispatch and write until the peer's stream ends (then fail what is pending and return) or
+        until cancelled. Handlers still running at that point are cancelled."""
+        if self._serving:
+            raise RuntimeError("Connection.serve() can run only once")
+        self._serving = True
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._write_loop)
+                await self._read_loop(tg)
+                await self._shutdown(f"the {self._peer} closed the connection")
+                tg.cancel_scope.cancel()
+        finally:
+            self._finish_close(f"the connection to the {self._peer} was closed")
+            # Only here: the writer may still be waiting on it until the task group has ended.
+            self._outbox_receive.close()
+
+    async def request(self, method: str, params: object = None) -> msgspec.Raw:
+        """Send a request and wait for its raw result.
+
+        Raises `RpcError` (the most specific subclass for the peer's code) when the peer answers with an
+        error, `ConnectionClosed` when the connection ends first. Cancelling the caller sends
+        `$/cancel_request` for it and forgets the id.
+        """
+        if self._closing:
+            await self._raise_closed()
+        request_id = self._next_id
+        self._next_id += 1
+        data = self._encode(_OutRequest("2.0", request_id, method, params))
+        pending = _Pending()
+        self._pending[request_id] = pending
+        self._enqueue(data)
+        try:
+            await pending.done.wait()
+        finally:
+            # Still registered means no answer arrived and the connection is up: we are being cancelled.
+            if self._pending.pop(request_id, None) is not None:
+                self._abandoned.add(request_id)
+                self._enqueue(
+                    self._encode(_OutNotification("2.0", CANCEL_REQUEST_METHOD, _CancelParams(request_id)))
+                )
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def notify(self, method: str, params: object = None) -> None:
+        """Queue a notification; raises `ConnectionClosed` once the connection has ended."""
+        if self._closing:
+            await self._raise_closed()
+        self._enqueue(self._encode(_OutNotification("2.0", method, params)))
+
+    # --- closing
+
+    async def _shutdown(self, default_reason: str) -> None:
+        if self._closing:
+            await self._wait_closed()
+            return
+        self._closing = True
+        reason = default_reason
+        if self._closed_reason is not None:
+            try:
+                reason = await self._closed_reason()
+            except Exception:
+                logger.exception("closed_reason callback failed")
+        self._finish_close(reason)
+
+    def _finish_close(self, reason: str) -> None:
+        if self._closed_message is not None:
+            return
+        self._closing = True
+        self._closed_message = reason
+        pending, self._pending = self._pending, {}
+        for waiter in pending.values():
+            # A fresh exception per waiter: re-raising one shared instance would chain its tracebacks.
+            waiter.error = ConnectionClosed(reason)
+            waiter.done.set()
+        self._outbox_send.close()
+        if self._closed_event is not None:
+            self._closed_event.set()
+
+    async def _wait_closed(self) -> None:
+        if self._closed_message is None:
+            if self._closed_event is None:
+                self._closed_event = anyio.Event()
+            await self._closed_event.wait()
+
+    async def _raise_closed(self) -> NoReturn:
+        await self._wait_closed()
+        assert self._closed_message is not None
+        raise ConnectionClosed(self._closed_message)
+
+    # --- writing
+
+    def _encode(self, message: msgspec.Struct) -> bytes:
+        data = self._encoder.encode(message)
+        if b"\n" in data:
+            # Only a msgspec.Raw passed through verbatim can hold a raw newline; re-encoding compacts it.
+            data = self._encoder.encode(msgspec.json.decode(data))
+        return data
+
+    def _enqueue(self, data: bytes) -> None:
+        try:
+            self._outbox_send.send_nowait(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.debug("connection closed, dropped outgoing message: %s", _preview(data))
+
+    async def _write_loop(self) -> None:
+        async with self._outbox_receive:
+            async for data in self._outbox_receive:
+                self._hook_message("out", data)
+                try:
+                    await self._send.send(data + b"\n")
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    logger.warning("writing to the %s failed: %s", self._peer, _describe(exc))
+                    break
+            else:
+                return
+        # Nothing we send can arrive any more, so nothing pending can be answered.
+        await self._shutdown(f"the {self._peer} stopped reading")
+
+    def _send_error(self, request_id: RequestId, error: RpcError) -> None:
+        body = _OutErrorBody(error.code, error.message, error.data)
+        try:
+            data = self._encode(_OutError("2.0", request_id, body))
+        except Exception as exc:
+            logger.warning("error data for request %r could not be encoded: %s", request_id, _describe(exc))
+            data = self._encode(_OutError("2.0", request_id, _OutErrorBody(error.code, error.message)))
+        self._enqueue(data)
+
+    # --- reading
+
+    async def _read_loop(self, tg: TaskGroup) -> None:
+        while True:
+            try:
+                chunk = await self._receive.receive()
+            except anyio.EndOfStream:
+                break
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                logger.warning("reading from the %s failed: %s", self._peer, _describe(exc))
+                break
+            for item in self._splitter.feed(chunk):
+                await self._handle_item(item, tg)
+        for item in self._splitter.finish():
+            await self._handle_item(item, tg)
+
+    async def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> None:
+        if isinstance(item, Oversized):
+            # Its id is somewhere in the dropped bytes, so a request among them cannot be answered.
+            self._protocol_error(
+                f"message of more than {format_size(self._splitter.max_size)} from the {self._peer} "
+                f"was dropped ({item.size} bytes)"
+            )
+            return
+        self._hook_message("in", item)
+        if not item.isascii():
+            try:
+                item.decode("utf-8")
+            except UnicodeDecodeError:
+                self._protocol_error(f"the {self._peer} sent a line that is not UTF-8: {_preview(item)}")
+                self._send_error(None, ParseError())
+                return
+        try:
+            envelope = self._envelope_decoder.decode(item)
+        except msgspec.ValidationError as exc:
+            self._invalid_request(_usable_id(item), str(exc), item)
+            return
+        except msgspec.DecodeError:
+            self._protocol_error(f"the {self._peer} sent a line that is not JSON: {_preview(item)}")
+            self._send_error(None, ParseError())
+            return
+
+        params = envelope.params if envelope.params and envelope.params != _NULL else None
+        if not isinstance(envelope.method, UnsetType):
+            if isinstance(envelope.id, UnsetType):
+                await self._dispatch_notification(envelope.method, params)
+            else:
+                self._start_request(envelope.id, envelope.method, params, tg)
+        elif not isinstance(envelope.id, UnsetType) and (envelope.result or envelope.error):
+            self._handle_response(envelope.id, envelope.result, envelope.error)
+        else:
+            request_id = None if isinstance(envelope.id, UnsetType) else envelope.id
+            self._invalid_request(request_id, "no method, result or error", item)
+
+    def _invalid_request(self, request_id: RequestId, detail: str, line: bytes) -> None:
+        self._protocol_error(
+            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {_preview(line)}"
+        )
+        self._send_error(request_id, InvalidRequest(f"Invalid request: {detail}"))
+
+    async def _dispatch_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method == CANCEL_REQUEST_METHOD:
+            self._cancel_incoming(params)
+            return
+        try:
+            await self._on_notification(method, params)
+        except msgspec.ValidationError as exc:
+            self._protocol_error(f"the {self._peer} sent invalid params in {method}: {exc}")
+        except Exception:
+            logger.exception("handler for the %s notification failed", method)
+
+    def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
+        try:
+            request_id = self._cancel_decoder.decode(params if params is not None else _NULL).request_id
+        except msgspec.DecodeError as exc:
+            logger.warning("ignored malformed %s from the %s: %s", CANCEL_REQUEST_METHOD, self._peer, exc)
+            return
+        scope = self._incoming.get(request_id)
+        if scope is None:
+            logger.debug("%s for request %r, which is not running", CANCEL_REQUEST_METHOD, request_id)
+            return
+        scope.cancel()
+
+    def _start_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | None, tg: TaskGroup
+    ) -> None:
+        # The scope exists before the task starts, so a $/cancel_request right behind the request finds it.
+        scope = anyio.CancelScope()
+        if request_id in self._incoming:
+            logger.warning("the %s reused id %r of a request still running", self._peer, request_id)
+        else:
+            self._incoming[request_id] = scope
+        tg.start_soon(self._run_request, request_id, method, params, scope)
+
+    async def _run_request(
+        self, request_id: RequestId, method: str, params: msgspec.Raw | None, scope: anyio.CancelScope
+    ) -> None:
+        error: RpcError | None = None
+        result: object = None
+        try:
+            with scope:
+                try:
+                    result = await self._on_request(method, params)
+                except RpcError as exc:
+                    error = exc
+                except msgspec.ValidationError as exc:
+                    error = InvalidParams(f"Invalid params: {exc}")
+                except Exception as exc:
+                    logger.exception("handler for the %s request failed", method)
+                    error = InternalError(f"Internal error: {_describe(exc)}")
+        finally:
+            if self._incoming.get(request_id) is scope:
+                del self._incoming[request_id]
+        if scope.cancelled_caught:
+            error = RequestCancelled()
+        if error is not None:
+            self._send_error(request_id, error)
+            return
+        try:
+            data = self._encode(_OutResult("2.0", request_id, result))
+        except Exception as exc:
+            logger.exception("result of the %s request could not be encoded", method)
+            self._send_error(
+                request_id, InternalError(f"Internal error: unencodable result: {_describe(exc)}")
+            )
+            return
+        self._enqueue(data)
+
+    def _handle_response(self, request_id: RequestId, result: msgspec.Raw, error: msgspec.Raw) -> None:
+        waiter = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if waiter is None:
+            if isinstance(request_id, int) and request_id in self._abandoned:
+                self._abandoned.discard(request_id)
+                logger.debug("late answer to cancelled request %d ignored", request_id)
+            elif request_id is None and error:
+                logger.warning(
+                    "the %s reported an error about no request: %s",
+                    self._peer,
+                    _preview(bytes(memoryview(error))),
+                )
+            else:
+                logger.warning("ignored an answer to unknown request id %r", request_id)
+            return
+        if error and error != _NULL:
+            waiter.error = self._decode_error(error)
+        else:
+            waiter.result = result if result else _NULL
+        waiter.done.set()
+
+    def _decode_error(self, raw: msgspec.Raw) -> RpcError:
+        try:
+            wire = self._error_decoder.decode(raw)
+        except msgspec.DecodeError as exc:
+            text = _preview(bytes(memoryview(raw)))
+            self._protocol_error(f"the {self._peer} sent a malformed error ({exc}): {text}")
+            return InternalError(f"malformed error from the {self._peer}: {text}")
+        return RpcError.from_wire(wire.code, wire.message, wire.data)
+
+    # --- hooks
+
+    def _hook_message(self, direction: Direction, line: bytes) -> None:
+        if self._on_message is None:
+            return
+        try:
+            self._on_message(direction, line)
+        except Exception:
+            logger.exception("on_message hook failed")
+
+    def _protocol_error(self, message: str) -> None:
+        logger.warning("%s", message)
+        if self._on_protocol_error is None:
+            return
+        try:
+            self._on_protocol_error(message)
+        except Exception:
+            logger.exception("on_protocol_error hook failed")

@@ -1,0 +1,98 @@
+"""Newline-delimited framing with a size cap, without I/O: bytes in, complete lines out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A line longer than the cap went by and was dropped; `size` is how many bytes were dropped (at the
+    end of the stream the line may have been cut short, so this is a lower bound of what the peer meant)."""
+
+    size: int
+
+
+def format_size(size: int) -> str:
+    """A byte count as people read it: "64 MiB", "1 KiB", "300 bytes"."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+class LineSplitter:
+    """Splits a byte stream into lines (without their `\\n` and an optional trailing `\\r`).
+
+    Each chunk is scanned once, so a stream of many small lines costs linear time. A line that grows past
+    `max_size` is not kept: its bytes are counted and dropped as they arrive up to the next newline, so a
+    huge line never sits in memory, and it comes out as one `Oversized` item. Blank lines are skipped.
+    """
+
+    def __init__(self, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
+        if max_size < 1:
+            raise ValueError(f"max_size must be positive, got {max_size}")
+        self.max_size = max_size
+        # One spare byte while streaming: a line of exactly max_size may still end in "\r".
+        self._streaming_limit = max_size + 1
+        self._partial = bytearray()
+        self._dropping = False
+        self._dropped = 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unfinished line held in memory (never more than `max_size` + 1)."""
+        return len(self._partial)
+
+    def feed(self, data: bytes) -> list[bytes | Oversized]:
+        out: list[bytes | Oversized] = []
+        start = 0
+        end_of_data = len(data)
+        while start < end_of_data:
+            newline = data.find(b"\n", start)
+            end = end_of_data if newline < 0 else newline
+            if self._dropping:
+                self._dropped += end - start
+            elif len(self._partial) + (end - start) > self._streaming_limit:
+                self._dropped = len(self._partial) + (end - start)
+                self._partial = bytearray()
+                self._dropping = True
+            elif newline >= 0 and not self._partial:
+                # Common case: a whole line inside this chunk, no copy through the buffer.
+                self._emit(out, data[start:end])
+                start = newline + 1
+                continue
+            else:
+                self._partial += memoryview(data)[start:end]
+            if newline < 0:
+                break
+            self._end_line(out)
+            start = newline + 1
+        return out
+
+    def finish(self) -> list[bytes | Oversized]:
+        """At end of stream: an unterminated last line is still delivered (or reported if too long)."""
+        out: list[bytes | Oversized] = []
+        if self._dropping or self._partial:
+            self._end_line(out)
+        return out
+
+    def _end_line(self, out: list[bytes | Oversized]) -> None:
+        if self._dropping:
+            out.append(Oversized(self._dropped))
+            self._dropping = False
+            self._dropped = 0
+            return
+        line = bytes(self._partial)
+        self._partial.clear()
+        self._emit(out, line)
+
+    def _emit(self, out: list[bytes | Oversized], line: bytes) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self.max_size:
+            out.append(Oversized(len(line)))
+        elif line and not line.isspace():
+            out.append(line)
