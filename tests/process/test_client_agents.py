@@ -216,7 +216,7 @@ async def test_unknown_update_kind_is_skipped_and_the_stream_goes_on(tmp_path: P
     assert editor.kinds() == ["SessionUpdateToolCall", "SessionUpdateAgentMessageChunk"]
     assert editor.agent_text() == "still here"
     tool_call = editor.updates[0].update
-    assert isinstance(tool_call, s.SessionUpdateToolCall) and tool_call.kind == "warp"
+    assert isinstance(tool_call, s.SessionUpdateToolCall) and tool_call.kind == "teleport"
 
 
 async def test_unadvertised_client_methods_are_method_not_found(tmp_path: Path, wire: WireCheck) -> None:

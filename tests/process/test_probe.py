@@ -39,7 +39,10 @@ def test_probe_reports_the_handshake_and_a_session(tmp_path: Path) -> None:
     ("command", "reason"),
     [
         (["no-such-agent-xyz"], "acp_nvim probe: agent command not found: no-such-agent-xyz"),
-        (["sh", "-c", "echo 'bad token' >&2; exit 4"], "acp_nvim probe: agent sh exited with code 4: bad token"),
+        (
+            ["sh", "-c", "echo 'bad token' >&2; exit 4"],
+            "acp_nvim probe: agent sh exited with code 4: bad token",
+        ),
         (["sleep", "30"], "acp_nvim probe: agent sleep did not answer initialize within 1 s"),
     ],
 )
