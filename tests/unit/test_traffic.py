@@ -1,0 +1,93 @@
+"""The traffic log: bounded, cheap to record, secrets redacted when shown or saved."""
+
+from __future__ import annotations
+
+import json
+
+from acp_nvim.client.traffic import REDACTED, TrafficLog
+
+
+def line(message: object) -> bytes:
+    return json.dumps(message).encode()
+
+
+def test_secrets_of_mcp_servers_terminals_and_auth_are_redacted() -> None:
+    log = TrafficLog()
+    log.record(
+        "out",
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {
+                    "cwd": "/p",
+                    "mcpServers": [
+                        {
+                            "name": "github",
+                            "command": "/bin/gh-mcp",
+                            "args": [],
+                            "env": [
+                                {"name": "GITHUB_TOKEN", "value": "ghp_secret"},
+                                {"name": "LANG", "value": "C"},
+                            ],
+                        }
+                    ],
+                },
+            }
+        ),
+    )
+    log.record(
+        "in",
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "terminal/create",
+                "params": {
+                    "sessionId": "s",
+                    "command": "make",
+                    "env": [{"name": "AWS_SECRET_ACCESS_KEY", "value": "abc"}],
+                },
+            }
+        ),
+    )
+    log.record(
+        "out",
+        line(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "authenticate",
+                "params": {"methodId": "key", "_meta": {"apiKey": "sk-123"}},
+            }
+        ),
+    )
+    text = log.to_ndjson()
+    for secret in ("ghp_secret", "abc", "sk-123"):
+        assert secret not in text
+    records = [json.loads(row) for row in text.splitlines()]
+    env = records[0]["message"]["params"]["mcpServers"][0]["env"]
+    assert env == [{"name": "GITHUB_TOKEN", "value": REDACTED}, {"name": "LANG", "value": "C"}]
+    assert [r["method"] for r in records] == ["session/new", "terminal/create", "authenticate"]
+    assert [r["direction"] for r in records] == ["out", "in", "out"]
+
+
+def test_memory_is_bounded_by_count_and_bytes() -> None:
+    log = TrafficLog(max_messages=100, max_bytes=10_000)
+    for number in range(1000):
+        log.record("in", line({"jsonrpc": "2.0", "method": "session/update", "params": {"n": number}}))
+    assert len(log) == 100
+    assert log.dropped == 900
+    assert json.loads(log.to_ndjson().splitlines()[-1])["message"]["params"]["n"] == 999
+    log.record("in", b"x" * 50_000_000)  # one enormous line keeps only its beginning
+    entries = log.entries()
+    assert sum(len(e.line) for e in entries) <= 10_000 + 64 * 1024
+    assert entries[-1].truncated and entries[-1].size == 50_000_000
+
+
+def test_garbage_lines_are_kept_as_text() -> None:
+    log = TrafficLog()
+    log.record("in", b"\xff not json")
+    (record,) = log.messages()
+    assert record["raw"] == "\ufffd not json"
