@@ -286,6 +286,19 @@ class AgentConnection:
             m.SESSION_LIST, s.ListSessionsRequest(cwd=cwd, cursor=cursor), s.ListSessionsResponse
         )
 
+    async def list_all_sessions(self, cwd: str | None = None, max_pages: int = 100) -> list[s.SessionInfo]:
+        """Every page of `session/list`, following `nextCursor`; `max_pages` guards against an agent whose
+        cursors never end."""
+        sessions: list[s.SessionInfo] = []
+        cursor: str | None = None
+        for _ in range(max_pages):
+            page = await self.list_sessions(cwd, cursor)
+            sessions.extend(page.sessions)
+            if not page.next_cursor or page.next_cursor == cursor:
+                break
+            cursor = page.next_cursor
+        return sessions
+
     async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
         self._require_session_capability("delete", "delete sessions")
         return await self._call(

@@ -268,3 +268,17 @@ async def test_pending_request_fails_when_the_agent_dies_mid_turn(tmp_path: Path
         session = await agent.new_session(str(tmp_path))
         with anyio.fail_after(30), pytest.raises(ConnectionClosed, match="exited with code 7"):
             await agent.prompt(session.session_id, text("go"))
+
+
+async def test_list_all_sessions_follows_cursors(tmp_path: Path, wire: WireCheck) -> None:
+    stored = [{"sessionId": f"old-{n}", "cwd": str(tmp_path), "title": f"Session {n}"} for n in range(5)]
+    scenario = {
+        "agentCapabilities": {"sessionCapabilities": {"list": {}}},
+        "sessions": stored,
+        "listPageSize": 2,
+    }
+    async with scripted_agent(scenario, RecordingEditor(), wire, tmp_path) as agent:
+        sessions = await agent.list_all_sessions(str(tmp_path))
+    assert [info.title for info in sessions] == [f"Session {n}" for n in range(5)]
+    assert wire.methods_sent().count("session/list") == 3
+    wire.assert_valid()
