@@ -1,0 +1,530 @@
+--- The agent's `terminal/*` requests, run in real Neovim terminals.
+---
+--- Each command runs as a PTY job (`jobstart(..., { term = true })`) in a hidden, unlisted terminal buffer; the
+--- user can show it with `M.open(id)`. A PTY job is started with setsid, so the command leads its own process
+--- group and `kill` reaches everything it started.
+---
+--- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, code, message, data? }`.
+---
+--- Output for the agent is the job's raw byte stream (escape sequences included), not the rendered screen,
+--- with the PTY's "\r\n" folded to "\n". It is kept bounded: the last `output_byte_limit` bytes (never more
+--- than `M.max_output_bytes`), cut at a UTF-8 character boundary, trimmed as it arrives.
+---
+--- Exit status: `{ exit_code = n }` or `{ signal = "SIGKILL" }`. Neovim reports a death by signal n as exit
+--- code 128 + n, so codes 129..(128 + highest signal) are reported as that signal without an exit code; a
+--- command that really exits with such a code reads as a signal death.
+---
+--- Notifying the host (pick either):
+---   * `create{ ..., channel = <rpc channel id> }`: on exit, `vim.rpcnotify(channel, "acp_terminal_exit",
+---     terminal_id, exit_status)`. The host keeps what it received; `wait_for_exit(id)` answers at once when
+---     the command has already ended, so there is no window in which an exit is missed.
+---   * `M.on_exit = function(terminal_id, exit_status) end`, and `M.wait_for_exit(id, callback)` for one waiter.
+--- Live output for the chat: `M.on_output = function(terminal_id, data) end` (per chunk, data as the agent
+--- will see it) or show `M.bufnr(id)`, which Neovim renders as it goes.
+local M = {}
+
+local api = vim.api
+local uv = vim.uv
+
+M.ERR_INVALID_PARAMS = -32602
+M.ERR_INTERNAL = -32603
+M.ERR_NOT_FOUND = -32002
+
+--- Upper bound on the output kept per terminal, whatever limit the agent asks for.
+M.max_output_bytes = 16 * 1024 * 1024
+--- Time a command gets to end after SIGTERM before its process group is sent SIGKILL.
+M.kill_grace_ms = 2000
+
+---@type fun(id: string, exit_status: table)?
+M.on_exit = nil
+---@type fun(id: string, data: string)?
+M.on_output = nil
+
+---@class acp_nvim.Terminal
+---@field id string
+---@field bufnr integer
+---@field job integer
+---@field pid integer
+---@field limit integer
+---@field slack integer
+---@field chunks string[]
+---@field size integer
+---@field truncated boolean
+---@field cr boolean a "\r" ended the last chunk
+---@field exit_status table?
+---@field token string
+---@field marker string
+---@field carry string
+---@field drained boolean
+---@field waiters function[]
+---@field channel integer?
+
+---@type table<string, acp_nvim.Terminal>
+local by_id = {}
+--- Every terminal whose command still runs, released ones included, so that nothing outlives kill_all.
+---@type table<acp_nvim.Terminal, true>
+local running = {}
+local next_id = 0
+
+local signal_names = {}
+for name, num in pairs(uv.constants) do
+  if type(num) == "number" and name:match("^SIG%u+$") and not signal_names[num] then
+    signal_names[num] = name
+  end
+end
+-- Aliases such as SIGIOT / SIGPOLL share numbers with the usual names; prefer the usual ones.
+for num, name in pairs({ [6] = "SIGABRT", [29] = "SIGIO", [17] = "SIGCHLD" }) do
+  if uv.constants[name] == num then
+    signal_names[num] = name
+  end
+end
+
+---@param code integer
+---@param message string
+---@param data table?
+---@return table
+local function err(code, message, data)
+  return { ok = false, code = code, message = message, data = data }
+end
+
+---@param v any
+---@return any
+local function opt(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
+---@param code integer
+---@return table
+local function exit_status_of(code)
+  if code > 128 and signal_names[code - 128] then
+    return { signal = signal_names[code - 128] }
+  end
+  return { exit_code = code }
+end
+M._exit_status_of = exit_status_of
+
+--- The last `n` bytes of `s`, starting on a UTF-8 character boundary.
+---@param s string
+---@param n integer
+---@return string, boolean
+local function tail(s, n)
+  if #s <= n then
+    return s, false
+  end
+  local start = #s - n + 1
+  while start <= #s do
+    local b = s:byte(start)
+    if b < 0x80 or b >= 0xC0 then
+      break
+    end
+    start = start + 1
+  end
+  return s:sub(start), true
+end
+M._tail = tail
+
+---@param t acp_nvim.Terminal
+local function trim(t)
+  local joined = table.concat(t.chunks)
+  local kept, cut = tail(joined, t.limit)
+  t.chunks = { kept }
+  t.size = #kept
+  t.truncated = t.truncated or cut
+end
+
+--- Neovim stops reading a PTY soon after its process ended, and a fast writer can leave more than that in the
+--- kernel's buffer: the end of the output (often the part that matters) would be lost. So the command runs
+--- under a small sh wrapper that, once the command is done, prints a marker and waits until Neovim, having
+--- read everything up to the marker, answers with the token; then it exits with the command's status. Its
+--- traps only defer SIGHUP/SIGINT/SIGTERM until the command has ended (a trapped, not ignored, signal is
+--- reset for the command itself), so the command sees them as usual.
+local WRAPPER = table.concat({
+  "t=$1; shift",
+  "trap : HUP INT TERM",
+  '"$@"',
+  "s=$?",
+  "stty sane -echo 2>/dev/null",
+  "printf '\\033]7777;acp-nvim-done;%s\\007' \"$t\"",
+  'while IFS= read -r l; do [ "$l" = "$t" ] && break; done',
+  "exit $s",
+}, "\n")
+
+---@param token string
+---@return string
+local function marker_of(token)
+  return "\27]7777;acp-nvim-done;" .. token .. "\7"
+end
+
+--- Take the wrapper's marker out of the stream; answer it once seen. Returns the bytes that belong to the
+--- command's output.
+---@param t acp_nvim.Terminal
+---@param data string
+---@return string
+local function take_marker(t, data)
+  if t.drained then
+    return data
+  end
+  data = t.carry .. data
+  t.carry = ""
+  local i, j = data:find(t.marker, 1, true)
+  if i then
+    t.drained = true
+    pcall(vim.fn.chansend, t.job, t.token .. "\n")
+    return data:sub(1, i - 1) .. data:sub(j + 1)
+  end
+  -- Keep a possible beginning of the marker for the next chunk.
+  for k = math.max(1, #data - #t.marker + 2), #data do
+    if data:byte(k) == 27 and t.marker:sub(1, #data - k + 1) == data:sub(k) then
+      t.carry = data:sub(k)
+      return data:sub(1, k - 1)
+    end
+  end
+  return data
+end
+
+---@param t acp_nvim.Terminal
+---@param data string
+local function append(t, data)
+  data = take_marker(t, data)
+  if t.cr then
+    data = "\r" .. data
+    t.cr = false
+  end
+  if data:sub(-1) == "\r" then
+    data = data:sub(1, -2)
+    t.cr = true
+  end
+  data = data:gsub("\r\n", "\n")
+  if data == "" then
+    return
+  end
+  t.chunks[#t.chunks + 1] = data
+  t.size = t.size + #data
+  -- Trimming only once `slack` bytes have piled up keeps the cost per byte constant.
+  if t.size > t.limit + t.slack then
+    trim(t)
+  end
+  if M.on_output then
+    pcall(M.on_output, t.id, data)
+  end
+end
+
+---@param t acp_nvim.Terminal
+---@param sig string
+local function signal_group(t, sig)
+  -- Negative pid: the whole process group the PTY job leads.
+  pcall(uv.kill, -t.pid, sig)
+end
+
+---@param t acp_nvim.Terminal
+---@return boolean
+local function group_alive(t)
+  local ok, rc = pcall(uv.kill, -t.pid, 0)
+  return ok and rc == 0
+end
+
+---@param t acp_nvim.Terminal
+---@param code integer
+local function finish(t, code)
+  if t.carry ~= "" then
+    local rest = t.carry
+    t.carry, t.drained = "", true
+    append(t, rest)
+  end
+  if t.cr then
+    t.cr = false
+    t.chunks[#t.chunks + 1] = "\r"
+    t.size = t.size + 1
+  end
+  t.exit_status = exit_status_of(code)
+  running[t] = nil
+  local waiters = t.waiters
+  t.waiters = {}
+  for _, cb in ipairs(waiters) do
+    pcall(cb, t.id, t.exit_status)
+  end
+  if M.on_exit then
+    pcall(M.on_exit, t.id, t.exit_status)
+  end
+  if t.channel then
+    pcall(vim.rpcnotify, t.channel, "acp_terminal_exit", t.id, t.exit_status)
+  end
+end
+
+---@param id any
+---@return acp_nvim.Terminal?, table?
+local function lookup(id)
+  local t = by_id[id]
+  if not t then
+    return nil, err(M.ERR_NOT_FOUND, ("unknown terminal id: %s"):format(tostring(id)), { terminal_id = id })
+  end
+  return t, nil
+end
+
+--- The argv for the agent's command. A lone command with spaces that is no executable is a shell line (some
+--- agents send `command = "ls -la"` without args): it runs through `sh -c`.
+---@param command string
+---@param args string[]
+---@return string[]
+local function argv_of(command, args)
+  if #args == 0 and command:find("%s") and vim.fn.executable(command) == 0 then
+    return { "sh", "-c", command }
+  end
+  local argv = { command }
+  for _, a in ipairs(args) do
+    argv[#argv + 1] = a
+  end
+  return argv
+end
+
+--- Answer `terminal/create`: start the command and return its id at once.
+---@param spec { command: string, args: string[]?, env: { name: string, value: string }[]?, cwd: string?, output_byte_limit: integer?, channel: integer? }
+---@return table { ok = true, terminal_id, bufnr, pid } or an error table
+function M.create(spec)
+  spec = opt(spec) or {}
+  local command = opt(spec.command)
+  if type(command) ~= "string" or command == "" then
+    return err(M.ERR_INVALID_PARAMS, "command must be a non-empty string")
+  end
+  local args = opt(spec.args) or {}
+  for _, a in ipairs(args) do
+    if type(a) ~= "string" then
+      return err(M.ERR_INVALID_PARAMS, "args must be strings")
+    end
+  end
+  local env = {}
+  for _, v in ipairs(opt(spec.env) or {}) do
+    if type(v) ~= "table" or type(v.name) ~= "string" or type(v.value) ~= "string" or v.name == "" then
+      return err(M.ERR_INVALID_PARAMS, "env entries must be { name = string, value = string }")
+    end
+    env[v.name] = v.value
+  end
+  local cwd = opt(spec.cwd)
+  if cwd ~= nil then
+    if type(cwd) ~= "string" or cwd:sub(1, 1) ~= "/" then
+      return err(M.ERR_INVALID_PARAMS, ("cwd must be an absolute path: %s"):format(tostring(cwd)))
+    end
+    local st = uv.fs_stat(cwd)
+    if not st or st.type ~= "directory" then
+      return err(M.ERR_INVALID_PARAMS, ("cwd is not a directory: %s"):format(cwd))
+    end
+  else
+    cwd = uv.cwd()
+  end
+  local limit = opt(spec.output_byte_limit)
+  if limit ~= nil and (type(limit) ~= "number" or limit < 0 or limit ~= math.floor(limit)) then
+    return err(M.ERR_INVALID_PARAMS, "output_byte_limit must be a non-negative integer")
+  end
+  limit = math.min(limit or M.max_output_bytes, M.max_output_bytes)
+
+  next_id = next_id + 1
+  local id = ("term-%d"):format(next_id)
+  local buf = api.nvim_create_buf(false, true)
+  ---@type acp_nvim.Terminal
+  local t = {
+    id = id,
+    bufnr = buf,
+    job = 0,
+    pid = 0,
+    limit = limit,
+    slack = math.max(limit, 64 * 1024),
+    chunks = {},
+    size = 0,
+    truncated = false,
+    cr = false,
+    token = "",
+    marker = "",
+    carry = "",
+    drained = false,
+    waiters = {},
+    channel = opt(spec.channel),
+  }
+  local argv = argv_of(command, args)
+  if vim.fn.executable(argv[1]) == 0 then
+    return err(M.ERR_INTERNAL, ("cannot start %s: not an executable"):format(command))
+  end
+  t.token = ("%x%x"):format(math.random(0, 0x7fffffff), uv.hrtime() % 0x7fffffff)
+  t.marker = marker_of(t.token)
+  argv = vim.list_extend({ "/bin/sh", "-c", WRAPPER, "acp-nvim-terminal", t.token }, argv)
+  local ok, job = pcall(api.nvim_buf_call, buf, function()
+    return vim.fn.jobstart(argv, {
+      term = true,
+      cwd = cwd,
+      env = next(env) and env or nil,
+      on_stdout = function(_, data)
+        append(t, table.concat(data, "\n"))
+      end,
+      on_exit = function(_, code)
+        finish(t, code)
+      end,
+    })
+  end)
+  if not ok or type(job) ~= "number" or job <= 0 then
+    pcall(api.nvim_buf_delete, buf, { force = true })
+    local why = not ok and tostring(job) or (job == -1 and "not executable" or "invalid arguments")
+    return err(M.ERR_INTERNAL, ("cannot start %s: %s"):format(command, why))
+  end
+  t.job = job
+  t.pid = vim.fn.jobpid(job)
+  pcall(api.nvim_buf_set_name, buf, ("acp-terminal://%s/%s"):format(id, command))
+  by_id[id] = t
+  running[t] = true
+  return { ok = true, terminal_id = id, bufnr = buf, pid = t.pid }
+end
+
+--- Answer `terminal/output`.
+---@param id string
+---@return table { ok = true, output, truncated, exit_status? } or an error table
+function M.output(id)
+  local t, e = lookup(id)
+  if not t then
+    return e --[[@as table]]
+  end
+  if t.size > t.limit or #t.chunks > 1 then
+    trim(t)
+  end
+  return { ok = true, output = t.chunks[1] or "", truncated = t.truncated, exit_status = t.exit_status }
+end
+
+--- Answer `terminal/wait_for_exit`: `{ ok = true, exit_status = {...} }` when the command has ended, else
+--- `{ ok = true, pending = true }` and `callback(id, exit_status)` (if given) runs when it ends.
+---@param id string
+---@param callback fun(id: string, exit_status: table)?
+---@return table
+function M.wait_for_exit(id, callback)
+  local t, e = lookup(id)
+  if not t then
+    return e --[[@as table]]
+  end
+  if t.exit_status then
+    return { ok = true, exit_status = t.exit_status }
+  end
+  callback = opt(callback)
+  if callback then
+    t.waiters[#t.waiters + 1] = callback
+  end
+  return { ok = true, pending = true }
+end
+
+---@param t acp_nvim.Terminal
+local function terminate(t)
+  if not running[t] then
+    return
+  end
+  signal_group(t, "sigterm")
+  -- Also after the leader is gone: members of its group that ignore SIGTERM must not survive it.
+  vim.defer_fn(function()
+    signal_group(t, "sigkill")
+  end, M.kill_grace_ms)
+end
+
+--- Answer `terminal/kill`: SIGTERM to the command's process group, SIGKILL after `M.kill_grace_ms`. The
+--- terminal stays valid for `output` and `wait_for_exit`.
+---@param id string
+---@return table
+function M.kill(id)
+  local t, e = lookup(id)
+  if not t then
+    return e --[[@as table]]
+  end
+  terminate(t)
+  return { ok = true }
+end
+
+--- Answer `terminal/release`: kill if running and forget the id. The buffer stays, so whatever shows it
+--- keeps showing what the command printed.
+---@param id string
+---@return table
+function M.release(id)
+  local t, e = lookup(id)
+  if not t then
+    return e --[[@as table]]
+  end
+  terminate(t)
+  by_id[id] = nil
+  return { ok = true }
+end
+
+--- End every command this module started, released ones too, waiting (briefly) until they are gone. For
+--- :AcpStop and VimLeavePre.
+---@param grace_ms integer? time given to SIGTERM before SIGKILL (default 500)
+function M.kill_all(grace_ms)
+  local list = vim.tbl_keys(running)
+  if #list == 0 then
+    return
+  end
+  for _, t in ipairs(list) do
+    signal_group(t, "sigterm")
+  end
+  local function all_gone()
+    for _, t in ipairs(list) do
+      if running[t] or group_alive(t) then
+        return false
+      end
+    end
+    return true
+  end
+  vim.wait(grace_ms or 500, all_gone, 20)
+  for _, t in ipairs(list) do
+    signal_group(t, "sigkill")
+  end
+  vim.wait(2000, all_gone, 20)
+end
+
+--- The terminal buffer of `id` (nil for an unknown id).
+---@param id string
+---@return integer?
+function M.bufnr(id)
+  local t = by_id[id]
+  return t and t.bufnr or nil
+end
+
+--- The process id of the command (also its process group id).
+---@param id string
+---@return integer?
+function M.pid(id)
+  local t = by_id[id]
+  return t and t.pid or nil
+end
+
+--- The internal record of a terminal, for tests.
+---@param id string
+---@return acp_nvim.Terminal?
+function M._debug(id)
+  return by_id[id]
+end
+
+--- Ids of the terminals not released.
+---@return string[]
+function M.list()
+  local ids = vim.tbl_keys(by_id)
+  table.sort(ids)
+  return ids
+end
+
+--- Show the terminal in a new split window; returns the window id.
+---@param id string
+---@param opts { vertical: boolean?, enter: boolean? }?
+---@return table { ok = true, winid } or an error table
+function M.open(id, opts)
+  opts = opt(opts) or {}
+  local t, e = lookup(id)
+  if not t then
+    return e --[[@as table]]
+  end
+  local win =
+    api.nvim_open_win(t.bufnr, opts.enter ~= false, { split = opts.vertical and "right" or "below" })
+  return { ok = true, winid = win }
+end
+
+api.nvim_create_autocmd("VimLeavePre", {
+  group = api.nvim_create_augroup("acp_nvim_terminal", { clear = true }),
+  callback = function()
+    M.kill_all(200)
+  end,
+})
+
+return M
