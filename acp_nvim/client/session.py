@@ -1,0 +1,404 @@
+"""The state of one ACP session as a user sees it, reduced from the `session/update` stream.
+
+Neovim-free on purpose: the chat view renders from this state, and tests drive it with plain updates. The
+transcript is an ordered list of items (messages, thoughts, tool calls, plans, notices); the reducer also
+records *what changed* since the last `take_changes()`, so a renderer can push only that: a streamed chunk is
+an append of its text (O(chunk)), a tool call update a replacement of that one item, never a full re-render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from msgspec import UnsetType
+
+from acp_nvim.protocol import schema as s
+
+MessageRole = Literal["user", "agent", "thought"]
+MetaField = Literal["commands", "modes", "mode", "config", "title", "usage"]
+
+# Statuses after which a tool call will not change by itself; anything else is cut short by a cancel.
+FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
+CANCELLED = "cancelled"
+
+
+@dataclass
+class MessageItem:
+    key: str
+    role: MessageRole
+    message_id: str | None
+    text: str = ""
+    # A prompt the user typed here: never extended by the agent's chunks (an agent echoing the prompt
+    # must not glue its text onto ours).
+    local: bool = False
+
+
+@dataclass
+class ToolCallItem:
+    key: str
+    tool_call_id: str
+    title: str
+    kind: str = "other"
+    status: str = "pending"
+    content: list[s.ToolCallContent] = field(default_factory=list)
+    locations: list[s.ToolCallLocation] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    awaiting_permission: bool = False
+
+
+@dataclass
+class PlanItem:
+    key: str
+    entries: list[s.PlanEntry]
+
+
+@dataclass
+class CommandsItem:
+    key: str
+    commands: list[s.AvailableCommand]
+
+
+NoticeLevel = Literal["info", "warning", "error"]
+
+
+@dataclass
+class NoticeItem:
+    key: str
+    text: str
+    level: NoticeLevel = "info"
+
+
+Item = MessageItem | ToolCallItem | PlanItem | CommandsItem | NoticeItem
+
+
+@dataclass
+class Changes:
+    """What changed since the previous `take_changes()`, in a form a renderer applies directly."""
+
+    # Keys of items created, in transcript order; render them whole.
+    added: list[str] = field(default_factory=list)
+    # Text appended to items that existed before (in arrival order per item).
+    appended: dict[str, list[str]] = field(default_factory=dict)
+    # Items to re-render whole (not in `added`).
+    replaced: list[str] = field(default_factory=list)
+    meta: set[MetaField] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.appended or self.replaced or self.meta)
+
+
+@dataclass
+class Usage:
+    used: int
+    size: int
+    cost_amount: float | None = None
+    cost_currency: str | None = None
+
+
+def content_text(block: s.ContentBlock) -> str:
+    """A content block as the markdown text shown in a message."""
+    if isinstance(block, s.ContentBlockText):
+        return block.text
+    if isinstance(block, s.ContentBlockResourceLink):
+        return f"[{block.title or block.name}]({block.uri})"
+    if isinstance(block, s.ContentBlockResource):
+        resource = block.resource
+        if isinstance(resource, s.TextResourceContents):
+            return f"\n[{resource.uri}]\n```\n{resource.text}\n```\n"
+        return f"[{resource.uri}]"
+    if isinstance(block, s.ContentBlockImage):
+        return f"[image {block.mime_type}]"
+    if isinstance(block, s.ContentBlockAudio):
+        return f"[audio {block.mime_type}]"
+    return ""
+
+
+class SessionState:
+    """Reduces `session/update`s (and the client's own events: prompts, turn ends) to a transcript."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.items: list[Item] = []
+        self._by_key: dict[str, Item] = {}
+        self._tool_calls: dict[str, ToolCallItem] = {}
+        self._messages: dict[tuple[MessageRole, str], MessageItem] = {}
+        self._plan: PlanItem | None = None
+        self._commands_item: CommandsItem | None = None
+        self._counter = 0
+        self.commands: list[s.AvailableCommand] = []
+        self.modes: list[s.SessionMode] = []
+        self.current_mode: str | None = None
+        self.config_options: list[s.SessionConfigOption] = []
+        self.title: str | None = None
+        self.updated_at: str | None = None
+        self.usage: Usage | None = None
+        self._changes = Changes()
+
+    # ---- reading ---------------------------------------------------------------------------------
+
+    def item(self, key: str) -> Item:
+        return self._by_key[key]
+
+    def tool_call(self, tool_call_id: str) -> ToolCallItem | None:
+        return self._tool_calls.get(tool_call_id)
+
+    @property
+    def current_mode_name(self) -> str | None:
+        for mode in self.modes:
+            if mode.id == self.current_mode:
+                return mode.name
+        return self.current_mode
+
+    def take_changes(self) -> Changes:
+        changes, self._changes = self._changes, Changes()
+        return changes
+
+    # ---- the update stream -----------------------------------------------------------------------
+
+    def apply(self, update: s.SessionUpdate) -> None:
+        if isinstance(update, s.SessionUpdateAgentMessageChunk):
+            self._chunk("agent", update.content, update.message_id)
+        elif isinstance(update, s.SessionUpdateAgentThoughtChunk):
+            self._chunk("thought", update.content, update.message_id)
+        elif isinstance(update, s.SessionUpdateUserMessageChunk):
+            self._chunk("user", update.content, update.message_id)
+        elif isinstance(update, s.SessionUpdateToolCall):
+            self._tool_call(update)
+        elif isinstance(update, s.SessionUpdateToolCallUpdate):
+            self.update_tool_call(update)
+        elif isinstance(update, s.SessionUpdatePlan):
+            self._plan_update(update.entries)
+        elif isinstance(update, s.SessionUpdateAvailableCommandsUpdate):
+            self._commands_update(update.available_commands)
+        elif isinstance(update, s.SessionUpdateCurrentModeUpdate):
+            self.set_current_mode(update.current_mode_id)
+        elif isinstance(update, s.SessionUpdateConfigOptionUpdate):
+            self.set_config_options(update.config_options)
+        elif isinstance(update, s.SessionUpdateSessionInfoUpdate):
+            self._session_info(update)
+        elif isinstance(update, s.SessionUpdateUsageUpdate):
+            cost = update.cost
+            self.usage = Usage(
+                used=update.used,
+                size=update.size,
+                cost_amount=cost.amount if cost else None,
+                cost_currency=cost.currency if cost else None,
+            )
+            self._changes.meta.add("usage")
+        elif isinstance(update, s.SessionUpdateNotice):
+            level: NoticeLevel = "warning" if update.severity == "warning" else "info"
+            if update.severity == "error":
+                level = "error"
+            text = update.title + (f": {update.description}" if update.description else "")
+            self.add_notice(text, level)
+        # Other kinds (compaction, future ones) are not shown: skipped quietly.
+
+    # ---- the client's own events -----------------------------------------------------------------
+
+    def add_user_prompt(self, text: str) -> MessageItem:
+        item = MessageItem(key=self._new_key(), role="user", message_id=None, text=text, local=True)
+        self._add(item)
+        return item
+
+    def add_notice(self, text: str, level: NoticeLevel = "info") -> NoticeItem:
+        item = NoticeItem(key=self._new_key(), text=text, level=level)
+        self._add(item)
+        return item
+
+    def begin_turn(self) -> None:
+        # Each turn shows its own plan; an update within the turn replaces it in place.
+        self._plan = None
+
+    def end_turn(self, stop_reason: str) -> None:
+        if stop_reason == CANCELLED:
+            self.cancel_unfinished()
+        if stop_reason != "end_turn":
+            self.add_notice(f"Turn ended: {stop_reason.replace('_', ' ')}", "warning")
+
+    def cancel_unfinished(self) -> None:
+        """Marks tool calls still pending or running as cancelled (a later update may still finish them)."""
+        for item in self._tool_calls.values():
+            if item.status not in FINISHED_STATUSES or item.awaiting_permission:
+                item.status = CANCELLED
+                item.awaiting_permission = False
+                self._replace(item.key)
+
+    def set_awaiting_permission(self, tool_call: s.ToolCallUpdate, awaiting: bool) -> ToolCallItem:
+        """A permission request is open (or answered) for this tool call; its fields update the item."""
+        item = self.update_tool_call(tool_call)
+        item.awaiting_permission = awaiting
+        self._replace(item.key)
+        return item
+
+    def set_modes(self, modes: s.SessionModeState | None) -> None:
+        if modes is None:
+            return
+        self.modes = list(modes.available_modes)
+        self._changes.meta.add("modes")
+        self.set_current_mode(modes.current_mode_id, announce=False)
+
+    def set_current_mode(self, mode_id: str, *, announce: bool = True) -> None:
+        if mode_id == self.current_mode:
+            return
+        self.current_mode = mode_id
+        self._changes.meta.add("mode")
+        if announce:
+            self.add_notice(f"Mode: {self.current_mode_name}")
+
+    def set_config_options(self, options: Sequence[s.SessionConfigOption] | None) -> None:
+        if options is None:
+            return
+        before = {option.id: _config_value(option) for option in self.config_options}
+        self.config_options = list(options)
+        self._changes.meta.add("config")
+        for option in options:
+            value = _config_value(option)
+            if option.id in before and before[option.id] != value:
+                self.add_notice(f"{option.name}: {_config_value_name(option)}")
+
+    # ---- internals -------------------------------------------------------------------------------
+
+    def _new_key(self) -> str:
+        self._counter += 1
+        return str(self._counter)
+
+    def _add(self, item: Item) -> None:
+        self.items.append(item)
+        self._by_key[item.key] = item
+        self._changes.added.append(item.key)
+
+    def _replace(self, key: str) -> None:
+        if key in self._changes.added or key in self._changes.replaced:
+            return
+        self._changes.replaced.append(key)
+        # A replacement renders the whole item: earlier appends are contained in it.
+        self._changes.appended.pop(key, None)
+
+    def _append(self, item: MessageItem, text: str) -> None:
+        item.text += text
+        key = item.key
+        if key in self._changes.added or key in self._changes.replaced:
+            return
+        self._changes.appended.setdefault(key, []).append(text)
+
+    def _chunk(self, role: MessageRole, block: s.ContentBlock, message_id: str | None) -> None:
+        text = content_text(block)
+        if message_id is not None:
+            known = self._messages.get((role, message_id))
+            if known is not None:
+                self._append(known, text)
+                return
+        last = self.items[-1] if self.items else None
+        if (
+            isinstance(last, MessageItem)
+            and last.role == role
+            and not last.local
+            and (message_id is None or last.message_id is None or last.message_id == message_id)
+        ):
+            if last.message_id is None and message_id is not None:
+                last.message_id = message_id
+                self._messages[(role, message_id)] = last
+            self._append(last, text)
+            return
+        item = MessageItem(key=self._new_key(), role=role, message_id=message_id, text=text)
+        if message_id is not None:
+            self._messages[(role, message_id)] = item
+        self._add(item)
+
+    def _tool_call(self, update: s.ToolCall) -> None:
+        item = self._tool_calls.get(update.tool_call_id)
+        if item is None:
+            item = ToolCallItem(key=self._new_key(), tool_call_id=update.tool_call_id, title=update.title)
+            self._tool_calls[update.tool_call_id] = item
+            self._add(item)
+        else:
+            # A repeated tool_call is taken as a full restatement of it.
+            item.title = update.title
+            self._replace(item.key)
+        item.kind = update.kind or "other"
+        item.status = update.status or "pending"
+        item.content = list(update.content or [])
+        item.locations = list(update.locations or [])
+        item.raw_input = update.raw_input
+        item.raw_output = update.raw_output
+
+    def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
+        item = self._tool_calls.get(update.tool_call_id)
+        if item is None:
+            # Lenient: an update for a call we never saw creates it rather than being lost.
+            item = ToolCallItem(
+                key=self._new_key(),
+                tool_call_id=update.tool_call_id,
+                title=update.title or update.tool_call_id,
+            )
+            self._tool_calls[update.tool_call_id] = item
+            self._add(item)
+        else:
+            self._replace(item.key)
+        if update.title is not None:
+            item.title = update.title
+        if update.kind is not None:
+            item.kind = update.kind
+        if update.status is not None:
+            item.status = update.status
+        # Collections are replaced, not merged (protocol rule).
+        if update.content is not None:
+            item.content = list(update.content)
+        if update.locations is not None:
+            item.locations = list(update.locations)
+        if update.raw_input is not None:
+            item.raw_input = update.raw_input
+        if update.raw_output is not None:
+            item.raw_output = update.raw_output
+        return item
+
+    def _plan_update(self, entries: Sequence[s.PlanEntry]) -> None:
+        if self._plan is None:
+            self._plan = PlanItem(key=self._new_key(), entries=list(entries))
+            self._add(self._plan)
+        else:
+            self._plan.entries = list(entries)
+            self._replace(self._plan.key)
+
+    def _commands_update(self, commands: Sequence[s.AvailableCommand]) -> None:
+        self.commands = list(commands)
+        self._changes.meta.add("commands")
+        if self._commands_item is None:
+            self._commands_item = CommandsItem(key=self._new_key(), commands=list(commands))
+            self._add(self._commands_item)
+        else:
+            self._commands_item.commands = list(commands)
+            self._replace(self._commands_item.key)
+
+    def _session_info(self, update: s.SessionInfoUpdate) -> None:
+        if not isinstance(update.title, UnsetType):
+            self.title = update.title
+            self._changes.meta.add("title")
+        if not isinstance(update.updated_at, UnsetType):
+            self.updated_at = update.updated_at
+
+
+def _config_value(option: s.SessionConfigOption) -> str | bool:
+    return option.current_value
+
+
+def _config_value_name(option: s.SessionConfigOption) -> str:
+    if isinstance(option, s.SessionConfigOptionBoolean):
+        return "on" if option.current_value else "off"
+    for choice in _select_choices(option):
+        if choice.value == option.current_value:
+            return choice.name
+    return option.current_value
+
+
+def _select_choices(option: s.SessionConfigOptionSelect) -> list[s.SessionConfigSelectOption]:
+    choices: list[s.SessionConfigSelectOption] = []
+    for entry in option.options:
+        if isinstance(entry, s.SessionConfigSelectGroup):
+            choices.extend(entry.options)
+        else:
+            choices.append(entry)
+    return choices

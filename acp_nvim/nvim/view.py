@@ -1,0 +1,199 @@
+"""Ready-made view models for the chat buffer: what Lua draws, so Lua never sees protocol data.
+
+An item becomes a list of lines; a line is a dict with one of
+  ``s``:    segments ``[[text, highlight_group], ...]`` (group ``""`` for none), optionally ``loc``
+            ``{path, lnum}`` (the line jumps there with <CR>/gf),
+  ``diff``: ``{path, old, new}`` (Lua expands it with `vim.diff`, which is C and fast on big files),
+  ``term``: a terminal id (a placeholder line the terminal UI can attach live output to).
+A batch of ops (`ops_for`) is what one `chat.apply` call receives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from acp_nvim.client.session import (
+    Changes,
+    CommandsItem,
+    Item,
+    MessageItem,
+    NoticeItem,
+    PlanItem,
+    SessionState,
+    ToolCallItem,
+    content_text,
+)
+from acp_nvim.protocol import schema as s
+
+Line = dict[str, Any]
+Op = dict[str, Any]
+
+STATUS_ICONS = {
+    "pending": "○",
+    "in_progress": "◐",
+    "completed": "✓",
+    "failed": "✗",
+    "cancelled": "⊘",
+}
+PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+HEADERS = {"user": ("You", "AcpChatUser"), "thought": ("Thinking", "AcpChatThoughtHeader")}
+RAW_OUTPUT_MAX_LINES = 20
+
+
+def _line(*segments: tuple[str, str]) -> Line:
+    return {"s": [[text, group] for text, group in segments]}
+
+
+def _text_lines(text: str, indent: str = "", group: str = "") -> list[Line]:
+    return [_line((indent + part, group)) for part in text.split("\n")]
+
+
+def status_group(status: str) -> str:
+    return {
+        "pending": "AcpChatStatusPending",
+        "in_progress": "AcpChatStatusRunning",
+        "completed": "AcpChatStatusDone",
+        "failed": "AcpChatStatusFailed",
+        "cancelled": "AcpChatStatusCancelled",
+    }.get(status, "AcpChatStatusPending")
+
+
+def message_view(item: MessageItem, agent_name: str) -> list[Line]:
+    title, group = HEADERS.get(item.role, (agent_name, "AcpChatAgent"))
+    body_group = "AcpChatThought" if item.role == "thought" else ""
+    return [_line(("▍ " + title, group)), *_text_lines(item.text, group=body_group)]
+
+
+def tool_call_view(item: ToolCallItem) -> list[Line]:
+    status = "awaiting permission" if item.awaiting_permission else item.status
+    group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
+    icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
+    lines: list[Line] = [
+        _line(
+            ("  " + icon + " ", group),
+            (item.title, "AcpChatToolTitle"),
+            ("  " + item.kind, "AcpChatToolKind"),
+            ("  " + status.replace("_", " "), group),
+        )
+    ]
+    for location in item.locations:
+        where = location.path + (f":{location.line}" if location.line else "")
+        line = _line(("    → ", "AcpChatToolKind"), (where, "AcpChatLocation"))
+        line["loc"] = {"path": location.path, "lnum": location.line or 1}
+        lines.append(line)
+    for content in item.content:
+        if isinstance(content, s.ToolCallContentDiff):
+            lines.append({"diff": {"path": content.path, "old": content.old_text, "new": content.new_text}})
+        elif isinstance(content, s.ToolCallContentTerminal):
+            lines.append({"term": content.terminal_id})
+        elif isinstance(content, s.ToolCallContentContent):
+            lines.extend(_text_lines(content_text(content.content), indent="    ", group="AcpChatToolOutput"))
+    return lines
+
+
+def plan_view(item: PlanItem) -> list[Line]:
+    lines = [_line(("▍ Plan", "AcpChatPlan"))]
+    for entry in item.entries:
+        group = {
+            "completed": "AcpChatPlanDone",
+            "in_progress": "AcpChatPlanRunning",
+        }.get(entry.status, "AcpChatPlanPending")
+        mark = PLAN_MARKS.get(entry.status, "[ ]")
+        segments = [("  " + mark + " ", group), (entry.content, group)]
+        if entry.priority == "high":
+            segments.append(("  !", "AcpChatPlanHigh"))
+        lines.append(_line(*segments))
+    return lines
+
+
+def commands_view(item: CommandsItem) -> list[Line]:
+    lines = [_line(("▍ Commands", "AcpChatCommands"))]
+    for command in item.commands:
+        hint = f" <{command.input.hint}>" if command.input is not None else ""
+        lines.append(
+            _line(("  /" + command.name + hint, "AcpChatCommandName"), ("  " + command.description, ""))
+        )
+    return lines
+
+
+def notice_view(item: NoticeItem) -> list[Line]:
+    group = {"error": "AcpChatError", "warning": "AcpChatWarning"}.get(item.level, "AcpChatNotice")
+    return _text_lines(item.text, indent="  ", group=group)
+
+
+def item_view(item: Item, agent_name: str) -> dict[str, Any]:
+    kind: str
+    lines: list[Line]
+    if isinstance(item, MessageItem):
+        kind, lines = item.role, message_view(item, agent_name)
+    elif isinstance(item, ToolCallItem):
+        kind, lines = "tool_call", tool_call_view(item)
+    elif isinstance(item, PlanItem):
+        kind, lines = "plan", plan_view(item)
+    elif isinstance(item, CommandsItem):
+        kind, lines = "commands", commands_view(item)
+    else:
+        kind, lines = "notice", notice_view(item)
+    return {"id": item.key, "kind": kind, "lines": lines}
+
+
+def _short_count(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def header_text(state: SessionState, agent_name: str) -> str:
+    """One line above the chat (winbar): session title or agent, mode, context usage."""
+    parts = [state.title or agent_name]
+    if state.current_mode:
+        parts.append(f"mode: {state.current_mode_name}")
+    for option in state.config_options:
+        if option.category == "model" and isinstance(option, s.SessionConfigOptionSelect):
+            parts.append(f"model: {option.current_value}")
+    if state.usage is not None:
+        usage = f"ctx {_short_count(state.usage.used)}/{_short_count(state.usage.size)}"
+        if state.usage.cost_amount is not None:
+            usage += f" {state.usage.cost_amount:.2f} {state.usage.cost_currency}"
+        parts.append(usage)
+    return " │ ".join(parts)
+
+
+def meta_op(state: SessionState, agent_name: str) -> Op:
+    commands = [
+        {
+            "word": "/" + command.name,
+            "menu": command.description,
+            "hint": command.input.hint if command.input is not None else "",
+        }
+        for command in state.commands
+    ]
+    modes = [{"id": mode.id, "name": mode.name} for mode in state.modes]
+    config = [msgspec.to_builtins(option) for option in state.config_options]
+    return {
+        "op": "meta",
+        "header": header_text(state, agent_name),
+        "title": state.title,
+        "mode": state.current_mode,
+        "modes": modes,
+        "commands": commands,
+        "config": config,
+    }
+
+
+def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
+    """The smallest batch that brings the chat from the previous flush to `state`."""
+    ops: list[Op] = []
+    for key in changes.added:
+        ops.append({"op": "add", "item": item_view(state.item(key), agent_name)})
+    for key in changes.replaced:
+        ops.append({"op": "replace", "item": item_view(state.item(key), agent_name)})
+    for key, pieces in changes.appended.items():
+        ops.append({"op": "append", "id": key, "text": "".join(pieces)})
+    if changes.meta:
+        ops.append(meta_op(state, agent_name))
+    return ops

@@ -1,0 +1,585 @@
+-- The chat buffer: draws the view models the host sends (never protocol data). Each transcript item is a
+-- range of lines whose start is an extmark, so appending a streamed chunk touches only that chunk's lines
+-- and updating a tool call rewrites only that item.
+
+local M = {}
+
+local api = vim.api
+local ns_items = api.nvim_create_namespace("acp_nvim_items")
+local ns_hl = api.nvim_create_namespace("acp_nvim_hl")
+local ns_loc = api.nvim_create_namespace("acp_nvim_loc")
+local ns_term = api.nvim_create_namespace("acp_nvim_term")
+
+---@class AcpChatItem
+---@field id string
+---@field kind string
+---@field mark integer extmark of the item's first line
+---@field idx integer position in chat.order
+---@field sep boolean the item starts with a blank separator line
+
+---@class AcpChat
+---@field session_id string
+---@field buf integer
+---@field agent string
+---@field display_name string
+---@field items table<string, AcpChatItem>
+---@field order string[]
+---@field by_mark table<integer, AcpChatItem>
+---@field locs table<integer, {path: string, lnum: integer}>
+---@field terms table<integer, string>
+---@field empty boolean
+---@field header string
+---@field commands table[]
+---@field modes table[]
+---@field prompt_buf integer|nil
+
+---@type table<string, AcpChat>
+M.chats = {}
+---@type string|nil session id of the newest chat
+M.current = nil
+
+--- Hook for live terminal output: called as on_terminal(buf, extmark_id, terminal_id) for each terminal
+--- placeholder line drawn in the chat (namespace "acp_nvim_term").
+---@type fun(buf: integer, mark: integer, terminal_id: string)|nil
+M.on_terminal = nil
+
+---@param buf integer
+---@return AcpChat|nil
+local function chat_of_buf(buf)
+  for _, chat in pairs(M.chats) do
+    if chat.buf == buf or chat.prompt_buf == buf then
+      return chat
+    end
+  end
+  return nil
+end
+
+M.chat_of_buf = chat_of_buf
+
+---@param value any
+---@return any
+local function denil(value)
+  if value == vim.NIL then
+    return nil
+  end
+  return value
+end
+
+-- ---- drawing ------------------------------------------------------------------------------------------
+
+---@class AcpDrawn
+---@field lines string[]
+---@field hls table[] {row, col, end_col, group} (rows relative to the item)
+---@field locs table[] {row, loc}
+---@field terms table[] {row, terminal_id}
+
+---@param text string|nil
+---@return string
+local function with_newline(text)
+  if text == nil or text == "" then
+    return ""
+  end
+  return text:sub(-1) == "\n" and text or (text .. "\n")
+end
+
+---@param out AcpDrawn
+---@param diff table {path, old, new}
+local function draw_diff(out, diff)
+  local old, new = denil(diff.old), denil(diff.new) or ""
+  local indent = "    "
+  local function add(text, group)
+    table.insert(out.lines, indent .. text)
+    if group then
+      table.insert(out.hls, { #out.lines - 1, #indent, #indent + #text, group })
+    end
+  end
+  local loc = { path = diff.path, lnum = 1 }
+  if old == nil then
+    add("new file " .. diff.path, "AcpChatDiffFile")
+  else
+    add("--- " .. diff.path, "AcpChatDiffFile")
+    add("+++ " .. diff.path, "AcpChatDiffFile")
+  end
+  table.insert(out.locs, { #out.lines - 1, loc })
+  local hunks = vim.diff(with_newline(old), with_newline(new), { result_type = "unified", ctxlen = 3 })
+  ---@cast hunks string
+  for _, line in ipairs(vim.split(hunks, "\n", { plain = true, trimempty = true })) do
+    local first = line:sub(1, 1)
+    if first == "@" then
+      add(line, "AcpChatDiffHunk")
+    elseif first == "+" then
+      add(line, "AcpChatDiffAdd")
+    elseif first == "-" then
+      add(line, "AcpChatDiffDelete")
+    else
+      add(line, nil)
+    end
+  end
+end
+
+---@param item table view model {id, kind, lines}
+---@return AcpDrawn
+local function draw(item)
+  local out = { lines = {}, hls = {}, locs = {}, terms = {} }
+  for _, line in ipairs(item.lines) do
+    if line.diff then
+      draw_diff(out, line.diff)
+    elseif line.term then
+      local text = "    ⌨ terminal " .. line.term
+      table.insert(out.lines, text)
+      table.insert(out.hls, { #out.lines - 1, 0, #text, "AcpChatTerminal" })
+      table.insert(out.terms, { #out.lines - 1, line.term })
+    else
+      local parts, col = {}, 0
+      for _, segment in ipairs(line.s or {}) do
+        local text, group = segment[1], segment[2]
+        -- A newline inside a segment would break the line/row bookkeeping.
+        text = text:gsub("\n", " ")
+        table.insert(parts, text)
+        if group ~= "" and #text > 0 then
+          table.insert(out.hls, { #out.lines, col, col + #text, group })
+        end
+        col = col + #text
+      end
+      table.insert(out.lines, table.concat(parts))
+      if line.loc then
+        table.insert(out.locs, { #out.lines - 1, line.loc })
+      end
+    end
+  end
+  return out
+end
+
+---@param chat AcpChat
+---@param entry AcpChatItem
+---@return integer first, integer last rows (0-based, inclusive)
+local function item_range(chat, entry)
+  local first = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, entry.mark, {})[1]
+  local last
+  local next_id = chat.order[entry.idx + 1]
+  if next_id then
+    last = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id].mark, {})[1] - 1
+  else
+    last = api.nvim_buf_line_count(chat.buf) - 1
+  end
+  return first, last
+end
+
+---@param chat AcpChat
+---@param first integer
+---@param drawn AcpDrawn
+local function decorate(chat, first, drawn)
+  local buf = chat.buf
+  for _, hl in ipairs(drawn.hls) do
+    api.nvim_buf_set_extmark(buf, ns_hl, first + hl[1], hl[2], { end_col = hl[3], hl_group = hl[4] })
+  end
+  for _, loc in ipairs(drawn.locs) do
+    local id = api.nvim_buf_set_extmark(buf, ns_loc, first + loc[1], 0, {})
+    chat.locs[id] = { path = loc[2].path, lnum = loc[2].lnum }
+  end
+  for _, term in ipairs(drawn.terms) do
+    local id = api.nvim_buf_set_extmark(buf, ns_term, first + term[1], 0, {})
+    chat.terms[id] = term[2]
+    if M.on_terminal then
+      pcall(M.on_terminal, buf, id, term[2])
+    end
+  end
+end
+
+---@param chat AcpChat
+---@param first integer
+---@param last integer
+local function undecorate(chat, first, last)
+  local buf = chat.buf
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(buf, ns_loc, { first, 0 }, { last, -1 }, {})) do
+    chat.locs[mark[1]] = nil
+  end
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(buf, ns_term, { first, 0 }, { last, -1 }, {})) do
+    chat.terms[mark[1]] = nil
+  end
+  api.nvim_buf_clear_namespace(buf, ns_hl, first, last + 1)
+  api.nvim_buf_clear_namespace(buf, ns_loc, first, last + 1)
+  api.nvim_buf_clear_namespace(buf, ns_term, first, last + 1)
+end
+
+---@param chat AcpChat
+---@param item table
+local function add_item(chat, item)
+  if chat.items[item.id] then
+    return M._replace(chat, item)
+  end
+  local buf = chat.buf
+  local drawn = draw(item)
+  local first, sep
+  if chat.empty then
+    api.nvim_buf_set_lines(buf, 0, -1, false, drawn.lines)
+    first, sep = 0, false
+    chat.empty = false
+  else
+    first = api.nvim_buf_line_count(buf)
+    local lines = { "" }
+    vim.list_extend(lines, drawn.lines)
+    api.nvim_buf_set_lines(buf, first, first, false, lines)
+    sep = true
+  end
+  -- Left gravity: rewriting this item from its first column must not push its own mark down.
+  local mark = api.nvim_buf_set_extmark(buf, ns_items, first, 0, { right_gravity = false })
+  local entry = { id = item.id, kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep }
+  chat.items[item.id] = entry
+  chat.by_mark[mark] = entry
+  table.insert(chat.order, item.id)
+  decorate(chat, first + (sep and 1 or 0), drawn)
+end
+
+---@param chat AcpChat
+---@param item table
+function M._replace(chat, item)
+  local entry = chat.items[item.id]
+  if entry == nil then
+    return add_item(chat, item)
+  end
+  local buf = chat.buf
+  local first, last = item_range(chat, entry)
+  local body = first + (entry.sep and 1 or 0)
+  local drawn = draw(item)
+  undecorate(chat, body, last)
+  -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
+  -- item's mark sits outside the changed span and simply moves with it.
+  local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+  api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
+  decorate(chat, body, drawn)
+end
+
+---@param chat AcpChat
+---@param id string
+---@param text string
+local function append_text(chat, id, text)
+  local entry = chat.items[id]
+  if entry == nil or text == "" then
+    return
+  end
+  local buf = chat.buf
+  local _, last = item_range(chat, entry)
+  local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+  local parts = vim.split(text, "\n", { plain = true })
+  api.nvim_buf_set_text(buf, last, #last_line, last, #last_line, parts)
+  if entry.kind == "thought" then
+    local end_row = last + #parts - 1
+    local end_col = #parts == 1 and (#last_line + #parts[1]) or #parts[#parts]
+    api.nvim_buf_set_extmark(buf, ns_hl, last, #last_line, {
+      end_row = end_row,
+      end_col = end_col,
+      hl_group = "AcpChatThought",
+    })
+  end
+end
+
+---@param chat AcpChat
+local function refresh_header(chat)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    vim.wo[win].winbar = "%#AcpChatHeader#" .. chat.header:gsub("%%", "%%%%")
+  end
+end
+
+---@param chat AcpChat
+---@param op table
+local function set_meta(chat, op)
+  chat.header = denil(op.header) or chat.header
+  chat.commands = op.commands or {}
+  chat.modes = op.modes or {}
+  chat.mode = denil(op.mode)
+  chat.title = denil(op.title)
+  refresh_header(chat)
+end
+
+-- ---- the host's entry points ----------------------------------------------------------------------------
+
+--- A new session: its (hidden) chat buffer, opened when chat.open_on_start.
+---@param session_id string
+---@param info table {agent, display_name, cwd}
+function M.create(session_id, info)
+  local buf = api.nvim_create_buf(true, true)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undolevels = -1
+  local name = ("acp://%s/%s"):format(info.agent, session_id:sub(1, 8))
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    pcall(api.nvim_buf_set_name, buf, name .. "-" .. buf)
+  end
+  vim.bo[buf].filetype = "acp_nvim_chat"
+  vim.bo[buf].modifiable = false
+  ---@type AcpChat
+  local chat = {
+    session_id = session_id,
+    buf = buf,
+    agent = info.agent,
+    display_name = info.display_name,
+    items = {},
+    order = {},
+    by_mark = {},
+    locs = {},
+    terms = {},
+    empty = true,
+    header = info.display_name,
+    commands = {},
+    modes = {},
+  }
+  M.chats[session_id] = chat
+  M.current = session_id
+  M.set_keymaps(buf)
+  if require("acp_nvim.config").options.chat.open_on_start then
+    -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
+    -- user's buffer in the middle of typing.
+    M.open(session_id, { focus = false })
+  end
+end
+
+--- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append", id, text} | {op="meta"}.
+---@param session_id string
+---@param ops table[]
+function M.apply(session_id, ops)
+  local chat = M.chats[session_id]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  local buf = chat.buf
+  -- Windows looking at the end keep following the stream; others stay where the user put them.
+  local line_count = api.nvim_buf_line_count(buf)
+  local follow = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_cursor(win)[1] >= line_count then
+      table.insert(follow, win)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  for _, op in ipairs(ops) do
+    local ok, err = pcall(function()
+      if op.op == "add" then
+        add_item(chat, op.item)
+      elseif op.op == "replace" then
+        M._replace(chat, op.item)
+      elseif op.op == "append" then
+        append_text(chat, op.id, op.text)
+      elseif op.op == "meta" then
+        set_meta(chat, op)
+      end
+    end)
+    if not ok then
+      vim.notify(
+        "acp.nvim: chat render error: " .. tostring(err),
+        vim.log.levels.WARN,
+        { title = "acp.nvim" }
+      )
+    end
+  end
+  vim.bo[buf].modifiable = false
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    pcall(api.nvim_win_set_cursor, win, { last, 0 })
+  end
+end
+
+-- ---- windows ------------------------------------------------------------------------------------------
+
+---@param win integer
+---@param chat AcpChat
+local function setup_window(win, chat)
+  local wo = vim.wo[win]
+  wo.wrap = true
+  wo.linebreak = true
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = "no"
+  wo.foldcolumn = "0"
+  if require("acp_nvim.config").options.chat.fold_thoughts then
+    wo.foldmethod = "expr"
+    wo.foldexpr = "v:lua.require'acp_nvim.chat'.foldexpr(v:lnum)"
+    wo.foldtext = "v:lua.require'acp_nvim.chat'.foldtext()"
+    wo.foldlevel = 0
+    wo.foldenable = true
+  end
+  wo.winbar = "%#AcpChatHeader#" .. chat.header:gsub("%%", "%%%%")
+end
+
+--- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
+--- there is no chat.
+---@param session_id string|nil
+---@param opts {focus: boolean}|nil
+---@return boolean
+function M.open(session_id, opts)
+  local chat = M.chats[session_id or M.current or ""]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    return false
+  end
+  local previous = api.nvim_get_current_win()
+  local options = require("acp_nvim.config").options.chat
+  local prompt = require("acp_nvim.prompt")
+  local chat_win = vim.fn.win_findbuf(chat.buf)[1]
+  if chat_win == nil or vim.fn.win_id2tabwin(chat_win)[1] ~= vim.fn.tabpagenr() then
+    -- A new session (e.g. after :AcpRestart) takes over the windows of the previous chat.
+    chat_win = nil
+    for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+      local other = M.chat_of_buf(api.nvim_win_get_buf(win))
+      if other and other ~= chat then
+        if api.nvim_win_get_buf(win) == other.buf then
+          api.nvim_win_set_buf(win, chat.buf)
+          chat_win = win
+        else
+          api.nvim_win_close(win, true)
+        end
+      end
+    end
+  end
+  if chat_win == nil or vim.fn.win_id2tabwin(chat_win)[1] ~= vim.fn.tabpagenr() then
+    if options.position == "current" then
+      api.nvim_win_set_buf(0, chat.buf)
+    else
+      local split = ({ right = "botright vsplit", left = "topleft vsplit", bottom = "botright split" })[options.position]
+      vim.cmd(split)
+      api.nvim_win_set_buf(0, chat.buf)
+      if options.position == "bottom" then
+        api.nvim_win_set_height(0, options.height)
+      else
+        api.nvim_win_set_width(0, options.width)
+      end
+    end
+    chat_win = api.nvim_get_current_win()
+  end
+  setup_window(chat_win, chat)
+  pcall(api.nvim_win_set_cursor, chat_win, { api.nvim_buf_line_count(chat.buf), 0 })
+  api.nvim_set_current_win(chat_win)
+  prompt.open(chat, chat_win)
+  if opts and opts.focus == false and api.nvim_win_is_valid(previous) then
+    api.nvim_set_current_win(previous)
+  end
+  return true
+end
+
+--- Scrolls the chat to an item (the tool call a permission request is about).
+---@param session_id string
+---@param item_id string
+function M.reveal(session_id, item_id)
+  local chat = M.chats[session_id]
+  local entry = chat and chat.items[item_id]
+  if entry == nil then
+    return
+  end
+  local first = item_range(chat, entry)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    pcall(api.nvim_win_set_cursor, win, { first + 1, 0 })
+  end
+end
+
+-- ---- folds, jumps ---------------------------------------------------------------------------------------
+
+--- 'foldexpr' of chat windows: each thought item is one fold starting at its header line.
+---@param lnum integer
+---@return string
+function M.foldexpr(lnum)
+  local buf = api.nvim_get_current_buf()
+  local chat = chat_of_buf(buf)
+  if chat == nil then
+    return "0"
+  end
+  local marks = api.nvim_buf_get_extmarks(buf, ns_items, { lnum - 1, 0 }, 0, { limit = 1 })
+  local mark = marks[1]
+  local entry = mark and chat.by_mark[mark[1]]
+  if entry == nil or entry.kind ~= "thought" then
+    return "0"
+  end
+  local header = mark[2] + (entry.sep and 1 or 0)
+  if lnum - 1 < header then
+    return "0"
+  end
+  return lnum - 1 == header and ">1" or "1"
+end
+
+---@return string
+function M.foldtext()
+  local count = vim.v.foldend - vim.v.foldstart
+  local first = vim.fn.getline(vim.v.foldstart)
+  return ("%s (%d line%s, zo to open)"):format(first, count, count == 1 and "" or "s")
+end
+
+--- The location under the cursor, if the line is a tool call location or diff header.
+---@return {path: string, lnum: integer}|nil
+function M.location_at_cursor()
+  local buf = api.nvim_get_current_buf()
+  local chat = chat_of_buf(buf)
+  if chat == nil then
+    return nil
+  end
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(buf, ns_loc, { row, 0 }, { row, -1 }, {})) do
+    local loc = chat.locs[mark[1]]
+    if loc then
+      return loc
+    end
+  end
+  return nil
+end
+
+-- Opens `loc` in a window that is not a chat or prompt window (a new split when there is none).
+---@param loc {path: string, lnum: integer}
+local function open_location(loc)
+  local target
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if chat_of_buf(api.nvim_win_get_buf(win)) == nil and api.nvim_win_get_config(win).relative == "" then
+      target = win
+      break
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd("topleft vsplit")
+  end
+  vim.cmd.edit(vim.fn.fnameescape(loc.path))
+  pcall(api.nvim_win_set_cursor, 0, { math.max(loc.lnum, 1), 0 })
+end
+
+--- <CR>/gf in the chat: jump to the location under the cursor, or toggle a thought fold.
+---@param fallback string normal-mode keys when there is nothing to jump to
+function M.jump(fallback)
+  local loc = M.location_at_cursor()
+  if loc then
+    open_location(loc)
+    return
+  end
+  local lnum = api.nvim_win_get_cursor(0)[1]
+  if fallback == "<CR>" and vim.fn.foldlevel(lnum) > 0 then
+    vim.cmd("normal! za")
+    return
+  end
+  if fallback == "gf" then
+    pcall(vim.cmd, "normal! gf")
+  end
+end
+
+---@param buf integer
+function M.set_keymaps(buf)
+  local keymaps = require("acp_nvim.config").options.keymaps
+  vim.keymap.set("n", "<CR>", function()
+    M.jump("<CR>")
+  end, { buffer = buf, desc = "acp.nvim: jump to location / toggle fold" })
+  vim.keymap.set("n", "gf", function()
+    M.jump("gf")
+  end, { buffer = buf, desc = "acp.nvim: jump to location" })
+  vim.keymap.set("n", keymaps.cancel, function()
+    require("acp_nvim").cancel()
+  end, { buffer = buf, desc = "acp.nvim: cancel the turn" })
+end
+
+--- The lines of a chat buffer (tests, scripts).
+---@param session_id string|nil
+---@return string[]
+function M.lines(session_id)
+  local chat = M.chats[session_id or M.current or ""]
+  if chat == nil then
+    return {}
+  end
+  return api.nvim_buf_get_lines(chat.buf, 0, -1, false)
+end
+
+return M

@@ -1,0 +1,311 @@
+-- Options: the defaults (one commented table), the built-in agent presets, and validation that names the
+-- offending field instead of throwing.
+
+local M = {}
+
+---@class AcpAgentConfig
+---@field cmd string executable (looked up on PATH)
+---@field args? string[]
+---@field env? table<string, string>
+---@field install_hint? string shown when the command is not found
+
+M.defaults = {
+  -- Interpreter that has pynvim, msgspec and anyio. nil: the plugin's private environment made by the build
+  -- step (stdpath("data")/acp_nvim/venv). g:python3_host_prog is never used or changed.
+  python = nil,
+  -- Agent that :AcpStart starts when no name is given.
+  default_agent = "claude",
+  -- Your agents, merged over the presets below: { name = { cmd = "...", args = {...}, env = {...} } }.
+  agents = {},
+  -- Seconds the agent has to answer `initialize`.
+  handshake_timeout = 30,
+  -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log.
+  log_file = nil,
+  chat = {
+    -- Where :AcpChat opens the chat: "right", "left", "bottom" or "current" (the current window).
+    position = "right",
+    -- Columns of a "right"/"left" chat; lines of a "bottom" chat.
+    width = 80,
+    height = 20,
+    -- Lines of the prompt window under the chat.
+    prompt_height = 5,
+    -- Open the chat as soon as a session starts.
+    open_on_start = true,
+    -- Fold the agent's thoughts (zo opens one).
+    fold_thoughts = true,
+  },
+  keymaps = {
+    -- Prompt window: send in normal mode / in insert mode, cancel the turn, walk the prompt history.
+    send = "<CR>",
+    send_insert = "<C-s>",
+    cancel = "<C-c>",
+    history_prev = "<Up>",
+    history_next = "<Down>",
+  },
+}
+
+-- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents.
+M.presets = {
+  claude = {
+    cmd = "claude-code-acp",
+    install_hint = "npm install -g @zed-industries/claude-code-acp",
+  },
+  gemini = {
+    cmd = "gemini",
+    args = { "--experimental-acp" },
+    install_hint = "npm install -g @google/gemini-cli",
+  },
+  codex = {
+    cmd = "codex-acp",
+    install_hint = "npm install -g @zed-industries/codex-acp",
+  },
+  goose = {
+    cmd = "goose",
+    args = { "acp" },
+    install_hint = "see https://block.github.io/goose/docs/getting-started/installation",
+  },
+  opencode = {
+    cmd = "opencode",
+    args = { "acp" },
+    install_hint = "npm install -g opencode-ai",
+  },
+  ["fast-agent"] = {
+    cmd = "fast-agent-acp",
+    install_hint = "uv tool install fast-agent-mcp",
+  },
+  -- The offline demo agent shipped with the plugin; `cmd` is filled in with the plugin's Python.
+  demo = {
+    cmd = "",
+    args = { "-m", "acp_nvim.agents.demo" },
+    install_hint = "it ships with acp.nvim: run the build step (:lua require('acp_nvim.build').run())",
+  },
+}
+
+---@type table
+M.options = vim.deepcopy(M.defaults)
+
+-- Type rules: a string names a type (suffix "?" = may be nil), a list enumerates allowed values, a table is a
+-- nested group of rules.
+local rules = {
+  python = "string?",
+  default_agent = "string",
+  agents = "agents",
+  handshake_timeout = "number",
+  log_file = "string?",
+  chat = {
+    position = { "right", "left", "bottom", "current" },
+    width = "number",
+    height = "number",
+    prompt_height = "number",
+    open_on_start = "boolean",
+    fold_thoughts = "boolean",
+  },
+  keymaps = {
+    send = "string",
+    send_insert = "string",
+    cancel = "string",
+    history_prev = "string",
+    history_next = "string",
+  },
+}
+
+local agent_rules = {
+  cmd = "string",
+  args = "string[]",
+  env = "string{}",
+  install_hint = "string",
+}
+
+---@param value any
+---@param rule string
+---@return boolean
+local function has_type(value, rule)
+  if rule == "string[]" then
+    if type(value) ~= "table" then
+      return false
+    end
+    for k, v in pairs(value) do
+      if type(k) ~= "number" or type(v) ~= "string" then
+        return false
+      end
+    end
+    return true
+  elseif rule == "string{}" then
+    if type(value) ~= "table" then
+      return false
+    end
+    for k, v in pairs(value) do
+      if type(k) ~= "string" or type(v) ~= "string" then
+        return false
+      end
+    end
+    return true
+  end
+  return type(value) == rule:gsub("%?$", "")
+end
+
+---@param rule string
+---@return string
+local function describe(rule)
+  return ({
+    ["string[]"] = "a list of strings",
+    ["string{}"] = "a table of strings",
+    ["string?"] = "a string",
+  })[rule] or ("a " .. rule)
+end
+
+---@param opts table
+---@param errors string[]
+---@return table valid agents only
+local function check_agents(opts, errors)
+  local valid = {}
+  for name, agent in pairs(opts) do
+    local field = "agents." .. tostring(name)
+    if type(name) ~= "string" then
+      table.insert(errors, ("`%s`: agent names must be strings"):format(field))
+    elseif agent == false then
+      valid[name] = false
+    elseif type(agent) ~= "table" then
+      table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(agent)))
+    else
+      local ok = true
+      for key, value in pairs(agent) do
+        local rule = agent_rules[key]
+        if rule == nil then
+          table.insert(errors, ("unknown option `%s.%s`"):format(field, tostring(key)))
+          ok = false
+        elseif not has_type(value, rule) then
+          table.insert(errors, ("`%s.%s` must be %s, got %s"):format(field, key, describe(rule), type(value)))
+          ok = false
+        end
+      end
+      if agent.cmd == nil and M.presets[name] == nil then
+        table.insert(errors, ("`%s.cmd` is required"):format(field))
+        ok = false
+      end
+      if ok then
+        valid[name] = agent
+      end
+    end
+  end
+  return valid
+end
+
+---@param opts table
+---@param group table rules
+---@param prefix string
+---@param errors string[]
+---@return table valid options only
+local function check(opts, group, prefix, errors)
+  local valid = {}
+  for key, value in pairs(opts) do
+    local field = prefix .. tostring(key)
+    local rule = group[key]
+    if rule == nil then
+      table.insert(errors, ("unknown option `%s`"):format(field))
+    elseif rule == "agents" then
+      if type(value) ~= "table" then
+        table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(value)))
+      else
+        valid[key] = check_agents(value, errors)
+      end
+    elseif type(rule) == "table" and rule[1] ~= nil then
+      if not vim.tbl_contains(rule, value) then
+        local allowed = table.concat(vim.tbl_map(vim.inspect, rule), ", ")
+        table.insert(errors, ("`%s` must be one of %s, got %s"):format(field, allowed, vim.inspect(value)))
+      else
+        valid[key] = value
+      end
+    elseif type(rule) == "table" then
+      if type(value) ~= "table" then
+        table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(value)))
+      else
+        valid[key] = check(value, rule, field .. ".", errors)
+      end
+    elseif not has_type(value, rule) then
+      table.insert(errors, ("`%s` must be %s, got %s"):format(field, describe(rule), type(value)))
+    else
+      valid[key] = value
+    end
+  end
+  return valid
+end
+
+--- Validates `opts` and stores the merged options. Invalid fields are left at their defaults.
+---@param opts table|nil
+---@return string[] errors one message per offending field
+function M.apply(opts)
+  local errors = {}
+  if opts ~= nil and type(opts) ~= "table" then
+    table.insert(errors, ("setup() takes a table, got %s"):format(type(opts)))
+    opts = {}
+  end
+  local valid = check(opts or {}, rules, "", errors)
+  table.sort(errors)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), valid)
+  -- Agents are replaced per name, not merged list-wise: `args` of an override replaces the preset's.
+  M.options.agents = valid.agents or {}
+  return errors
+end
+
+--- The interpreter that runs the host (and the demo agent).
+---@return string
+function M.python()
+  if M.options.python then
+    return vim.fn.expand(M.options.python)
+  end
+  local venv = vim.fs.joinpath(vim.fn.stdpath("data"), "acp_nvim", "venv")
+  if vim.fn.has("win32") == 1 then
+    return vim.fs.joinpath(venv, "Scripts", "python.exe")
+  end
+  return vim.fs.joinpath(venv, "bin", "python")
+end
+
+--- Every agent name: presets and the user's, minus the disabled ones.
+---@return string[]
+function M.agent_names()
+  local names = {}
+  for name in pairs(M.presets) do
+    if M.options.agents[name] ~= false then
+      table.insert(names, name)
+    end
+  end
+  for name, agent in pairs(M.options.agents) do
+    if agent ~= false and M.presets[name] == nil then
+      table.insert(names, name)
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+--- The agent `name` with its preset filled in, or nil and why.
+---@param name string
+---@return AcpAgentConfig|nil, string|nil
+function M.agent(name)
+  local user = M.options.agents[name]
+  local preset = M.presets[name]
+  if user == false or (user == nil and preset == nil) then
+    local known = table.concat(M.agent_names(), ", ")
+    return nil, ("unknown agent %q (known: %s)"):format(name, known)
+  end
+  local agent = vim.tbl_extend("force", vim.deepcopy(preset or {}), user or {})
+  agent.args = agent.args or {}
+  agent.env = agent.env or {}
+  if name == "demo" and agent.cmd == "" then
+    agent.cmd = M.python()
+    -- The demo agent is part of this plugin: make it importable from the source tree too.
+    agent.env = vim.tbl_extend("keep", agent.env, { PYTHONPATH = require("acp_nvim.host").pythonpath() })
+  end
+  return agent
+end
+
+--- Where the Python side logs.
+---@return string
+function M.log_file()
+  return M.options.log_file
+    or vim.env.ACP_NVIM_LOG
+    or vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "acp_nvim.log")
+end
+
+return M

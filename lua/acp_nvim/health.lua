@@ -1,0 +1,112 @@
+-- :checkhealth acp_nvim
+
+local M = {}
+
+local health = vim.health
+
+---@param argv string[]
+---@return vim.SystemCompleted|nil, string|nil
+local function run(argv, env)
+  local ok, result = pcall(function()
+    return vim.system(argv, { text = true, env = env }):wait(40000)
+  end)
+  if not ok then
+    return nil, tostring(result)
+  end
+  return result, nil
+end
+
+function M.check()
+  local config = require("acp_nvim.config")
+  local host = require("acp_nvim.host")
+
+  health.start("Neovim")
+  local v = vim.version()
+  local version = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.10") == 1 then
+    health.ok("Neovim " .. version)
+  else
+    health.error("Neovim " .. version .. ": acp.nvim needs 0.10 or newer")
+  end
+
+  health.start("Python host")
+  local python = config.python()
+  health.info(
+    "interpreter: " .. python .. (config.options.python and " (opts.python)" or " (private environment)")
+  )
+  local registered = false
+  for _, plugin in ipairs(vim.fn["remote#host#PluginsForHost"](host.NAME)) do
+    registered = registered or plugin.path == host.plugin_path
+  end
+  if registered then
+    health.ok("remote plugin registered: " .. host.plugin_path)
+  else
+    health.error(
+      "remote plugin not registered",
+      "call require('acp_nvim').setup() (or load plugin/acp_nvim.lua)"
+    )
+  end
+  local info, err = host.ensure()
+  if info == nil then
+    health.error(
+      err or "the host did not start",
+      "run :lua require('acp_nvim.build').run() or set opts.python"
+    )
+  else
+    health.ok(("host running: Python %s, pid %d"):format(info.python_version, info.pid))
+    for _, name in ipairs({ "pynvim", "msgspec", "anyio" }) do
+      local found = info.versions[name]
+      if found and found ~= vim.NIL then
+        health.ok(name .. " " .. found)
+      else
+        health.error(name .. " missing")
+      end
+    end
+    health.info("log: " .. config.log_file())
+  end
+
+  health.start("Agents")
+  for _, name in ipairs(config.agent_names()) do
+    local agent = config.agent(name)
+    if agent and vim.fn.executable(agent.cmd) == 1 then
+      health.ok(("%s: %s"):format(name, vim.fn.exepath(agent.cmd)))
+    elseif agent then
+      health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
+    end
+  end
+
+  health.start("Default agent: " .. config.options.default_agent)
+  local agent, agent_err = config.agent(config.options.default_agent)
+  if agent == nil then
+    health.error(agent_err --[[@as string]])
+    return
+  end
+  if vim.fn.executable(agent.cmd) == 0 then
+    health.warn(agent.cmd .. " not found: no initialize check", agent.install_hint)
+    return
+  end
+  local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20", "--", agent.cmd }
+  vim.list_extend(argv, agent.args or {})
+  local env = vim.tbl_extend("force", agent.env or {}, { PYTHONPATH = host.pythonpath() })
+  local result, run_err = run(argv, env)
+  if result == nil then
+    health.error("probe failed: " .. run_err)
+  elseif result.code ~= 0 then
+    health.error("initialize failed: " .. vim.trim(result.stderr or ""))
+  else
+    local ok, report = pcall(vim.json.decode, result.stdout)
+    if not ok or type(report) ~= "table" then
+      health.error("probe printed no report")
+      return
+    end
+    local agent_info = report.agentInfo
+    if type(agent_info) == "table" then
+      local title = agent_info.title ~= vim.NIL and agent_info.title or agent_info.name
+      health.ok(("initialize: %s %s (protocol %s)"):format(title, agent_info.version, report.protocolVersion))
+    else
+      health.ok(("initialize: no agentInfo (protocol %s)"):format(report.protocolVersion))
+    end
+  end
+end
+
+return M

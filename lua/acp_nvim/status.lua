@@ -1,0 +1,86 @@
+-- The status the Python side pushes (agent, state, session, mode, ...), the statusline string, and the
+-- `User AcpNvimStatus` event fired on every change.
+
+local M = {}
+
+---@class AcpStatus
+---@field agent {name: string, title: string|nil, version: string|nil}|nil
+---@field state "stopped"|"starting"|"ready"|"running"|"awaiting_permission"|"error"
+---@field session_id string|nil
+---@field mode string|nil
+---@field protocol_version integer|nil
+---@field error string|nil
+
+---@type AcpStatus
+local current = { state = "stopped" }
+
+-- msgpack nil arrives as vim.NIL inside tables: turn it into a plain absent field.
+---@param value any
+---@return any
+local function strip_nil(value)
+  if value == vim.NIL then
+    return nil
+  end
+  if type(value) == "table" then
+    local out = {}
+    for k, v in pairs(value) do
+      out[k] = strip_nil(v)
+    end
+    return out
+  end
+  return value
+end
+
+---@param status table
+function M.set(status)
+  local new = strip_nil(status)
+  if vim.deep_equal(new, current) then
+    return
+  end
+  current = new
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "AcpNvimStatus", modeline = false, data = vim.deepcopy(new) }
+  )
+end
+
+--- Lua-side changes (before or without the host): keep the rest of the status.
+---@param fields table
+function M.update(fields)
+  M.set(vim.tbl_extend("force", vim.deepcopy(current), fields))
+end
+
+---@param message string
+function M.set_error(message)
+  M.update({ state = "error", error = message })
+end
+
+---@param message string
+function M.host_exited(message)
+  if current.state ~= "stopped" then
+    vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
+    M.update({ state = "error", error = message, session_id = nil })
+  end
+end
+
+---@return AcpStatus
+function M.get()
+  return vim.deepcopy(current)
+end
+
+--- "<title or name> <version> <state>", or "" when no agent was ever started.
+---@return string
+function M.statusline()
+  local agent = current.agent
+  if agent == nil then
+    return ""
+  end
+  local parts = { agent.title or agent.name }
+  if agent.version then
+    table.insert(parts, agent.version)
+  end
+  table.insert(parts, (current.state:gsub("_", " ")))
+  return table.concat(parts, " ")
+end
+
+return M

@@ -1,0 +1,124 @@
+"""A real headless Neovim with acp.nvim set up and its remote host registered the plugin's own way."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import NODE, TS_EXAMPLE_AGENT
+
+# Records what the user would see: notifications, and the pickers (answered by a test-set script).
+INSTRUMENT = r"""
+_G.acp_test = { notes = {}, selects = {}, answers = {} }
+vim.notify = function(msg, level)
+  table.insert(acp_test.notes, { msg = msg, level = level })
+end
+vim.ui.select = function(items, opts, on_choice)
+  local entry = { prompt = opts.prompt, items = {} }
+  for _, item in ipairs(items) do
+    table.insert(entry.items, opts.format_item and opts.format_item(item) or tostring(item))
+  end
+  table.insert(acp_test.selects, entry)
+  local answer = table.remove(acp_test.answers, 1)
+  if answer == "hold" then
+    acp_test.held = on_choice
+    return
+  end
+  local choice = nil
+  for _, item in ipairs(items) do
+    if answer ~= nil and item.id == answer then
+      choice = item
+    end
+  end
+  on_choice(choice)
+end
+"""
+
+
+class Nvim:
+    """A pynvim session plus the waiting helpers every test needs."""
+
+    def __init__(self, nvim: Any) -> None:
+        self.api = nvim
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.api.exec_lua(code, *args)
+
+    def wait(self, condition: str, timeout: float = 15.0, *args: Any) -> Any:
+        """Waits (inside Neovim, processing events) until the Lua expression is truthy; fails on timeout."""
+        ok = self.lua(
+            "local args = {...}\n"
+            f"return vim.wait({int(timeout * 1000)}, function() return ({condition}) and true or false end,"
+            " 10)",
+            *args,
+        )
+        if not ok:
+            raise AssertionError(
+                f"timed out waiting for: {condition}\nstatus: {self.status()}\n{self.debug()}"
+            )
+        return ok
+
+    def status(self) -> dict[str, Any]:
+        return self.lua("return require('acp_nvim').status()")  # type: ignore[no-any-return]
+
+    def state(self) -> str:
+        return str(self.status()["state"])
+
+    def chat_lines(self) -> list[str]:
+        return self.lua("return require('acp_nvim.chat').lines()")  # type: ignore[no-any-return]
+
+    def chat_text(self) -> str:
+        return "\n".join(self.chat_lines())
+
+    def notes(self) -> list[dict[str, Any]]:
+        return self.lua("return acp_test.notes")  # type: ignore[no-any-return]
+
+    def errors(self) -> list[str]:
+        return [n["msg"] for n in self.notes() if n.get("level") == 4]
+
+    def wait_state(self, state: str, timeout: float = 20.0) -> None:
+        self.wait(f"require('acp_nvim').status().state == {state!r}", timeout)
+
+    def wait_chat(self, text: str, timeout: float = 20.0) -> None:
+        self.wait(
+            "table.concat(require('acp_nvim.chat').lines(), '\\n'):find(args[1], 1, true) ~= nil",
+            timeout,
+            text,
+        )
+
+    def debug(self) -> str:
+        try:
+            return "chat:\n" + self.chat_text() + "\nnotes: " + repr(self.notes())
+        except Exception as err:
+            return f"(no debug info: {err})"
+
+
+def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "python": sys.executable,
+        "log_file": str(tmp_path / "acp_nvim.log"),
+        "agents": {"ts": {"cmd": NODE, "args": [str(TS_EXAMPLE_AGENT)]}},
+        "default_agent": "ts",
+    }
+    opts.update(extra)
+    return opts
+
+
+@pytest.fixture
+def nvim(nvim_clean: Any, tmp_path: Path) -> Iterator[Nvim]:
+    """Neovim with `setup{ python = sys.executable, ... }`, vim.notify and vim.ui.select recorded."""
+    session = Nvim(nvim_clean)
+    session.lua(INSTRUMENT)
+    ok = session.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path))
+    assert ok, session.notes()
+    session.api.command(f"cd {tmp_path}")
+    yield session
+    try:
+        session.lua("require('acp_nvim').stop()")
+        session.wait("require('acp_nvim').status().state ~= 'running'", 5)
+    except Exception:
+        pass

@@ -1,0 +1,493 @@
+"""The chat buffer: the Lua render path on its own, then end to end with real agents."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT
+from tests.nvim.conftest import Nvim, setup_opts
+
+SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+
+
+def seg(text: str, group: str = "") -> dict[str, Any]:
+    return {"s": [[text, group]]}
+
+
+def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
+    return {"id": item_id, "kind": kind, "lines": [seg("▍ " + kind), *[seg(line) for line in lines]]}
+
+
+def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
+    nvim.lua("require('acp_nvim.chat').apply(...)", "s1", list(ops))
+
+
+@pytest.fixture
+def chat(nvim: Nvim) -> Nvim:
+    nvim.lua("require('acp_nvim.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    return nvim
+
+
+# ---- Lua render path (no agent) --------------------------------------------------------------------------
+
+
+def test_chat_buffer_identity(chat: Nvim) -> None:
+    buf = chat.lua("return require('acp_nvim.chat').chats.s1.buf")
+    assert chat.lua("return vim.bo[...].filetype", buf) == "acp_nvim_chat"
+    assert chat.lua("return vim.api.nvim_buf_get_name(...)", buf) == "acp://a/s1"
+    assert chat.lua("return vim.bo[...].modifiable", buf) is False
+    # It opened with its prompt window below.
+    names = chat.lua(
+        "return vim.tbl_map(function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end,"
+        " vim.api.nvim_tabpage_list_wins(0))"
+    )
+    assert "acp://a/s1" in names and "acp://a/s1/prompt" in names
+
+
+def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
+    apply(chat, {"op": "add", "item": message("1", "agent", "Hello")})
+    apply(chat, {"op": "add", "item": message("2", "user", "question")})
+    chat.lua(
+        """
+        _G.changes = {}
+        vim.api.nvim_buf_attach(require('acp_nvim.chat').chats.s1.buf, false, {
+          on_lines = function(_, _, _, first, last_old, last_new)
+            table.insert(changes, { first, last_old, last_new })
+          end,
+        })
+        """
+    )
+    # Streaming into the first (not last) item, with a newline inside the chunk.
+    apply(chat, {"op": "append", "id": "1", "text": " world\nsecond line"})
+    assert chat.chat_lines() == ["▍ agent", "Hello world", "second line", "", "▍ user", "question"]
+    assert chat.lua("return changes") == [[1, 2, 3]]
+
+
+def test_replace_rewrites_one_item_in_place(chat: Nvim) -> None:
+    tool = {"id": "2", "kind": "tool_call", "lines": [seg("  ○ Read  read  pending")]}
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "before")},
+        {"op": "add", "item": tool},
+        {"op": "add", "item": message("3", "agent", "after")},
+    )
+    tool["lines"] = [seg("  ✓ Read  read  completed"), seg("    output 1"), seg("    output 2")]
+    apply(chat, {"op": "replace", "item": tool})
+    apply(chat, {"op": "append", "id": "3", "text": " and more"})
+    assert chat.chat_lines() == [
+        "▍ agent",
+        "before",
+        "",
+        "  ✓ Read  read  completed",
+        "    output 1",
+        "    output 2",
+        "",
+        "▍ agent",
+        "after and more",
+    ]
+    tool["lines"] = [seg("  ✗ Read  read  failed")]
+    apply(chat, {"op": "replace", "item": tool})
+    assert chat.chat_lines()[2:5] == ["", "  ✗ Read  read  failed", ""]
+
+
+def test_diff_is_drawn_as_a_real_diff_with_highlights(chat: Nvim) -> None:
+    old = "a\nb\nc\n"
+    new = "a\nB\nc\nd\n"
+    item = {
+        "id": "1",
+        "kind": "tool_call",
+        "lines": [
+            seg("  ? Edit  edit  awaiting permission"),
+            {"diff": {"path": "/p/f.txt", "old": old, "new": new}},
+        ],
+    }
+    apply(chat, {"op": "add", "item": item})
+    lines = chat.chat_lines()
+    assert lines[1:3] == ["    --- /p/f.txt", "    +++ /p/f.txt"]
+    assert "    -b" in lines and "    +B" in lines and "    +d" in lines and "     a" in lines
+    groups = chat.lua(
+        """
+        local buf = require('acp_nvim.chat').chats.s1.buf
+        local ns = vim.api.nvim_create_namespace('acp_nvim_hl')
+        local out = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+          out[vim.api.nvim_buf_get_lines(buf, m[2], m[2] + 1, false)[1]] = m[4].hl_group
+        end
+        return out
+        """
+    )
+    assert groups["    -b"] == "AcpChatDiffDelete"
+    assert groups["    +B"] == "AcpChatDiffAdd"
+
+
+def test_new_file_diff(chat: Nvim) -> None:
+    item = {"id": "1", "kind": "tool_call", "lines": [{"diff": {"path": "/p/new.txt", "new": "x\ny"}}]}
+    apply(chat, {"op": "add", "item": item})
+    assert chat.chat_lines() == ["    new file /p/new.txt", "    @@ -0,0 +1,2 @@", "    +x", "    +y"]
+
+
+def test_thoughts_are_folded(chat: Nvim) -> None:
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "hi")},
+        {"op": "add", "item": message("2", "thought", "step one")},
+    )
+    apply(chat, {"op": "append", "id": "2", "text": "\nstep two"})
+    chat.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.buf)[1])")
+    # Thought header is line 4; the fold spans the thought's header and body.
+    assert chat.lua("return vim.fn.foldclosed(4)") == 4
+    assert chat.lua("return vim.fn.foldclosedend(4)") == 6
+    assert chat.lua("return vim.fn.foldclosed(2)") == -1
+
+
+def test_location_jumps_with_enter(chat: Nvim, tmp_path: Path) -> None:
+    target = tmp_path / "code.py"
+    target.write_text("one\ntwo\nthree\n")
+    line = seg(f"    → {target}:3")
+    line["loc"] = {"path": str(target), "lnum": 3}
+    apply(chat, {"op": "add", "item": {"id": "1", "kind": "tool_call", "lines": [seg("  ✓ Read"), line]}})
+    chat.lua(
+        """
+        local buf = require('acp_nvim.chat').chats.s1.buf
+        vim.api.nvim_set_current_win(vim.fn.win_findbuf(buf)[1])
+        vim.api.nvim_win_set_cursor(0, { 2, 0 })
+        """
+    )
+    chat.api.feedkeys(chat.api.replace_termcodes("<CR>", True, False, True), "x", False)
+    assert chat.lua("return vim.api.nvim_buf_get_name(0)") == str(target)
+    assert chat.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 0]
+
+
+def test_meta_sets_the_header_and_commands(chat: Nvim) -> None:
+    apply(
+        chat,
+        {
+            "op": "meta",
+            "header": "Fix bugs │ mode: Code │ 50%",
+            "commands": [{"word": "/plan", "menu": "Make a plan", "hint": ""}],
+            "modes": [],
+            "title": "Fix bugs",
+            "mode": "code",
+        },
+    )
+    winbar = chat.lua("return vim.wo[vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.buf)[1]].winbar")
+    assert "Fix bugs │ mode: Code │ 50%%" in winbar
+    # The prompt's omnifunc offers the agent's commands.
+    chat.lua(
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.prompt_buf)[1])"
+    )
+    chat.api.current.buffer[:] = ["/pl"]
+    chat.lua("vim.api.nvim_win_set_cursor(0, {1, 3})")
+    assert chat.lua("return require('acp_nvim.prompt').omnifunc(1, '')") == 0
+    items = chat.lua("return require('acp_nvim.prompt').omnifunc(0, '/pl')")
+    assert [item["abbr"] for item in items] == ["/plan"]
+
+
+# ---- end to end ------------------------------------------------------------------------------------------
+
+
+def start_ts(nvim: Nvim) -> None:
+    nvim.api.command("AcpStart ts")
+    nvim.wait_state("ready")
+
+
+def test_ts_agent_allow(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("acp_test.answers = { 'allow' }")
+    nvim.api.command("AcpPrompt do it")
+    nvim.wait_state("running", 5)
+    nvim.wait_chat("Perfect! I've successfully updated the configuration.")
+    nvim.wait_state("ready")
+    text = nvim.chat_text()
+    assert "▍ You\ndo it" in text
+    assert "▍ ts\nI'll help you with that." in text
+    assert "  ✓ Reading project files  read  completed\n    → /project/README.md\n    # My Project" in text
+    assert "  ✓ Modifying critical configuration file  edit  completed" in text
+    (picker,) = nvim.lua("return acp_test.selects")
+    assert picker["prompt"] == "Allow edit: Modifying critical configuration file?"
+    assert picker["items"] == ["Allow this change (allow once)", "Skip this change (reject once)"]
+    assert "Turn ended" not in text  # end_turn is not announced
+
+
+def test_ts_agent_reject_and_status_while_asking(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("acp_test.answers = { 'hold' }")
+    nvim.lua("require('acp_nvim').prompt('do it')")
+    nvim.wait("acp_test.held ~= nil")
+    assert nvim.state() == "awaiting_permission"
+    assert "awaiting permission" in nvim.chat_text()
+    assert nvim.lua("return require('acp_nvim').statusline()") == "ts awaiting permission"
+    nvim.lua("acp_test.held({ id = 'reject' })")
+    nvim.wait_chat("I understand you prefer not to make that change.")
+    nvim.wait_state("ready")
+
+
+def test_dismissing_the_picker_rejects(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("acp_test.answers = { 'none' }")  # no matching option: like pressing <Esc>
+    nvim.lua("require('acp_nvim').prompt('do it')")
+    nvim.wait_chat("I'll skip the configuration update.")
+    nvim.wait_state("ready")
+
+
+def test_cancel_mid_turn(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("require('acp_nvim').prompt('go')")
+    nvim.wait_chat("Reading project files  read  pending")
+    nvim.api.command("AcpCancel")
+    nvim.wait_chat("Turn ended: cancelled")
+    nvim.wait_state("ready")
+    assert "  ⊘ Reading project files  read  cancelled" in nvim.chat_text()
+
+
+def test_cancel_answers_the_open_permission_request(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("acp_test.answers = { 'hold' }")
+    nvim.lua("require('acp_nvim').prompt('do it')")
+    nvim.wait("acp_test.held ~= nil")
+    nvim.api.command("AcpCancel")
+    nvim.wait_state("ready")
+    text = nvim.chat_text()
+    assert "Modifying critical configuration file  edit  cancelled" in text
+    assert "Turn ended: cancelled" in text
+    # A late pick is ignored, not sent twice.
+    nvim.lua("acp_test.held({ id = 'allow' })")
+    assert nvim.state() == "ready"
+
+
+def test_prompt_refused_while_busy_keeps_the_text(nvim: Nvim) -> None:
+    start_ts(nvim)
+    nvim.lua("acp_test.answers = { 'hold' }")
+    nvim.lua("require('acp_nvim').prompt('first')")
+    nvim.wait_state("awaiting_permission")
+    nvim.lua(
+        """
+        local chat = require('acp_nvim.chat').chats[require('acp_nvim').status().session_id]
+        vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.prompt_buf)[1])
+        vim.api.nvim_buf_set_lines(chat.prompt_buf, 0, -1, false, { 'second prompt' })
+        """
+    )
+    chat_keys = nvim.api.replace_termcodes("<CR>", True, False, True)
+    nvim.api.feedkeys(chat_keys, "x", False)
+    assert nvim.api.current.buffer[:] == ["second prompt"]
+    assert "still working" in nvim.notes()[-1]["msg"]
+    nvim.lua("acp_test.held({ id = 'allow' })")
+    nvim.wait_state("ready")
+    nvim.api.feedkeys(chat_keys, "x", False)  # now it goes, and the prompt empties
+    nvim.wait_chat("▍ You\nsecond prompt")
+    assert nvim.api.current.buffer[:] == [""]
+    # History: <Up> brings the sent prompts back.
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<Up>", True, False, True), "x", False)
+    assert nvim.api.current.buffer[:] == ["second prompt"]
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<Up>", True, False, True), "x", False)
+    assert nvim.api.current.buffer[:] == ["first"]
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<Down><Down>", True, False, True), "x", False)
+    assert nvim.api.current.buffer[:] == [""]
+    nvim.wait_state("ready")
+
+
+def scripted_agent(tmp_path: Path, scenario: dict[str, Any]) -> dict[str, Any]:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    return {
+        "cmd": sys.executable,
+        "args": [str(SCRIPTED), str(path)],
+        "env": {"ACP_TEST_JOURNAL": str(tmp_path / "journal.jsonl")},
+    }
+
+
+def journal(tmp_path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
+
+
+EVERY_KIND_TURN = [
+    {"thought": "Let me think about this"},
+    {"text": "Here is my plan"},
+    {
+        "update": {
+            "sessionUpdate": "plan",
+            "entries": [
+                {"content": "Read the code", "priority": "high", "status": "completed"},
+                {"content": "Write the fix", "priority": "medium", "status": "in_progress"},
+            ],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "e1",
+            "title": "Edit hello.py",
+            "kind": "edit",
+            "status": "in_progress",
+            "locations": [{"path": "/p/hello.py", "line": 2}],
+            "content": [{"type": "diff", "path": "/p/hello.py", "oldText": "a\nb\n", "newText": "a\nc\n"}],
+        }
+    },
+    {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"}},
+    {
+        "update": {
+            "sessionUpdate": "plan",
+            "entries": [
+                {"content": "Read the code", "priority": "high", "status": "completed"},
+                {"content": "Write the fix", "priority": "medium", "status": "completed"},
+            ],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [
+                {"name": "review", "description": "Review the diff", "input": {"hint": "file"}}
+            ],
+        }
+    },
+    {"update": {"sessionUpdate": "current_mode_update", "currentModeId": "code"}},
+    {"update": {"sessionUpdate": "session_info_update", "title": "Fixing hello"}},
+    {"update": {"sessionUpdate": "usage_update", "used": 5000, "size": 100000}},
+    {"update": {"sessionUpdate": "some_future_kind", "whatever": 1}},
+    {"text": " Done."},
+    {"stop": "max_tokens"},
+]
+
+
+def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Scripted", "version": "1.0"},
+        "echo": False,
+        "session": {
+            "modes": {
+                "currentModeId": "ask",
+                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+            }
+        },
+        "turns": [EVERY_KIND_TURN],
+    }
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, scenario)}),
+    )
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    assert nvim.status()["mode"] == "ask"
+    nvim.lua("require('acp_nvim').prompt('fix it')")
+    nvim.wait_chat("Turn ended: max tokens")
+    nvim.wait_state("ready")
+    text = nvim.chat_text()
+    expected_in_order = [
+        "▍ You\nfix it",
+        "▍ Thinking\nLet me think about this",
+        "▍ Scripted\nHere is my plan",
+        "▍ Plan\n  [x] Read the code  !\n  [x] Write the fix",
+        "  ✓ Edit hello.py  edit  completed\n    → /p/hello.py:2\n    --- /p/hello.py\n    +++ /p/hello.py",
+        "    -b\n    +c",
+        "▍ Commands\n  /review <file>  Review the diff",
+        "  Mode: Code",
+        "▍ Scripted\n Done.",
+        "  Turn ended: max tokens",
+    ]
+    position = 0
+    for part in expected_in_order:
+        found = text.find(part, position)
+        assert found >= 0, f"{part!r} not found in order in:\n{text}"
+        position = found
+    assert nvim.status()["mode"] == "code"
+    header = nvim.lua(
+        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.chat').chats[...].buf)[1]].winbar",
+        nvim.status()["session_id"],
+    )
+    assert "Fixing hello │ mode: Code │ ctx 5.0k/100.0k" in header
+    assert not nvim.errors()
+
+
+def test_prompt_with_a_range_attaches_the_selection(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    nvim.lua(
+        "require('acp_nvim').setup(...)", setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, {})})
+    )
+    source = tmp_path / "code.py"
+    source.write_text("def f():\n    return 1\n\nprint(f())\n")
+    nvim.api.command(f"edit {source}")
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.api.command("1,2AcpPrompt explain this")
+    nvim.wait_chat("@code.py:1-2")
+    nvim.wait_state("ready")
+    (prompt,) = [entry for entry in journal(tmp_path) if entry.get("method") == "session/prompt"]
+    blocks = prompt["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "explain this"}
+    assert blocks[1]["type"] == "resource_link" and blocks[1]["uri"] == source.as_uri() + "#L1-L2"
+    assert blocks[2]["type"] == "text" and "def f():\n    return 1" in blocks[2]["text"]
+    validator = jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/PromptRequest"})
+    validator.validate(prompt["params"])
+
+
+def test_embedded_context_when_the_agent_accepts_it(nvim: Nvim, tmp_path: Path) -> None:
+    scenario = {"agentCapabilities": {"promptCapabilities": {"embeddedContext": True}}}
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, scenario)}),
+    )
+    source = tmp_path / "notes.txt"
+    source.write_text("alpha\nbeta\n")
+    nvim.api.command(f"edit {source}")
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.api.command("2AcpPrompt what")
+    nvim.wait_state("running", 5)
+    nvim.wait_state("ready")
+    (prompt,) = [entry for entry in journal(tmp_path) if entry.get("method") == "session/prompt"]
+    resource = prompt["params"]["prompt"][1]
+    assert resource["type"] == "resource"
+    assert resource["resource"] == {"uri": source.as_uri() + "#L2-L2", "text": "beta"}
+
+
+def test_streaming_many_chunks_is_coalesced(nvim: Nvim, tmp_path: Path) -> None:
+    count = 3000
+    scenario = {"echo": False, "turns": [[{"text": f"w{n} "} for n in range(count)]]}
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, scenario)}),
+    )
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.lua(
+        """
+        local chat = require('acp_nvim.chat')
+        local apply = chat.apply
+        _G.apply_calls = 0
+        chat.apply = function(...) apply_calls = apply_calls + 1; return apply(...) end
+        """
+    )
+    nvim.lua("require('acp_nvim').prompt('stream')")
+    nvim.wait_chat(f"w{count - 1} ", 60)
+    nvim.wait_state("ready")
+    assert "".join(f"w{n} " for n in range(count)) in nvim.chat_text()
+    calls = nvim.lua("return apply_calls")
+    assert calls < count / 10, calls
+
+
+def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Demo\n")
+    (tmp_path / "hello.py").write_text('print("hi")\n')
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"demo": {"env": {"ACP_DEMO_DELAY_MS": "0"}}}),
+    )
+    nvim.lua("acp_test.answers = { 'hold' }")
+    nvim.api.command("AcpStart demo")
+    nvim.wait_state("ready")
+    status = nvim.status()
+    assert status["agent"]["title"] == "acp.nvim demo agent" and status["agent"]["version"]
+    nvim.lua("require('acp_nvim').prompt('show me')")
+    nvim.wait_state("ready", 30)
+    text = nvim.chat_text()
+    assert "▍ You\nshow me" in text
+    assert "▍ Plan" in text
+    assert "▍ acp.nvim demo agent" in text

@@ -1,0 +1,331 @@
+"""The host bootstrap, configuration, start failures and the status API, in a real headless Neovim."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.nvim.conftest import INSTRUMENT, Nvim, setup_opts
+
+SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+
+
+def scripted(tmp_path: Path, scenario: dict[str, Any], name: str = "scenario") -> dict[str, Any]:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(scenario))
+    return {"cmd": sys.executable, "args": [str(SCRIPTED), str(path)]}
+
+
+def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
+    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
+
+
+def assert_responsive(nvim: Nvim) -> None:
+    assert nvim.lua("return 1 + 1") == 2
+    nvim.api.command("enew")
+    nvim.api.current.buffer[:] = ["still editing"]
+    assert nvim.api.current.buffer[:] == ["still editing"]
+
+
+def test_host_starts_through_the_plugins_own_registration(nvim: Nvim) -> None:
+    info = nvim.lua("return require('acp_nvim.host').ensure()")
+    assert info["python"] == sys.executable
+    assert set(info["versions"]) == {"pynvim", "msgspec", "anyio"}
+    assert all(info["versions"].values())
+    assert nvim.lua("return vim.fn['remote#host#IsRunning']('acp_nvim')") == 1
+    # No :UpdateRemotePlugins manifest, and the user's python3 provider was never involved.
+    manifest = Path(nvim.lua("return vim.fn.stdpath('data')")) / "rplugin.vim"
+    assert not manifest.exists()
+    assert nvim.lua("return vim.g.python3_host_prog") is None
+    assert nvim.lua("return vim.fn['remote#host#IsRunning']('python3')") == 0
+
+
+def test_config_errors_name_the_field(nvim: Nvim) -> None:
+    ok = nvim.lua(
+        "return require('acp_nvim').setup(...)",
+        {"chat": {"width": "wide", "colour": 1}, "agents": {"x": {"cmd": 3}}, "bogus": True},
+    )
+    assert ok is False
+    (message,) = nvim.errors()
+    assert "unknown option `bogus`" in message
+    assert "`chat.width` must be a number, got string" in message
+    assert "unknown option `chat.colour`" in message
+    assert "`agents.x.cmd` must be a string, got number" in message
+    assert "stack traceback" not in message
+
+
+def test_old_neovim_is_refused_with_a_clear_message(nvim: Nvim) -> None:
+    ok = nvim.lua(
+        """
+        local has = vim.fn.has
+        vim.fn.has = function(feature) if feature == 'nvim-0.10' then return 0 end return has(feature) end
+        local ok = require('acp_nvim').setup({})
+        vim.fn.has = has
+        return ok
+        """
+    )
+    assert ok is False
+    assert "requires Neovim 0.10 or newer" in nvim.errors()[-1]
+
+
+def test_agent_info_title_and_version_in_status_and_statusline(nvim: Nvim, tmp_path: Path) -> None:
+    info = {"name": "scripted-agent", "title": "Scripted Agent", "version": "1.2.3"}
+    configure(nvim, tmp_path, agents={"scripted": scripted(tmp_path, {"agentInfo": info})})
+    nvim.lua(
+        """
+        _G.acp_events = {}
+        vim.api.nvim_create_autocmd('User', { pattern = 'AcpNvimStatus', callback = function(ev)
+          table.insert(acp_events, ev.data.state)
+        end })
+        """
+    )
+    nvim.api.command("AcpStart scripted")
+    nvim.wait_state("ready")
+    status = nvim.status()
+    assert status["agent"] == {"name": "scripted-agent", "title": "Scripted Agent", "version": "1.2.3"}
+    assert status["protocol_version"] == 1
+    assert status["session_id"]
+    assert nvim.lua("return require('acp_nvim').statusline()") == "Scripted Agent 1.2.3 ready"
+    nvim.lua("require('acp_nvim').prompt('hello')")
+    nvim.wait_chat("hello")
+    nvim.wait_state("ready")
+    nvim.api.command("AcpStop")
+    nvim.wait_state("stopped")
+    events = nvim.lua("return acp_events")
+    assert events[0] == "starting" and "running" in events and events[-1] == "stopped"
+    assert "ready" in events[events.index("running") :]
+
+
+def test_name_shown_when_the_agent_has_no_title(nvim: Nvim, tmp_path: Path) -> None:
+    agent = scripted(tmp_path, {"agentInfo": {"name": "plain-agent", "version": "0.1"}})
+    configure(nvim, tmp_path, agents={"plain": agent})
+    nvim.api.command("AcpStart plain")
+    nvim.wait_state("ready")
+    assert nvim.lua("return require('acp_nvim').statusline()") == "plain-agent 0.1 ready"
+
+
+def test_missing_command_names_the_install_hint(nvim: Nvim, tmp_path: Path) -> None:
+    configure(
+        nvim, tmp_path, agents={"ghost": {"cmd": "acp-ghost-agent-xyz", "install_hint": "npm i -g ghost"}}
+    )
+    nvim.api.command("AcpStart ghost")
+    nvim.wait_state("error")
+    (message,) = nvim.errors()
+    assert "acp-ghost-agent-xyz" in message and "npm i -g ghost" in message
+    assert nvim.status()["error"] == message.removeprefix("acp.nvim: ")
+    assert_responsive(nvim)
+
+
+def test_preset_install_hint(nvim: Nvim, tmp_path: Path) -> None:
+    nvim.api.command("AcpStart codex")  # codex-acp is not installed here
+    nvim.wait_state("error")
+    assert "npm install -g @zed-industries/codex-acp" in nvim.errors()[0]
+
+
+def test_agent_that_exits_at_once(nvim: Nvim, tmp_path: Path) -> None:
+    configure(nvim, tmp_path, agents={"boom": {"cmd": "sh", "args": ["-c", "echo boom >&2; exit 3"]}})
+    nvim.api.command("AcpStart boom")
+    nvim.wait_state("error")
+    (message,) = nvim.errors()
+    assert "exited with code 3" in message and "boom" in message
+    assert_responsive(nvim)
+
+
+def test_version_mismatch(nvim: Nvim, tmp_path: Path) -> None:
+    configure(nvim, tmp_path, agents={"future": scripted(tmp_path, {"protocolVersion": 99})})
+    nvim.api.command("AcpStart future")
+    nvim.wait_state("error")
+    (message,) = nvim.errors()
+    assert "protocol version 99" in message
+    assert_responsive(nvim)
+
+
+def test_handshake_timeout(nvim: Nvim, tmp_path: Path) -> None:
+    configure(nvim, tmp_path, handshake_timeout=1, agents={"mute": {"cmd": "sh", "args": ["-c", "sleep 30"]}})
+    nvim.api.command("AcpStart mute")
+    nvim.wait_state("error")
+    (message,) = nvim.errors()
+    assert "did not answer initialize within 1 s" in message
+    assert_responsive(nvim)
+
+
+def test_unknown_agent_name(nvim: Nvim) -> None:
+    nvim.api.command("AcpStart nosuchagent")
+    assert nvim.state() == "error"
+    assert 'unknown agent "nosuchagent"' in nvim.errors()[0]
+
+
+def test_agent_name_completion(nvim: Nvim) -> None:
+    names = nvim.lua("return vim.fn.getcompletion('AcpStart ', 'cmdline')")
+    assert {"claude", "gemini", "codex", "goose", "opencode", "fast-agent", "demo", "ts"} <= set(names)
+    assert nvim.lua("return vim.fn.getcompletion('AcpStart ge', 'cmdline')") == ["gemini"]
+
+
+@pytest.fixture
+def bare_nvim(nvim_clean: Any) -> Nvim:
+    session = Nvim(nvim_clean)
+    session.lua(INSTRUMENT)
+    return session
+
+
+def test_python_without_the_dependencies_says_what_to_run(bare_nvim: Nvim, tmp_path: Path) -> None:
+    # An interpreter without site-packages: no pynvim, msgspec or anyio.
+    python = tmp_path / "python-nodeps"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    bare_nvim.lua("require('acp_nvim').setup(...)", setup_opts(tmp_path, python=str(python)))
+    bare_nvim.api.command("AcpStart ts")
+    assert bare_nvim.state() == "error"
+    (message,) = bare_nvim.errors()
+    assert "has no module" in message
+    assert f"{python} -m pip install" in message
+    assert_responsive(bare_nvim)
+
+
+def test_python_not_found_points_at_the_build_step(bare_nvim: Nvim, tmp_path: Path) -> None:
+    bare_nvim.lua("require('acp_nvim').setup(...)", setup_opts(tmp_path, python=str(tmp_path / "nope")))
+    bare_nvim.api.command("AcpStart ts")
+    assert bare_nvim.state() == "error"
+    (message,) = bare_nvim.errors()
+    assert "Python not found" in message and "require('acp_nvim.build').run()" in message
+
+
+def test_private_environment_is_the_default_interpreter(bare_nvim: Nvim) -> None:
+    bare_nvim.lua("require('acp_nvim').setup({})")
+    python = bare_nvim.lua("return require('acp_nvim.config').python()")
+    data = bare_nvim.lua("return vim.fn.stdpath('data')")
+    assert python == os.path.join(data, "acp_nvim", "venv", "bin", "python")
+
+
+def test_checkhealth(nvim: Nvim, tmp_path: Path) -> None:
+    agent = scripted(tmp_path, {"agentInfo": {"name": "probe-me", "title": "Probe Me", "version": "2.0"}})
+    configure(nvim, tmp_path, agents={"probe": agent}, default_agent="probe")
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "OK Neovim 0.11" in report
+    assert "OK remote plugin registered" in report
+    assert "OK pynvim 0.6.0" in report and "OK msgspec" in report and "OK anyio" in report
+    assert "codex: codex-acp not found" in report and "npm install -g @zed-industries/codex-acp" in report
+    assert "OK initialize: Probe Me 2.0 (protocol 1)" in report, report
+
+
+def test_stop_and_restart(nvim: Nvim) -> None:
+    nvim.api.command("AcpStart ts")
+    nvim.wait_state("ready")
+    first = nvim.status()["session_id"]
+    nvim.api.command("AcpRestart")
+    nvim.wait(
+        "require('acp_nvim').status().state == 'ready'"
+        " and require('acp_nvim').status().session_id ~= args[1]",
+        20,
+        first,
+    )
+    # The new chat replaced the old one in the same windows (no pile of splits).
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 3
+    nvim.api.command("AcpChat")
+    assert nvim.lua("return vim.api.nvim_buf_get_name(0)").endswith("/prompt")
+    assert nvim.lua("return vim.bo.filetype") == "acp_nvim_prompt"
+    nvim.api.command("AcpStop")
+    nvim.wait_state("stopped")
+    assert nvim.status().get("session_id") is None
+    assert nvim.lua("return require('acp_nvim').statusline()") == "ts stopped"
+    assert not nvim.errors()
+
+
+def test_help_tags(nvim: Nvim, tmp_path: Path) -> None:
+    import shutil
+
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
+    nvim.api.command(f"helptags {doc}")
+    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    for tag in [
+        ":AcpStart",
+        ":AcpStop",
+        ":AcpRestart",
+        ":AcpChat",
+        ":AcpPrompt",
+        ":AcpCancel",
+        "acp_nvim-options",
+        "acp_nvim.python",
+        "acp_nvim.agents",
+        "acp_nvim.default_agent",
+        "acp_nvim.chat.position",
+        "AcpNvimStatus",
+        "acp_nvim.status()",
+        "acp_nvim.statusline()",
+        "acp_nvim-highlights",
+        "AcpChatDiffAdd",
+        "acp_nvim-troubleshooting",
+        "acp_nvim-build",
+    ]:
+        assert tag in tags, tag
+    assert not nvim.notes()
+
+
+def agent_processes(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if marker in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def test_quitting_neovim_stops_the_agent_and_the_host(nvim_clean: Any, tmp_path: Path) -> None:
+    import time
+
+    session = Nvim(nvim_clean)
+    session.lua(INSTRUMENT)
+    marker = f"quit-{os.getpid()}-{tmp_path.name}"
+    agent = scripted(tmp_path, {}, name=marker)
+    session.lua("require('acp_nvim').setup(...)", setup_opts(tmp_path, agents={"q": agent}))
+    session.api.command("AcpStart q")
+    session.wait_state("ready")
+    host_pid = session.lua("return require('acp_nvim.host').info().pid")
+    assert agent_processes(marker)
+    with contextlib.suppress(EOFError, OSError):
+        session.api.command("qa!")  # Neovim exits while answering: the channel just ends
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (agent_processes(marker) or Path(f"/proc/{host_pid}").exists()):
+        time.sleep(0.05)  # nothing to wait on: these processes belong to no one we can join
+    assert not agent_processes(marker)
+    assert (
+        not Path(f"/proc/{host_pid}").exists() or "Z" in Path(f"/proc/{host_pid}/stat").read_text().split()[2]
+    )
+
+
+def test_build_step_creates_the_private_environment(bare_nvim: Nvim) -> None:
+    calls = bare_nvim.lua(
+        """
+        local calls = {}
+        local system = vim.system
+        vim.system = function(argv)
+          table.insert(calls, argv)
+          return { wait = function() return { code = 0, stdout = 'True\\n', stderr = '' } end }
+        end
+        local ok = require('acp_nvim.build').run({ python = '/usr/bin/python3' })
+        vim.system = system
+        return { ok = ok, calls = calls }
+        """
+    )
+    assert calls["ok"] is True
+    data = bare_nvim.lua("return vim.fn.stdpath('data')")
+    venv = os.path.join(data, "acp_nvim", "venv")
+    assert calls["calls"][0] == ["/usr/bin/python3", "-m", "venv", venv]
+    install = calls["calls"][1]
+    assert install[:4] == [os.path.join(venv, "bin", "python"), "-m", "pip", "install"]
+    assert str(ROOT) in install
+    assert {"pynvim==0.6.0", "msgspec==0.23.0", "anyio==4.16.0"} <= set(install)

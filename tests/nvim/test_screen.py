@@ -1,0 +1,134 @@
+"""What a person sees: Neovim in a real terminal (tmux), the chat drawn next to the code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import NVIM, ROOT
+
+SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+TURN = [
+    {"text": "Sure, I will look at the greeting code."},
+    {
+        "update": {
+            "sessionUpdate": "plan",
+            "entries": [
+                {"content": "Read hello.py", "priority": "high", "status": "completed"},
+                {"content": "Improve the greeting", "priority": "medium", "status": "in_progress"},
+            ],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "r1",
+            "title": "Read hello.py",
+            "kind": "read",
+            "status": "completed",
+            "locations": [{"path": "/project/hello.py", "line": 1}],
+        }
+    },
+    {"text": "The greeting is fine."},
+]
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[str]:
+    name = f"acp-nvim-{uuid.uuid4().hex[:8]}"
+    yield name
+    subprocess.run(["tmux", "kill-session", "-t", name], check=False, capture_output=True)
+
+
+def capture(name: str) -> str:
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", name], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def wait_screen(name: str, texts: list[str], timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = capture(name)
+        if all(text in screen for text in texts):
+            return screen
+        time.sleep(0.1)  # polling the terminal: there is no event to wait on from outside
+    raise AssertionError(f"not all of {texts} on screen after {timeout} s:\n{screen}")
+
+
+def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+                "echo": False,
+                "turns": [TURN],
+            }
+        )
+    )
+    (tmp_path / "hello.py").write_text('print("hello")\n')
+    init = tmp_path / "init.lua"
+    agent = {"cmd": sys.executable, "args": [str(SCRIPTED), str(scenario)]}
+    init.write_text(
+        f"""
+vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
+vim.o.laststatus = 2
+vim.o.statusline = "%f %= %{{v:lua.require'acp_nvim'.statusline()}}"
+require("acp_nvim").setup({{
+  python = {json.dumps(sys.executable)},
+  log_file = {json.dumps(str(tmp_path / "acp.log"))},
+  default_agent = "screen",
+  agents = {{ screen = vim.json.decode({json.dumps(json.dumps(agent))}) }},
+  chat = {{ width = 70 }},
+}})
+local prompted = false
+vim.api.nvim_create_autocmd("User", {{
+  pattern = "AcpNvimStatus",
+  callback = function(ev)
+    if ev.data.state == "ready" and not prompted then
+      prompted = true
+      vim.schedule(function() vim.cmd("AcpPrompt improve the greeting") end)
+    end
+  end,
+}})
+vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vim.cmd("AcpStart") end }})
+"""
+    )
+    env = {
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    command = f"cd {tmp_path} && env {exports} TERM=xterm-256color {NVIM} --clean -u {init} hello.py"
+    subprocess.run(["tmux", "new-session", "-d", "-x", "120", "-y", "40", "-s", tmux, command], check=True)
+    screen = wait_screen(
+        tmux,
+        [
+            "Sure, I will look at the greeting code.",
+            "▍ Plan",
+            "[x] Read hello.py",
+            "[~] Improve the greeting",
+            "✓ Read hello.py  read  completed",
+            "The greeting is fine.",
+            "Screen Agent 3.1 ready",
+        ],
+    )
+    # The code stays on the left, the chat on the right.
+    code_line = next(line for line in screen.splitlines() if 'print("hello")' in line)
+    chat_line = next(line for line in screen.splitlines() if "The greeting is fine." in line)
+    assert code_line.index('print("hello")') < 10
+    assert chat_line.index("The greeting is fine.") > 40

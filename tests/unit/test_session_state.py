@@ -1,0 +1,316 @@
+"""The session reducer: updates in, transcript + minimal changes out (no Neovim)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_nvim.client.session import MessageItem, PlanItem, SessionState, ToolCallItem
+from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
+from acp_nvim.nvim.render import ChatRenderer
+from acp_nvim.nvim.view import ops_for
+from acp_nvim.protocol import codec
+from acp_nvim.protocol import schema as s
+
+
+def update(raw: dict[str, Any]) -> s.SessionUpdate:
+    notification = codec.decode_session_update(
+        msgspec.Raw(msgspec.json.encode({"sessionId": "s", "update": raw}))
+    )
+    assert notification is not None
+    return notification.update
+
+
+def chunk(text: str, kind: str = "agent_message_chunk", message_id: str | None = None) -> s.SessionUpdate:
+    raw: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id is not None:
+        raw["messageId"] = message_id
+    return update(raw)
+
+
+def test_chunks_stream_into_one_message_and_are_reported_as_appends() -> None:
+    state = SessionState("s")
+    state.apply(chunk("Hel"))
+    first = state.take_changes()
+    assert first.added == ["1"] and not first.appended
+    state.apply(chunk("lo "))
+    state.apply(chunk("world"))
+    changes = state.take_changes()
+    assert changes.added == [] and changes.appended == {"1": ["lo ", "world"]}
+    item = state.items[0]
+    assert isinstance(item, MessageItem) and item.text == "Hello world"
+
+
+def test_a_new_message_id_starts_a_new_message_and_an_old_id_appends_in_place() -> None:
+    state = SessionState("s")
+    state.apply(chunk("one", message_id="m1"))
+    state.apply(chunk("two", message_id="m2"))
+    state.apply(chunk(" more", message_id="m1"))
+    texts = [item.text for item in state.items if isinstance(item, MessageItem)]
+    assert texts == ["one more", "two"]
+
+
+def test_roles_and_items_in_between_split_messages() -> None:
+    state = SessionState("s")
+    state.apply(chunk("thinking", "agent_thought_chunk"))
+    state.apply(chunk("answer"))
+    state.apply(update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}))
+    state.apply(chunk("after"))
+    kinds = [(type(item).__name__, getattr(item, "role", None)) for item in state.items]
+    assert kinds == [
+        ("MessageItem", "thought"),
+        ("MessageItem", "agent"),
+        ("ToolCallItem", None),
+        ("MessageItem", "agent"),
+    ]
+
+
+def test_a_local_prompt_is_never_extended_by_agent_chunks() -> None:
+    state = SessionState("s")
+    state.add_user_prompt("hi")
+    state.apply(chunk("hi", "user_message_chunk"))
+    assert [item.text for item in state.items if isinstance(item, MessageItem)] == ["hi", "hi"]
+
+
+def test_tool_call_updates_replace_fields_and_collections() -> None:
+    state = SessionState("s")
+    state.apply(
+        update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t",
+                "title": "Edit",
+                "kind": "edit",
+                "locations": [{"path": "/a"}],
+                "content": [{"type": "diff", "path": "/a", "oldText": "x", "newText": "y"}],
+            }
+        )
+    )
+    state.take_changes()
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "in_progress"}))
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": []}))
+    changes = state.take_changes()
+    assert changes.replaced == ["1"]  # two updates in a frame, one replacement
+    item = state.tool_call("t")
+    assert item is not None
+    assert (item.status, item.kind, item.content, [loc.path for loc in item.locations]) == (
+        "in_progress",
+        "edit",
+        [],
+        ["/a"],
+    )
+
+
+def test_an_update_for_an_unknown_tool_call_creates_it() -> None:
+    state = SessionState("s")
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "ghost", "status": "completed"}))
+    item = state.items[0]
+    assert isinstance(item, ToolCallItem) and item.title == "ghost" and item.status == "completed"
+
+
+def test_plan_is_replaced_within_a_turn_and_new_per_turn() -> None:
+    state = SessionState("s")
+    entry = {"content": "a", "priority": "high", "status": "pending"}
+    state.apply(update({"sessionUpdate": "plan", "entries": [entry]}))
+    state.apply(update({"sessionUpdate": "plan", "entries": [entry | {"status": "completed"}, entry]}))
+    plans = [item for item in state.items if isinstance(item, PlanItem)]
+    assert len(plans) == 1 and [e.status for e in plans[0].entries] == ["completed", "pending"]
+    state.begin_turn()
+    state.apply(update({"sessionUpdate": "plan", "entries": [entry]}))
+    assert len([item for item in state.items if isinstance(item, PlanItem)]) == 2
+
+
+def test_cancel_marks_unfinished_tool_calls_and_late_updates_still_apply() -> None:
+    state = SessionState("s")
+    state.apply(
+        update({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "A", "status": "completed"})
+    )
+    state.apply(
+        update({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "B", "status": "in_progress"})
+    )
+    state.end_turn("cancelled")
+    statuses = {item.tool_call_id: item.status for item in state.items if isinstance(item, ToolCallItem)}
+    assert statuses == {"a": "completed", "b": "cancelled"}
+    assert state.items[-1].text == "Turn ended: cancelled"  # type: ignore[union-attr]
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "completed"}))
+    assert state.tool_call("b").status == "completed"  # type: ignore[union-attr]
+
+
+def test_end_turn_is_silent_for_end_turn() -> None:
+    state = SessionState("s")
+    state.end_turn("end_turn")
+    assert state.items == []
+
+
+def test_meta_updates() -> None:
+    state = SessionState("s")
+    state.set_modes(
+        s.SessionModeState(
+            current_mode_id="ask",
+            available_modes=[s.SessionMode(id="ask", name="Ask"), s.SessionMode(id="code", name="Code")],
+        )
+    )
+    state.take_changes()
+    state.apply(update({"sessionUpdate": "current_mode_update", "currentModeId": "code"}))
+    state.apply(update({"sessionUpdate": "session_info_update", "title": "Fixing bugs"}))
+    state.apply(update({"sessionUpdate": "usage_update", "used": 1200, "size": 200000}))
+    state.apply(
+        update(
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [{"name": "plan", "description": "Make a plan"}],
+            }
+        )
+    )
+    changes = state.take_changes()
+    assert changes.meta == {"mode", "title", "usage", "commands"}
+    assert state.current_mode_name == "Code" and state.title == "Fixing bugs"
+    assert state.usage is not None and state.usage.used == 1200
+    ops = ops_for(state, changes, "Agent")
+    meta = ops[-1]
+    assert meta["op"] == "meta"
+    assert meta["header"] == "Fixing bugs │ mode: Code │ ctx 1.2k/200.0k"
+    assert meta["commands"] == [{"word": "/plan", "menu": "Make a plan", "hint": ""}]
+    notices = [op["item"]["lines"] for op in ops if op["op"] == "add" and op["item"]["kind"] == "notice"]
+    assert notices == [[{"s": [["  Mode: Code", "AcpChatNotice"]]}]]
+
+
+def test_session_info_null_clears_and_omitted_keeps() -> None:
+    state = SessionState("s")
+    state.apply(update({"sessionUpdate": "session_info_update", "title": "T"}))
+    state.apply(update({"sessionUpdate": "session_info_update", "updatedAt": "2025-01-01T00:00:00Z"}))
+    assert state.title == "T"
+    state.apply(update({"sessionUpdate": "session_info_update", "title": None}))
+    assert state.title is None
+
+
+def test_config_option_change_is_announced() -> None:
+    state = SessionState("s")
+    option = {
+        "id": "model",
+        "name": "Model",
+        "type": "select",
+        "category": "model",
+        "currentValue": "a",
+        "options": [{"value": "a", "name": "Alpha"}, {"value": "b", "name": "Beta"}],
+    }
+    state.apply(update({"sessionUpdate": "config_option_update", "configOptions": [option]}))
+    state.apply(
+        update({"sessionUpdate": "config_option_update", "configOptions": [option | {"currentValue": "b"}]})
+    )
+    assert [getattr(item, "text", None) for item in state.items] == ["Model: Beta"]
+
+
+def test_diff_and_terminal_content_become_view_lines() -> None:
+    state = SessionState("s")
+    state.apply(
+        update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t",
+                "title": "Edit",
+                "content": [
+                    {"type": "diff", "path": "/p/a.py", "newText": "new\n"},
+                    {"type": "terminal", "terminalId": "term-1"},
+                ],
+            }
+        )
+    )
+    (op,) = ops_for(state, state.take_changes(), "A")
+    lines = op["item"]["lines"]
+    assert lines[1] == {"diff": {"path": "/p/a.py", "old": None, "new": "new\n"}}
+    assert lines[2] == {"term": "term-1"}
+
+
+@given(st.lists(st.text(max_size=20), min_size=1, max_size=50), st.integers(min_value=1, max_value=10))
+def test_appends_replayed_in_any_frame_split_rebuild_the_text(pieces: list[str], frame: int) -> None:
+    """Whatever the frame boundaries, the first add plus the appends reproduce the message."""
+    state = SessionState("s")
+    rebuilt: dict[str, str] = {}
+    for index, piece in enumerate(pieces):
+        state.apply(chunk(piece))
+        if index % frame == 0 or index == len(pieces) - 1:
+            for op in ops_for(state, state.take_changes(), "A"):
+                if op["op"] == "add":
+                    body = [line["s"][0][0] for line in op["item"]["lines"][1:]]
+                    rebuilt[op["item"]["id"]] = "\n".join(body)
+                elif op["op"] == "append":
+                    rebuilt[op["id"]] += op["text"]
+    assert rebuilt == {"1": "".join(pieces)}
+
+
+class FakeBridge:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def lua(self, code: str, *args: Any) -> None:
+        self.calls.append((code, args))
+
+
+@pytest.mark.anyio
+async def test_ten_thousand_chunks_cost_tens_of_calls() -> None:
+    bridge = FakeBridge()
+    state = SessionState("s")
+    async with anyio.create_task_group() as tasks:
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        for n in range(10_000):
+            state.apply(chunk(f"w{n} "))
+            renderer.changed()
+            if n % 200 == 0:
+                # Let the loop breathe as a real stream would (chunks arrive over time).
+                await anyio.sleep(0.005)
+        renderer.flush()
+    assert 1 <= len(bridge.calls) <= 100
+    text = "".join(
+        op["text"] if op["op"] == "append" else op["item"]["lines"][1]["s"][0][0]
+        for _, (_, ops) in bridge.calls
+        for op in ops
+    )
+    assert text == "".join(f"w{n} " for n in range(10_000))
+
+
+@pytest.mark.anyio
+async def test_permission_queue_answers_everything_once() -> None:
+    shown: list[tuple[str, tuple[Any, ...]]] = []
+    busy: list[bool] = []
+    broker = PermissionBroker(lambda code, *args: shown.append((code, args)), busy.append)
+    options = [
+        s.PermissionOption(option_id="ok", name="OK", kind="allow_once"),
+        s.PermissionOption(option_id="no", name="No", kind="reject_once"),
+    ]
+    request = s.RequestPermissionRequest(
+        session_id="s", tool_call=s.ToolCallUpdate(tool_call_id="t"), options=options
+    )
+    results: list[s.RequestPermissionOutcome] = []
+
+    async def ask() -> None:
+        results.append(await broker.ask(request, {}))
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(3):
+            tasks.start_soon(ask)
+        with anyio.fail_after(5):
+            while not shown:
+                await anyio.sleep(0.001)
+        assert len(shown) == 1  # one picker at a time
+        broker.answer(shown[0][1][0], "ok")
+        broker.answer(shown[0][1][0], "no")  # a late second answer is ignored
+        with anyio.fail_after(5):
+            while len(shown) < 2:
+                await anyio.sleep(0.001)
+        broker.cancel_all()  # the open one and the queued one
+    assert results[0] == s.RequestPermissionOutcomeSelected(option_id="ok")
+    assert results[1:] == [s.RequestPermissionOutcomeCancelled()] * 2
+    assert busy == [True, False, True, False]
+
+
+def test_dismissing_picks_the_first_reject_option_else_cancelled() -> None:
+    allow = s.PermissionOption(option_id="a", name="A", kind="allow_once")
+    reject = s.PermissionOption(option_id="r", name="R", kind="reject_always")
+    assert dismissed_outcome([allow, reject]) == s.RequestPermissionOutcomeSelected(option_id="r")
+    assert dismissed_outcome([allow]) == s.RequestPermissionOutcomeCancelled()
