@@ -9,17 +9,18 @@ obscure error from the agent.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, TypeVar
 
 import anyio
 import msgspec
 
 from acp_nvim import __version__
+from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError
-from acp_nvim.jsonrpc import Connection, ConnectionClosed, MethodNotFound, RpcError
+from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, ConnectionClosed, MethodNotFound, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
@@ -31,6 +32,7 @@ __all__ = [
     "AgentNotFound",
     "HandshakeFailed",
     "HandshakeTimeout",
+    "InvalidAnswer",
     "StartError",
     "Unsupported",
     "VersionMismatch",
@@ -60,6 +62,13 @@ class HandshakeFailed(StartError):
     pass
 
 
+class InvalidAnswer(RpcError):
+    """The agent answered one of our requests with a result of the wrong shape (detected here, not sent)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
 class Unsupported(Exception):
     """A call the agent did not advertise; refused locally, nothing was sent."""
 
@@ -80,6 +89,7 @@ class AgentConnection:
         self.process = process
         self.connection = connection
         self.editor = dispatcher.editor
+        self.diagnostics = dispatcher.diagnostics
         self._dispatcher = dispatcher
         self.init = init
         # Which sessions offered modes / config options: set_mode and set_config_option need them.
@@ -133,8 +143,13 @@ class AgentConnection:
         max_message_size: int | None = None,
         on_message: TrafficHook | None = None,
         on_protocol_error: Callable[[str], None] | None = None,
+        on_trouble: TroubleSink | None = None,
     ) -> AsyncIterator[AgentConnection]:
-        """Start the agent and complete `initialize`; raises a `StartError` with a one-line reason."""
+        """Start the agent and complete `initialize`; raises a `StartError` with a one-line reason.
+
+        `on_protocol_error` sees every bad line (for logs); `on_trouble` gets the few messages meant for the
+        user, one per kind of trouble and then rate-limited summaries (see `Diagnostics`).
+        """
         try:
             async with cls._launch(
                 command,
@@ -144,6 +159,7 @@ class AgentConnection:
                 max_message_size,
                 on_message,
                 on_protocol_error,
+                on_trouble,
             ) as agent:
                 yield agent
         except BaseExceptionGroup as group:
@@ -160,11 +176,18 @@ class AgentConnection:
         max_message_size: int | None,
         on_message: TrafficHook | None,
         on_protocol_error: Callable[[str], None] | None,
+        on_trouble: TroubleSink | None,
     ) -> AsyncIterator[AgentConnection]:
         async with anyio.create_task_group() as tasks:
             process = await AgentProcess.spawn(command, tasks)
+            diagnostics = Diagnostics(command.name, on_trouble or _no_trouble_sink)
             try:
-                dispatcher = _Dispatcher(editor)
+                dispatcher = _Dispatcher(editor, diagnostics)
+
+                def protocol_error(message: str) -> None:
+                    diagnostics.protocol_error(message)
+                    if on_protocol_error is not None:
+                        on_protocol_error(message)
 
                 async def closed_reason() -> str:
                     # EOF usually comes a moment before the exit status: wait for it briefly so the user
@@ -183,13 +206,15 @@ class AgentConnection:
                     on_notification=dispatcher.on_notification,
                     closed_reason=closed_reason,
                     on_message=on_message,
-                    on_protocol_error=on_protocol_error,
+                    on_protocol_error=protocol_error,
                     peer_name=f"agent {command.name}",
                     **options,
                 )
                 tasks.start_soon(connection.serve)
+                tasks.start_soon(diagnostics.run)
                 init = await _initialize(connection, editor, client_info, handshake_timeout, command)
                 agent = cls(process, connection, dispatcher, init)
+                diagnostics.agent_name = agent.display_name
                 log.info(
                     "initialized %s (protocol %d, capabilities %s)",
                     agent.display_name,
@@ -198,6 +223,7 @@ class AgentConnection:
                 )
                 yield agent
             finally:
+                diagnostics.flush()
                 await process.stop()
                 tasks.cancel_scope.cancel()
 
@@ -205,7 +231,11 @@ class AgentConnection:
 
     async def _call(self, method: str, params: msgspec.Struct, result_type: type[T]) -> T:
         raw = await self.connection.request(method, params)
-        return codec.decode_result(raw, result_type)
+        try:
+            return codec.decode_result(raw, result_type)
+        except msgspec.ValidationError as err:
+            # An RpcError, so callers handle it with the agent's own errors instead of crashing on it.
+            raise InvalidAnswer(f"{self.display_name} sent an invalid answer to {method}: {err}") from None
 
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
         if not any(method.id == method_id for method in self.auth_methods):
@@ -231,8 +261,9 @@ class AgentConnection:
             mcp_servers=self._allowed_mcp_servers(mcp_servers),
             additional_directories=self._additional_directories(additional_directories),
         )
-        response = await self._call(m.SESSION_NEW, request, s.NewSessionResponse)
-        self._remember_session(response.session_id, response.modes, response.config_options)
+        with self._dispatcher.opening_session():
+            response = await self._call(m.SESSION_NEW, request, s.NewSessionResponse)
+            self._remember_session(response.session_id, response.modes, response.config_options)
         return response
 
     async def load_session(
@@ -250,8 +281,10 @@ class AgentConnection:
             mcp_servers=self._allowed_mcp_servers(mcp_servers),
             additional_directories=self._additional_directories(additional_directories),
         )
-        response = await self._call(m.SESSION_LOAD, request, s.LoadSessionResponse)
-        self._remember_session(session_id, response.modes, response.config_options)
+        # The agent replays the history before it answers: those updates must reach the editor.
+        with self._dispatcher.opening_session(session_id):
+            response = await self._call(m.SESSION_LOAD, request, s.LoadSessionResponse)
+            self._remember_session(session_id, response.modes, response.config_options)
         return response
 
     async def resume_session(
@@ -268,8 +301,9 @@ class AgentConnection:
             mcp_servers=self._allowed_mcp_servers(mcp_servers),
             additional_directories=self._additional_directories(additional_directories),
         )
-        response = await self._call(m.SESSION_RESUME, request, s.ResumeSessionResponse)
-        self._remember_session(session_id, response.modes, response.config_options)
+        with self._dispatcher.opening_session(session_id):
+            response = await self._call(m.SESSION_RESUME, request, s.ResumeSessionResponse)
+            self._remember_session(session_id, response.modes, response.config_options)
         return response
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
@@ -323,9 +357,15 @@ class AgentConnection:
 
     async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> s.PromptResponse:
         self._check_prompt(prompt)
-        return await self._call(
-            m.SESSION_PROMPT, s.PromptRequest(session_id=session_id, prompt=list(prompt)), s.PromptResponse
-        )
+        try:
+            return await self._call(
+                m.SESSION_PROMPT,
+                s.PromptRequest(session_id=session_id, prompt=list(prompt)),
+                s.PromptResponse,
+            )
+        finally:
+            # The user learns how much went wrong during the turn when it ends, not some seconds later.
+            self.diagnostics.flush()
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn; its pending permission requests are answered `cancelled` (the spec's
@@ -376,6 +416,7 @@ class AgentConnection:
         modes: s.SessionModeState | None,
         config_options: Sequence[s.SessionConfigOption] | None,
     ) -> None:
+        self._dispatcher.sessions.add(session_id)
         if modes is not None:
             self._sessions_with_modes.add(session_id)
         if config_options is not None:
@@ -428,11 +469,24 @@ async def _initialize(
 EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
 
 
+_NULL = msgspec.Raw(b"null")
+
+
+def _no_trouble_sink(message: str) -> None:
+    pass
+
+
 class _Dispatcher:
     """Routes the agent's requests and notifications to the editor, decoding them by the method table."""
 
-    def __init__(self, editor: Editor) -> None:
+    def __init__(self, editor: Editor, diagnostics: Diagnostics) -> None:
         self.editor = editor
+        self.diagnostics = diagnostics
+        # Sessions this client opened: updates for any other are an agent bug and go no further.
+        self.sessions: set[str] = set()
+        # While a session/new is in flight its id is not known yet, and its first updates can be read before
+        # the caller resumes with the answer: until then, updates for any session are let through.
+        self._opening = 0
         self._permission_scopes: dict[str, set[anyio.CancelScope]] = {}
         caps = editor.client_capabilities()
         fs = caps.fs or s.FileSystemCapabilities()
@@ -469,18 +523,44 @@ class _Dispatcher:
                 scopes.discard(scope)
         return s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled())
 
+    @contextmanager
+    def opening_session(self, session_id: str | None = None) -> Iterator[None]:
+        """Around a request that opens a session. A known id (load, resume) counts as open at once: a load
+        replays the history before it answers. An unknown one (new) lets every session through meanwhile."""
+        if session_id is None:
+            self._opening += 1
+            try:
+                yield
+            finally:
+                self._opening -= 1
+            return
+        known_before = session_id in self.sessions
+        self.sessions.add(session_id)
+        try:
+            yield
+        except BaseException:
+            if not known_before:
+                self.sessions.discard(session_id)
+            raise
+
     def cancel_permissions(self, session_id: str) -> None:
         for scope in self._permission_scopes.get(session_id, ()):
             scope.cancel()
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method != m.SESSION_UPDATE or params is None:
+        if method != m.SESSION_UPDATE:
             log.debug("ignored notification %s", method)
             return
         try:
-            notification = codec.decode_session_update(params)
+            notification = codec.decode_session_update(params if params is not None else _NULL)
         except msgspec.ValidationError as err:
             log.warning("malformed session/update dropped: %s", err)
+            self.diagnostics.report("malformed_update", str(err))
             return
-        if notification is not None:
-            await self.editor.session_update(notification)
+        if notification is None:
+            return
+        if notification.session_id not in self.sessions and not self._opening:
+            log.debug("update for unknown session %r dropped", notification.session_id)
+            self.diagnostics.report("unknown_session")
+            return
+        await self.editor.session_update(notification)

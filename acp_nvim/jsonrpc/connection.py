@@ -35,6 +35,9 @@ RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object
 NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None]]
 Direction: TypeAlias = Literal["in", "out"]
 MessageHook: TypeAlias = Callable[[Direction, bytes], None]
+ProtocolErrorKind: TypeAlias = Literal[
+    "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error"
+]
 ProtocolErrorHook: TypeAlias = Callable[[str], None]
 ClosedReason: TypeAlias = Callable[[], Awaitable[str]]
 
@@ -42,6 +45,18 @@ CANCEL_REQUEST_METHOD = "$/cancel_request"
 
 _NULL = msgspec.Raw(b"null")
 _PREVIEW_LENGTH = 200
+
+
+class ProtocolError(str):
+    """What `on_protocol_error` receives: the message, readable as a plain `str`, plus its `kind`, so that a
+    listener can group reports (one notice per kind, not per line) without parsing the text."""
+
+    kind: ProtocolErrorKind
+
+    def __new__(cls, kind: ProtocolErrorKind, message: str) -> ProtocolError:
+        report = super().__new__(cls, message)
+        report.kind = kind
+        return report
 
 
 class _Envelope(msgspec.Struct):
@@ -340,8 +355,9 @@ class Connection:
         if isinstance(item, Oversized):
             # Its id is somewhere in the dropped bytes, so a request among them cannot be answered.
             self._protocol_error(
+                "oversized",
                 f"message of more than {format_size(self._splitter.max_size)} from the {self._peer} "
-                f"was dropped ({item.size} bytes)"
+                f"was dropped ({item.size} bytes)",
             )
             return
         self._hook_message("in", item)
@@ -349,7 +365,9 @@ class Connection:
             try:
                 item.decode("utf-8")
             except UnicodeDecodeError:
-                self._protocol_error(f"the {self._peer} sent a line that is not UTF-8: {_preview(item)}")
+                self._protocol_error(
+                    "not_utf8", f"the {self._peer} sent a line that is not UTF-8: {_preview(item)}"
+                )
                 self._send_error(None, ParseError())
                 return
         try:
@@ -358,7 +376,9 @@ class Connection:
             self._invalid_request(_usable_id(item), str(exc), item)
             return
         except msgspec.DecodeError:
-            self._protocol_error(f"the {self._peer} sent a line that is not JSON: {_preview(item)}")
+            self._protocol_error(
+                "not_json", f"the {self._peer} sent a line that is not JSON: {_preview(item)}"
+            )
             self._send_error(None, ParseError())
             return
 
@@ -376,7 +396,8 @@ class Connection:
 
     def _invalid_request(self, request_id: RequestId, detail: str, line: bytes) -> None:
         self._protocol_error(
-            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {_preview(line)}"
+            "invalid_message",
+            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {_preview(line)}",
         )
         self._send_error(request_id, InvalidRequest(f"Invalid request: {detail}"))
 
@@ -387,7 +408,7 @@ class Connection:
         try:
             await self._on_notification(method, params)
         except msgspec.ValidationError as exc:
-            self._protocol_error(f"the {self._peer} sent invalid params in {method}: {exc}")
+            self._protocol_error("invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}")
         except Exception:
             logger.exception("handler for the %s notification failed", method)
 
@@ -474,7 +495,9 @@ class Connection:
             wire = self._error_decoder.decode(raw)
         except msgspec.DecodeError as exc:
             text = _preview(bytes(memoryview(raw)))
-            self._protocol_error(f"the {self._peer} sent a malformed error ({exc}): {text}")
+            self._protocol_error(
+                "malformed_error", f"the {self._peer} sent a malformed error ({exc}): {text}"
+            )
             return InternalError(f"malformed error from the {self._peer}: {text}")
         return RpcError.from_wire(wire.code, wire.message, wire.data)
 
@@ -488,11 +511,11 @@ class Connection:
         except Exception:
             logger.exception("on_message hook failed")
 
-    def _protocol_error(self, message: str) -> None:
+    def _protocol_error(self, kind: ProtocolErrorKind, message: str) -> None:
         logger.warning("%s", message)
         if self._on_protocol_error is None:
             return
         try:
-            self._on_protocol_error(message)
+            self._on_protocol_error(ProtocolError(kind, message))
         except Exception:
             logger.exception("on_protocol_error hook failed")

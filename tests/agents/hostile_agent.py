@@ -1,0 +1,524 @@
+"""A hostile ACP agent for reliability tests: standard library only, so nothing in the way of the bytes.
+
+Run: ``python tests/agents/hostile_agent.py``. It answers ``initialize`` and ``session/new`` like a valid
+agent; each ``session/prompt`` performs the *show* named by the prompt text (or ``HOSTILE_SHOW`` when the text
+names none), then streams a valid agent_message_chunk ``"survived"`` and answers ``end_turn``.
+
+Shows (sizes from the environment, defaults in brackets):
+- ``garbage``            HOSTILE_GARBAGE lines [1000] that are not JSON, a third of them not UTF-8
+- ``huge``               one session/update line of HOSTILE_HUGE_MB MiB [100] (a JSON string), then more
+- ``notjsonrpc``         valid JSON that is not JSON-RPC: arrays, scalars, objects without method, bad ids
+- ``bogus-responses``    answers to ids never sent, two requests sharing one id, a second answer to the prompt
+- ``badparams``          requests and session/updates with wrong param types or missing fields
+- ``unknown``            unknown methods and notifications, ``_``-prefixed and not
+- ``readflood``          HOSTILE_FLOOD [10000] fs/read_text_file requests at once
+- ``stormunknownsession`` HOSTILE_STORM [100000] session/updates for a session that does not exist
+- ``stderr``             HOSTILE_STDERR_MB MiB [100] on stderr (lines, then one endless line)
+- ``badanswer``          answers the prompt with a result of the wrong shape (no "survived")
+- ``exit``               a line on stderr, then exit code 3 in the middle of the turn
+- ``sigkill``            a line on stderr, then SIGKILL to itself
+- ``hang``               starts a child in its group, ignores SIGTERM and stdin EOF, never answers again
+``HOSTILE_INIT=mute`` makes it never answer ``initialize``.
+
+Journal (file named by ``HOSTILE_JOURNAL``), one JSON object per line:
+- ``{"event": "sent", "show": S, "id": ID, "expect": "result" | CODE, "path"?: P}`` for each request it sent
+  that deserves an answer (``expect`` is the JSON-RPC error code the answer must carry, or "result");
+- ``{"event": "answer", "id": ID, "result"?: R, "error"?: E}`` for every response the client sent it,
+  including the ``id: null`` errors the client sends back for lines it could not read;
+- ``{"event": "expect_null", "show": S, "code": CODE, "count": N}``: N answers with id null and that code
+  are due for the show's unreadable lines;
+- ``{"event": "show_done", "show": S, "missing": [...]}`` once the show's answers are in (or timed out).
+Every show ends with a *fence*: a request whose answer, written by the client after everything the show
+provoked, tells the agent its journal is complete before it ends the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+SESSION_ID = "hostile-session"
+ANSWER_TIMEOUT = 120.0
+
+_out = sys.stdout.buffer
+_out_lock = threading.Lock()
+
+
+def write_raw(data: bytes) -> None:
+    with _out_lock:
+        _out.write(data)
+        _out.flush()
+
+
+def encode(message: Any) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def send(message: Any) -> None:
+    write_raw(encode(message))
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def chunk_message(text: str, session_id: str = SESSION_ID) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": session_id,
+            "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        },
+    }
+
+
+class Journal:
+    def __init__(self, path: str | None) -> None:
+        self._file = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115 - lives as long as we do
+        self._lock = threading.Lock()
+
+    def write(self, entry: dict[str, Any]) -> None:
+        if self._file is None:
+            return
+        with self._lock:
+            self._file.write(json.dumps(entry) + "\n")
+            self._file.flush()
+
+
+class Agent:
+    def __init__(self) -> None:
+        self.journal = Journal(os.environ.get("HOSTILE_JOURNAL"))
+        self.inbox: list[dict[str, Any] | None] = []
+        self.inbox_ready = threading.Condition()
+        self.answers: dict[str, int] = {}  # json-encoded id -> answers received
+        self.answered = threading.Condition()
+        self.next_id = 1
+        self.show = "none"
+        self.ignore_eof = False
+
+    # ---- reading (its own thread, so the client's answers are taken in while a show writes) -----------
+
+    def read_loop(self) -> None:
+        for line in sys.stdin.buffer:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.journal.write({"event": "unreadable_from_client", "line": line[:200].decode("latin-1")})
+                continue
+            if isinstance(message, dict) and "method" in message:
+                with self.inbox_ready:
+                    self.inbox.append(message)
+                    self.inbox_ready.notify()
+            elif isinstance(message, dict):
+                entry: dict[str, Any] = {"event": "answer", "id": message.get("id")}
+                for key in ("result", "error"):
+                    if key in message:
+                        entry[key] = message[key]
+                self.journal.write(entry)
+                with self.answered:
+                    key = json.dumps(message.get("id"))
+                    self.answers[key] = self.answers.get(key, 0) + 1
+                    self.answered.notify_all()
+        if self.ignore_eof:
+            return
+        with self.inbox_ready:
+            self.inbox.append(None)
+            self.inbox_ready.notify()
+
+    def next_message(self) -> dict[str, Any] | None:
+        with self.inbox_ready:
+            while not self.inbox:
+                self.inbox_ready.wait()
+            return self.inbox.pop(0)
+
+    # ---- requests of our own --------------------------------------------------------------------------
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        expect: str | int = "result",
+        request_id: Any = None,
+        **extra: Any,
+    ) -> Any:
+        """Send a request the client must answer; returns its id. `params=None` sends none at all."""
+        if request_id is None:
+            request_id = self.new_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.journal.write({"event": "sent", "show": self.show, "id": request_id, "expect": expect, **extra})
+        send(message)
+        return request_id
+
+    def read_request(self, path: str, **kwargs: Any) -> Any:
+        params = {"sessionId": SESSION_ID, "path": path}
+        return self.request("fs/read_text_file", params, path=path, **kwargs)
+
+    def wait_answers(self, ids: list[Any]) -> list[Any]:
+        """Wait until every id has as many answers as it appears in `ids`; returns those still missing."""
+        wanted: dict[str, int] = {}
+        for request_id in ids:
+            key = json.dumps(request_id)
+            wanted[key] = wanted.get(key, 0) + 1
+        deadline = time.monotonic() + ANSWER_TIMEOUT
+        with self.answered:
+            while True:
+                missing = [k for k, n in wanted.items() if self.answers.get(k, 0) < n]
+                left = deadline - time.monotonic()
+                if not missing or left <= 0:
+                    return [json.loads(k) for k in missing]
+                self.answered.wait(left)
+
+    def notify(self, method: str, params: Any) -> None:
+        send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def chunk(self, text: str, session_id: str = SESSION_ID) -> None:
+        send(chunk_message(text, session_id))
+
+    # ---- the main loop --------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        threading.Thread(target=self.read_loop, daemon=True).start()
+        while True:
+            message = self.next_message()
+            if message is None:
+                return
+            method = message.get("method")
+            request_id = message.get("id")
+            if "id" not in message:
+                continue  # session/cancel and friends: nothing to do for a hostile agent
+            if method == "initialize":
+                if os.environ.get("HOSTILE_INIT") == "mute":
+                    continue
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "result": {
+                            "protocolVersion": 1,
+                            "agentCapabilities": {},
+                            "agentInfo": {"name": "hostile", "title": "Hostile", "version": "6.6.6"},
+                        },
+                    }
+                )
+            elif method == "session/new":
+                # The answer and a first update in one write: the client reads both before the caller of
+                # session/new has the id, and must still deliver the update.
+                answer = {"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SESSION_ID}}
+                write_raw(encode(answer) + encode(chunk_message("hello ")))
+            elif method == "session/prompt":
+                self.prompt(request_id, message.get("params") or {})
+            else:
+                send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no"}})
+
+    def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
+        blocks = params.get("prompt") or [{}]
+        text = (blocks[0].get("text") or "").strip()
+        show = text if text in SHOWS else os.environ.get("HOSTILE_SHOW", "none")
+        self.show = show
+        ids = SHOWS[show](self) if show in SHOWS else []
+        ids.append(self.read_request("/fence"))
+        missing = self.wait_answers(ids)
+        self.journal.write({"event": "show_done", "show": show, "missing": missing})
+        if show == "badanswer":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": 42}})
+            return
+        self.chunk("survived")
+        answer = {"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}}
+        send(answer)
+        if show == "bogus-responses":
+            # The same answer again: the client has already forgotten this id.
+            send(answer)
+
+
+# ---- the shows ----------------------------------------------------------------------------------------
+
+
+def show_garbage(agent: Agent) -> list[Any]:
+    rng = random.Random(7)
+    count = env_int("HOSTILE_GARBAGE", 1000)
+    lines = []
+    for index in range(count):
+        if index % 3 == 0:
+            # \xff never occurs in UTF-8.
+            body = bytes(rng.choice([b for b in range(256) if b != 0x0A]) for _ in range(rng.randint(1, 80)))
+            lines.append(b"\xff" + body)
+        elif index % 3 == 1:
+            lines.append(
+                b"#" + "".join(chr(rng.randint(32, 0x2FF)) for _ in range(rng.randint(0, 80))).encode()
+            )
+        else:
+            lines.append(
+                b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + str(index).encode()
+            )
+    ids = [agent.read_request("/before-garbage")]
+    write_raw(b"\n".join(lines) + b"\n")
+    agent.journal.write({"event": "expect_null", "show": agent.show, "code": -32700, "count": count})
+    return ids
+
+
+def show_huge(agent: Agent) -> list[Any]:
+    size = env_int("HOSTILE_HUGE_MB", 100) << 20
+    head = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
+        + SESSION_ID.encode()
+        + b'","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"'
+    )
+    block = b"x" * (1 << 20)
+    with _out_lock:
+        _out.write(head)
+        written = 0
+        while written < size:
+            piece = block[: min(len(block), size - written)]
+            _out.write(piece)
+            written += len(piece)
+        _out.write(b'"}}}}\n')
+        _out.flush()
+    agent.chunk("after the huge line")
+    return [agent.read_request("/after-huge")]
+
+
+NOT_JSONRPC_WITHOUT_ID = [
+    b"[1,2,3]",
+    b"42",
+    b'"hello"',
+    b"null",
+    b"true",
+    b"{}",
+    b'{"foo":"bar"}',
+    b'{"jsonrpc":"2.0"}',
+    b'[{"jsonrpc":"2.0","id":"batch","method":"fs/read_text_file","params":{}}]',
+    b'{"jsonrpc":"2.0","id":true,"method":"fs/read_text_file"}',
+    b'{"jsonrpc":"2.0","id":1.5,"method":"fs/read_text_file"}',
+    b'{"jsonrpc":"2.0","id":{"x":1},"method":"fs/read_text_file"}',
+]
+
+
+def show_notjsonrpc(agent: Agent) -> list[Any]:
+    write_raw(b"\n".join(NOT_JSONRPC_WITHOUT_ID) + b"\n")
+    agent.journal.write(
+        {"event": "expect_null", "show": agent.show, "code": -32600, "count": len(NOT_JSONRPC_WITHOUT_ID)}
+    )
+    ids: list[Any] = []
+    # Invalid, but with an id the client can echo: each is answered under its own id.
+    for request_id, line, code in (
+        ("nj-1", b'{"id":"nj-1"}', -32600),
+        ("nj-2", b'{"jsonrpc":"2.0","id":"nj-2","method":42}', -32600),
+        ("nj-3", b'{"jsonrpc":"2.0","id":"nj-3","method":"fs/read_text_file","params":"x"}', -32602),
+    ):
+        agent.journal.write({"event": "sent", "show": agent.show, "id": request_id, "expect": code})
+        write_raw(line + b"\n")
+        ids.append(request_id)
+    return ids
+
+
+def show_bogus_responses(agent: Agent) -> list[Any]:
+    for message in (
+        {"jsonrpc": "2.0", "id": 987654, "result": {}},
+        {"jsonrpc": "2.0", "id": "never-sent", "error": {"code": 1, "message": "what request?"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "I am confused"}},
+        {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}},  # initialize, answered long ago
+        {"jsonrpc": "2.0", "id": 31337, "result": None},
+        {"jsonrpc": "2.0", "id": 31338, "error": "not an error object"},
+        {"jsonrpc": "2.0", "id": 31339, "result": 1, "error": {"code": 2, "message": "both"}},
+    ):
+        send(message)
+    # Two requests in flight under one id: each still gets its answer.
+    return [
+        agent.read_request("/dup-a", request_id="dup"),
+        agent.read_request("/dup-b", request_id="dup"),
+    ]
+
+
+def show_badparams(agent: Agent) -> list[Any]:
+    sid = SESSION_ID
+    ids = [
+        agent.request("fs/read_text_file", {"sessionId": sid, "path": 42}, expect=-32602),
+        agent.request(
+            "session/request_permission",
+            {"sessionId": sid, "toolCall": {"toolCallId": "t1", "title": "rm -rf /"}},
+            expect=-32602,
+        ),
+        agent.request("fs/read_text_file", None, expect=-32602),
+        agent.request("fs/read_text_file", [1, 2], expect=-32602),
+        agent.request("fs/read_text_file", {"sessionId": sid, "path": "/x", "line": "ten"}, expect=-32602),
+        agent.request("fs/read_text_file", {"sessionId": 7, "path": "/x"}, expect=-32602),
+        agent.request(
+            "session/request_permission",
+            {"sessionId": sid, "toolCall": {"toolCallId": "t2"}, "options": "allow"},
+            expect=-32602,
+        ),
+        # Not advertised by the test editor.
+        agent.request("fs/write_text_file", {"sessionId": sid, "path": "/x", "content": "y"}, expect=-32601),
+        # Valid ones in between: served as usual.
+        agent.read_request("/valid-read"),
+        agent.request(
+            "session/request_permission",
+            {
+                "sessionId": sid,
+                "toolCall": {"toolCallId": "t3", "title": "valid"},
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+            },
+        ),
+    ]
+    agent.notify("session/update", {"sessionId": sid, "update": 5})
+    agent.notify("session/update", {"update": {"sessionUpdate": "agent_message_chunk", "content": {}}})
+    agent.notify(
+        "session/update",
+        {"sessionId": sid, "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}}},
+    )
+    send({"jsonrpc": "2.0", "method": "session/update"})
+    send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": {"x": 1}}})
+    return ids
+
+
+def show_unknown(agent: Agent) -> list[Any]:
+    ids = [
+        agent.request("_acme/thing", {"a": 1}, expect=-32601),
+        agent.request("acme/thing", {"a": 1}, expect=-32601),
+        agent.request("session/new", {"cwd": "/", "mcpServers": []}, expect=-32601),
+        agent.request("terminal/create", {"sessionId": SESSION_ID, "command": "ls"}, expect=-32601),
+        agent.request("", None, expect=-32601),
+        agent.request("$/ping", None, expect=-32601),
+    ]
+    agent.notify("_acme/ping", {"b": 2})
+    agent.notify("weird/notify", [1])
+    agent.notify("session/prompt", {"sessionId": SESSION_ID, "prompt": []})
+    agent.notify("elicitation/complete", {"elicitationId": "nope"})
+    return ids
+
+
+def show_readflood(agent: Agent) -> list[Any]:
+    count = env_int("HOSTILE_FLOOD", 10000)
+    ids = []
+    lines = []
+    for index in range(count):
+        request_id = agent.new_id()
+        path = f"/flood/{index}.txt"
+        agent.journal.write(
+            {"event": "sent", "show": agent.show, "id": request_id, "expect": "result", "path": path}
+        )
+        lines.append(
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "fs/read_text_file",
+                    "params": {"sessionId": SESSION_ID, "path": path},
+                }
+            )
+        )
+        ids.append(request_id)
+    write_raw(b"".join(lines))
+    return ids
+
+
+def show_storm(agent: Agent) -> list[Any]:
+    count = env_int("HOSTILE_STORM", 100000)
+    line = encode(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "no-such-session",
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "boo"},
+                },
+            },
+        }
+    )
+    batch = 1000
+    for start in range(0, count, batch):
+        write_raw(line * min(batch, count - start))
+    return []
+
+
+def show_stderr(agent: Agent) -> list[Any]:
+    total = env_int("HOSTILE_STDERR_MB", 100) << 20
+    err = sys.stderr.buffer
+    line = b"e" * 999 + b"\n"
+    block = line * 1024  # 1 MiB of lines
+    written = 0
+    while written < total // 2:
+        err.write(block)
+        written += len(block)
+    endless = b"z" * (1 << 20)
+    while written < total:
+        err.write(endless)
+        written += len(endless)
+    err.write(b"\nlast words on stderr\n")
+    err.flush()
+    return [agent.read_request("/after-stderr")]
+
+
+def show_badanswer(agent: Agent) -> list[Any]:
+    return []
+
+
+def show_exit(agent: Agent) -> list[Any]:
+    agent.chunk("about to exit")
+    sys.stderr.write("fatal: the hostile agent exploded\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+def show_sigkill(agent: Agent) -> list[Any]:
+    agent.chunk("about to be killed")
+    sys.stderr.write("the hostile agent is about to be killed\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+    return []
+
+
+def show_hang(agent: Agent) -> list[Any]:
+    agent.ignore_eof = True
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A grandchild in the same process group: stopping the agent must reach it too.
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)",
+        ],
+        stdin=subprocess.DEVNULL,
+    )
+    agent.journal.write({"event": "child", "pid": child.pid})
+    agent.chunk("hanging")
+    threading.Event().wait()
+    return []
+
+
+SHOWS = {
+    "garbage": show_garbage,
+    "huge": show_huge,
+    "notjsonrpc": show_notjsonrpc,
+    "bogus-responses": show_bogus_responses,
+    "badparams": show_badparams,
+    "unknown": show_unknown,
+    "readflood": show_readflood,
+    "stormunknownsession": show_storm,
+    "stderr": show_stderr,
+    "badanswer": show_badanswer,
+    "exit": show_exit,
+    "sigkill": show_sigkill,
+    "hang": show_hang,
+}
+
+
+if __name__ == "__main__":
+    Agent().serve()
