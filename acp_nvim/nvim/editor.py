@@ -1,14 +1,22 @@
-"""The Neovim implementation of the client's `Editor`: rendering and permissions.
+"""The Neovim implementation of the client's `Editor`: rendering, permissions, files and terminals.
 
-File system and terminal requests are not served yet (their Neovim side is another module): they are not
-advertised, so the client answers the agent "method not found" before they reach here.
+Files (`nvim/files.py`) and terminals (`nvim/terminals.py`) are advertised only when enabled by the options
+`setup()` sent (`capabilities = { fs_read, fs_write, terminal }`); what is not advertised never reaches here,
+since the client answers "method not found" itself.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from acp_nvim.jsonrpc import MethodNotFound
+import msgspec
+
+from acp_nvim.nvim.elicitation import ELICITATION_CAPABILITIES, ElicitationBroker
+from acp_nvim.nvim.files import FileService
+from acp_nvim.nvim.guard import PathGuard
+from acp_nvim.nvim.options import EditorOptions
+from acp_nvim.nvim.replies import Replies
+from acp_nvim.nvim.terminals import TerminalService
 from acp_nvim.protocol import schema as s
 
 if TYPE_CHECKING:
@@ -18,36 +26,80 @@ if TYPE_CHECKING:
 class NvimEditor:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
+        bridge = controller._bridge
+        self.options = EditorOptions()
+        self.replies = Replies()
+        self.guard = PathGuard(bridge, self.replies, lambda: self.options, controller.session_roots)
+        self.files = FileService(bridge, self.guard, lambda: self.options)
+        self.terminals = TerminalService(bridge, self.guard, self.replies)
+
+    def configure(self, raw: Any) -> None:
+        """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
+        try:
+            self.options = msgspec.convert(raw or {}, EditorOptions)
+        except msgspec.ValidationError:
+            return
+
+    def reply(self, token: Any, value: Any) -> None:
+        self.replies.resolve(token, value)
 
     def client_capabilities(self) -> s.ClientCapabilities:
-        return s.ClientCapabilities()
+        opts = self.options
+        caps = s.ClientCapabilities(
+            fs=s.FileSystemCapabilities(read_text_file=opts.fs_read, write_text_file=opts.fs_write),
+            terminal=opts.terminal,
+        )
+        # Elicitation (issue 5): forms and URLs, both served by nvim/elicitation.py.
+        caps.elicitation = ELICITATION_CAPABILITIES
+        # Login and session capabilities are the controller's (auth.py, modes.py): it adds them.
+        return self._controller.advertise(caps)
 
     async def session_update(self, notification: s.SessionNotification) -> None:
         self._controller.on_session_update(notification)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
         outcome = await self._controller.ask_permission(params)
+        self.files.permission_answered(params, outcome)
         return s.RequestPermissionResponse(outcome=outcome)
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        raise MethodNotFound.for_method("fs/read_text_file")
+        return await self.files.read(params)
 
     async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        raise MethodNotFound.for_method("fs/write_text_file")
+        return await self.files.write(params)
 
     async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
-        raise MethodNotFound.for_method("terminal/create")
+        return await self.terminals.create(params)
 
     async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
-        raise MethodNotFound.for_method("terminal/output")
+        return await self.terminals.output(params)
 
     async def wait_for_terminal_exit(
         self, params: s.WaitForTerminalExitRequest
     ) -> s.WaitForTerminalExitResponse:
-        raise MethodNotFound.for_method("terminal/wait_for_exit")
+        return await self.terminals.wait_for_exit(params)
 
     async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
-        raise MethodNotFound.for_method("terminal/kill")
+        return await self.terminals.kill(params)
 
     async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
-        raise MethodNotFound.for_method("terminal/release")
+        return await self.terminals.release(params)
+
+    # ---- elicitation (issue 5) -------------------------------------------------------------------
+
+    def _elicitation_broker(self) -> ElicitationBroker:
+        # Created on first use so the constructor stays the services' (fs/terminal) business.
+        broker: ElicitationBroker | None = getattr(self, "_elicitations", None)
+        if broker is None:
+            broker = self._elicitations = ElicitationBroker(self._controller._bridge.lua)
+        return broker
+
+    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        return await self._elicitation_broker().ask(params)
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        self._elicitation_broker().complete(params.elicitation_id)
+
+    def answer_elicitation(self, ask_id: int, action: str, content: Any) -> None:
+        """The user's answer, from Lua (`acp_elicitation_answer`)."""
+        self._elicitation_broker().answer(ask_id, action, content)

@@ -19,12 +19,42 @@ local function selection(line1, line2)
   local lines = vim.api.nvim_buf_get_lines(buf, line1 - 1, line2, false)
   local name = vim.api.nvim_buf_get_name(buf)
   return {
+    kind = "selection",
     path = name ~= "" and vim.fn.fnamemodify(name, ":p") or ("[buffer " .. buf .. "]"),
     start = line1,
     ["end"] = line2,
     text = table.concat(lines, "\n"),
     filetype = vim.bo[buf].filetype,
+    -- The whole buffer (`:%AcpPrompt`, `:AcpAttach`) is sent without a line range.
+    whole = line1 == 1 and line2 == vim.api.nvim_buf_line_count(buf),
   }
+end
+
+-- :AcpAttachImage {path}: an image file; without a path, the clipboard's image.
+---@param path string
+local function attach_image(path)
+  local prompt = require("acp_nvim.prompt")
+  local function warn(message)
+    vim.notify("acp.nvim: " .. message, vim.log.levels.WARN, { title = "acp.nvim" })
+  end
+  if path == "" then
+    local image, err = prompt.clipboard_image()
+    if image == nil then
+      warn(err --[[@as string]])
+      return
+    end
+    prompt.attach(image)
+    return
+  end
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local mime = prompt.image_type(full)
+  if mime == nil then
+    warn(("%s is not a PNG, JPEG, GIF or WebP image"):format(path))
+  elseif vim.fn.filereadable(full) == 0 then
+    warn(("cannot read %s"):format(path))
+  else
+    prompt.attach({ kind = "image", name = vim.fn.fnamemodify(full, ":t"), path = full, mime_type = mime })
+  end
 end
 
 function M.create()
@@ -47,15 +77,60 @@ function M.create()
     if args.range > 0 then
       table.insert(selections, selection(args.line1, args.line2))
     end
-    if args.args == "" and #selections == 0 then
+    local prompt = require("acp_nvim.prompt")
+    if args.args == "" and #selections == 0 and #prompt.pending() == 0 then
       vim.notify("acp.nvim: :AcpPrompt needs a text or a range", vim.log.levels.WARN, { title = "acp.nvim" })
       return
     end
-    acp.prompt(args.args, selections)
+    if acp.prompt(args.args, prompt.collect(args.args, selections)) then
+      prompt.sent()
+    end
   end, { nargs = "*", range = true, desc = "Send a prompt (a range is attached as context)" })
+  command("AcpAttach", function(args)
+    local buf = vim.api.nvim_get_current_buf()
+    local line1, line2 = 1, vim.api.nvim_buf_line_count(buf)
+    if args.range > 0 then
+      line1, line2 = args.line1, args.line2
+    end
+    require("acp_nvim.prompt").attach(selection(line1, line2))
+  end, { range = true, desc = "Attach the current buffer (or a range) to the next prompt" })
+  command(
+    "AcpAttachImage",
+    function(args)
+      attach_image(args.args)
+    end,
+    { nargs = "?", complete = "file", desc = "Attach an image file (or the clipboard's) to the next prompt" }
+  )
+  command("AcpAttachClear", function()
+    require("acp_nvim.prompt").clear_attachments()
+  end, { desc = "Drop the attachments of the next prompt" })
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
+  require("acp_nvim.log").create_command()
+  require("acp_nvim.sessions").create_commands()
+  command("AcpReview", function(args)
+    require("acp_nvim.services").review(args.args)
+  end, {
+    nargs = "?",
+    complete = function(lead)
+      return vim.tbl_filter(function(a)
+        return vim.startswith(a, lead)
+      end, { "accept", "reject" })
+    end,
+    desc = "Review the agent's edits (quickfix); accept or reject all",
+  })
+  command("AcpTerminal", function(args)
+    require("acp_nvim.chat_terminal").open(args.args)
+  end, {
+    nargs = "?",
+    complete = function(lead)
+      return vim.tbl_filter(function(id)
+        return vim.startswith(id, lead)
+      end, require("acp_nvim.chat_terminal").ids())
+    end,
+    desc = "Open an agent's terminal (default: the newest)",
+  })
 end
 
 return M

@@ -19,8 +19,15 @@ M.defaults = {
   agents = {},
   -- Seconds the agent has to answer `initialize`.
   handshake_timeout = 30,
-  -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log.
+  -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log. Same as log.file (kept
+  -- for existing configurations; log.file wins when both are set).
   log_file = nil,
+  log = {
+    -- Log file of the Python side (see log_file above).
+    file = nil,
+    -- Least severe level written: "debug" (every stderr line of the agent too), "info", "warn", "error".
+    level = "info",
+  },
   chat = {
     -- Where :AcpChat opens the chat: "right", "left", "bottom" or "current" (the current window).
     position = "right",
@@ -33,6 +40,43 @@ M.defaults = {
     open_on_start = true,
     -- Fold the agent's thoughts (zo opens one).
     fold_thoughts = true,
+    -- Lines of a running command's output shown under its tool call.
+    terminal_lines = 8,
+  },
+  -- What the agent may do through Neovim. A capability turned off is not advertised to the agent.
+  capabilities = {
+    fs_read = true, -- fs/read_text_file: reads see unsaved buffer text
+    fs_write = true, -- fs/write_text_file: writes go through buffers, reviewable with :AcpReview
+    terminal = true, -- terminal/*: commands run in Neovim terminals
+  },
+  fs = {
+    -- Largest file (bytes) the agent may read.
+    max_read_bytes = 10 * 1024 * 1024,
+    -- Run BufWritePre/BufWritePost autocommands (formatters) on the agent's writes.
+    autocmds = false,
+  },
+  -- Paths the agent may touch. Inside the session's cwd: allowed. Outside: "ask" (vim.ui.select: allow once,
+  -- always for this path, deny; refused when Neovim has no UI to ask), "deny" or "allow". `allow` / `deny`
+  -- are paths (a folder covers everything under it) that override this.
+  sandbox = {
+    outside = "ask",
+    allow = {},
+    deny = {},
+  },
+  -- Show the file the agent reads or writes in the last non-chat window.
+  follow = false,
+  -- MCP servers every session gets: { name = "x", command = "/abs/path", args = {...}, env = {K = "v"} } (stdio),
+  -- or { type = "http" | "sse", name = "x", url = "...", headers = {K = "v"} } (only to agents that support it).
+  mcp_servers = {},
+  -- Directories besides the cwd sessions may use (sent only to agents that support it); :AcpAddDir adds one.
+  additional_directories = {},
+  sessions = {
+    -- :AcpSessions opens a stored session with session/resume (no history) even when it could load it.
+    prefer_resume = false,
+  },
+  auth = {
+    -- Offer the agents' terminal login methods (advertises auth.terminal).
+    terminal = true,
   },
   keymaps = {
     -- Prompt window: send in normal mode / in insert mode, cancel the turn, walk the prompt history.
@@ -92,6 +136,10 @@ local rules = {
   agents = "agents",
   handshake_timeout = "number",
   log_file = "string?",
+  log = {
+    file = "string?",
+    level = { "debug", "info", "warn", "error" },
+  },
   chat = {
     position = { "right", "left", "bottom", "current" },
     width = "number",
@@ -99,6 +147,30 @@ local rules = {
     prompt_height = "number",
     open_on_start = "boolean",
     fold_thoughts = "boolean",
+    terminal_lines = "number",
+  },
+  capabilities = {
+    fs_read = "boolean",
+    fs_write = "boolean",
+    terminal = "boolean",
+  },
+  fs = {
+    max_read_bytes = "number",
+    autocmds = "boolean",
+  },
+  sandbox = {
+    outside = { "ask", "deny", "allow" },
+    allow = "string[]",
+    deny = "string[]",
+  },
+  follow = "boolean",
+  mcp_servers = "mcp[]",
+  additional_directories = "string[]",
+  sessions = {
+    prefer_resume = "boolean",
+  },
+  auth = {
+    terminal = "boolean",
   },
   keymaps = {
     send = "string",
@@ -114,6 +186,8 @@ local agent_rules = {
   args = "string[]",
   env = "string{}",
   install_hint = "string",
+  mode = "string",
+  config = "config{}",
 }
 
 ---@param value any
@@ -126,6 +200,34 @@ local function has_type(value, rule)
     end
     for k, v in pairs(value) do
       if type(k) ~= "number" or type(v) ~= "string" then
+        return false
+      end
+    end
+    return true
+  elseif rule == "config{}" then
+    if type(value) ~= "table" then
+      return false
+    end
+    for k, v in pairs(value) do
+      if type(k) ~= "string" or (type(v) ~= "string" and type(v) ~= "boolean") then
+        return false
+      end
+    end
+    return true
+  elseif rule == "mcp[]" then
+    if type(value) ~= "table" then
+      return false
+    end
+    for k, v in pairs(value) do
+      if type(k) ~= "number" or type(v) ~= "table" or type(v.name) ~= "string" then
+        return false
+      end
+      local kind = v.type or "stdio"
+      if kind == "stdio" then
+        if type(v.command) ~= "string" then
+          return false
+        end
+      elseif (kind ~= "http" and kind ~= "sse") or type(v.url) ~= "string" then
         return false
       end
     end
@@ -151,6 +253,8 @@ local function describe(rule)
     ["string[]"] = "a list of strings",
     ["string{}"] = "a table of strings",
     ["string?"] = "a string",
+    ["config{}"] = "a table of option id = string or boolean",
+    ["mcp[]"] = "a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url})",
   })[rule] or ("a " .. rule)
 end
 
@@ -303,9 +407,16 @@ end
 --- Where the Python side logs.
 ---@return string
 function M.log_file()
-  return M.options.log_file
+  return (M.options.log or {}).file
+    or M.options.log_file
     or vim.env.ACP_NVIM_LOG
     or vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "acp_nvim.log")
+end
+
+--- The least severe level the Python side logs.
+---@return string
+function M.log_level()
+  return (M.options.log or {}).level or "info"
 end
 
 return M

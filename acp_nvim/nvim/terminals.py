@@ -1,0 +1,121 @@
+"""`terminal/*` in Neovim terminal jobs (`lua/acp_nvim/terminal.lua`).
+
+A command runs as a PTY job in its own process group, in the session's cwd unless the agent names one (which
+then goes through the sandbox like any path). `wait_for_exit` costs no polling: Lua answers at once when the
+command already ended, else calls back through `acp_reply` when it does. Terminal ids belong to the session
+that created them; any other id is "unknown terminal" for the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from acp_nvim.jsonrpc import RpcError
+from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.files import unwrap
+from acp_nvim.nvim.guard import PathGuard
+from acp_nvim.nvim.replies import Replies
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.terminals")
+
+NOT_FOUND = -32002
+
+CREATE = "return require('acp_nvim.terminal').create(...)"
+OUTPUT = "return require('acp_nvim.terminal').output(...)"
+KILL = "return require('acp_nvim.terminal').kill(...)"
+RELEASE = "return require('acp_nvim.terminal').release(...)"
+WAIT = """
+local id, token = ...
+return require('acp_nvim.terminal').wait_for_exit(id, function(_, status)
+  require('acp_nvim.reply').send(token, status)
+end)
+"""
+
+
+def output_text(value: Any) -> str:
+    """The raw output as a str the wire can carry: bytes that are not UTF-8 (a program printing binary)
+    become U+FFFD instead of failing the whole answer."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return ""
+
+
+def exit_status(raw: Any) -> s.TerminalExitStatus:
+    raw = raw if isinstance(raw, dict) else {}
+    code, signal = raw.get("exit_code"), raw.get("signal")
+    return s.TerminalExitStatus(
+        exit_code=code if isinstance(code, int) else None,
+        signal=signal if isinstance(signal, str) else None,
+    )
+
+
+class TerminalService:
+    def __init__(self, bridge: Bridge, guard: PathGuard, replies: Replies) -> None:
+        self._bridge = bridge
+        self._guard = guard
+        self._replies = replies
+        # terminal id -> session id that created it (and has not released it).
+        self._owner: dict[str, str] = {}
+
+    def _check(self, session_id: str, terminal_id: str) -> None:
+        if self._owner.get(terminal_id) != session_id:
+            raise RpcError(NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id})
+
+    async def create(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        roots = self._guard.roots(params.session_id)
+        cwd = params.cwd
+        if cwd is None:
+            cwd = roots[0]
+        else:
+            await self._guard.check(params.session_id, cwd, "run a command in")
+        spec = {
+            "command": params.command,
+            "args": list(params.args or []),
+            # Merged over the editor's environment by jobstart (no clear_env).
+            "env": [{"name": e.name, "value": e.value} for e in params.env or []],
+            "cwd": cwd,
+            "output_byte_limit": params.output_byte_limit,
+        }
+        result = unwrap(await self._bridge.lua_result(CREATE, spec), "terminal/create")
+        terminal_id = result.get("terminal_id")
+        if not isinstance(terminal_id, str):
+            raise RpcError(-32603, "terminal/create: Neovim returned no terminal id")
+        self._owner[terminal_id] = params.session_id
+        return s.CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        self._check(params.session_id, params.terminal_id)
+        result = unwrap(await self._bridge.lua_result(OUTPUT, params.terminal_id), "terminal/output")
+        raw_status = result.get("exit_status")
+        return s.TerminalOutputResponse(
+            output=output_text(result.get("output")),
+            truncated=bool(result.get("truncated")),
+            exit_status=exit_status(raw_status) if isinstance(raw_status, dict) else None,
+        )
+
+    async def wait_for_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
+        self._check(params.session_id, params.terminal_id)
+        with self._replies.slot() as slot:
+            result = unwrap(
+                await self._bridge.lua_result(WAIT, params.terminal_id, slot.token), "terminal/wait_for_exit"
+            )
+            raw = result.get("exit_status")
+            if not isinstance(raw, dict):
+                raw = await slot.wait()
+        status = exit_status(raw)
+        return s.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def kill(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        self._check(params.session_id, params.terminal_id)
+        unwrap(await self._bridge.lua_result(KILL, params.terminal_id), "terminal/kill")
+        return s.KillTerminalResponse()
+
+    async def release(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        self._check(params.session_id, params.terminal_id)
+        unwrap(await self._bridge.lua_result(RELEASE, params.terminal_id), "terminal/release")
+        self._owner.pop(params.terminal_id, None)
+        return s.ReleaseTerminalResponse()

@@ -1,0 +1,86 @@
+--- "Follow the agent" (`setup{ follow = true }`): show the file the agent reads or writes, with the cursor on
+--- the line it reads or the first hunk it wrote, in the last window that is not the chat, its prompt, a
+--- floating window or a terminal. The cursor stays where the user has it (the focus is not moved).
+local M = {}
+
+local api = vim.api
+
+---@param win integer
+---@return boolean
+local function usable(win)
+  if api.nvim_win_get_config(win).relative ~= "" then
+    return false
+  end
+  local buf = api.nvim_win_get_buf(win)
+  if require("acp_nvim.chat").chat_of_buf(buf) ~= nil then
+    return false
+  end
+  local bt = vim.bo[buf].buftype
+  return bt == "" or bt == "nowrite"
+end
+
+--- The window to show the file in: the previous window if usable, else the last usable one of the tab.
+---@return integer?
+function M.target_window()
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= 0 and usable(prev) then
+    return prev
+  end
+  local cur = api.nvim_get_current_win()
+  if usable(cur) then
+    return cur
+  end
+  local wins = api.nvim_tabpage_list_wins(0)
+  for i = #wins, 1, -1 do
+    if usable(wins[i]) then
+      return wins[i]
+    end
+  end
+  return nil
+end
+
+--- Shows `path` at `line` (1-based); for a write, `line` nil and `bufnr` the written buffer: the first hunk.
+---@param path string
+---@param line integer?
+---@param bufnr integer?
+function M.show(path, line, bufnr)
+  if line == vim.NIL then
+    line = nil
+  end
+  if bufnr == vim.NIL then
+    bufnr = nil
+  end
+  local win = M.target_window()
+  if win == nil then
+    return
+  end
+  local buf = bufnr or require("acp_nvim.fs").find_buffer(path)
+  if buf == nil then
+    buf = vim.fn.bufadd(path)
+    vim.bo[buf].buflisted = true
+  end
+  if line == nil then
+    line = 1
+    for _, h in ipairs(require("acp_nvim.review").hunks()) do
+      if h.bufnr == buf then
+        line = h.lnum
+        break
+      end
+    end
+  end
+  -- A buffer with unsaved edits can be shown in another window without writing ('hidden' or not).
+  local ok = pcall(api.nvim_win_set_buf, win, buf)
+  if not ok then
+    return
+  end
+  if not api.nvim_buf_is_loaded(buf) then
+    pcall(vim.fn.bufload, buf)
+  end
+  local count = api.nvim_buf_line_count(buf)
+  pcall(api.nvim_win_set_cursor, win, { math.max(1, math.min(line, count)), 0 })
+  api.nvim_win_call(win, function()
+    vim.cmd("normal! zz")
+  end)
+end
+
+return M

@@ -1,0 +1,120 @@
+--- Glue for what the agent does through the editor (files, terminals, review): the options the Python host
+--- needs, the chat's live terminal output, and the end of every terminal when the agent goes away.
+local M = {}
+
+local did_hooks = false
+
+--- Absolute, expanded paths (`~`, relative to the cwd) for the sandbox lists.
+---@param list string[]
+---@return string[]?
+local function absolute(list)
+  local out = {}
+  for _, p in ipairs(list or {}) do
+    out[#out + 1] = vim.fs.normalize(vim.fn.fnamemodify(vim.fn.expand(p), ":p"))
+  end
+  -- nil, not {}: an empty Lua table could arrive as a map on the Python side.
+  return #out > 0 and out or nil
+end
+
+--- The options the host's editor services use (acp_nvim/nvim/options.py).
+---@return table
+function M.options()
+  local o = require("acp_nvim.config").options
+  return {
+    fs_read = o.capabilities.fs_read,
+    fs_write = o.capabilities.fs_write,
+    terminal = o.capabilities.terminal,
+    follow = o.follow,
+    max_read_bytes = o.fs.max_read_bytes,
+    autocmds = o.fs.autocmds,
+    outside = o.sandbox.outside,
+    allow = absolute(o.sandbox.allow),
+    deny = absolute(o.sandbox.deny),
+  }
+end
+
+--- Sent before every start: the capabilities advertised in `initialize` follow these options.
+function M.send_options()
+  -- Silent when the host cannot start: the acp_start that follows reports that, once.
+  local info = require("acp_nvim.host").ensure()
+  if info ~= nil then
+    vim.rpcnotify(info.channel, "acp_editor_options", M.options())
+  end
+end
+
+--- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list
+--- (every session's when none runs); `accept` / `reject` settles all of them.
+---@param action string?
+function M.review(action)
+  local review = require("acp_nvim.review")
+  local sid = require("acp_nvim.status").get().session_id
+  if sid ~= nil and #review.files(sid) == 0 then
+    -- The session that made the edits may have ended (:AcpRestart): show what is left anyway.
+    sid = nil
+  end
+  local function say(msg, level)
+    vim.notify("acp.nvim: " .. msg, level or vim.log.levels.INFO, { title = "acp.nvim" })
+  end
+  if action == nil or action == "" then
+    if review.quickfix(sid) == 0 then
+      say("no agent edits to review")
+    end
+  elseif action == "accept" then
+    say(("accepted %d agent edit(s)"):format(review.accept_all(sid)))
+  elseif action == "reject" then
+    local ok, errors = review.reject_all(sid)
+    if ok then
+      say("rejected the agent's edits; the files are back as they were")
+    else
+      local lines = {}
+      for path, e in pairs(errors) do
+        lines[#lines + 1] = path .. ": " .. e
+      end
+      say("could not restore:\n" .. table.concat(lines, "\n"), vim.log.levels.ERROR)
+    end
+  else
+    say(("unknown :AcpReview action %q (accept, reject)"):format(action), vim.log.levels.WARN)
+  end
+end
+
+--- Installs the hooks once; re-applies the options every time.
+function M.setup()
+  local o = require("acp_nvim.config").options
+  local chat_terminal = require("acp_nvim.chat_terminal")
+  chat_terminal.max_lines = o.chat.terminal_lines
+  if did_hooks then
+    return
+  end
+  did_hooks = true
+  local terminal = require("acp_nvim.terminal")
+  local prev_output, prev_exit = terminal.on_output, terminal.on_exit
+  terminal.on_output = function(id, data)
+    if prev_output then
+      prev_output(id, data)
+    end
+    chat_terminal.on_output(id, data)
+  end
+  terminal.on_exit = function(id, status)
+    if prev_exit then
+      prev_exit(id, status)
+    end
+    chat_terminal.on_exit(id, status)
+  end
+  require("acp_nvim.chat").on_terminal = chat_terminal.attach
+  -- :AcpStop (state "stopped") and an agent that died (state "error" without a session) end every
+  -- terminal's process group: nothing the agent started outlives it. VimLeavePre is terminal.lua's own.
+  vim.api.nvim_create_autocmd("User", {
+    group = vim.api.nvim_create_augroup("acp_nvim_services", { clear = true }),
+    pattern = "AcpNvimStatus",
+    callback = function(ev)
+      local st = ev.data or {}
+      if st.state == "stopped" or (st.state == "error" and st.session_id == nil) then
+        vim.schedule(function()
+          terminal.kill_all()
+        end)
+      end
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,95 @@
+"""Helpers for the full-stack fs/terminal tests: the scripted Python-SDK agent drives the requests, a real
+headless Neovim serves them (agent -> client -> NvimEditor -> Lua), and the agent's journal says what it
+got."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT
+from tests.nvim.conftest import Nvim, setup_opts
+from tests.schema_check import assert_valid
+
+SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+
+# What the agent got back, by method: the schema definition each answer must satisfy.
+RESULT_DEFS = {
+    "fs/read_text_file": "ReadTextFileResponse",
+    "fs/write_text_file": "WriteTextFileResponse",
+    "terminal/create": "CreateTerminalResponse",
+    "terminal/output": "TerminalOutputResponse",
+    "terminal/wait_for_exit": "WaitForTerminalExitResponse",
+    "terminal/kill": "KillTerminalResponse",
+    "terminal/release": "ReleaseTerminalResponse",
+    "session/request_permission": "RequestPermissionResponse",
+}
+
+
+class Scripted:
+    """One scripted agent session in a Neovim; `turn()` runs the next scripted turn to its end."""
+
+    def __init__(self, nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
+        self.nvim = nvim
+        self.tmp_path = tmp_path
+        self.schema = schema
+        self.journal_path = tmp_path / "journal.jsonl"
+        self.turns_done = 0
+
+    def start(self, turns: list[list[dict[str, Any]]], cwd: Path, **opts: Any) -> None:
+        scenario = {"turns": turns, "echo": False}
+        path = self.tmp_path / "scenario.json"
+        path.write_text(json.dumps(scenario))
+        agent = {
+            "cmd": sys.executable,
+            "args": [str(SCRIPTED), str(path)],
+            "env": {"ACP_TEST_JOURNAL": str(self.journal_path)},
+        }
+        options = setup_opts(self.tmp_path, agents={"scripted": agent}, default_agent="scripted", **opts)
+        assert self.nvim.lua("return require('acp_nvim').setup(...)", options), self.nvim.notes()
+        self.nvim.api.command(f"cd {cwd}")
+        self.nvim.lua("require('acp_nvim').start()")
+        self.nvim.wait_state("ready")
+
+    def entries(self) -> list[dict[str, Any]]:
+        if not self.journal_path.exists():
+            return []
+        return [json.loads(line) for line in self.journal_path.read_text().splitlines()]
+
+    def turn(self, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Prompts, waits for the turn's end, and returns the answers the agent got in it (each checked
+        against the schema)."""
+        before = len(self.entries())
+        assert self.nvim.lua("return require('acp_nvim').prompt('go')"), self.nvim.notes()
+        self.turns_done += 1
+        self.nvim.wait(
+            "(function() local n = 0 for _, l in ipairs(vim.fn.filereadable(args[1]) == 1"
+            " and vim.fn.readfile(args[1]) or {}) do if l:find('\"turn_end\"', 1, true) then n = n + 1 end"
+            " end return n >= args[2] end)()",
+            timeout,
+            str(self.journal_path),
+            self.turns_done,
+        )
+        self.nvim.wait_state("ready")
+        answers = [e for e in self.entries()[before:] if e["kind"] in ("result", "error")]
+        for entry in answers:
+            if entry["kind"] == "result" and entry["call"] in RESULT_DEFS:
+                assert_valid(self.schema, RESULT_DEFS[entry["call"]], entry["result"])
+        return answers
+
+    def initialize(self) -> dict[str, Any]:
+        (init,) = [e for e in self.entries() if e.get("method") == "initialize"]
+        assert_valid(self.schema, "InitializeRequest", init["params"])
+        return init["params"]  # type: ignore[no-any-return]
+
+
+def result(entry: dict[str, Any]) -> Any:
+    assert entry["kind"] == "result", entry
+    return entry["result"]
+
+
+def error(entry: dict[str, Any]) -> dict[str, Any]:
+    assert entry["kind"] == "error", entry
+    return entry
