@@ -1,4 +1,10 @@
-"""The running agent as the user drives it: start, session, prompt turns, cancel, stop, and the status.
+"""The running agents and their sessions as the user drives them: start, stop, prompt turns, cancel, status.
+
+Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
+one chat each). Commands act on the *current* session: the chat the cursor is in (Lua sends its id), else the
+one used last. Opening and listing sessions live in `sessions.py`, authentication in `auth.py`, modes and
+configuration options in `modes.py`; this module owns the registry, the agents' lifetimes and the routing of
+what the agents send.
 
 Everything here runs on the anyio thread. Neovim is reached only through the `Bridge`; `status()` lives in Lua
 and is pushed on every change, so no Neovim call ever waits for this side.
@@ -14,29 +20,47 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import anyio.abc
 import msgspec
 
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.nvim import agent_log
+from acp_nvim.nvim.auth import AuthFlow
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import NvimEditor
+from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
-from acp_nvim.nvim.prompt import Selection, prompt_blocks, shown_prompt
+from acp_nvim.nvim.prompt import Selection, build_prompt
 from acp_nvim.nvim.render import ChatRenderer
+from acp_nvim.nvim.sessions import McpServerConfig, SessionCommands
+from acp_nvim.nvim.ui import UiRequests
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.controller")
 
 State = Literal["stopped", "starting", "ready", "running", "awaiting_permission", "error"]
+AgentState = Literal["stopped", "starting", "ready", "error"]
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 ERROR, WARN, INFO = 4, 3, 2
 SESSION_TIMEOUT = 60.0
+# Updates for a session whose session/new answer is still on its way (at most this many are kept).
+EARLY_UPDATES_MAX = 1000
+
+# Update kinds that change what status() reports.
+STATUS_UPDATES = (
+    s.SessionUpdateCurrentModeUpdate,
+    s.SessionUpdateConfigOptionUpdate,
+    s.SessionUpdateSessionInfoUpdate,
+    s.SessionUpdateUsageUpdate,
+)
 
 
 class AgentSpec(msgspec.Struct, kw_only=True):
-    """An agent as configured in Lua (`opts.agents[name]` after presets and validation)."""
+    """An agent as configured in Lua (`opts.agents[name]` after presets and validation), plus the options
+    of the sessions it opens."""
 
     name: str
     cmd: str
@@ -45,15 +69,61 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     cwd: str = ""
     install_hint: str = ""
     handshake_timeout: float = 30.0
+    # Defaults applied to every new session: a mode id, and config option id -> value.
+    mode: str | None = None
+    config: dict[str, str | bool] = {}
+    mcp_servers: list[McpServerConfig] = []
+    additional_directories: list[str] = []
+    prefer_resume: bool = False
+    # Advertise `auth.terminal`: terminal login methods are then offered.
+    terminal_auth: bool = True
+    # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
+    session: bool = True
+
+
+@dataclass
+class AgentRun:
+    """One configured agent: its process while it runs, and how it ended after."""
+
+    spec: AgentSpec
+    state: AgentState = "starting"
+    error: str | None = None
+    connection: AgentConnection | None = None
+    info: s.Implementation | None = None
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    # Set when a connection attempt ended (check `connection`); replaced before each reconnect.
+    connected: anyio.Event = field(default_factory=anyio.Event)
+    reconnect: anyio.Event = field(default_factory=anyio.Event)
+    # The first session is being opened (possibly through a login and reconnect): state stays "starting".
+    first_pending: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def alive(self) -> bool:
+        return self.state in ("starting", "ready") or self.connection is not None
+
+    @property
+    def display_name(self) -> str:
+        info = self.info
+        # Without agentInfo the configured name says more than the executable's ("node", "uvx").
+        return (info.title or info.name) if info is not None else self.spec.name
 
 
 @dataclass
 class ChatSession:
     session_id: str
+    agent: str
+    cwd: str
+    directories: list[str]
     state: SessionState
     renderer: ChatRenderer
     in_turn: bool = False
     cancelling: bool = False
+    permissions: int = 0
     selections: list[Selection] = field(default_factory=list)
 
 
@@ -61,40 +131,116 @@ class Controller:
     def __init__(self, bridge: Bridge, spawn: Spawn) -> None:
         self._bridge = bridge
         self._spawn = spawn
-        self.editor = NvimEditor(self)
+        self.agents: dict[str, AgentRun] = {}
+        self.sessions: dict[str, ChatSession] = {}
+        self._current: str | None = None
+        self._current_agent: str | None = None
+        # Sessions by last use, most recent last: where "current" goes when a chat closes.
+        self._recent: list[str] = []
+        self._early: dict[str, list[s.SessionUpdate]] = {}
+        self.opening = 0
+        self.terminal_auth = True
+        self.ui = UiRequests(bridge.lua)
         self.broker = PermissionBroker(bridge.lua, self._permission_busy)
-        self.agent: AgentConnection | None = None
-        self.session: ChatSession | None = None
-        self.spec: AgentSpec | None = None
-        self._state: State = "stopped"
-        self._error: str | None = None
-        self._run_scope: anyio.CancelScope | None = None
-        self._run_done: anyio.Event | None = None
-        # Kept after the agent stops: the statusline still says which agent it was.
-        self._agent_info: s.Implementation | None = None
+        self.auth = AuthFlow(self)
+        self.session_commands = SessionCommands(self)
+        self.modes = ModeCommands(self)
+        self.editor = NvimEditor(self)
 
-    # ---- status ----------------------------------------------------------------------------------
+    # ---- the current session and agent -------------------------------------------------------------
+
+    @property
+    def session(self) -> ChatSession | None:
+        return self.sessions.get(self._current) if self._current is not None else None
+
+    @property
+    def agent(self) -> AgentConnection | None:
+        run = self.current_run()
+        return run.connection if run is not None else None
+
+    @property
+    def spec(self) -> AgentSpec | None:
+        run = self.current_run()
+        return run.spec if run is not None else None
+
+    def current_run(self) -> AgentRun | None:
+        session = self.session
+        name = session.agent if session is not None else self._current_agent
+        return self.agents.get(name) if name is not None else None
+
+    def target(self, session_id: str | None) -> ChatSession | None:
+        """The session a command is for: the chat the cursor is in (`session_id` from Lua), else the current
+        one. Says why when there is none."""
+        if session_id:
+            session = self.sessions.get(session_id)
+            if session is None:
+                self.notify("this chat's session is closed: open a new one with :AcpNew", WARN)
+            return session
+        session = self.session
+        if session is None:
+            self.notify("no session: start an agent with :AcpStart", WARN)
+        return session
+
+    def target_run(self, session_id: str | None) -> AgentRun | None:
+        """The agent a command is for: the target session's, else the current agent (running)."""
+        session = self.sessions.get(session_id) if session_id else self.session
+        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        if run is None or run.connection is None:
+            self.notify("no agent is running: start one with :AcpStart", WARN)
+            return None
+        return run
+
+    def use(self, session_id: str) -> None:
+        self._current = session_id
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self._current_agent = session.agent
+        with contextlib.suppress(ValueError):
+            self._recent.remove(session_id)
+        self._recent.append(session_id)
+        self.push_status()
+
+    def _forget(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        with contextlib.suppress(ValueError):
+            self._recent.remove(session_id)
+        if self._current == session_id:
+            self._current = self._recent[-1] if self._recent else None
+            if self._current is not None:
+                self._current_agent = self.sessions[self._current].agent
+
+    # ---- status ------------------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
+        session = self.session
+        run = self.current_run()
         agent: dict[str, Any] | None = None
-        if self.spec is not None:
-            agent = {"name": self.spec.name}
-            info = self._agent_info
-            if info is not None:
-                agent = {"name": info.name, "title": info.title, "version": info.version}
+        state: State = "stopped"
+        if run is not None:
+            agent = {"name": run.name}
+            if run.info is not None:
+                agent = {"name": run.info.name, "title": run.info.title, "version": run.info.version}
+            state = run.state
+            if state == "ready" and session is not None:
+                if session.permissions:
+                    state = "awaiting_permission"
+                elif session.in_turn:
+                    state = "running"
+        connection = run.connection if run is not None else None
         return {
             "agent": agent,
-            "state": self._state,
-            "session_id": self.session.session_id if self.session else None,
-            "mode": self.session.state.current_mode if self.session else None,
-            "protocol_version": self.agent.protocol_version if self.agent else None,
-            "error": self._error,
+            "agent_name": run.name if run is not None else None,
+            "state": state,
+            "session_id": session.session_id if session else None,
+            "mode": session.state.current_mode if session else None,
+            "model": _model(session.state) if session else None,
+            "title": session.state.title if session else None,
+            "usage": _usage(session.state) if session else None,
+            "sessions": len(self.sessions),
+            "auth_methods": [method.id for method in self.auth.methods(connection)] if connection else [],
+            "protocol_version": connection.protocol_version if connection else None,
+            "error": run.error if run is not None else None,
         }
-
-    def _set_state(self, state: State, error: str | None = None) -> None:
-        self._state = state
-        self._error = error
-        self.push_status()
 
     def push_status(self) -> None:
         self._bridge.lua("require('acp_nvim.status').set(...)", self.status())
@@ -102,149 +248,383 @@ class Controller:
     def notify(self, message: str, level: int = ERROR) -> None:
         self._bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})
 
-    def _fail(self, message: str) -> None:
+    def _set_run_state(self, run: AgentRun, state: AgentState, error: str | None = None) -> None:
+        run.state, run.error = state, error
+        self.push_status()
+
+    def fail(self, run: AgentRun, message: str) -> None:
         log.warning("%s", message)
         # The message first: whoever reacts to the status change finds it already shown.
         self.notify(message)
-        self._set_state("error", message)
+        self._set_run_state(run, "error", message)
 
-    # ---- lifecycle -------------------------------------------------------------------------------
+    def advertise(self, caps: s.ClientCapabilities) -> s.ClientCapabilities:
+        """What the session layer adds to the editor's capabilities: boolean config options (always
+        understood here) and terminal login when enabled."""
+        session = caps.session or s.ClientSessionCapabilities()
+        session = msgspec.structs.replace(
+            session,
+            config_options=s.SessionConfigOptionsCapabilities(boolean=s.BooleanConfigOptionCapabilities()),
+        )
+        auth = msgspec.structs.replace(caps.auth, terminal=self.terminal_auth)
+        return msgspec.structs.replace(caps, session=session, auth=auth)
+
+    # ---- agents ------------------------------------------------------------------------------------
 
     async def start(self, raw_spec: Any) -> None:
-        try:
-            spec = msgspec.convert(raw_spec, AgentSpec)
-        except msgspec.ValidationError as err:
-            self._fail(f"invalid agent configuration: {err}")
+        """Starts the agent, or opens another session on it when it already runs."""
+        spec = self._spec(raw_spec)
+        if spec is None:
             return
-        await self.stop(quiet=True)
-        self.spec = spec
-        self._agent_info = None
-        self._set_state("starting")
-        done = anyio.Event()
-        scope = anyio.CancelScope()
-        self._run_done, self._run_scope = done, scope
+        run = self.agents.get(spec.name)
+        if run is not None and run.alive:
+            run.spec = msgspec.structs.replace(spec, cmd=run.spec.cmd, args=run.spec.args, env=run.spec.env)
+            self._current_agent = spec.name
+            if spec.session:
+                await self.wait_connected(run)
+                if run.connection is not None:
+                    await self.session_commands.new(run)
+            return
+        self._launch(spec)
 
-        async def run() -> None:
-            try:
-                with scope:
-                    await self._run(spec)
-            finally:
-                done.set()
+    async def restart(self, raw_spec: Any) -> None:
+        spec = self._spec(raw_spec)
+        if spec is None:
+            return
+        run = self.agents.get(spec.name)
+        if run is not None:
+            await self._stop_run(run)
+        self._launch(spec)
 
-        self._spawn(run)
-
-    async def _run(self, spec: AgentSpec) -> None:
-        command = AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None)
+    def _spec(self, raw_spec: Any) -> AgentSpec | None:
         try:
-            async with AgentConnection.launch(
-                command, self.editor, handshake_timeout=spec.handshake_timeout
-            ) as agent:
-                self.agent = agent
-                self._agent_info = agent.agent_info
-                self.push_status()
-                with anyio.fail_after(SESSION_TIMEOUT):
-                    response = await agent.new_session(spec.cwd or os.getcwd())
-                self._open_session(spec, agent, response)
-                self._set_state("ready")
-                reason = await agent.wait_closed()
-                self._end_session()
-                self._fail(f"{spec.name} stopped: {reason}")
+            return msgspec.convert(raw_spec, AgentSpec)
+        except msgspec.ValidationError as err:
+            self.notify(f"invalid agent configuration: {err}")
+            return None
+
+    def _launch(self, spec: AgentSpec) -> None:
+        run = AgentRun(spec)
+        self.agents[spec.name] = run
+        self._current_agent = spec.name
+        self.terminal_auth = spec.terminal_auth
+        if self.session is not None:
+            # The new agent's status shows until its first session opens.
+            self._current = None
+        self.push_status()
+
+        async def guarded() -> None:
+            try:
+                with run.scope:
+                    await self._run(run)
+            finally:
+                run.done.set()
+
+        self._spawn(guarded)
+
+    async def wait_connected(self, run: AgentRun) -> None:
+        await run.connected.wait()
+
+    async def reconnect(self, run: AgentRun) -> bool:
+        """Restarts the agent's process and initializes again (after a terminal login). Its open sessions
+        end: they belonged to the old process."""
+        run.connected = anyio.Event()
+        connected = run.connected
+        run.reconnect.set()
+        await connected.wait()
+        return run.connection is not None
+
+    async def _run(self, run: AgentRun) -> None:
+        spec = run.spec
+        try:
+            await self._serve(run)
         except AgentNotFound as err:
             hint = f" — install: {spec.install_hint}" if spec.install_hint else ""
-            self._fail(f"{spec.name}: {err}{hint}")
+            self.fail(run, f"{spec.name}: {err}{hint}")
         except StartError as err:
-            self._fail(f"{spec.name}: {err}")
-        except TimeoutError:
-            self._fail(f"{spec.name} did not create a session within {SESSION_TIMEOUT:g} s")
+            self.fail(run, f"{spec.name}: {err}")
         except ConnectionClosed as err:
-            self._fail(f"{spec.name} stopped: {err}")
-        except RpcError as err:
-            self._fail(f"{spec.name} refused to create a session: {err.message}")
+            self.fail(run, f"{spec.name} stopped: {err}")
         except Exception as err:
             log.exception("agent run failed")
-            self._fail(f"{spec.name}: unexpected error: {err}")
+            self.fail(run, f"{spec.name}: unexpected error: {err}")
         finally:
-            self._end_session()
-            self.agent = None
+            self._end_sessions(run)
+            run.connection = None
+            run.connected.set()
 
-    def _open_session(self, spec: AgentSpec, agent: AgentConnection, response: s.NewSessionResponse) -> None:
-        state = SessionState(response.session_id)
-        state.set_modes(response.modes)
-        state.set_config_options(response.config_options)
-        info = agent.agent_info
-        # Without agentInfo the configured name says more than the executable's ("node", "uvx").
-        display_name = (info.title or info.name) if info is not None else spec.name
-        renderer = ChatRenderer(self._bridge, state, display_name, self._spawn)
-        self.session = ChatSession(response.session_id, state, renderer)
-        self._bridge.lua(
-            "require('acp_nvim.chat').create(...)",
-            response.session_id,
-            {"agent": spec.name, "display_name": display_name, "cwd": spec.cwd},
-        )
-        renderer.flush()
+    async def _serve(self, run: AgentRun) -> None:
+        """The agent's connection until it exits; again after each reconnect a login asked for. The first
+        session opens in a task of its own: a login on the way may need this loop to reconnect."""
+        spec = run.spec
+        command = AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None)
+        first_session = spec.session
+        try:
+            async with anyio.create_task_group() as tasks:
+                while True:
+                    async with AgentConnection.launch(
+                        command,
+                        self.editor,
+                        handshake_timeout=spec.handshake_timeout,
+                        on_message=agent_log.record_hook(spec.name),
+                        # Aggregated: one message per kind of trouble, never one per bad line.
+                        on_trouble=lambda message: self.notify(message, WARN),
+                    ) as agent:
+                        run.connection, run.info = agent, agent.agent_info
+                        run.reconnect = anyio.Event()
+                        run.connected.set()
+                        if first_session:
+                            first_session, run.first_pending = False, True
+                            tasks.start_soon(self._first_session, run)
+                        elif not run.first_pending:
+                            self._set_run_state(run, "ready")
+                        reason = await _closed_or_reconnect(agent, run.reconnect)
+                        if reason is not None:
+                            self._end_sessions(run)
+                            run.connection = None
+                            self.fail(run, f"{spec.name} stopped: {reason}")
+                            break
+                        self._end_sessions(run, "The agent restarted after logging in: this session ended.")
+                        run.connection = None
+                        self._set_run_state(run, "starting")
+                tasks.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # The one real error, so `_run` can tell a missing command from a handshake timeout.
+            errors = group.exceptions
+            while len(errors) == 1 and isinstance(errors[0], BaseExceptionGroup):
+                errors = errors[0].exceptions
+            if len(errors) == 1:
+                raise errors[0] from None
+            raise
 
-    def _end_session(self) -> None:
+    async def _first_session(self, run: AgentRun) -> None:
+        try:
+            session = await self.session_commands.new(run, first=True)
+        except Exception as err:
+            log.exception("first session failed")
+            session = None
+            self.notify(f"{run.name}: unexpected error: {err}")
+        run.first_pending = False
+        if run.connection is not None and run.state == "starting" and session is not None:
+            self._set_run_state(run, "ready")
+
+    def session_failed(self, run: AgentRun, message: str, first: bool) -> None:
+        """Opening a session failed: the first one of a start puts the agent in "error" (it stays up, so
+        :AcpAuth or :AcpNew can follow); later ones are only reported."""
+        if first and run.state == "starting":
+            self.fail(run, message)
+        else:
+            self.notify(message)
+
+    def _end_sessions(self, run: AgentRun, notice: str | None = None) -> None:
         # Whatever ends the agent, no permission request stays open and nothing is left unrendered.
-        self.broker.cancel_all()
-        if self.session is not None:
-            self.session.state.cancel_unfinished()
-            self.session.renderer.flush()
-            self.session = None
+        for session in [session for session in self.sessions.values() if session.agent == run.name]:
+            self.broker.cancel_session(session.session_id)
+            session.state.cancel_unfinished()
+            if notice:
+                session.state.add_notice(notice, "warning")
+            session.renderer.flush()
+            self._forget(session.session_id)
+        self.push_status()
 
-    async def stop(self, *, quiet: bool = False) -> None:
-        scope, done = self._run_scope, self._run_done
-        self._run_scope = self._run_done = None
-        if scope is not None and done is not None:
-            self.broker.cancel_all()
-            scope.cancel()
-            await done.wait()
-        if not quiet or scope is not None:
-            self._set_state("stopped")
+    async def stop(self, session_id: str | None = None) -> None:
+        """Stops the current agent (the one of the chat the cursor is in)."""
+        session = self.sessions.get(session_id) if session_id else self.session
+        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        if run is not None:
+            await self._stop_run(run)
+        self.push_status()
+
+    async def _stop_run(self, run: AgentRun) -> None:
+        if not run.done.is_set():
+            run.scope.cancel()
+            await run.done.wait()
+        run.state, run.error = "stopped", None
+        if self._current is None and self._recent:
+            self.use(self._recent[-1])
 
     async def shutdown(self) -> None:
         with anyio.move_on_after(5):
-            await self.stop(quiet=True)
+            for run in list(self.agents.values()):
+                await self._stop_run(run)
 
-    # ---- turns -----------------------------------------------------------------------------------
+    # ---- sessions ----------------------------------------------------------------------------------
 
-    async def prompt(self, text: str, raw_selections: Any = None) -> None:
+    def open_chat(
+        self, run: AgentRun, session_id: str, cwd: str, directories: list[str], title: str | None = None
+    ) -> ChatSession:
+        """Registers a session and creates its chat; before session/load is sent, so the replay lands here."""
+        state = SessionState(session_id)
+        if title:
+            state.apply(s.SessionUpdateSessionInfoUpdate(title=title))
+        renderer = ChatRenderer(self._bridge, state, run.display_name, self._spawn)
+        session = ChatSession(session_id, run.name, cwd, directories, state, renderer)
+        self.sessions[session_id] = session
+        self._bridge.lua(
+            "require('acp_nvim.chat').create(...)",
+            session_id,
+            {"agent": run.name, "display_name": run.display_name, "cwd": cwd},
+        )
+        for update in self._early.pop(session_id, []):
+            state.apply(update)
+        renderer.flush()
+        self.use(session_id)
+        return session
+
+    def drop_session(self, session_id: str, *, destroy_chat: bool) -> None:
+        """A session that failed to open (or closed): forgotten, its chat removed when asked."""
+        self._forget(session_id)
+        if destroy_chat:
+            self._bridge.lua("require('acp_nvim.sessions').destroy(...)", session_id)
+        self.push_status()
+
+    async def close_session(self, session_id: str) -> None:
+        """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        if session.in_turn:
+            await self.cancel(session_id)
+        self.broker.cancel_session(session_id)
+        self._forget(session_id)
+        self.push_status()
+        run = self.agents.get(session.agent)
+        agent = run.connection if run is not None else None
+        if agent is None:
+            return
         try:
-            await self._prompt(text, raw_selections)
+            await agent.close_session(session_id)
+        except Unsupported:
+            log.info("%s cannot close sessions: %s forgotten locally", agent.display_name, session_id)
+        except (RpcError, ConnectionClosed) as err:
+            log.warning("session/close %s failed: %s", session_id, err)
+
+    def session_roots(self, session_id: str) -> list[str] | None:
+        """The roots of a session — its cwd and the additional directories sent for it — or None for a
+        session this controller does not run. NvimEditor's sandbox asks on every fs/terminal request."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return None
+        return [session.cwd, *session.directories]
+
+    # ---- commands ----------------------------------------------------------------------------------
+
+    async def sessions_command(
+        self, raw_spec: Any, action: str, everywhere: bool, session_id: str | None
+    ) -> None:
+        """:AcpSessions: on the agent of the target chat, else the agent `raw_spec` names (started without a
+        session when it is not running)."""
+        session = self.sessions.get(session_id) if session_id else self.session
+        run = self.agents.get(session.agent) if session is not None else None
+        if run is None:
+            spec = self._spec(raw_spec)
+            if spec is None:
+                return
+            run = self.agents.get(spec.name)
+            if run is None or not run.alive:
+                self._launch(msgspec.structs.replace(spec, session=False))
+                run = self.agents[spec.name]
+        await self.wait_connected(run)
+        if run.connection is None:
+            return
+        await self.session_commands.command(run, "delete" if action == "delete" else "open", everywhere)
+
+    async def mode_command(self, session_id: str | None, mode_id: str | None) -> None:
+        session = self.target(session_id)
+        if session is not None:
+            await self.modes.mode(session, mode_id or None)
+
+    async def config_command(self, session_id: str | None, option_id: str | None, value: str | None) -> None:
+        session = self.target(session_id)
+        if session is not None:
+            await self.modes.config(session, option_id or None, value)
+
+    async def auth_command(self, session_id: str | None, method_id: str | None) -> None:
+        run = self.target_run(session_id)
+        if run is None:
+            return
+        first_failed = run.state == "error" and not any(
+            session.agent == run.name for session in self.sessions.values()
+        )
+        if await self.auth.login(run, method_id or None) and first_failed and run.connection is not None:
+            # The start failed for want of a login: now it can open its session.
+            self._set_run_state(run, "starting")
+            run.first_pending = True
+            try:
+                await self.session_commands.new(run, first=True)
+            finally:
+                run.first_pending = False
+            if run.state == "starting" and run.connection is not None:
+                self._set_run_state(run, "ready")
+
+    async def logout_command(self, session_id: str | None) -> None:
+        run = self.target_run(session_id)
+        if run is not None:
+            await self.auth.logout(run)
+
+    async def add_dir_command(self, session_id: str | None, directory: str) -> None:
+        path = os.path.abspath(os.path.expanduser(directory))
+        if not os.path.isdir(path):
+            self.notify(f"not a directory: {path}", WARN)
+            return
+        extra = self.session_commands.extra_directories
+        if path not in extra:
+            extra.append(path)
+        session = self.sessions.get(session_id) if session_id else self.session
+        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        agent = run.connection if run is not None else None
+        caps = agent.capabilities.session_capabilities if agent is not None else None
+        if agent is not None and (caps is None or caps.additional_directories is None):
+            name = run.display_name if run is not None else agent.display_name
+            self.notify(f"{name} does not support additional directories: {path} is not sent", WARN)
+            return
+        self.notify(f"{path} is added to the sessions opened from now on", INFO)
+
+    async def focus_command(self, session_id: str) -> None:
+        if session_id in self.sessions and session_id != self._current:
+            self.use(session_id)
+
+    async def ui_answer(self, question_id: int, value: Any) -> None:
+        self.ui.answer(question_id, value)
+
+    # ---- turns -------------------------------------------------------------------------------------
+
+    async def prompt(self, text: str, raw_selections: Any = None, session_id: str | None = None) -> None:
+        try:
+            await self._prompt(text, raw_selections, session_id)
         finally:
             # Lua showed "running" optimistically; a refused prompt must put the real state back.
             self.push_status()
 
-    async def _prompt(self, text: str, raw_selections: Any) -> None:
-        agent, session = self.agent, self.session
+    async def _prompt(self, text: str, raw_selections: Any, session_id: str | None) -> None:
+        session = self.target(session_id)
+        run = self.agents.get(session.agent) if session is not None else None
+        agent = run.connection if run is not None else None
         if agent is None or session is None:
-            self.notify("no agent is running: start one with :AcpStart", WARN)
+            if session is not None:
+                self.notify("no agent is running: start one with :AcpStart", WARN)
             return
         if session.in_turn:
             self.notify("the agent is still working: wait, or :AcpCancel", WARN)
             return
-        try:
-            selections = msgspec.convert(raw_selections or [], list[Selection])
-        except msgspec.ValidationError as err:
-            self.notify(f"invalid selection: {err}")
+        built = build_prompt(text, raw_selections, agent, self._bridge.lua)
+        if built is None:
             return
-        caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
-        blocks = prompt_blocks(text, selections, bool(caps.embedded_context))
-        if not blocks:
-            return
+        blocks = built.blocks
         state = session.state
         state.begin_turn()
-        state.add_user_prompt(shown_prompt(text, selections))
+        state.add_user_prompt(built.shown)
         session.renderer.flush()
         session.in_turn, session.cancelling = True, False
-        self._set_state("running")
+        # Pushes the status too: only now, so "running" (which Lua showed already) is what it says.
+        self.use(session.session_id)
         stop_reason: str | None = None
-        agent_gone = False
         try:
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:
             # The agent died: the run task reports it, once.
-            agent_gone = True
+            pass
         except Unsupported as err:
             state.add_notice(str(err), "error")
             self.notify(str(err))
@@ -258,36 +638,41 @@ class Controller:
             if stop_reason is not None:
                 state.end_turn(stop_reason)
             session.renderer.flush()
-            if self.session is session and not agent_gone:
-                self._set_state("ready")
 
-    async def cancel(self) -> None:
-        agent, session = self.agent, self.session
-        if agent is None or session is None or not session.in_turn:
+    async def cancel(self, session_id: str | None = None) -> None:
+        session = self.sessions.get(session_id) if session_id else self.session
+        if session is None or not session.in_turn:
             return
+        run = self.agents.get(session.agent)
         session.cancelling = True
-        self.broker.cancel_all()
+        self.broker.cancel_session(session.session_id)
         session.state.cancel_unfinished()
         session.renderer.flush()
-        with contextlib.suppress(ConnectionClosed):
-            await agent.cancel(session.session_id)
+        if run is not None and run.connection is not None:
+            with contextlib.suppress(ConnectionClosed):
+                await run.connection.cancel(session.session_id)
 
-    # ---- from the agent --------------------------------------------------------------------------
+    # ---- from the agents ---------------------------------------------------------------------------
 
     def on_session_update(self, notification: s.SessionNotification) -> None:
-        session = self.session
-        if session is None or notification.session_id != session.session_id:
-            log.debug("update for unknown session %s dropped", notification.session_id)
+        session = self.sessions.get(notification.session_id)
+        if session is None:
+            if self.opening:
+                # Read before the session/new answer reached us: kept for the chat about to open.
+                early = self._early.setdefault(notification.session_id, [])
+                if len(early) < EARLY_UPDATES_MAX:
+                    early.append(notification.update)
+            else:
+                log.debug("update for unknown session %s dropped", notification.session_id)
             return
-        mode = session.state.current_mode
         session.state.apply(notification.update)
         session.renderer.changed()
-        if session.state.current_mode != mode:
+        if isinstance(notification.update, STATUS_UPDATES) and session.session_id == self._current:
             self.push_status()
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
-        session = self.session
-        if session is None or request.session_id != session.session_id or session.cancelling:
+        session = self.sessions.get(request.session_id)
+        if session is None or session.cancelling:
             return s.RequestPermissionOutcomeCancelled()
         state = session.state
         item = state.set_awaiting_permission(request.tool_call, True)
@@ -303,21 +688,59 @@ class Controller:
                 for option in request.options
             ],
         }
+        session.permissions += 1
+        self.push_status()
         try:
             outcome = await self.broker.ask(request, view)
         finally:
-            if self.session is session:
+            session.permissions -= 1
+            if self.sessions.get(session.session_id) is session:
                 item.awaiting_permission = False
                 state.update_tool_call(s.ToolCallUpdate(tool_call_id=item.tool_call_id))
                 session.renderer.changed()
+            self.push_status()
         return outcome
 
     def answer_permission(self, request_id: int, option_id: str | None) -> None:
         self.broker.answer(request_id, option_id)
 
     def _permission_busy(self, busy: bool) -> None:
-        session = self.session
-        if busy:
-            self._set_state("awaiting_permission")
-        elif session is not None and self._state == "awaiting_permission":
-            self._set_state("running" if session.in_turn else "ready")
+        self.push_status()
+
+
+async def _closed_or_reconnect(agent: AgentConnection, reconnect: anyio.Event) -> str | None:
+    """Waits until the agent exits (its reason) or a reconnect is asked for (None)."""
+    reason: list[str] = []
+    async with anyio.create_task_group() as race:
+
+        async def closed() -> None:
+            reason.append(await agent.wait_closed())
+            race.cancel_scope.cancel()
+
+        async def asked() -> None:
+            await reconnect.wait()
+            race.cancel_scope.cancel()
+
+        race.start_soon(closed)
+        race.start_soon(asked)
+    return reason[0] if reason else None
+
+
+def _model(state: SessionState) -> str | None:
+    """The current model: the select option of category "model" (or id "model")."""
+    for option in state.config_options:
+        if isinstance(option, s.SessionConfigOptionSelect) and (
+            option.category == "model" or option.id == "model"
+        ):
+            return option.current_value
+    return None
+
+
+def _usage(state: SessionState) -> dict[str, Any] | None:
+    usage = state.usage
+    if usage is None:
+        return None
+    out: dict[str, Any] = {"used": usage.used, "size": usage.size}
+    if usage.cost_amount is not None:
+        out["cost"] = {"amount": usage.cost_amount, "currency": usage.cost_currency}
+    return out

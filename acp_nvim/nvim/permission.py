@@ -50,6 +50,8 @@ class PermissionBroker:
         self._ids = itertools.count(1)
         self._open: dict[int, _Pending] = {}
         self._epoch = 0
+        # Per session: a cancelled turn answers its own queued requests, not another session's.
+        self._session_epochs: dict[str, int] = {}
 
     @property
     def pending(self) -> int:
@@ -59,8 +61,9 @@ class PermissionBroker:
         self, request: s.RequestPermissionRequest, view: dict[str, Any]
     ) -> s.RequestPermissionOutcome:
         epoch = self._epoch
+        session_epoch = self._session_epochs.get(request.session_id, 0)
         async with self._lock:
-            if epoch != self._epoch:
+            if epoch != self._epoch or session_epoch != self._session_epochs.get(request.session_id, 0):
                 # Cancelled while waiting in the queue.
                 return s.RequestPermissionOutcomeCancelled()
             request_id = next(self._ids)
@@ -93,6 +96,15 @@ class PermissionBroker:
         self._epoch += 1
         for request_id, pending in list(self._open.items()):
             if not pending.answered.is_set():
+                pending.outcome = s.RequestPermissionOutcomeCancelled()
+                pending.answered.set()
+                self._show(CLOSE, request_id)
+
+    def cancel_session(self, session_id: str) -> None:
+        """Like `cancel_all`, for the requests of one session only."""
+        self._session_epochs[session_id] = self._session_epochs.get(session_id, 0) + 1
+        for request_id, pending in list(self._open.items()):
+            if pending.request.session_id == session_id and not pending.answered.is_set():
                 pending.outcome = s.RequestPermissionOutcomeCancelled()
                 pending.answered.set()
                 self._show(CLOSE, request_id)

@@ -27,6 +27,7 @@ function M.setup(opts)
   did_setup = true
   local errors = config.apply(opts)
   require("acp_nvim.highlights").setup()
+  require("acp_nvim.services").setup()
   host.register()
   if #errors > 0 then
     notify("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))
@@ -52,16 +53,20 @@ function M.start(name)
     status.update({ state = "error", error = err, agent = { name = name } })
     return
   end
-  status.set({ state = "starting", agent = { name = name } })
-  host.notify("acp_start", {
-    name = name,
-    cmd = agent.cmd,
-    args = agent.args,
-    env = vim.tbl_isempty(agent.env) and vim.empty_dict() or agent.env,
-    cwd = vim.fn.getcwd(),
-    install_hint = agent.install_hint or "",
-    handshake_timeout = config.options.handshake_timeout,
-  })
+  local current = status.get()
+  local running = current.agent_name == name and (current.state ~= "stopped" and current.state ~= "error")
+  if not running then
+    -- A running agent opens another session instead (the host decides); only a real start shows "starting".
+    status.set({ state = "starting", agent = { name = name } })
+  end
+  -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
+  require("acp_nvim.services").send_options()
+  host.notify("acp_start", require("acp_nvim.sessions").spec(name, agent))
+end
+
+--- Opens another session on the current agent (the default one when none runs).
+function M.new()
+  M.start(status.get().agent_name)
 end
 
 function M.stop()
@@ -70,13 +75,22 @@ function M.stop()
     status.update({ state = "stopped", session_id = vim.NIL, error = vim.NIL })
     return
   end
-  host.notify("acp_stop")
+  host.notify("acp_stop", require("acp_nvim.sessions").current() or vim.NIL)
 end
 
+--- Stops the agent (the current one when `name` is nil) and starts it again with a new session.
 ---@param name string|nil
 function M.restart(name)
-  local current = status.get()
-  M.start((name and name ~= "") and name or (current.agent and current.agent.name) or nil)
+  ensure_setup()
+  name = (name and name ~= "") and name or status.get().agent_name or config.options.default_agent
+  local agent, err = config.agent(name)
+  if agent == nil then
+    notify(err --[[@as string]])
+    return
+  end
+  status.set({ state = "starting", agent = { name = name } })
+  require("acp_nvim.services").send_options()
+  host.notify("acp_restart", require("acp_nvim.sessions").spec(name, agent))
 end
 
 --- Opens (or focuses) the chat of the current session.
@@ -102,7 +116,8 @@ function M.prompt(text, selections)
     return false
   end
   require("acp_nvim.prompt").remember(text)
-  if not host.notify("acp_prompt", text, selections or {}) then
+  local session = require("acp_nvim.sessions").current() or vim.NIL
+  if not host.notify("acp_prompt", text, selections or {}, session) then
     return false
   end
   -- At once, not when the host confirms: a second send in between must already see the agent busy.
@@ -113,8 +128,34 @@ end
 function M.cancel()
   ensure_setup()
   if host.info() ~= nil then
-    host.notify("acp_cancel")
+    host.notify("acp_cancel", require("acp_nvim.sessions").current() or vim.NIL)
   end
+end
+
+-- Sessions, login, modes and options (lua/acp_nvim/sessions.lua has the details).
+M.sessions = function(...)
+  ensure_setup()
+  require("acp_nvim.sessions").sessions(...)
+end
+M.mode = function(...)
+  ensure_setup()
+  require("acp_nvim.sessions").mode(...)
+end
+M.config = function(...)
+  ensure_setup()
+  require("acp_nvim.sessions").config(...)
+end
+M.auth = function(...)
+  ensure_setup()
+  require("acp_nvim.sessions").auth(...)
+end
+M.logout = function()
+  ensure_setup()
+  require("acp_nvim.sessions").logout()
+end
+M.add_dir = function(...)
+  ensure_setup()
+  require("acp_nvim.sessions").add_dir(...)
 end
 
 ---@return AcpStatus

@@ -7,7 +7,13 @@ local M = {}
 ---@field agent {name: string, title: string|nil, version: string|nil}|nil
 ---@field state "stopped"|"starting"|"ready"|"running"|"awaiting_permission"|"error"
 ---@field session_id string|nil
+---@field agent_name string|nil the configured name (opts.agents key) of the current agent
 ---@field mode string|nil
+---@field model string|nil current value of the "model" config option
+---@field title string|nil
+---@field usage {used: integer, size: integer, cost: {amount: number, currency: string}|nil}|nil
+---@field sessions integer|nil open sessions (all agents)
+---@field auth_methods string[]|nil
 ---@field protocol_version integer|nil
 ---@field error string|nil
 
@@ -38,6 +44,11 @@ function M.set(status)
     return
   end
   current = new
+  -- The chat of the current session is the one :AcpChat opens.
+  local chat = package.loaded["acp_nvim.chat"]
+  if chat and new.session_id and chat.chats[new.session_id] then
+    chat.current = new.session_id
+  end
   vim.api.nvim_exec_autocmds(
     "User",
     { pattern = "AcpNvimStatus", modeline = false, data = vim.deepcopy(new) }
@@ -68,7 +79,8 @@ function M.get()
   return vim.deepcopy(current)
 end
 
---- "<title or name> <version> <state>", or "" when no agent was ever started.
+--- "<title or name> <version> <state>", then the mode and model when the session has them; "" when no agent
+--- was ever started.
 ---@return string
 function M.statusline()
   local agent = current.agent
@@ -80,6 +92,12 @@ function M.statusline()
     table.insert(parts, agent.version)
   end
   table.insert(parts, (current.state:gsub("_", " ")))
+  if current.mode then
+    table.insert(parts, "· " .. current.mode)
+  end
+  if current.model then
+    table.insert(parts, "· " .. current.model)
+  end
   return table.concat(parts, " ")
 end
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pynvim
 
+from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.host import Host
 
 
@@ -28,21 +29,87 @@ class AcpNvimPlugin:
         self._host.start(spec)
 
     @pynvim.rpc_export("acp_stop")
-    def stop(self) -> None:
-        self._host.stop()
+    def stop(self, session_id: str | None = None) -> None:
+        self._host.stop(session_id)
+
+    @pynvim.rpc_export("acp_restart")
+    def restart(self, spec: Any) -> None:
+        self._host.restart(spec)
 
     @pynvim.rpc_export("acp_prompt")
-    def prompt(self, text: str, selections: Any = None) -> None:
-        self._host.prompt(text, selections)
+    def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
+        self._host.prompt(text, selections, session_id)
 
     @pynvim.rpc_export("acp_cancel")
-    def cancel(self) -> None:
-        self._host.cancel()
+    def cancel(self, session_id: str | None = None) -> None:
+        self._host.cancel(session_id)
+
+    @pynvim.rpc_export("acp_sessions")
+    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None = None) -> None:
+        self._host.sessions(spec, action, everywhere, session_id)
+
+    @pynvim.rpc_export("acp_mode")
+    def mode(self, session_id: str | None, mode_id: str | None = None) -> None:
+        self._host.mode(session_id, mode_id)
+
+    @pynvim.rpc_export("acp_config")
+    def config(self, session_id: str | None, option_id: str | None = None, value: str | None = None) -> None:
+        self._host.config(session_id, option_id, value)
+
+    @pynvim.rpc_export("acp_auth")
+    def auth(self, session_id: str | None, method_id: str | None = None) -> None:
+        self._host.auth(session_id, method_id)
+
+    @pynvim.rpc_export("acp_logout")
+    def logout(self, session_id: str | None = None) -> None:
+        self._host.logout(session_id)
+
+    @pynvim.rpc_export("acp_add_dir")
+    def add_dir(self, session_id: str | None, directory: str) -> None:
+        self._host.add_dir(session_id, directory)
+
+    @pynvim.rpc_export("acp_close")
+    def close(self, session_id: str) -> None:
+        self._host.close(session_id)
+
+    @pynvim.rpc_export("acp_focus")
+    def focus(self, session_id: str) -> None:
+        self._host.focus(session_id)
+
+    @pynvim.rpc_export("acp_ui_answer")
+    def ui_answer(self, question_id: int, value: Any = None) -> None:
+        self._host.ui_answer(question_id, value)
 
     @pynvim.rpc_export("acp_permission_answer")
     def permission_answer(self, request_id: int, option_id: str | None) -> None:
         self._host.permission_answer(request_id, option_id)
 
+    @pynvim.rpc_export("acp_elicitation_answer")
+    def elicitation_answer(self, ask_id: int, action: str, content: Any = None) -> None:
+        self._host.elicitation_answer(ask_id, action, content)
+
+    @pynvim.rpc_export("acp_reply")
+    def reply(self, token: Any, value: Any = None) -> None:
+        self._host.reply(token, value)
+
+    @pynvim.rpc_export("acp_editor_options")
+    def editor_options(self, options: Any) -> None:
+        self._host.editor_options(options)
+
     @pynvim.rpc_export("acp_status")
     def status(self) -> None:
         self._host.push_status()
+
+    # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
+
+    @pynvim.rpc_export("acp_log_view", sync=True)
+    def log_view(self, agent_name: str | None = None) -> dict[str, Any]:
+        return agent_log.view(agent_name or None)
+
+    @pynvim.rpc_export("acp_log_save", sync=True)
+    def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
+        return agent_log.save(agent_name or None, path)
+
+    @pynvim.rpc_export("acp_log_names", sync=True)
+    def log_names(self) -> list[str]:
+        return agent_log.names()

@@ -26,6 +26,7 @@ Scenario (every key optional):
                         "auth": {"logout": {}}},
   "authMethods": [{"id": "login", "name": "Log in"}],
   "authRequired": false,                # true: session/new|load|resume fail -32000 until authenticate
+  "login": {"tokenFile": "/tmp/x/token", "exitCode": 0},   # terminal login (see below)
   "session": {"sessionId": "s-new",     # first session/new's id; default "sess-1", "sess-2", ...
               "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]},
               "configOptions": [{"id": "model", "name": "Model", "type": "select", "currentValue": "a",
@@ -50,9 +51,12 @@ Scenario (every key optional):
      {"terminal": {"command": "echo", "args": ["hi"], "env": [{"name": "A", "value": "1"}],
                    "cwd": "${CWD}", "outputByteLimit": 1000,
                    "toolCallId": "t2",  # optional: also announce a tool_call embedding the terminal
-                   "then": ["wait", "output", "kill", "release"]}},
+                   "then": ["wait", "output", "kill", "release"]}},   # also {"until_output": "text"}
      {"elicit": {"mode": "form", "message": "Name?",
                  "requestedSchema": {"type": "object", "properties": {}}}},
+     {"elicit": {"mode": "url", "message": "Log in", "elicitationId": "e1", "url": "https://x.test",
+                 "completeAfterMs": 300}},   # also send elicitation/complete 300 ms after asking
+     {"complete": "e1"},                # send elicitation/complete for this id
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
@@ -60,6 +64,11 @@ Scenario (every key optional):
      {"stop": "max_tokens"}]            # end the turn now with this stopReason (default end_turn)
   ]
 }
+Terminal login: an auth method {"id": "term", "name": "…", "type": "terminal", "args": ["--login"]} makes the
+client run ``scripted_agent.py SCENARIO.json --login`` in a terminal; with ``--login`` the agent prints a line
+(with $LOGIN_USER if set), writes ``login.tokenFile`` and exits with ``login.exitCode`` (default 0). Whenever
+that file exists the agent counts as authenticated (a restarted agent too). ``authenticate`` with a terminal
+method's id is refused -32602: a client must run terminal methods, not authenticate with them.
 Permission options default to allow_once "allow" / reject_once "reject". Turns past the end of the list
 reply with one text chunk and end_turn. In every step, strings have ``${CWD}`` replaced by the session's
 cwd and ``${PROMPT}`` by the prompt's text blocks joined with spaces. A session/cancel that arrives during
@@ -203,7 +212,7 @@ class ScriptedAgent:
         return InitializeResponse.model_validate(raw)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> dict[str, Any]:
-        ids = [m.get("id") for m in self.sc.get("authMethods") or []]
+        ids = [m.get("id") for m in self.sc.get("authMethods") or [] if m.get("type") != "terminal"]
         if method_id not in ids:
             raise RequestError.invalid_params({"methodId": method_id})
         self.authenticated = True
@@ -213,9 +222,19 @@ class ScriptedAgent:
         if not self.logout_cap:
             raise RequestError.method_not_found("logout")
         self.authenticated = False
+        token = self._token_file()
+        if token is not None and token.exists():
+            token.unlink()
         return {}
 
+    def _token_file(self) -> Path | None:
+        token = (self.sc.get("login") or {}).get("tokenFile")
+        return Path(token) if token else None
+
     def _check_auth(self) -> None:
+        token = self._token_file()
+        if token is not None and token.exists():
+            self.authenticated = True
         if self.sc.get("authRequired") and not self.authenticated:
             raise RequestError.auth_required()
 
@@ -457,6 +476,8 @@ class ScriptedAgent:
             await self.run_terminal(live, step["terminal"])
         elif "elicit" in step:
             await self.run_elicit(live, step["elicit"])
+        elif "complete" in step:
+            await conn.complete_elicitation(step["complete"])
         elif "sleep" in step:
             await asyncio.sleep(float(step["sleep"]) / 1000)
         elif "sleep_until_cancel" in step:
@@ -507,7 +528,17 @@ class ScriptedAgent:
             )
         ref = {"terminalId": tid}
         for action in t.get("then", []):
-            if action == "output":
+            if isinstance(action, dict) and "until_output" in action:
+                # Poll terminal/output until the text shows (10 s at most); only the last answer is journaled.
+                want = str(action["until_output"])
+                for _ in range(500):
+                    out = await conn.terminal_output(session_id=sid, terminal_id=tid)
+                    if want in out.output or out.exit_status is not None:
+                        break
+                    await asyncio.sleep(0.02)
+                coro = conn.terminal_output(session_id=sid, terminal_id=tid)
+                await self.call(live, "terminal/output", ref, coro)
+            elif action == "output":
                 coro = conn.terminal_output(session_id=sid, terminal_id=tid)
                 await self.call(live, "terminal/output", ref, coro)
             elif action == "wait":
@@ -525,21 +556,43 @@ class ScriptedAgent:
             await conn.session_update(sid, helpers.update_tool_call(t["toolCallId"], status="completed"))
 
     async def run_elicit(self, live: LiveSession, e: dict[str, Any]) -> None:
-        fields = {k: v for k, v in e.items() if k != "message"}
+        fields = {k: v for k, v in e.items() if k not in ("message", "completeAfterMs")}
         if "requestId" not in fields:
             fields.setdefault("sessionId", live.session_id)
         mode = TypeAdapter(acp.schema.ElicitationMode).validate_python(fields)
+        later = None
+        if e.get("completeAfterMs") is not None:
+
+            async def complete_later() -> None:
+                await asyncio.sleep(float(e["completeAfterMs"]) / 1000)
+                await self.conn.complete_elicitation(fields["elicitationId"])
+
+            later = asyncio.create_task(complete_later())
         await self.call(live, "elicitation/create", e, self.conn.create_elicitation(e["message"], mode))
+        if later is not None:
+            await later
+
+
+def login(scenario: dict[str, Any]) -> int:
+    """The terminal login: what a real agent's interactive `login` subcommand would do, minus the asking."""
+    conf = scenario.get("login") or {}
+    print(f"Logging in as {os.environ.get('LOGIN_USER', 'someone')}...", flush=True)
+    code = int(conf.get("exitCode", 0))
+    if code == 0 and conf.get("tokenFile"):
+        Path(conf["tokenFile"]).write_text("token", encoding="utf-8")
+    return code
 
 
 def main(argv: list[str]) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="scripted_agent %(levelname)s %(message)s"
     )
-    if len(argv) != 2:
-        print("usage: scripted_agent.py SCENARIO.json", file=sys.stderr)
+    if len(argv) not in (2, 3) or (len(argv) == 3 and argv[2] != "--login"):
+        print("usage: scripted_agent.py SCENARIO.json [--login]", file=sys.stderr)
         return 2
     scenario = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    if len(argv) == 3:
+        return login(scenario)
     agent = ScriptedAgent(scenario, Journal(os.environ.get("ACP_TEST_JOURNAL")))
     # resume/close are "unstable" in SDK 0.12 though stable in the v1 schema; opt in so they are routed.
     # The SDK routes by attribute name, so a partial implementation is fine (missing methods answer -32601).

@@ -1,0 +1,250 @@
+"""Opening sessions: new ones, the agent's stored ones (listed, then loaded or resumed), deleting them.
+
+What a session is opened with — cwd, MCP servers, additional directories — comes from the agent's spec and
+`:AcpAddDir`; load and resume send the full list again, as the protocol asks. A stored session is loaded when
+the agent can (its history is replayed into a new chat, created before the request so no replayed update is
+lost), else resumed (no replay); `sessions.prefer_resume` turns the preference around.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+import msgspec
+
+from acp_nvim.client.agent import AgentConnection, Unsupported
+from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.nvim.auth import AuthAbandoned
+from acp_nvim.nvim.ui import Choice
+from acp_nvim.protocol import schema as s
+
+if TYPE_CHECKING:
+    from acp_nvim.nvim.controller import AgentRun, ChatSession, Controller
+
+log = logging.getLogger("acp_nvim.sessions")
+
+WARN, INFO = 3, 2
+SESSION_TIMEOUT = 60.0
+Action = Literal["open", "delete"]
+
+
+class McpServerConfig(msgspec.Struct, kw_only=True):
+    """One entry of `opts.mcp_servers`: stdio (command) or http/sse (url)."""
+
+    name: str
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    command: str = ""
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str = ""
+    headers: dict[str, str] = {}
+
+    def to_protocol(self) -> s.McpServer:
+        if self.type == "stdio":
+            env = [s.EnvVariable(name=key, value=value) for key, value in sorted(self.env.items())]
+            return s.McpServerStdio(name=self.name, command=self.command, args=self.args, env=env)
+        headers = [s.HttpHeader(name=key, value=value) for key, value in sorted(self.headers.items())]
+        if self.type == "http":
+            return s.McpServerHttp(name=self.name, url=self.url, headers=headers)
+        return s.McpServerSse(name=self.name, url=self.url, headers=headers)
+
+
+def _has(agent: AgentConnection, capability: str) -> bool:
+    caps = agent.capabilities.session_capabilities or s.SessionCapabilities()
+    return getattr(caps, capability, None) is not None
+
+
+def _when(updated_at: str | None) -> str:
+    if not updated_at:
+        return ""
+    try:
+        return datetime.fromisoformat(updated_at).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return updated_at
+
+
+def session_label(info: s.SessionInfo, open_here: bool) -> str:
+    parts = [info.title or "(untitled)", _when(info.updated_at), info.session_id[:8]]
+    label = "  ".join(part for part in parts if part)
+    return label + ("  [open]" if open_here else "")
+
+
+class SessionCommands:
+    def __init__(self, controller: Controller) -> None:
+        self._c = controller
+        # :AcpAddDir, for sessions opened from now on (no protocol method changes an open session's list).
+        self.extra_directories: list[str] = []
+
+    # ---- what sessions are opened with -------------------------------------------------------------
+
+    def directories(self, run: AgentRun, also: list[str] | None = None) -> list[str]:
+        wanted = [*(also or []), *run.spec.additional_directories, *self.extra_directories]
+        seen: list[str] = []
+        for directory in wanted:
+            path = os.path.abspath(os.path.expanduser(directory))
+            if path not in seen:
+                seen.append(path)
+        return seen
+
+    def _sent_directories(self, agent: AgentConnection, directories: list[str]) -> list[str]:
+        # What the client layer really sends: nothing unless the agent advertised the capability.
+        return directories if _has(agent, "additional_directories") else []
+
+    def mcp_servers(self, run: AgentRun, agent: AgentConnection) -> list[s.McpServer]:
+        servers = [server.to_protocol() for server in run.spec.mcp_servers]
+        left_out = agent.mcp_left_out(servers)
+        if left_out:
+            self._c.notify(
+                f"{run.display_name} cannot use these MCP servers: "
+                + "; ".join(f"{name} ({why})" for name, why in left_out),
+                WARN,
+            )
+        return servers
+
+    # ---- new ---------------------------------------------------------------------------------------
+
+    async def new(self, run: AgentRun, *, first: bool = False) -> ChatSession | None:
+        cwd = run.spec.cwd or os.getcwd()
+        directories = self.directories(run)
+        servers: list[s.McpServer] | None = None
+
+        async def create(agent: AgentConnection) -> s.NewSessionResponse:
+            nonlocal servers
+            if servers is None:
+                servers = self.mcp_servers(run, agent)
+            with anyio.fail_after(SESSION_TIMEOUT):
+                return await agent.new_session(cwd, servers, directories)
+
+        self._c.opening += 1
+        try:
+            response = await self._c.auth.call(run, create)
+        except (AuthAbandoned, Unsupported) as err:
+            self._c.session_failed(run, f"{run.name}: {err}", first)
+            return None
+        except TimeoutError:
+            self._c.session_failed(
+                run, f"{run.name} did not create a session within {SESSION_TIMEOUT:g} s", first
+            )
+            return None
+        except ConnectionClosed:
+            return None  # the run task reports the exit
+        except RpcError as err:
+            self._c.session_failed(run, f"{run.name} refused to create a session: {err.message}", first)
+            return None
+        finally:
+            self._c.opening -= 1
+        agent = run.connection
+        if agent is None:
+            return None
+        session = self._c.open_chat(run, response.session_id, cwd, self._sent_directories(agent, directories))
+        session.state.set_modes(response.modes)
+        session.state.set_config_options(response.config_options, announce=False)
+        session.renderer.flush()
+        self._c.push_status()
+        await self._c.modes.apply_defaults(session, run.spec)
+        return session
+
+    # ---- stored sessions ---------------------------------------------------------------------------
+
+    async def command(self, run: AgentRun, action: Action, everywhere: bool) -> None:
+        """:AcpSessions: list the agent's sessions (this directory's unless `everywhere`), pick one, open or
+        delete it."""
+        agent = run.connection
+        if agent is None:
+            return
+        name = run.display_name
+        if not _has(agent, "list"):
+            self._c.notify(f"{name} cannot list sessions", WARN)
+            return
+        if action == "delete" and not _has(agent, "delete"):
+            self._c.notify(f"{name} cannot delete sessions", WARN)
+            return
+        if action == "open" and not (agent.capabilities.load_session or _has(agent, "resume")):
+            self._c.notify(f"{name} can neither load nor resume sessions", WARN)
+            return
+        cwd = None if everywhere else (run.spec.cwd or os.getcwd())
+        try:
+            infos = await agent.list_all_sessions(cwd)
+        except (RpcError, ConnectionClosed) as err:
+            self._c.notify(f"{name} could not list sessions: {err}")
+            return
+        if not infos:
+            where = "" if everywhere else f" in {cwd} (:AcpSessions all lists every directory)"
+            self._c.notify(f"{name} has no sessions{where}", INFO)
+            return
+        choices = [
+            Choice(info.session_id, session_label(info, info.session_id in self._c.sessions))
+            for info in infos
+        ]
+        verb = "Delete" if action == "delete" else "Open"
+        picked = await self._c.ui.select(f"{verb} a session of {name}", choices, "acp_nvim.sessions")
+        info = next((info for info in infos if info.session_id == picked), None)
+        if info is None:
+            return
+        if action == "delete":
+            await self.delete(run, agent, info)
+        else:
+            await self.open(run, info)
+
+    async def delete(self, run: AgentRun, agent: AgentConnection, info: s.SessionInfo) -> None:
+        try:
+            await agent.delete_session(info.session_id)
+        except (RpcError, ConnectionClosed, Unsupported) as err:
+            self._c.notify(f"{run.display_name} could not delete the session: {err}")
+            return
+        self._c.notify(f"deleted session {info.title or info.session_id}", INFO)
+
+    async def open(self, run: AgentRun, info: s.SessionInfo) -> ChatSession | None:
+        """Opens a stored session in a new chat: load (history replayed) or resume (no replay)."""
+        agent = run.connection
+        if agent is None:
+            return None
+        session_id = info.session_id
+        known = self._c.sessions.get(session_id)
+        if known is not None:
+            if known.agent == run.name:
+                self._c.use(session_id)
+                self._c._bridge.lua("require('acp_nvim.chat').open(...)", session_id)
+                return known
+            self._c.notify(f"session {session_id} is already open with agent {known.agent}")
+            return None
+        can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
+        resume = can_resume and (run.spec.prefer_resume or not can_load)
+        if not (can_load or can_resume):
+            self._c.notify(f"{run.display_name} can neither load nor resume sessions", WARN)
+            return None
+        cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
+        directories = self.directories(run, info.additional_directories)
+        servers = self.mcp_servers(run, agent)
+        session = self._c.open_chat(
+            run, session_id, cwd, self._sent_directories(agent, directories), info.title
+        )
+
+        async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
+            with anyio.fail_after(SESSION_TIMEOUT):
+                if resume:
+                    return await agent.resume_session(session_id, cwd, servers, directories)
+                return await agent.load_session(session_id, cwd, servers, directories)
+
+        verb = "resume" if resume else "load"
+        try:
+            response = await self._c.auth.call(run, reopen)
+        except ConnectionClosed:
+            return None
+        except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
+            why = err.message if isinstance(err, RpcError) else str(err) or "timed out"
+            self._c.drop_session(session_id, destroy_chat=True)
+            self._c.notify(f"{run.display_name} could not {verb} the session: {why}")
+            return None
+        state = session.state
+        state.set_modes(response.modes)
+        state.set_config_options(response.config_options, announce=False)
+        if resume:
+            state.add_notice(f"Resumed session {info.title or session_id} (its history is not replayed)")
+        session.renderer.flush()
+        self._c.push_status()
+        return session

@@ -1,0 +1,312 @@
+-- Sessions, login, modes and configuration options: the commands, their completion, and which session a
+-- command is for (the chat the cursor is in, else the host's current one). Closing a chat buffer closes its
+-- session; entering a chat makes its session the current one.
+
+local M = {}
+
+local api = vim.api
+
+---@param message string
+---@param level? integer
+local function notify(message, level)
+  vim.notify("acp.nvim: " .. message, level or vim.log.levels.WARN, { title = "acp.nvim" })
+end
+
+---@param t table|nil
+---@return table
+local function dict(t)
+  if t == nil or vim.tbl_isempty(t) then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+--- The session of the chat (or prompt) the cursor is in, if any.
+---@return string|nil
+function M.current()
+  local chat = require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf())
+  return chat and chat.session_id or nil
+end
+
+--- The chat commands complete from: the one the cursor is in, else the current session's.
+---@return AcpChat|nil
+local function current_chat()
+  local chat = require("acp_nvim.chat")
+  return chat.chat_of_buf(api.nvim_get_current_buf())
+    or chat.chats[require("acp_nvim.status").get().session_id or ""]
+end
+
+--- What `acp_start` sends: the agent's command, and what its sessions are opened with.
+---@param name string
+---@param agent AcpAgentConfig
+---@return table
+function M.spec(name, agent)
+  local options = require("acp_nvim.config").options
+  local servers = {}
+  for _, server in ipairs(options.mcp_servers or {}) do
+    local entry = vim.deepcopy(server)
+    entry.env = dict(entry.env)
+    entry.headers = dict(entry.headers)
+    table.insert(servers, entry)
+  end
+  local directories = {}
+  for _, dir in ipairs(options.additional_directories or {}) do
+    table.insert(directories, (vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", "")))
+  end
+  return {
+    name = name,
+    cmd = agent.cmd,
+    args = agent.args or {},
+    env = dict(agent.env),
+    cwd = vim.fn.getcwd(),
+    install_hint = agent.install_hint or "",
+    handshake_timeout = options.handshake_timeout,
+    mode = agent.mode,
+    config = dict(agent.config),
+    mcp_servers = servers,
+    additional_directories = directories,
+    prefer_resume = options.sessions.prefer_resume,
+    terminal_auth = options.auth.terminal,
+    session = true,
+  }
+end
+
+---@param method string
+---@param ... any
+local function send(method, ...)
+  require("acp_nvim.host").notify(method, ...)
+end
+
+---@return boolean
+local function host_running()
+  if require("acp_nvim.host").info() == nil then
+    notify("no agent is running: start one with :AcpStart")
+    return false
+  end
+  return true
+end
+
+--- :AcpSessions [delete] [all]: the agent's sessions (this directory's unless "all"), to open or delete.
+---@param ... string
+function M.sessions(...)
+  local args = { ... }
+  local config = require("acp_nvim.config")
+  local status = require("acp_nvim.status").get()
+  local name = status.agent_name or config.options.default_agent
+  local agent, err = config.agent(name)
+  if agent == nil then
+    notify(err --[[@as string]], vim.log.levels.ERROR)
+    return
+  end
+  local spec = M.spec(name, agent)
+  spec.session = false
+  require("acp_nvim.services").send_options()
+  local action = vim.tbl_contains(args, "delete") and "delete" or "open"
+  send("acp_sessions", spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
+end
+
+---@param mode_id string|nil
+function M.mode(mode_id)
+  if host_running() then
+    send("acp_mode", M.current() or vim.NIL, (mode_id and mode_id ~= "") and mode_id or vim.NIL)
+  end
+end
+
+---@param option_id string|nil
+---@param value string|nil
+function M.config(option_id, value)
+  if host_running() then
+    send(
+      "acp_config",
+      M.current() or vim.NIL,
+      (option_id and option_id ~= "") and option_id or vim.NIL,
+      (value and value ~= "") and value or vim.NIL
+    )
+  end
+end
+
+---@param method_id string|nil
+function M.auth(method_id)
+  if host_running() then
+    send("acp_auth", M.current() or vim.NIL, (method_id and method_id ~= "") and method_id or vim.NIL)
+  end
+end
+
+function M.logout()
+  if host_running() then
+    send("acp_logout", M.current() or vim.NIL)
+  end
+end
+
+---@param dir string
+function M.add_dir(dir)
+  local path = (vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", ""))
+  local dirs = require("acp_nvim.config").options.additional_directories
+  if not vim.tbl_contains(dirs, path) and vim.fn.isdirectory(path) == 1 then
+    table.insert(dirs, path)
+  end
+  if host_running() then
+    send("acp_add_dir", M.current() or vim.NIL, path)
+  end
+end
+
+--- Removes a chat the host gave up on (a session that failed to load), without closing its session.
+---@param session_id string
+function M.destroy(session_id)
+  local chat_mod = require("acp_nvim.chat")
+  local chat = chat_mod.chats[session_id]
+  if chat == nil then
+    return
+  end
+  chat_mod.chats[session_id] = nil
+  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
+    if buf and api.nvim_buf_is_valid(buf) then
+      pcall(api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+end
+
+-- ---- completion ----------------------------------------------------------------------------------------
+
+---@param lead string
+---@param words string[]
+---@return string[]
+local function starting(lead, words)
+  return vim.tbl_filter(function(word)
+    return vim.startswith(word, lead)
+  end, words)
+end
+
+---@param option table a config option as the host sends it
+---@return string[]
+local function option_values(option)
+  if option.type == "boolean" then
+    return { "true", "false", "toggle" }
+  end
+  local values = {}
+  for _, entry in ipairs(option.options or {}) do
+    if entry.group ~= nil then
+      for _, choice in ipairs(entry.options or {}) do
+        table.insert(values, choice.value)
+      end
+    else
+      table.insert(values, entry.value)
+    end
+  end
+  return values
+end
+
+---@param lead string
+---@return string[]
+function M.complete_mode(lead)
+  local chat = current_chat()
+  return starting(
+    lead,
+    vim.tbl_map(function(mode)
+      return mode.id
+    end, chat and chat.modes or {})
+  )
+end
+
+---@param lead string
+---@param line string
+---@return string[]
+function M.complete_config(lead, line)
+  local chat = current_chat()
+  local options = chat and chat.config or {}
+  local words = vim.split(line, "%s+", { trimempty = true })
+  -- "AcpConfig <lead>" completes option ids; "AcpConfig opt <lead>" its values.
+  local arg = #words - (lead == "" and 0 or 1)
+  if arg <= 1 then
+    return starting(
+      lead,
+      vim.tbl_map(function(option)
+        return option.id
+      end, options)
+    )
+  end
+  for _, option in ipairs(options) do
+    if option.id == words[2] then
+      return starting(lead, option_values(option))
+    end
+  end
+  return {}
+end
+
+---@param lead string
+---@return string[]
+function M.complete_auth(lead)
+  return starting(lead, require("acp_nvim.status").get().auth_methods or {})
+end
+
+-- ---- commands and autocommands ---------------------------------------------------------------------------
+
+function M.create_commands()
+  local command = api.nvim_create_user_command
+  command("AcpNew", function()
+    require("acp_nvim").new()
+  end, { desc = "Open another session on the current agent" })
+  command("AcpSessions", function(args)
+    require("acp_nvim").sessions(unpack(args.fargs))
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "delete", "all" })
+    end,
+    desc = "List the agent's sessions and open (or delete) one",
+  })
+  command("AcpMode", function(args)
+    require("acp_nvim").mode(args.args)
+  end, { nargs = "?", complete = M.complete_mode, desc = "Set the session's mode" })
+  command("AcpConfig", function(args)
+    require("acp_nvim").config(args.fargs[1], args.fargs[2])
+  end, { nargs = "*", complete = M.complete_config, desc = "Set a configuration option of the session" })
+  command("AcpAuth", function(args)
+    require("acp_nvim").auth(args.args)
+  end, { nargs = "?", complete = M.complete_auth, desc = "Log in to the agent" })
+  command("AcpLogout", function()
+    require("acp_nvim").logout()
+  end, { desc = "Log out of the agent" })
+  command("AcpAddDir", function(args)
+    require("acp_nvim").add_dir(args.args)
+  end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
+
+  local group = api.nvim_create_augroup("acp_nvim_sessions", { clear = true })
+  api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function(ev)
+      local chat = require("acp_nvim.chat").chat_of_buf(ev.buf)
+      local info = require("acp_nvim.host").info()
+      if chat and info and require("acp_nvim.status").get().session_id ~= chat.session_id then
+        vim.rpcnotify(info.channel, "acp_focus", chat.session_id)
+      end
+    end,
+  })
+  api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
+    group = group,
+    callback = function(ev)
+      local chat_mod = require("acp_nvim.chat")
+      for session_id, chat in pairs(chat_mod.chats) do
+        if chat.buf == ev.buf then
+          chat_mod.chats[session_id] = nil
+          if chat_mod.current == session_id then
+            chat_mod.current = nil
+          end
+          local prompt = chat.prompt_buf
+          if prompt and api.nvim_buf_is_valid(prompt) then
+            vim.schedule(function()
+              pcall(api.nvim_buf_delete, prompt, { force = true })
+            end)
+          end
+          local info = require("acp_nvim.host").info()
+          if info then
+            vim.rpcnotify(info.channel, "acp_close", session_id)
+          end
+          return
+        end
+      end
+    end,
+  })
+end
+
+return M

@@ -1,0 +1,85 @@
+-- Questions the host waits on: a choice through vim.ui.select (so any picker plugin works) and a login command
+-- run in a terminal window. The answer goes back as `acp_ui_answer(id, value)`.
+
+local M = {}
+
+---@param id integer
+---@param value any
+local function answer(id, value)
+  local info = require("acp_nvim.host").info()
+  if info ~= nil then
+    vim.rpcnotify(info.channel, "acp_ui_answer", id, value == nil and vim.NIL or value)
+  end
+end
+
+--- Shows a picker; `opts` = {prompt, kind, items = {{id, label}}}. Dismissing it answers nil.
+---@param id integer
+---@param opts table
+function M.select(id, opts)
+  -- Scheduled: a picker must not run inside the RPC notification that delivered the question.
+  vim.schedule(function()
+    vim.ui.select(opts.items, {
+      prompt = opts.prompt,
+      kind = opts.kind,
+      format_item = function(item)
+        return item.label
+      end,
+    }, function(choice)
+      answer(id, choice and choice.id or nil)
+    end)
+  end)
+end
+
+--- Runs `opts.argv` (with `opts.env` added to the environment) in a terminal split; answers its exit code,
+--- or -1 when it cannot start. The window closes by itself on success and stays to be read on failure.
+---@param id integer
+---@param opts table {title, argv, env}
+function M.terminal(id, opts)
+  vim.schedule(function()
+    vim.cmd("botright new")
+    local win = vim.api.nvim_get_current_win()
+    local buf = vim.api.nvim_get_current_buf()
+    local env = opts.env
+    if type(env) ~= "table" or vim.tbl_isempty(env) then
+      env = nil
+    end
+    local job_opts = {
+      env = env,
+      on_exit = function(_, code)
+        vim.schedule(function()
+          if code == 0 and vim.api.nvim_win_is_valid(win) then
+            pcall(vim.api.nvim_win_close, win, true)
+          end
+          if code == 0 then
+            pcall(vim.api.nvim_buf_delete, buf, { force = true })
+          end
+        end)
+        answer(id, code)
+      end,
+    }
+    local ok, job
+    if vim.fn.has("nvim-0.11") == 1 then
+      job_opts.term = true
+      ok, job = pcall(vim.fn.jobstart, opts.argv, job_opts)
+    else
+      ok, job = pcall(vim.fn.termopen, opts.argv, job_opts)
+    end
+    if not ok or job <= 0 then
+      pcall(vim.api.nvim_win_close, win, true)
+      vim.notify(
+        ("acp.nvim: cannot run %s: %s"):format(opts.argv[1], ok and "not executable" or tostring(job)),
+        vim.log.levels.ERROR,
+        { title = "acp.nvim" }
+      )
+      answer(id, -1)
+      return
+    end
+    vim.b[buf].acp_nvim_login = opts.title
+    pcall(function()
+      vim.wo[win].winbar = "%#AcpChatHeader#" .. tostring(opts.title):gsub("%%", "%%%%")
+    end)
+    vim.cmd("startinsert")
+  end)
+end
+
+return M
