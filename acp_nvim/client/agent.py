@@ -20,7 +20,14 @@ from acp_nvim import __version__
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError
-from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, ConnectionClosed, MethodNotFound, RpcError
+from acp_nvim.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    Connection,
+    ConnectionClosed,
+    MethodNotFound,
+    RpcError,
+)
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
@@ -211,7 +218,6 @@ class AgentConnection:
                     **options,
                 )
                 tasks.start_soon(connection.serve)
-                tasks.start_soon(diagnostics.run)
                 init = await _initialize(connection, editor, client_info, handshake_timeout, command)
                 agent = cls(process, connection, dispatcher, init)
                 diagnostics.agent_name = agent.display_name
@@ -388,17 +394,23 @@ class AgentConnection:
             return None
         return list(directories)
 
-    def _allowed_mcp_servers(self, servers: Sequence[s.McpServer]) -> list[s.McpServer]:
+    def mcp_left_out(self, servers: Sequence[s.McpServer]) -> list[tuple[str, str]]:
+        """The servers a session request leaves out, with why: http/sse ones the agent did not advertise
+        (stdio is always allowed)."""
         mcp = self.capabilities.mcp_capabilities or s.McpCapabilities()
-        allowed: list[s.McpServer] = []
+        left_out: list[tuple[str, str]] = []
         for server in servers:
             if isinstance(server, s.McpServerHttp) and not mcp.http:
-                log.warning("MCP server %s left out: the agent does not support http servers", server.name)
+                left_out.append((server.name, "no http MCP support"))
             elif isinstance(server, s.McpServerSse) and not mcp.sse:
-                log.warning("MCP server %s left out: the agent does not support sse servers", server.name)
-            else:
-                allowed.append(server)
-        return allowed
+                left_out.append((server.name, "no sse MCP support"))
+        return left_out
+
+    def _allowed_mcp_servers(self, servers: Sequence[s.McpServer]) -> list[s.McpServer]:
+        left_out = {name for name, _ in self.mcp_left_out(servers)}
+        for name in left_out:
+            log.warning("MCP server %s left out: the agent does not support its transport", name)
+        return [server for server in servers if server.name not in left_out]
 
     def _check_prompt(self, prompt: Sequence[s.ContentBlock]) -> None:
         caps = self.capabilities.prompt_capabilities or s.PromptCapabilities()
@@ -502,6 +514,12 @@ class _Dispatcher:
             handlers[m.TERMINAL_WAIT_FOR_EXIT] = editor.wait_for_terminal_exit
             handlers[m.TERMINAL_KILL] = editor.kill_terminal
             handlers[m.TERMINAL_RELEASE] = editor.release_terminal
+        elicitation = caps.elicitation or s.ElicitationCapabilities()
+        self._elicitation_modes = {
+            mode for mode, cap in (("form", elicitation.form), ("url", elicitation.url)) if cap is not None
+        }
+        if self._elicitation_modes:
+            handlers[m.ELICITATION_CREATE] = self._create_elicitation
         self._handlers = handlers
 
     async def on_request(self, method: str, params: msgspec.Raw | None) -> object:
@@ -522,6 +540,26 @@ class _Dispatcher:
             finally:
                 scopes.discard(scope)
         return s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled())
+
+    async def _create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        mode = "url" if isinstance(params, s.CreateElicitationRequestUrl) else "form"
+        if mode not in self._elicitation_modes:
+            raise RpcError(INVALID_PARAMS, f"{mode} elicitation is not supported by this client")
+        session_id = params.session_id
+        if session_id is None:
+            return await self.editor.create_elicitation(params)
+        if session_id not in self.sessions and not self._opening:
+            raise RpcError(INVALID_PARAMS, f"unknown session {session_id!r}")
+        # Like a permission request, an elicitation of a session whose turn is cancelled is answered
+        # `cancel` at once.
+        scopes = self._permission_scopes.setdefault(session_id, set())
+        with anyio.CancelScope() as scope:
+            scopes.add(scope)
+            try:
+                return await self.editor.create_elicitation(params)
+            finally:
+                scopes.discard(scope)
+        return s.CreateElicitationResponseCancel()
 
     @contextmanager
     def opening_session(self, session_id: str | None = None) -> Iterator[None]:
@@ -548,6 +586,16 @@ class _Dispatcher:
             scope.cancel()
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
+            try:
+                complete = codec.decode(
+                    params if params is not None else _NULL, s.CompleteElicitationNotification
+                )
+            except msgspec.ValidationError as err:
+                log.warning("malformed elicitation/complete dropped: %s", err)
+                return
+            await self.editor.complete_elicitation(complete)
+            return
         if method != m.SESSION_UPDATE:
             log.debug("ignored notification %s", method)
             return

@@ -39,6 +39,14 @@ class Editor(Protocol):
 
     async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse: ...
 
+    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        """`elicitation/create`; only the modes advertised in `clientCapabilities.elicitation` reach here."""
+        ...
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        """`elicitation/complete` (URL mode advertised); unknown or completed ids must be ignored."""
+        ...
+
 
 class HeadlessEditor:
     """An editor that serves nothing: for probes and tools that only talk to the agent.
@@ -78,3 +86,9 @@ class HeadlessEditor:
 
     async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
         raise NotImplementedError("not advertised")
+
+    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        raise NotImplementedError("not advertised")
+
+    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
+        return None

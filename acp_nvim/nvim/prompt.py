@@ -1,59 +1,226 @@
-"""Prompt content from what the user typed plus the selections attached to it (`:AcpPrompt` with a range)."""
+"""Prompt content: what the user typed plus what is attached to it, as ACP content blocks.
+
+Lua sends the text and a list of attachments, each tagged by `kind`:
+- `selection`: lines of a buffer (`:AcpPrompt` with a range, `:AcpAttach` for a whole buffer);
+- `file`: an `@path` mention in the text, already resolved by Lua to an existing file;
+- `image`: an image file (`:AcpAttachImage {path}`, an `@shot.png` mention) or clipboard data (base64).
+
+Nothing leaves here that the agent's `promptCapabilities` do not allow: a selection falls back to a
+`resource_link` plus its text when embedded context is not accepted, and an image the agent cannot take
+refuses the whole prompt with a message, before anything is sent (the client's own check would only give
+a bare error after the user's text was gone).
+"""
 
 from __future__ import annotations
 
+import base64
+import mimetypes
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from acp_nvim.protocol import schema as s
 
+if TYPE_CHECKING:
+    from acp_nvim.client.agent import AgentConnection
 
-class Selection(msgspec.Struct, kw_only=True):
-    """A range of lines from a buffer, as Lua sends it."""
+#: Images bigger than this are refused: agents reject them anyway, and base64 makes them a third larger.
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+
+#: The image types agents commonly accept, by extension (the same table Lua uses to spot image mentions).
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+REFUSED = "require('acp_nvim.prompt').refused(...)"
+
+
+class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_field="kind"):
+    """A range of lines from a buffer (or the whole buffer), as Lua sends it."""
 
     path: str
     start: int
     end: int
     text: str
     filetype: str = ""
+    whole: bool = False
 
     @property
     def label(self) -> str:
         name = os.path.basename(self.path) or self.path
+        if self.whole:
+            return name
         return f"{name}:{self.start}-{self.end}" if self.end != self.start else f"{name}:{self.start}"
 
     @property
     def uri(self) -> str:
-        if os.path.isabs(self.path):
-            return Path(self.path).as_uri() + f"#L{self.start}-L{self.end}"
-        return self.path
+        if not os.path.isabs(self.path):
+            return self.path
+        uri = Path(self.path).as_uri()
+        return uri if self.whole else uri + f"#L{self.start}-L{self.end}"
+
+
+#: The name the controller has always used.
+Selection = SelectionAttachment
+
+
+class FileAttachment(msgspec.Struct, kw_only=True, tag="file", tag_field="kind"):
+    """An `@path` mention: `path` absolute, `name` as written (relative to the session's directory)."""
+
+    path: str
+    name: str
+
+
+class ImageAttachment(msgspec.Struct, kw_only=True, tag="image", tag_field="kind"):
+    """An image from a file (`path`) or from the clipboard (`data` in base64 with its `mime_type`)."""
+
+    name: str
+    path: str = ""
+    data: str = ""
+    mime_type: str = ""
+
+
+Attachment = SelectionAttachment | FileAttachment | ImageAttachment
+
+
+class PromptRefused(Exception):
+    """The prompt cannot be sent as it is; the message says why, for the user."""
+
+
+class BuiltPrompt(msgspec.Struct, kw_only=True):
+    blocks: list[s.ContentBlock]
+    #: How the prompt appears in the chat.
+    shown: str
+
+
+def parse_attachments(raw: Any) -> list[Attachment]:
+    """Attachments from Lua; an item without `kind` is a selection (what older callers send)."""
+    items = raw if isinstance(raw, list) else []
+    tagged = [
+        {"kind": "selection", **item} if isinstance(item, dict) and "kind" not in item else item
+        for item in items
+    ]
+    return msgspec.convert(tagged, list[Attachment])
+
+
+def file_uri(path: str) -> str:
+    return Path(path).as_uri()
+
+
+def image_mime_type(path: str) -> str | None:
+    return IMAGE_TYPES.get(os.path.splitext(path)[1].lower())
+
+
+def _image_block(image: ImageAttachment) -> s.ContentBlockImage:
+    if not image.path:
+        if not image.data or not image.mime_type:
+            raise PromptRefused(f"image {image.name} has no data")
+        return s.ContentBlockImage(data=image.data, mime_type=image.mime_type)
+    mime_type = image.mime_type or image_mime_type(image.path)
+    if mime_type is None:
+        kinds = ", ".join(sorted(IMAGE_TYPES))
+        raise PromptRefused(f"{image.name} is not an image acp.nvim can send ({kinds})")
+    try:
+        size = os.path.getsize(image.path)
+        if size > MAX_IMAGE_BYTES:
+            raise PromptRefused(
+                f"image {image.name} is too large ({size // 1024} KiB, at most {MAX_IMAGE_BYTES // 1024} KiB)"
+            )
+        data = Path(image.path).read_bytes()
+    except OSError as err:
+        raise PromptRefused(f"cannot read image {image.name}: {err.strerror or err}") from None
+    encoded = base64.b64encode(data).decode("ascii")
+    return s.ContentBlockImage(data=encoded, mime_type=mime_type, uri=file_uri(image.path))
+
+
+def _selection_blocks(selection: SelectionAttachment, embedded_context: bool) -> list[s.ContentBlock]:
+    if embedded_context:
+        resource = s.TextResourceContents(uri=selection.uri, text=selection.text)
+        return [s.ContentBlockResource(resource=resource)]
+    # `resource_link` is always allowed; the text follows so the agent sees the lines either way.
+    link = s.ContentBlockResourceLink(uri=selection.uri, name=selection.label, title=selection.label)
+    fence = "```"
+    while fence in selection.text:
+        fence += "`"
+    quoted = f"{selection.label}:\n{fence}{selection.filetype}\n{selection.text}\n{fence}"
+    return [link, s.ContentBlockText(text=quoted)]
+
+
+def _file_link(mention: FileAttachment) -> s.ContentBlockResourceLink:
+    mime_type, _ = mimetypes.guess_type(mention.path, strict=False)
+    return s.ContentBlockResourceLink(uri=file_uri(mention.path), name=mention.name, mime_type=mime_type)
+
+
+def prompt_content(
+    text: str, attachments: list[Attachment], caps: s.PromptCapabilities, agent_name: str = "the agent"
+) -> BuiltPrompt:
+    """The user's text first (the `@path` mentions stay in it, so the agent reads where the user pointed),
+    then one block (or two) per attachment in order. Raises `PromptRefused` for content the agent does
+    not accept: images without `promptCapabilities.image`."""
+    blocks: list[s.ContentBlock] = []
+    refs: list[str] = []
+    if text:
+        blocks.append(s.ContentBlockText(text=text))
+    images = [a for a in attachments if isinstance(a, ImageAttachment)]
+    if images and not caps.image:
+        names = ", ".join(image.name for image in images)
+        raise PromptRefused(
+            f"{agent_name} does not accept images ({names}); nothing was sent. "
+            "Remove the image (:AcpAttachClear) or mention the file without @."
+        )
+    seen: set[str] = set()
+    for attachment in attachments:
+        if isinstance(attachment, SelectionAttachment):
+            blocks.extend(_selection_blocks(attachment, caps.embedded_context))
+            refs.append("@" + attachment.label)
+        elif isinstance(attachment, FileAttachment):
+            # The same file mentioned twice is linked once.
+            if attachment.path in seen:
+                continue
+            seen.add(attachment.path)
+            blocks.append(_file_link(attachment))
+        else:
+            blocks.append(_image_block(attachment))
+            # Mentioned images already show as @name in the text; clipboard and :AcpAttachImage ones do not.
+            if "@" + attachment.name not in text:
+                refs.append(f"[image {attachment.name}]")
+    shown = "\n".join(part for part in [text, " ".join(refs)] if part)
+    return BuiltPrompt(blocks=blocks, shown=shown)
+
+
+def build_prompt(
+    text: str, raw_attachments: Any, agent: AgentConnection, lua: Callable[..., None]
+) -> BuiltPrompt | None:
+    """The controller's one call: the blocks to send, or None when there is nothing to send or the prompt
+    was refused — then the user is told why and gets the text and attachments back in the prompt."""
+    try:
+        attachments = parse_attachments(raw_attachments)
+    except msgspec.ValidationError as err:
+        lua(REFUSED, f"invalid attachment: {err}", text, raw_attachments or [])
+        return None
+    caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
+    try:
+        built = prompt_content(text, attachments, caps, agent.display_name)
+    except PromptRefused as err:
+        lua(REFUSED, str(err), text, raw_attachments or [])
+        return None
+    return built if built.blocks else None
+
+
+# ---- the names the controller used before attachments had kinds ------------------------------------------
 
 
 def prompt_blocks(text: str, selections: list[Selection], embedded_context: bool) -> list[s.ContentBlock]:
-    """The user's text, then each selection: an embedded `resource` when the agent accepts embedded context,
-    else a `resource_link` (always allowed) followed by the text itself, so the agent sees it either way."""
-    blocks: list[s.ContentBlock] = []
-    if text:
-        blocks.append(s.ContentBlockText(text=text))
-    for selection in selections:
-        if embedded_context:
-            resource = s.TextResourceContents(uri=selection.uri, text=selection.text)
-            blocks.append(s.ContentBlockResource(resource=resource))
-            continue
-        blocks.append(
-            s.ContentBlockResourceLink(uri=selection.uri, name=selection.label, title=selection.label)
-        )
-        fence = "```"
-        while fence in selection.text:
-            fence += "`"
-        quoted = f"{selection.label}:\n{fence}{selection.filetype}\n{selection.text}\n{fence}"
-        blocks.append(s.ContentBlockText(text=quoted))
-    return blocks
+    caps = s.PromptCapabilities(embedded_context=embedded_context)
+    return prompt_content(text, list(selections), caps).blocks
 
 
 def shown_prompt(text: str, selections: list[Selection]) -> str:
-    """How the prompt appears in the chat: the text and a reference per attached selection."""
-    refs = [f"@{selection.label}" for selection in selections]
-    return "\n".join([part for part in [text, " ".join(refs)] if part])
+    return prompt_content(text, list(selections), s.PromptCapabilities()).shown

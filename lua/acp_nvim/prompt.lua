@@ -1,8 +1,27 @@
--- The prompt window under the chat: write, send, walk the history, complete the agent's /commands.
+-- The prompt window under the chat: write, send, walk the history, complete the agent's /commands and
+-- @file mentions, and the attachments that go with the next prompt (buffers, selections, images).
 
 local M = {}
 
 local api = vim.api
+local ns_hint = api.nvim_create_namespace("acp_nvim_prompt_hint")
+local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
+api.nvim_set_hl(0, "AcpPromptHint", { link = "Comment", default = true })
+api.nvim_set_hl(0, "AcpPromptAttachment", { link = "Special", default = true })
+
+--- Image types by extension: an @mention of one of these is sent as an image (same table as the host's).
+M.image_types = {
+  png = "image/png",
+  jpg = "image/jpeg",
+  jpeg = "image/jpeg",
+  gif = "image/gif",
+  webp = "image/webp",
+}
+
+--- At most this many project files are listed for @ completion (a huge tree must not stall typing).
+M.max_files = 5000
+--- At most this many completion items are offered.
+M.max_items = 200
 
 ---@type string[] sent prompts, oldest first (shared by all sessions)
 local history = {}
@@ -23,18 +42,213 @@ function M.history()
   return vim.deepcopy(history)
 end
 
+---@type table[] attachments for the next prompt ({kind = "selection"|"image", ...}, see prompt.py)
+local pending = {}
+
+---@param message string
+---@param level? integer
+local function notify(message, level)
+  vim.notify("acp.nvim: " .. message, level or vim.log.levels.INFO, { title = "acp.nvim" })
+end
+
+--- The directory @mentions are relative to: the session's, else Neovim's.
+---@return string
+local function session_cwd()
+  local chats = require("acp_nvim.chat")
+  local chat = chats.current and chats.chats[chats.current]
+  return (chat and chat.cwd) or vim.fn.getcwd()
+end
+
+---@param attachment table
+---@return string
+local function attachment_label(attachment)
+  if attachment.kind == "image" then
+    return "image " .. attachment.name
+  end
+  local name = vim.fn.fnamemodify(attachment.path, ":t")
+  if attachment.whole then
+    return name
+  end
+  return ("%s:%d-%d"):format(name, attachment.start, attachment["end"])
+end
+
+--- Shows the pending attachments under the text of every prompt buffer.
+local function show_pending()
+  local labels = vim.tbl_map(attachment_label, pending)
+  for _, chat in pairs(require("acp_nvim.chat").chats) do
+    local buf = chat.prompt_buf
+    if buf ~= nil and api.nvim_buf_is_valid(buf) then
+      api.nvim_buf_clear_namespace(buf, ns_attach, 0, -1)
+      if #labels > 0 then
+        local last = api.nvim_buf_line_count(buf) - 1
+        api.nvim_buf_set_extmark(buf, ns_attach, last, 0, {
+          virt_lines = { { { "attached: " .. table.concat(labels, ", "), "AcpPromptAttachment" } } },
+        })
+      end
+    end
+  end
+end
+
+--- Adds an attachment to the next prompt.
+---@param attachment table
+function M.attach(attachment)
+  table.insert(pending, attachment)
+  show_pending()
+  notify(("%s attached to the next prompt"):format(attachment_label(attachment)))
+end
+
+--- The attachments waiting for the next prompt.
+---@return table[]
+function M.pending()
+  return vim.deepcopy(pending)
+end
+
+--- Drops the attachments waiting for the next prompt.
+function M.clear_attachments()
+  pending = {}
+  show_pending()
+end
+
+---@param path string
+---@return string|nil mime type when `path` names an image acp.nvim sends as such
+function M.image_type(path)
+  return M.image_types[(vim.fn.fnamemodify(path, ":e")):lower()]
+end
+
+---@param path string absolute
+---@param cwd string
+---@return string
+local function relative(path, cwd)
+  local prefix = cwd:gsub("/$", "") .. "/"
+  if vim.startswith(path, prefix) then
+    return path:sub(#prefix + 1)
+  end
+  return path
+end
+
+---@param token string as written after "@"
+---@param cwd string
+---@return string|nil absolute path of an existing file
+local function resolve(token, cwd)
+  local path = vim.fs.normalize(token)
+  if not vim.startswith(path, "/") then
+    path = vim.fs.normalize(cwd .. "/" .. path)
+  end
+  local stat = vim.uv.fs_stat(path)
+  return (stat and stat.type == "file") and path or nil
+end
+
+--- The files `text` mentions as `@path` (at the start or after white space), relative to `cwd`: existing
+--- files only, so an e-mail address or a decorator stays plain text. Trailing punctuation is not part of a
+--- path unless a file has that name. Images become image attachments, anything else a file link.
+---@param text string
+---@param cwd string|nil
+---@return table[]
+function M.mentions(text, cwd)
+  cwd = cwd or session_cwd()
+  local found, seen = {}, {}
+  for token in (" " .. text):gmatch("%s@([^%s]+)") do
+    local path = resolve(token, cwd)
+    while path == nil and token:match("[%.,;:!%?%)%]}'\"`]$") do
+      token = token:sub(1, -2)
+      path = resolve(token, cwd)
+    end
+    if path ~= nil and not seen[path] then
+      seen[path] = true
+      local name = relative(path, cwd)
+      local mime = M.image_type(path)
+      if mime then
+        table.insert(found, { kind = "image", name = token, path = path, mime_type = mime, mention = true })
+      else
+        table.insert(found, { kind = "file", name = name, path = path, mention = true })
+      end
+    end
+  end
+  return found
+end
+
+--- Everything that goes with a prompt: `selections` (from a range), the pending attachments, then the
+--- @mentions of `text`. Call `M.sent()` once the prompt was handed over.
+---@param text string
+---@param selections table[]|nil
+---@return table[]
+function M.collect(text, selections)
+  local all = vim.list_extend(vim.list_extend({}, selections or {}), pending)
+  return vim.list_extend(all, M.mentions(text))
+end
+
+--- The prompt went to the host: the pending attachments went with it.
+function M.sent()
+  M.clear_attachments()
+end
+
+--- The host refused the prompt before sending anything (e.g. an image the agent does not accept): says why
+--- and gives back what the user wrote and attached, so nothing is lost.
+---@param message string
+---@param text string
+---@param attachments table[]
+function M.refused(message, text, attachments)
+  notify(message, vim.log.levels.WARN)
+  for _, attachment in ipairs(attachments or {}) do
+    -- Mentions come back from the text itself.
+    if not attachment.mention then
+      table.insert(pending, attachment)
+    end
+  end
+  local chats = require("acp_nvim.chat")
+  local chat = chats.current and chats.chats[chats.current]
+  local buf = chat and chat.prompt_buf
+  if buf ~= nil and api.nvim_buf_is_valid(buf) then
+    local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+    if vim.trim(table.concat(lines, "\n")) == "" and text ~= "" then
+      api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n"))
+    end
+  end
+  show_pending()
+end
+
+--- Reads a PNG image from the clipboard with the first tool found (wl-paste, xclip, pngpaste).
+---@return table|nil attachment
+---@return string|nil error
+function M.clipboard_image()
+  local tools = {
+    { "wl-paste", "--no-newline", "--type", "image/png" },
+    { "xclip", "-selection", "clipboard", "-t", "image/png", "-o" },
+    { "pngpaste", "-" },
+  }
+  local tried = false
+  for _, cmd in ipairs(tools) do
+    if vim.fn.executable(cmd[1]) == 1 then
+      tried = true
+      local ok, result = pcall(function()
+        return vim.system(cmd, { text = false }):wait(3000)
+      end)
+      local data = ok and result.code == 0 and result.stdout or ""
+      if data:sub(1, 8) == "\137PNG\r\n\26\n" then
+        return { kind = "image", name = "clipboard", data = vim.base64.encode(data), mime_type = "image/png" }
+      end
+    end
+  end
+  if not tried then
+    return nil, "no clipboard tool for images found (wl-paste, xclip or pngpaste)"
+  end
+  return nil, "the clipboard holds no PNG image"
+end
+
 ---@param buf integer
 local function send(buf)
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local text = vim.trim(table.concat(lines, "\n"))
-  if text == "" then
+  if text == "" and #pending == 0 then
     return
   end
   -- The text is cleared only once the prompt was handed over: a refused send keeps what the user wrote.
-  if require("acp_nvim").prompt(text) then
+  if require("acp_nvim").prompt(text, M.collect(text)) then
+    M.sent()
     api.nvim_buf_set_lines(buf, 0, -1, false, {})
     position[buf] = nil
     drafts[buf] = nil
+    api.nvim_buf_clear_namespace(buf, ns_hint, 0, -1)
   end
 end
 
@@ -55,7 +269,95 @@ local function walk(buf, step)
   api.nvim_win_set_cursor(0, { api.nvim_buf_line_count(buf), 0 })
 end
 
---- 'omnifunc' of the prompt: the agent's /commands at the start of the prompt.
+---@type {cwd: string|nil, time: integer, files: string[]}
+local file_cache = { cwd = nil, time = 0, files = {} }
+
+--- Files under `cwd` for @ completion: `git ls-files` in a git work tree (tracked and untracked, not
+--- ignored), else a walk that skips hidden folders; at most `M.max_files`, cached for a few seconds.
+---@param cwd string
+---@return string[]
+function M.project_files(cwd)
+  if file_cache.cwd == cwd and vim.uv.now() - file_cache.time < 5000 then
+    return file_cache.files
+  end
+  local files = {}
+  local ok, result = pcall(function()
+    return vim
+      .system({ "git", "ls-files", "--cached", "--others", "--exclude-standard" }, { cwd = cwd, text = true })
+      :wait(2000)
+  end)
+  if ok and result.code == 0 then
+    for path in (result.stdout or ""):gmatch("[^\n]+") do
+      if #files >= M.max_files then
+        break
+      end
+      table.insert(files, path)
+    end
+  else
+    local skip = function(name)
+      return name:sub(1, 1) ~= "." and name ~= "node_modules"
+    end
+    for name, kind in vim.fs.dir(cwd, { depth = 10, skip = skip }) do
+      if #files >= M.max_files then
+        break
+      end
+      if kind == "file" and not vim.startswith(vim.fn.fnamemodify(name, ":t"), ".") then
+        table.insert(files, name)
+      end
+    end
+  end
+  table.sort(files)
+  file_cache = { cwd = cwd, time = vim.uv.now(), files = files }
+  return files
+end
+
+---@param base string what follows "@"
+---@return table[]
+local function complete_files(base)
+  local prefix, inside = {}, {}
+  for _, path in ipairs(M.project_files(session_cwd())) do
+    if vim.startswith(path, base) then
+      table.insert(prefix, path)
+    elseif base ~= "" and path:find(base, 1, true) then
+      table.insert(inside, path)
+    end
+    if #prefix >= M.max_items then
+      break
+    end
+  end
+  local items = {}
+  for _, path in ipairs(vim.list_extend(prefix, inside)) do
+    if #items >= M.max_items then
+      break
+    end
+    table.insert(
+      items,
+      { word = "@" .. path, abbr = path, menu = M.image_type(path) and "[image]" or "[file]" }
+    )
+  end
+  return items
+end
+
+---@param base string
+---@param chat AcpChat|nil
+---@return table[]
+local function complete_commands(base, chat)
+  local items = {}
+  for _, command in ipairs(chat and chat.commands or {}) do
+    if vim.startswith(command.word, base) then
+      local hint = command.hint ~= "" and command.hint or nil
+      table.insert(items, {
+        word = command.word .. " ",
+        abbr = hint and ("%s <%s>"):format(command.word, hint) or command.word,
+        menu = command.menu,
+        info = hint,
+      })
+    end
+  end
+  return items
+end
+
+--- 'omnifunc' of the prompt: the agent's /commands at the start of the prompt, project files after "@".
 ---@param findstart integer
 ---@param base string
 ---@return integer|table
@@ -64,25 +366,41 @@ function M.omnifunc(findstart, base)
   if findstart == 1 then
     local col = api.nvim_win_get_cursor(0)[2]
     local before = line:sub(1, col)
+    local at = before:find("@[^%s]*$")
+    if at ~= nil and (at == 1 or before:sub(at - 1, at - 1):match("%s")) then
+      return at - 1
+    end
     local start = before:find("/[%w_%-]*$")
     if start == nil or api.nvim_win_get_cursor(0)[1] ~= 1 or before:sub(1, start - 1):match("%S") then
       return -3
     end
     return start - 1
   end
-  local chat = require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf())
-  local items = {}
+  if vim.startswith(base, "@") then
+    return complete_files(base:sub(2))
+  end
+  return complete_commands(base, require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf()))
+end
+
+--- After a completed /command that takes input, its hint shows as virtual text until the user types it.
+---@param buf integer
+function M.update_hint(buf)
+  api.nvim_buf_clear_namespace(buf, ns_hint, 0, -1)
+  if api.nvim_buf_line_count(buf) ~= 1 then
+    return
+  end
+  local line = api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+  local word = line:match("^(/%S+)%s*$")
+  local chat = word and require("acp_nvim.chat").chat_of_buf(buf)
   for _, command in ipairs(chat and chat.commands or {}) do
-    if vim.startswith(command.word, base) then
-      table.insert(items, {
-        word = command.word .. " ",
-        abbr = command.word,
-        menu = command.menu,
-        info = command.hint ~= "" and command.hint or nil,
+    if command.word == word and command.hint ~= "" then
+      api.nvim_buf_set_extmark(buf, ns_hint, 0, 0, {
+        virt_text = { { "<" .. command.hint .. ">", "AcpPromptHint" } },
+        virt_text_pos = "eol",
       })
+      return
     end
   end
-  return items
 end
 
 ---@param buf integer
@@ -115,6 +433,21 @@ local function set_keymaps(buf)
     end
     return "/"
   end, { buffer = buf, expr = true, desc = "acp.nvim: complete agent commands" })
+  -- "@" at the start of a word offers the project's files.
+  vim.keymap.set("i", "@", function()
+    local col = api.nvim_win_get_cursor(0)[2]
+    local before = api.nvim_get_current_line():sub(1, col)
+    if before == "" or before:match("%s$") then
+      return "@<C-x><C-o>"
+    end
+    return "@"
+  end, { buffer = buf, expr = true, desc = "acp.nvim: complete project files" })
+  api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CompleteDone" }, {
+    buffer = buf,
+    callback = function()
+      M.update_hint(buf)
+    end,
+  })
 end
 
 --- Creates the chat's prompt buffer on first use and shows it in a window under `chat_win`.
@@ -132,6 +465,7 @@ function M.open(chat, chat_win)
     vim.bo[buf].omnifunc = "v:lua.require'acp_nvim.prompt'.omnifunc"
     set_keymaps(buf)
     chat.prompt_buf = buf
+    show_pending()
   end
   local win = vim.fn.win_findbuf(buf)[1]
   if win == nil then
@@ -142,7 +476,7 @@ function M.open(chat, chat_win)
     api.nvim_win_set_height(win, require("acp_nvim.config").options.chat.prompt_height)
     vim.wo[win].winfixheight = true
     local keys = require("acp_nvim.config").options.keymaps
-    vim.wo[win].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands")
+    vim.wo[win].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
       :format(keys.send, keys.history_prev, keys.history_next)
       :gsub("<", "‹")
       :gsub(">", "›")
