@@ -2,8 +2,8 @@
 
 A broken agent can send the same fault thousands of times a second (garbage lines, updates for a session that
 is not open). Each one is logged where it happens; the user gets one message per kind of trouble when it first
-appears, and afterwards at most one summary per kind per interval ("… 999 more times"), delivered at the next
-report after the interval, when the turn ends (`flush`), or by the `run` task when things have gone quiet.
+appears. Only trouble that goes on past the interval brings another message, a count ("… 999 more"); a burst
+that is over leaves its count in the log (`flush`) and in `:AcpLog`, not in a second notification.
 Knows nothing of Neovim: the sink is any callable (the Neovim layer hooks it to `vim.notify`).
 """
 
@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
-
-import anyio
 
 log = logging.getLogger("acp_nvim.client")
 
@@ -92,7 +90,6 @@ class Diagnostics:
         self._interval = interval
         self._clock = clock
         self._categories: dict[TroubleKind, _Category] = {}
-        self._wakeup: anyio.Event | None = None
 
     # ---- input ---------------------------------------------------------------------------------------
 
@@ -104,7 +101,6 @@ class Diagnostics:
         now = self._clock()
         if now - category.last_message < self._interval:
             category.unreported += 1
-            self._wake()
             return
         if category.unreported:
             # The interval is over but the burst goes on: the summary covers this one too.
@@ -128,41 +124,19 @@ class Diagnostics:
     # ---- output --------------------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Send the summary of every kind with unreported occurrences now (end of a turn, agent stopped)."""
-        now = self._clock()
+        """Log the counts not yet reported (end of a turn, agent stopped): the user already had one message
+        per kind, and a second one for a burst that is over would only be noise."""
         for kind, category in self._categories.items():
             if category.unreported:
-                self._summarize(kind, category, now)
-
-    async def run(self) -> None:
-        """Deliver summaries of bursts that ended, once their interval is over; runs until cancelled."""
-        while True:
-            # Created before looking, so a report between the look and the wait still wakes us.
-            self._wakeup = anyio.Event()
-            due = self._next_due()
-            if due is None:
-                await self._wakeup.wait()
-                continue
-            # New reports never bring a summary forward (the interval is the point), so no need to wake.
-            await anyio.sleep(max(0.0, due - self._clock()))
-            now = self._clock()
-            for kind, category in self._categories.items():
-                if category.unreported and now - category.last_message >= self._interval:
-                    self._summarize(kind, category, now)
+                _, more = _PHRASES[kind]
+                log.warning("agent %s sent %d %s", self.agent_name, category.unreported, more)
+                category.unreported = 0
 
     def totals(self) -> dict[TroubleKind, int]:
         """How often each kind of trouble happened since the start (for status and :AcpLog)."""
         return {kind: category.total for kind, category in self._categories.items()}
 
     # ---- internals -----------------------------------------------------------------------------------
-
-    def _next_due(self) -> float | None:
-        dues = [c.last_message + self._interval for c in self._categories.values() if c.unreported]
-        return min(dues) if dues else None
-
-    def _wake(self) -> None:
-        if self._wakeup is not None:
-            self._wakeup.set()
 
     def _summarize(self, kind: TroubleKind, category: _Category, now: float) -> None:
         _, more = _PHRASES[kind]

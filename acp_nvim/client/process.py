@@ -14,8 +14,9 @@ import os
 import shutil
 import signal
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
@@ -27,6 +28,33 @@ STDERR_TAIL_LINES = 40
 # A single stderr "line" longer than this is cut: an agent printing 100 MB without a newline must not make us
 # hold 100 MB.
 STDERR_LINE_MAX = 4096
+
+
+GroupEvent: TypeAlias = Literal["started", "gone"]
+GroupObserver: TypeAlias = Callable[[GroupEvent, int, "AgentCommand"], None]
+
+# Whoever must be able to reach agent process groups without this process's help (the editor, should this
+# process die) subscribes here: it hears of each group when the agent starts and when the group is empty.
+_group_observers: list[GroupObserver] = []
+
+
+def observe_groups(observer: GroupObserver) -> Callable[[], None]:
+    """Calls `observer("started" | "gone", pgid, command)` for every agent group; returns the unsubscriber."""
+    _group_observers.append(observer)
+
+    def unsubscribe() -> None:
+        if observer in _group_observers:
+            _group_observers.remove(observer)
+
+    return unsubscribe
+
+
+def _tell_observers(event: GroupEvent, pgid: int, command: AgentCommand) -> None:
+    for observer in list(_group_observers):
+        try:
+            observer(event, pgid, command)
+        except Exception:
+            log.exception("process group observer failed")
 
 
 class StartError(Exception):
@@ -134,6 +162,7 @@ class AgentProcess:
             raise AgentNotFound(f"cannot run agent {command.describe()}: {err.strerror or err}") from err
         agent = cls(process, command)
         log.info("started agent %s (pid %d)", command.describe(), agent.pid)
+        _tell_observers("started", agent.pgid, command)
         task_group.start_soon(agent._drain_stderr)
         task_group.start_soon(agent._watch_exit)
         return agent
@@ -202,6 +231,9 @@ class AgentProcess:
                     break
                 self._signal_group(sig)
                 await self._wait_group_gone(term_grace)
+            if not self._group_alive():
+                # Only a group seen empty is forgotten: one outliving SIGKILL stays on the observers' lists.
+                _tell_observers("gone", self.pgid, self.command)
 
     async def _wait_group_gone(self, timeout: float) -> None:
         # Signals are delivered asynchronously; polling is the only portable way to see a group empty.
@@ -223,9 +255,17 @@ class AgentProcess:
             log.warning("cannot signal process group %d: %s", self.pgid, err)
 
     def _group_alive(self) -> bool:
+        if _HAS_PROC:
+            # /proc tells a zombie leader from a live one. `_exited` cannot be trusted here: when the caller's
+            # scope is cancelled (a stop from the editor), the task that reaps the leader is cancelled with it
+            # and `_exited` is never set, so every stop would wait out both graces.
+            return group_has_members(self.pgid)
         if not self._exited.is_set():
             return True
         return group_has_members(self.pgid)
+
+
+_HAS_PROC = os.path.isdir("/proc")
 
 
 def group_has_members(pgid: int) -> bool:

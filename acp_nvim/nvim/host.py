@@ -22,20 +22,33 @@ import anyio.from_thread
 
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
+from acp_nvim.nvim.reaper import GroupReporter
 
 log = logging.getLogger("acp_nvim.host")
 
 LOG_ENV = "ACP_NVIM_LOG"
+LOG_LEVEL_ENV = "ACP_NVIM_LOG_LEVEL"
 THREAD_START_TIMEOUT = 10.0
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
 
 
-def setup_logging(path: str | None) -> str | None:
+def log_level(name: str | None) -> int:
+    """`opts.log.level` (or $ACP_NVIM_LOG_LEVEL); $ACP_NVIM_DEBUG still forces debug, as before the option."""
+    if os.environ.get("ACP_NVIM_DEBUG"):
+        return logging.DEBUG
+    name = (name or os.environ.get(LOG_LEVEL_ENV) or "info").lower()
+    return LOG_LEVELS.get(name, logging.INFO)
+
+
+def setup_logging(path: str | None, level: str | None = None) -> str | None:
     """Logs go to a file only: the host's stdout is the msgpack-rpc channel to Neovim."""
     path = path or os.environ.get(LOG_ENV)
     if not path:
         return None
     root = logging.getLogger("acp_nvim")
     if any(getattr(handler, "_acp_nvim", False) for handler in root.handlers):
+        # A second bootstrap (setup() called again) may change the level, not the file.
+        root.setLevel(log_level(level))
         return path
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -45,7 +58,7 @@ def setup_logging(path: str | None) -> str | None:
     handler._acp_nvim = True  # type: ignore[attr-defined]
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
-    root.setLevel(logging.DEBUG if os.environ.get("ACP_NVIM_DEBUG") else logging.INFO)
+    root.setLevel(log_level(level))
     return path
 
 
@@ -83,6 +96,7 @@ class Host:
     def __init__(self, nvim: NvimLike) -> None:
         self._nvim = nvim
         self.bridge = Bridge(nvim)
+        self.reporter = GroupReporter(self.bridge)
         self._loop: LoopThread | None = None
         self._controller: Controller | None = None
 
@@ -90,7 +104,7 @@ class Host:
 
     def bootstrap(self, options: dict[str, Any] | None) -> dict[str, Any]:
         options = options or {}
-        log_path = setup_logging(options.get("log"))
+        log_path = setup_logging(options.get("log"), options.get("log_level"))
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
         return {
             "channel": getattr(self._nvim, "channel_id", None),
@@ -99,25 +113,80 @@ class Host:
             "python_version": sys.version.split()[0],
             "versions": {name: _version(name) for name in ("pynvim", "msgspec", "anyio")},
             "log": log_path,
+            "log_level": _level_name(logging.getLogger("acp_nvim").getEffectiveLevel()),
         }
 
     def start(self, spec: Any) -> None:
         self._submit(lambda c: c.start(spec))
 
-    def stop(self) -> None:
-        self._submit(lambda c: c.stop())
+    def stop(self, session_id: str | None = None) -> None:
+        self._submit(lambda c: c.stop(session_id))
 
-    def prompt(self, text: str, selections: Any = None) -> None:
-        self._submit(lambda c: c.prompt(text, selections))
+    def restart(self, spec: Any) -> None:
+        self._submit(lambda c: c.restart(spec))
 
-    def cancel(self) -> None:
-        self._submit(lambda c: c.cancel())
+    def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
+        self._submit(lambda c: c.prompt(text, selections, session_id))
+
+    def cancel(self, session_id: str | None = None) -> None:
+        self._submit(lambda c: c.cancel(session_id))
+
+    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None) -> None:
+        self._submit(lambda c: c.sessions_command(spec, action, everywhere, session_id))
+
+    def mode(self, session_id: str | None, mode_id: str | None) -> None:
+        self._submit(lambda c: c.mode_command(session_id, mode_id))
+
+    def config(self, session_id: str | None, option_id: str | None, value: str | None) -> None:
+        self._submit(lambda c: c.config_command(session_id, option_id, value))
+
+    def auth(self, session_id: str | None, method_id: str | None) -> None:
+        self._submit(lambda c: c.auth_command(session_id, method_id))
+
+    def logout(self, session_id: str | None) -> None:
+        self._submit(lambda c: c.logout_command(session_id))
+
+    def add_dir(self, session_id: str | None, directory: str) -> None:
+        self._submit(lambda c: c.add_dir_command(session_id, directory))
+
+    def close(self, session_id: str) -> None:
+        self._submit(lambda c: c.close_session(session_id))
+
+    def focus(self, session_id: str) -> None:
+        self._submit(lambda c: c.focus_command(session_id))
+
+    def ui_answer(self, question_id: int, value: Any) -> None:
+        self._submit(lambda c: c.ui_answer(question_id, value))
 
     def permission_answer(self, request_id: int, option_id: str | None) -> None:
         async def answer(controller: Controller) -> None:
             controller.answer_permission(request_id, option_id)
 
         self._submit(answer)
+
+    def elicitation_answer(self, ask_id: int, action: str, content: Any = None) -> None:
+        """The user's answer to an elicitation (issue 5), for the editor's broker."""
+
+        async def answer(controller: Controller) -> None:
+            controller.editor.answer_elicitation(ask_id, action, content)
+
+        self._submit(answer)
+
+    def reply(self, token: Any, value: Any) -> None:
+        """A late answer from Lua (a sandbox picker, a terminal's exit) for the editor services."""
+
+        async def resolve(controller: Controller) -> None:
+            controller.editor.reply(token, value)
+
+        self._submit(resolve)
+
+    def editor_options(self, options: Any) -> None:
+        """The fs/terminal/sandbox options; sent by Lua before every start, so capabilities match them."""
+
+        async def configure(controller: Controller) -> None:
+            controller.editor.configure(options)
+
+        self._submit(configure)
 
     def push_status(self) -> None:
         async def push(controller: Controller) -> None:
@@ -133,6 +202,8 @@ class Host:
             loop.start()
             assert loop.portal is not None
             self.bridge.attach_portal(loop.portal)
+            # Before any agent can be spawned: every group must reach Lua's list.
+            self.reporter.install()
             self._controller = Controller(self.bridge, loop.spawn)
             self._loop = loop
             atexit.register(self._shutdown)
@@ -154,12 +225,17 @@ class Host:
 
     def _shutdown(self) -> None:
         loop, controller = self._loop, self._controller
-        if loop is None or loop.portal is None or controller is None:
-            return
-        try:
-            loop.portal.call(controller.shutdown)
-        except Exception:
-            log.exception("shutdown failed")
+        if loop is not None and loop.portal is not None and controller is not None:
+            try:
+                loop.portal.call(controller.shutdown)
+            except Exception:
+                log.exception("shutdown failed")
+        # Whatever the polite stop could not end (it is bounded, or the loop was already gone) ends here.
+        self.reporter.kill_remaining()
+
+
+def _level_name(level: int) -> str:
+    return next((name for name, value in LOG_LEVELS.items() if value == level), "info")
 
 
 def _version(package: str) -> str | None:

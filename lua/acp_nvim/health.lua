@@ -62,7 +62,8 @@ function M.check()
         health.error(name .. " missing")
       end
     end
-    health.info("log: " .. config.log_file())
+    local log_path = info.log ~= vim.NIL and info.log or config.log_file()
+    health.info(("log: %s (level %s)"):format(log_path, info.log_level or config.log_level()))
   end
 
   health.start("Agents")

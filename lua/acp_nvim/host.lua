@@ -87,12 +87,28 @@ local function factory(host_info)
   vim.list_extend(argv, paths)
   local ok, channel = pcall(vim.fn.jobstart, argv, {
     rpc = true,
-    env = { PYTHONPATH = M.pythonpath(), ACP_NVIM_LOG = require("acp_nvim.config").log_file() },
+    env = {
+      PYTHONPATH = M.pythonpath(),
+      ACP_NVIM_LOG = require("acp_nvim.config").log_file(),
+      ACP_NVIM_LOG_LEVEL = require("acp_nvim.config").log_level(),
+    },
     on_exit = function(_, code_)
+      -- Whatever the host left running (it may have been SIGKILLed mid-stop) is ended from here.
+      require("acp_nvim.reaper").host_exited()
       if info ~= nil then
         info = nil
         -- Re-registering resets remote#host's cached channel so the next use starts a fresh host.
         vim.fn["remote#host#Register"](M.NAME, "*", factory)
+        -- The first call redefined the bootstrap function to rpcrequest the old channel directly: put back
+        -- the lazy definition, which starts a host on its next call.
+        pcall(vim.cmd, "delfunction! AcpNvimBootstrap")
+        vim.fn["remote#define#FunctionOnHost"](
+          M.NAME,
+          M.plugin_path .. ":function:AcpNvimBootstrap",
+          1,
+          "AcpNvimBootstrap",
+          vim.empty_dict()
+        )
         require("acp_nvim.status").host_exited(("acp.nvim: the Python host exited (code %d)"):format(code_))
       end
     end,
@@ -114,6 +130,7 @@ function M.register()
     return
   end
   registered = true
+  require("acp_nvim.reaper").setup()
   vim.fn["remote#host#Register"](M.NAME, "*", factory)
   for _, plugin in ipairs(vim.fn["remote#host#PluginsForHost"](M.NAME)) do
     if plugin.path == M.plugin_path then
@@ -132,7 +149,9 @@ function M.ensure()
     return info, nil
   end
   M.register()
-  local ok, result = pcall(vim.fn.AcpNvimBootstrap, { log = require("acp_nvim.config").log_file() })
+  local config = require("acp_nvim.config")
+  local ok, result =
+    pcall(vim.fn.AcpNvimBootstrap, { log = config.log_file(), log_level = config.log_level() })
   if not ok or type(result) ~= "table" then
     local message = tostring(result)
     -- Errors from the factory arrive wrapped in Vimscript context; keep only our own line.

@@ -1,0 +1,171 @@
+--- The process groups of the running agents, and the last word on them.
+---
+--- The Python host stops its agents itself, but not when it is the one that dies (a SIGKILLed host leaves
+--- them to init) and not reliably at :qa (Neovim stops the host at exit, possibly before it is done). So the
+--- host reports each agent's process group here when it spawns it (`add`) and withdraws it once the group is
+--- empty (`remove`); whatever is still recorded is signalled — SIGTERM, then SIGKILL — when the host's job
+--- exits and on VimLeavePre. Groups, not pids: launchers (`npx`, `uvx`, `sh -c`) leave the real agent and its
+--- helpers as grandchildren in the same group, some of them ignoring SIGTERM.
+---
+--- When the last agent is gone, the terminals the agents ran (lua/acp_nvim/terminal.lua) are ended too: no
+--- agent is left that could read them.
+local M = {}
+
+local uv = vim.uv
+
+--- Time a group gets between SIGTERM and SIGKILL when the host died (asynchronous: Neovim keeps running).
+M.host_exit_grace_ms = 1000
+--- Time a group gets between SIGTERM and SIGKILL at VimLeavePre (Neovim waits, so this is the bound).
+M.leave_grace_ms = 1000
+
+---@type table<integer, string> pgid -> agent name
+local groups = {}
+
+---@param pgid integer
+---@param sig string
+local function signal_group(pgid, sig)
+  -- Negative pid: the whole group.
+  pcall(uv.kill, -pgid, sig)
+end
+
+local has_proc = uv.fs_stat("/proc/self/stat") ~= nil
+
+--- Whether the group has a member that is not a zombie. killpg(0) alone counts zombies, which a reaper-less
+--- init (containers) can keep forever; /proc tells them apart where it exists.
+---@param pgid integer
+---@return boolean
+function M.group_alive(pgid)
+  local ok, rc = pcall(uv.kill, -pgid, 0)
+  if not ok or rc ~= 0 then
+    return false
+  end
+  if not has_proc then
+    return true
+  end
+  local dir = uv.fs_scandir("/proc")
+  if not dir then
+    return true
+  end
+  while true do
+    local name = uv.fs_scandir_next(dir)
+    if not name then
+      return false
+    end
+    if name:match("^%d+$") then
+      local fd = uv.fs_open("/proc/" .. name .. "/stat", "r", 0)
+      if fd then
+        local stat = uv.fs_read(fd, 1024, 0)
+        uv.fs_close(fd)
+        -- Fields after the command name (which may hold spaces and parentheses): state ppid pgrp ...
+        local state, pgrp = (stat or ""):match("%)%s+(%S+)%s+%S+%s+(%d+)")
+        if state and tonumber(pgrp) == pgid and state ~= "Z" then
+          return true
+        end
+      end
+    end
+  end
+end
+
+--- Record an agent's process group (called by the host when it spawns the agent).
+---@param pgid integer
+---@param name string?
+function M.add(pgid, name)
+  groups[pgid] = name or "agent"
+end
+
+--- Forget a group the host saw empty. When no agent is left, end the agents' terminals.
+---@param pgid integer
+function M.remove(pgid)
+  groups[pgid] = nil
+  if next(groups) == nil then
+    M.end_terminals()
+  end
+end
+
+--- The recorded groups, pgid -> agent name.
+---@return table<integer, string>
+function M.groups()
+  return vim.deepcopy(groups)
+end
+
+--- SIGTERM (then SIGKILL after `grace_ms`) every command of the agents' terminals, without waiting.
+function M.end_terminals()
+  local ok, terminal = pcall(require, "acp_nvim.terminal")
+  if not ok then
+    return
+  end
+  for _, id in ipairs(terminal.list()) do
+    -- kill() keeps the terminal readable; released ones are already being killed by release().
+    terminal.kill(id)
+  end
+end
+
+---@param list integer[]
+---@return boolean
+local function all_gone(list)
+  for _, pgid in ipairs(list) do
+    if M.group_alive(pgid) then
+      return false
+    end
+  end
+  return true
+end
+
+--- The host's job ended (crash, SIGKILL, or normal exit): nobody else will stop what it left. Asynchronous,
+--- so a dying host never freezes the editor.
+function M.host_exited()
+  local list = vim.tbl_keys(groups)
+  groups = {}
+  M.end_terminals()
+  if #list == 0 then
+    return
+  end
+  for _, pgid in ipairs(list) do
+    signal_group(pgid, "sigterm")
+  end
+  vim.defer_fn(function()
+    for _, pgid in ipairs(list) do
+      -- Also when the leader has gone: members that ignore SIGTERM must not survive it.
+      if M.group_alive(pgid) then
+        signal_group(pgid, "sigkill")
+      end
+    end
+  end, M.host_exit_grace_ms)
+end
+
+--- Neovim is leaving: SIGTERM every recorded group, wait at most `grace_ms` for them to go, SIGKILL the rest.
+--- Synchronous on purpose: once Neovim has exited, nothing would be left to send the SIGKILL.
+---@param grace_ms integer?
+function M.kill_all(grace_ms)
+  local list = vim.tbl_keys(groups)
+  if #list == 0 then
+    return
+  end
+  for _, pgid in ipairs(list) do
+    signal_group(pgid, "sigterm")
+  end
+  vim.wait(grace_ms or M.leave_grace_ms, function()
+    return all_gone(list)
+  end, 20)
+  for _, pgid in ipairs(list) do
+    if M.group_alive(pgid) then
+      signal_group(pgid, "sigkill")
+    end
+  end
+  vim.wait(500, function()
+    return all_gone(list)
+  end, 10)
+  groups = {}
+end
+
+--- Installs the VimLeavePre hook; idempotent.
+function M.setup()
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = vim.api.nvim_create_augroup("acp_nvim_reaper", { clear = true }),
+    callback = function()
+      M.kill_all()
+    end,
+  })
+end
+
+return M
