@@ -1,10 +1,21 @@
 """A stdlib-only ACP agent that floods the client, for benchmarks.
 
-The prompt's text picks the show: ``words N`` streams N one-word agent_message_chunk updates; ``mix N``
-streams N updates mixing message chunks, thought chunks and (one in ten) tool-call updates. ``session/load``
-replays a history of ``ACP_FLOOD_HISTORY`` updates (default 10,000) before answering. Every line is built
-up front and written in large batches, so the agent itself costs as little as possible: the benchmark
-measures the client.
+The prompt's text picks the show:
+
+- ``words N`` streams N one-word agent_message_chunk updates (the last one is ``w{N-1} ``);
+- ``mix N`` streams N updates mixing message chunks, thought chunks and (one in ten) tool-call updates, then
+  one closing agent_message_chunk ``end `` (a tool-call update last would leave nothing unique to wait for);
+- ``history N`` streams, as a live turn, the same N updates ``session/load`` replays;
+- ``read PATH [LINE LIMIT]`` asks the client for ``fs/read_text_file`` and times the answer;
+- ``write PATH LINE`` reads PATH from disk, changes line LINE (1-based) and asks for ``fs/write_text_file``;
+- ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
+  ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends.
+
+``session/load`` replays a history of ``ACP_FLOOD_HISTORY`` updates (default 10,000) before answering.
+Every line is built up front and written in large batches, so the agent itself costs as little as possible:
+the benchmark measures the client. The fs and terminal shows time their requests from here (the agent's side
+of the wire, the same for every client) and append one JSON object per show to the file named by
+``ACP_FLOOD_REPORT``; they also report the ``clientCapabilities`` of ``initialize`` there.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 WRITE_BATCH = 512
@@ -35,12 +47,26 @@ def words(session_id: str, count: int) -> list[bytes]:
     return [_update(session_id, _text("agent_message_chunk", f"w{i} ")) for i in range(count)]
 
 
+def final_text(show: str, count: int) -> str:
+    """The text of the last update of a show: what a client waits for to know it rendered everything."""
+    if show == "mix":
+        return "end "
+    if show == "history":
+        turn, word = divmod(count - 1, 10)
+        # Each history turn is 5 updates of other kinds, then 5 message words.
+        if word < 5:
+            raise ValueError("a history must end on a message word: make its length a multiple of 10")
+        return f"answer{turn}.{word - 5} "
+    return f"w{count - 1} "
+
+
 def mix(session_id: str, count: int) -> list[bytes]:
     lines: list[bytes] = []
     tool = 0
     for i in range(count):
         if i % 10 == 9:
             tool_id = f"tool-{tool // 2}"
+            update: dict[str, Any]
             if tool % 2 == 0:
                 update = {
                     "sessionUpdate": "tool_call",
@@ -62,6 +88,7 @@ def mix(session_id: str, count: int) -> list[bytes]:
             lines.append(_update(session_id, _text("agent_thought_chunk", f"t{i} ")))
         else:
             lines.append(_update(session_id, _text("agent_message_chunk", f"w{i} ")))
+    lines.append(_update(session_id, _text("agent_message_chunk", final_text("mix", count))))
     return lines
 
 
@@ -116,8 +143,98 @@ def _respond(request_id: Any, result: Any) -> None:
     _write([_line({"jsonrpc": "2.0", "id": request_id, "result": result})])
 
 
+class Client:
+    """The agent's side of its own requests to the client (fs, terminal), one at a time."""
+
+    def __init__(self) -> None:
+        self._next_id = 0
+        self.capabilities: dict[str, Any] = {}
+
+    def call(self, method: str, params: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """Sends a request and reads until its answer; returns (the answer message, seconds it took)."""
+        self._next_id += 1
+        request_id = f"flood-{self._next_id}"
+        started = time.perf_counter()
+        _write([_line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})])
+        for raw in sys.stdin.buffer:
+            if not raw.strip():
+                continue
+            message = json.loads(raw)
+            if message.get("id") == request_id and "method" not in message:
+                return message, time.perf_counter() - started
+            # A cancel or another notification in between is not expected in a benchmark: ignored.
+        raise SystemExit(0)
+
+
+def _report(entry: dict[str, Any]) -> None:
+    path = os.environ.get("ACP_FLOOD_REPORT")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
+def _error_text(answer: dict[str, Any]) -> str | None:
+    error = answer.get("error")
+    return None if error is None else str(error.get("message", error))
+
+
+def show_read(client: Client, session_id: str, args: list[str]) -> None:
+    params: dict[str, Any] = {"sessionId": session_id, "path": args[0]}
+    if len(args) >= 3:
+        params["line"], params["limit"] = int(args[1]), int(args[2])
+    answer, seconds = client.call("fs/read_text_file", params)
+    content = (answer.get("result") or {}).get("content", "")
+    _report({"show": "read", "seconds": seconds, "chars": len(content), "error": _error_text(answer)})
+
+
+def show_write(client: Client, session_id: str, args: list[str]) -> None:
+    path, line = args[0], int(args[1])
+    with open(path, encoding="utf-8") as source:
+        lines = source.read().split("\n")
+    lines[line - 1] = lines[line - 1] + " (changed by the agent)"
+    params = {"sessionId": session_id, "path": path, "content": "\n".join(lines)}
+    answer, seconds = client.call("fs/write_text_file", params)
+    _report({"show": "write", "seconds": seconds, "error": _error_text(answer)})
+
+
+def show_term(client: Client, session_id: str, args: list[str]) -> None:
+    size, limit = int(args[0]), int(args[1])
+    # 64-byte lines of text: what a chatty build prints, and cheap for the shell to produce.
+    script = f"yes 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxy' | head -c {size}"
+    created, create_seconds = client.call(
+        "terminal/create",
+        {"sessionId": session_id, "command": "sh", "args": ["-c", script], "outputByteLimit": limit},
+    )
+    if "error" in created:
+        _report({"show": "term", "error": _error_text(created)})
+        return
+    terminal_id = created["result"]["terminalId"]
+    polls: list[float] = []
+    largest = 0
+    while True:
+        answer, seconds = client.call("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})
+        polls.append(seconds)
+        result = answer.get("result") or {}
+        largest = max(largest, len(result.get("output", "")))
+        if result.get("exitStatus") is not None or "error" in answer:
+            break
+        time.sleep(0.05)
+    client.call("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+    _report(
+        {
+            "show": "term",
+            "create_seconds": create_seconds,
+            "output_seconds": polls,
+            "largest_output": largest,
+            "error": _error_text(answer),
+        }
+    )
+
+
 def main() -> None:
     sessions = 0
+    client = Client()
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
@@ -126,6 +243,8 @@ def main() -> None:
         request_id = message.get("id")
         params = message.get("params") or {}
         if method == "initialize":
+            client.capabilities = params.get("clientCapabilities") or {}
+            _report({"show": "initialize", "client_capabilities": client.capabilities})
             _respond(
                 request_id,
                 {
@@ -142,9 +261,17 @@ def main() -> None:
             _respond(request_id, {})
         elif method == "session/prompt":
             text = " ".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
-            show, _, count = text.partition(" ")
-            builder = mix if show == "mix" else words
-            _write(builder(params["sessionId"], int(count or "10000")))
+            show, *args = text.split()
+            session_id = params["sessionId"]
+            if show == "read":
+                show_read(client, session_id, args)
+            elif show == "write":
+                show_write(client, session_id, args)
+            elif show == "term":
+                show_term(client, session_id, args)
+            else:
+                builder = {"mix": mix, "history": history}.get(show, words)
+                _write(builder(session_id, int(args[0]) if args else 10000))
             _respond(request_id, {"stopReason": "end_turn"})
         elif request_id is not None and method is not None:
             _write(

@@ -24,15 +24,55 @@ FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 CANCELLED = "cancelled"
 
 
-@dataclass
 class MessageItem:
-    key: str
-    role: MessageRole
-    message_id: str | None
-    text: str = ""
-    # A prompt the user typed here: never extended by the agent's chunks (an agent echoing the prompt
-    # must not glue its text onto ours).
-    local: bool = False
+    """A message or thought. Its text arrives in many small chunks: they are kept as pieces and joined when
+    the text is read, because growing one string with `+=` copies all of it every time (quadratic: 12 s of the
+    host's time for 100,000 streamed words)."""
+
+    __slots__ = ("_pieces", "key", "local", "message_id", "role")
+
+    def __init__(
+        self, key: str, role: MessageRole, message_id: str | None, text: str = "", local: bool = False
+    ) -> None:
+        self.key = key
+        self.role: MessageRole = role
+        self.message_id = message_id
+        # A prompt the user typed here: never extended by the agent's chunks (an agent echoing the prompt
+        # must not glue its text onto ours).
+        self.local = local
+        self._pieces = [text]
+
+    @property
+    def text(self) -> str:
+        if len(self._pieces) != 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0]
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._pieces = [value]
+
+    def append(self, text: str) -> None:
+        self._pieces.append(text)
+
+    def __repr__(self) -> str:
+        return (
+            f"MessageItem(key={self.key!r}, role={self.role!r}, message_id={self.message_id!r}, "
+            f"text={self.text!r}, local={self.local!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageItem):
+            return NotImplemented
+        return (self.key, self.role, self.message_id, self.text, self.local) == (
+            other.key,
+            other.role,
+            other.message_id,
+            other.text,
+            other.local,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclasses beside it
 
 
 @dataclass
@@ -248,12 +288,16 @@ class SessionState:
         if announce:
             self.add_notice(f"Mode: {self.current_mode_name}")
 
-    def set_config_options(self, options: Sequence[s.SessionConfigOption] | None) -> None:
+    def set_config_options(
+        self, options: Sequence[s.SessionConfigOption] | None, *, announce: bool = True
+    ) -> None:
         if options is None:
             return
         before = {option.id: _config_value(option) for option in self.config_options}
         self.config_options = list(options)
         self._changes.meta.add("config")
+        if not announce:
+            return
         for option in options:
             value = _config_value(option)
             if option.id in before and before[option.id] != value:
@@ -278,7 +322,7 @@ class SessionState:
         self._changes.appended.pop(key, None)
 
     def _append(self, item: MessageItem, text: str) -> None:
-        item.text += text
+        item.append(text)
         key = item.key
         if key in self._changes.added or key in self._changes.replaced:
             return
@@ -306,6 +350,9 @@ class SessionState:
         item = MessageItem(key=self._new_key(), role=role, message_id=message_id, text=text)
         if message_id is not None:
             self._messages[(role, message_id)] = item
+        if role == "user":
+            # A user message starts a turn (a replayed history has no prompts of ours): its plan is new.
+            self.begin_turn()
         self._add(item)
 
     def _tool_call(self, update: s.ToolCall) -> None:

@@ -32,6 +32,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field commands table[]
 ---@field modes table[]
 ---@field prompt_buf integer|nil
+---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -287,6 +288,7 @@ local function set_meta(chat, op)
   chat.header = denil(op.header) or chat.header
   chat.commands = op.commands or {}
   chat.modes = op.modes or {}
+  chat.config = op.config or {}
   chat.mode = denil(op.mode)
   chat.title = denil(op.title)
   refresh_header(chat)
@@ -376,7 +378,11 @@ function M.apply(session_id, ops)
   vim.bo[buf].modifiable = false
   local last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(follow) do
-    pcall(api.nvim_win_set_cursor, win, { last, 0 })
+    -- Only when the cursor must move: setting it makes Neovim re-measure the window's text, which on a long
+    -- wrapped line (one streamed paragraph of 100,000 words) costs ~10 ms per call.
+    if api.nvim_win_get_cursor(win)[1] ~= last then
+      pcall(api.nvim_win_set_cursor, win, { last, 0 })
+    end
   end
 end
 
@@ -473,6 +479,44 @@ end
 
 -- ---- folds, jumps ---------------------------------------------------------------------------------------
 
+--- The item whose lines hold `row` (0-based) and its first row. A binary search over `chat.order` (items are
+--- in buffer order) with one extmark lookup by id per step: a backward `nvim_buf_get_extmarks` scan walks
+--- every mark before the row in Neovim 0.11 (about 1 ms on a 10,000-update chat), and 'foldexpr' runs it for
+--- each changed line.
+---@param chat AcpChat
+---@param row integer
+---@return AcpChatItem|nil, integer
+local function item_at(chat, row)
+  -- 'foldexpr' asks for the changed lines one after the other: the last answer usually still holds.
+  local tick = api.nvim_buf_get_changedtick(chat.buf)
+  local cache = chat.item_at_cache
+  if cache and cache.tick == tick and row >= cache.first and row < cache.stop then
+    return cache.entry, cache.first
+  end
+  local lo, hi = 1, #chat.order
+  local found, found_row, found_idx = nil, 0, 0
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local entry = chat.items[chat.order[mid]]
+    local mark_row = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, entry.mark, {})[1]
+    if mark_row ~= nil and mark_row <= row then
+      found, found_row, found_idx = entry, mark_row, mid
+      lo = mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  if found ~= nil then
+    local next_id = chat.order[found_idx + 1]
+    local stop = math.huge
+    if next_id then
+      stop = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id].mark, {})[1] or row + 1
+    end
+    chat.item_at_cache = { tick = tick, first = found_row, stop = stop, entry = found }
+  end
+  return found, found_row
+end
+
 --- 'foldexpr' of chat windows: each thought item is one fold starting at its header line.
 ---@param lnum integer
 ---@return string
@@ -482,13 +526,11 @@ function M.foldexpr(lnum)
   if chat == nil then
     return "0"
   end
-  local marks = api.nvim_buf_get_extmarks(buf, ns_items, { lnum - 1, 0 }, 0, { limit = 1 })
-  local mark = marks[1]
-  local entry = mark and chat.by_mark[mark[1]]
+  local entry, first = item_at(chat, lnum - 1)
   if entry == nil or entry.kind ~= "thought" then
     return "0"
   end
-  local header = mark[2] + (entry.sep and 1 or 0)
+  local header = first + (entry.sep and 1 or 0)
   if lnum - 1 < header then
     return "0"
   end
@@ -542,6 +584,12 @@ end
 --- <CR>/gf in the chat: jump to the location under the cursor, or toggle a thought fold.
 ---@param fallback string normal-mode keys when there is nothing to jump to
 function M.jump(fallback)
+  -- A terminal placeholder opens the agent's terminal itself.
+  local term = require("acp_nvim.chat_terminal").at_cursor()
+  if term then
+    require("acp_nvim.chat_terminal").open(term)
+    return
+  end
   local loc = M.location_at_cursor()
   if loc then
     open_location(loc)

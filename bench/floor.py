@@ -1,0 +1,108 @@
+"""The floors: the same agent traffic handled by the bare Python client, without Neovim.
+
+`AgentConnection` reads and decodes what the flood agent sends; `FloorEditor` does nothing with it except
+note when the awaited last update arrives (streaming), and serves fs requests straight from disk (fs). What
+Neovim adds on top of these is what the benchmarks judge.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+from acp_nvim.client.agent import AgentCommand, AgentConnection
+from acp_nvim.client.editor import HeadlessEditor
+from acp_nvim.protocol import schema as s
+from bench.harness import FLOOD_AGENT
+
+
+class FloorEditor(HeadlessEditor):
+    """A null editor: stamps the arrival of the awaited update, reads and writes files with plain Python."""
+
+    def __init__(self, fs: bool = False) -> None:
+        self.needle: str | None = None
+        self.done_at: float | None = None
+        self.updates = 0
+        self._fs = fs
+
+    def client_capabilities(self) -> s.ClientCapabilities:
+        if not self._fs:
+            return s.ClientCapabilities()
+        return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True))
+
+    async def session_update(self, notification: s.SessionNotification) -> None:
+        self.updates += 1
+        update = notification.update
+        if (
+            self.done_at is None
+            and isinstance(update, s.SessionUpdateAgentMessageChunk)
+            and isinstance(update.content, s.ContentBlockText)
+            and update.content.text == self.needle
+        ):
+            self.done_at = time.perf_counter()
+
+    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        with open(params.path, encoding="utf-8") as source:
+            text = source.read()
+        if params.line is not None or params.limit is not None:
+            first = (params.line or 1) - 1
+            lines = text.split("\n")
+            last = len(lines) if params.limit is None else first + params.limit
+            text = "\n".join(lines[first:last])
+        return s.ReadTextFileResponse(content=text)
+
+    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        with open(params.path, "w", encoding="utf-8") as target:
+            target.write(params.content)
+        return s.WriteTextFileResponse()
+
+
+def flood_command(env: dict[str, str] | None = None) -> AgentCommand:
+    return AgentCommand(command=sys.executable, args=[str(FLOOD_AGENT)], env=env or {}, cwd=os.getcwd())
+
+
+async def _stream(text: str, needle: str, warmup: str | None) -> float:
+    editor = FloorEditor()
+    async with AgentConnection.launch(flood_command(), editor) as agent:
+        session = await agent.new_session(os.getcwd())
+        if warmup is not None:
+            await agent.prompt(session.session_id, [s.ContentBlockText(text=warmup)])
+        editor.needle = needle
+        started = time.perf_counter()
+        await agent.prompt(session.session_id, [s.ContentBlockText(text=text)])
+        assert editor.done_at is not None, f"the floor never saw {needle!r}"
+        return editor.done_at - started
+
+
+def stream_floor(text: str, needle: str, warmup: str | None = "words 100") -> float:
+    """Seconds from sending the prompt to decoding its last update, in the bare Python client."""
+    return anyio.run(_stream, text, needle, warmup)
+
+
+async def _startup() -> float:
+    started = time.perf_counter()
+    async with AgentConnection.launch(flood_command(), HeadlessEditor()) as agent:
+        await agent.new_session(os.getcwd())
+        return time.perf_counter() - started
+
+
+def startup_floor() -> float:
+    """The agent's own start-up: spawn + initialize + session/new, with the bare Python client."""
+    return anyio.run(_startup)
+
+
+async def _fs(prompts: list[str], report: Path) -> None:
+    editor = FloorEditor(fs=True)
+    async with AgentConnection.launch(flood_command({"ACP_FLOOD_REPORT": str(report)}), editor) as agent:
+        session = await agent.new_session(os.getcwd())
+        for text in prompts:
+            await agent.prompt(session.session_id, [s.ContentBlockText(text=text)])
+
+
+def fs_floor(prompts: list[str], report: Path) -> None:
+    """Plays fs prompts against the Python floor; the flood agent writes its timings to `report`."""
+    anyio.run(_fs, prompts, report)

