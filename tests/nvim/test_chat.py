@@ -480,7 +480,8 @@ def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
         "require('acp_nvim').setup(...)",
         setup_opts(tmp_path, agents={"demo": {"env": {"ACP_DEMO_DELAY_MS": "0"}}}),
     )
-    nvim.lua("acp_test.answers = { 'hold' }")
+    # The client serves fs and terminals: the tour reads, asks to edit (allowed here), writes, runs `ls`.
+    nvim.lua("acp_test.answers = { 'allow' }")
     nvim.api.command("AcpStart demo")
     nvim.wait_state("ready")
     status = nvim.status()
@@ -491,3 +492,5 @@ def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
     assert "▍ You\nshow me" in text
     assert "▍ Plan" in text
     assert "▍ acp.nvim demo agent" in text
+    assert (tmp_path / "hello.py").read_text().startswith("# Edited by the acp.nvim demo agent")
+    assert "⌨ terminal" in text
