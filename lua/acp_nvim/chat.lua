@@ -473,7 +473,14 @@ function M.reveal(session_id, item_id)
   end
   local first = item_range(chat, entry)
   for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    pcall(api.nvim_win_set_cursor, win, { first + 1, 0 })
+    -- Moving the cursor off the last line stops the window following the stream, so leave a window alone
+    -- when the item is already in view.
+    local top, bottom = unpack(api.nvim_win_call(win, function()
+      return { vim.fn.line("w0"), vim.fn.line("w$") }
+    end))
+    if first + 1 < top or first + 1 > bottom then
+      pcall(api.nvim_win_set_cursor, win, { first + 1, 0 })
+    end
   end
 end
 
