@@ -44,6 +44,10 @@ M.current = nil
 ---@type fun(buf: integer, mark: integer, terminal_id: string)|nil
 M.on_terminal = nil
 
+--- Set by :AcpChat while the agent is still starting: the first chat created is opened and focused.
+---@type boolean
+M.focus_when_created = false
+
 ---@param buf integer
 ---@return AcpChat|nil
 local function chat_of_buf(buf)
@@ -330,7 +334,11 @@ function M.create(session_id, info)
   M.chats[session_id] = chat
   M.current = session_id
   M.set_keymaps(buf)
-  if require("acp_nvim.config").options.chat.open_on_start then
+  if M.focus_when_created then
+    -- :AcpChat was asked for while the agent was starting: the user is waiting for exactly this window.
+    M.focus_when_created = false
+    M.open(session_id)
+  elseif require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
     -- user's buffer in the middle of typing.
     M.open(session_id, { focus = false })

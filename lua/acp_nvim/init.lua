@@ -96,7 +96,13 @@ end
 --- Opens (or focuses) the chat of the current session.
 function M.chat()
   ensure_setup()
-  if not require("acp_nvim.chat").open() then
+  local chat = require("acp_nvim.chat")
+  if chat.open() then
+    return
+  end
+  if M.status().state == "starting" then
+    chat.focus_when_created = true
+  else
     notify("no chat yet: start an agent with :AcpStart", vim.log.levels.WARN)
   end
 end

@@ -62,3 +62,17 @@ def test_a_window_the_user_scrolled_up_stays_put(nvim: Nvim, tmp_path: Path) -> 
     nvim.wait_chat("second turn")
     nvim.wait_state("ready")
     assert chat_window_view(nvim)["cursor"] == 3
+
+
+def test_acpchat_while_starting_focuses_the_chat_once_it_exists(nvim: Nvim, tmp_path: Path) -> None:
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, {"echo": False})}),
+    )
+    nvim.api.command("AcpStart s")
+    assert nvim.state() == "starting"
+    nvim.api.command("AcpChat")
+    assert not any("no chat yet" in note["msg"] for note in nvim.notes())
+    nvim.wait_state("ready")
+    # The prompt window under the chat has the focus, as after :AcpChat on a running session.
+    nvim.wait("vim.bo.filetype == 'acp_nvim_prompt'")
