@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("acp_nvim")
-except PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0.0.0+checkout"
+# The one place the version lives: pyproject reads it, and the plugin runs from its checkout (the private
+# environment holds only the dependencies), where no installed metadata exists.
+__version__ = "0.1.0"

@@ -16,7 +16,6 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import anyio
 import msgspec
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from acp_nvim import __version__
 from acp_nvim.jsonrpc import Connection, InvalidParams, InvalidRequest, MethodNotFound, RpcError
 from acp_nvim.protocol import PROTOCOL_VERSION, codec, schema
 
@@ -38,14 +38,6 @@ EDIT_CANDIDATES = ("hello.py", "main.py")
 COMMENT_PREFIX = {".py": "#", ".sh": "#", ".toml": "#", ".yaml": "#", ".yml": "#", ".lua": "--"}
 COMMENT_PREFIX |= {".js": "//", ".ts": "//", ".c": "//", ".rs": "//", ".go": "//"}
 
-
-def _version() -> str:
-    # Read here rather than from `acp_nvim.__version__`: an editable install made before the package had an
-    # __init__ imports `acp_nvim` as a namespace package, without that attribute.
-    try:
-        return version("acp_nvim")
-    except PackageNotFoundError:
-        return "0.0.0+checkout"
 
 
 def _delay_from_env() -> float:
@@ -209,7 +201,7 @@ class DemoAgent:
             agent_capabilities=schema.AgentCapabilities(
                 load_session=False, prompt_capabilities=schema.PromptCapabilities(embedded_context=True)
             ),
-            agent_info=schema.Implementation(name=AGENT_NAME, title=AGENT_TITLE, version=_version()),
+            agent_info=schema.Implementation(name=AGENT_NAME, title=AGENT_TITLE, version=__version__),
         )
 
     def new_session(self, request: schema.NewSessionRequest) -> schema.NewSessionResponse:

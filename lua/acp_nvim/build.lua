@@ -53,13 +53,14 @@ function M.run(opts)
     return report(false, "no Python 3.11 or newer found on PATH (pass { python = '/path/to/python3' })")
   end
   local venv = M.venv()
-  local root = require("acp_nvim.host").root
   local venv_python = vim.fs.joinpath(venv, vim.fn.has("win32") == 1 and "Scripts" or "bin", "python")
   local ok, err = step({ python, "-m", "venv", venv })
   if not ok then
     return report(false, err)
   end
-  local install = { venv_python, "-m", "pip", "install", "--quiet", "--upgrade", root }
+  -- Only the dependencies: the host imports the plugin's own Python from its checkout (PYTHONPATH), so an
+  -- update of the plugin never runs against a stale installed copy.
+  local install = { venv_python, "-m", "pip", "install", "--quiet", "--upgrade" }
   vim.list_extend(install, M.pins)
   ok, err = step(install)
   if not ok then

@@ -327,5 +327,5 @@ def test_build_step_creates_the_private_environment(bare_nvim: Nvim) -> None:
     assert calls["calls"][0] == ["/usr/bin/python3", "-m", "venv", venv]
     install = calls["calls"][1]
     assert install[:4] == [os.path.join(venv, "bin", "python"), "-m", "pip", "install"]
-    assert str(ROOT) in install
+    assert str(ROOT) not in install  # the plugin runs from its checkout, never from a stale copy
     assert {"pynvim==0.6.0", "msgspec==0.23.0", "anyio==4.16.0"} <= set(install)
