@@ -24,7 +24,7 @@ import anyio.abc
 import msgspec
 
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session import NoticeLevel, SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.auth import AuthFlow
@@ -35,7 +35,7 @@ from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.prompt import Selection, build_prompt
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.sessions import McpServerConfig, SessionCommands
-from acp_nvim.nvim.ui import UiRequests
+from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.controller")
@@ -97,6 +97,13 @@ class AgentRun:
     reconnect: anyio.Event = field(default_factory=anyio.Event)
     # The first session is being opened (possibly through a login and reconnect): state stays "starting".
     first_pending: bool = False
+    # Stopped on purpose (:AcpStop, :AcpRestart), and what its chats then say.
+    stopping: bool = False
+    end_notice: str | None = None
+    # The sessions open when the run ended (stopped or dead), oldest first: :AcpRestart reopens them.
+    ended: list[ChatSession] = field(default_factory=list)
+    # Sessions to reopen instead of opening a new one (a restart).
+    reopen: list[ChatSession] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -140,8 +147,8 @@ class Controller:
         self._early: dict[str, list[s.SessionUpdate]] = {}
         self.opening = 0
         self.terminal_auth = True
-        self.ui = UiRequests(bridge.lua)
-        self.broker = PermissionBroker(bridge.lua, self._permission_busy)
+        self.ui = Ui(bridge.lua)
+        self.broker = PermissionBroker(bridge.lua, self._permission_busy, self.ui.pickers)
         self.auth = AuthFlow(self)
         self.session_commands = SessionCommands(self)
         self.modes = ModeCommands(self)
@@ -201,7 +208,11 @@ class Controller:
         self.push_status()
 
     def _forget(self, session_id: str) -> None:
+        """The session ended (closed, failed to open, its agent gone): what belonged to it ends too."""
         self.sessions.pop(session_id, None)
+        # Its terminals, not the ones of other sessions: another agent may still be using its own.
+        self.editor.terminals.end_session(session_id)
+        self.editor.guard.forget(session_id)
         with contextlib.suppress(ValueError):
             self._recent.remove(session_id)
         if self._current == session_id:
@@ -288,13 +299,18 @@ class Controller:
         self._launch(spec)
 
     async def restart(self, raw_spec: Any) -> None:
+        """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or
+        died are reopened when it can load or resume them (`SessionCommands.reopen`), else it opens a new
+        one."""
         spec = self._spec(raw_spec)
         if spec is None:
             return
         run = self.agents.get(spec.name)
+        reopen: list[ChatSession] = []
         if run is not None:
             await self._stop_run(run)
-        self._launch(spec)
+            reopen = run.ended
+        self._launch(spec, reopen)
 
     def _spec(self, raw_spec: Any) -> AgentSpec | None:
         try:
@@ -303,8 +319,8 @@ class Controller:
             self.notify(f"invalid agent configuration: {err}")
             return None
 
-    def _launch(self, spec: AgentSpec) -> None:
-        run = AgentRun(spec)
+    def _launch(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> None:
+        run = AgentRun(spec, reopen=list(reopen or []))
         self.agents[spec.name] = run
         self._current_agent = spec.name
         self.terminal_auth = spec.terminal_auth
@@ -349,7 +365,11 @@ class Controller:
             log.exception("agent run failed")
             self.fail(run, f"{spec.name}: unexpected error: {err}")
         finally:
-            self._end_sessions(run)
+            # Sessions still open here: a stop (its notice), or a failure reported just above.
+            if run.stopping:
+                self._end_sessions(run, run.end_notice)
+            else:
+                self._end_sessions(run, run.error, "error")
             run.connection = None
             run.connected.set()
 
@@ -380,11 +400,15 @@ class Controller:
                             self._set_run_state(run, "ready")
                         reason = await _closed_or_reconnect(agent, run.reconnect)
                         if reason is not None:
-                            self._end_sessions(run)
+                            message = f"{spec.name} stopped: {reason}"
+                            # Each chat says it too: the notification goes by, the chat stays.
+                            self._end_sessions(run, message + " — :AcpRestart starts it again", "error")
                             run.connection = None
-                            self.fail(run, f"{spec.name} stopped: {reason}")
+                            self.fail(run, message)
                             break
-                        self._end_sessions(run, "The agent restarted after logging in: this session ended.")
+                        self._end_sessions(
+                            run, "The agent restarted after logging in: this session ended.", remember=False
+                        )
                         run.connection = None
                         self._set_run_state(run, "starting")
                 tasks.cancel_scope.cancel()
@@ -399,7 +423,11 @@ class Controller:
 
     async def _first_session(self, run: AgentRun) -> None:
         try:
-            session = await self.session_commands.new(run, first=True)
+            if run.reopen:
+                reopen, run.reopen = run.reopen, []
+                session = await self.session_commands.reopen(run, reopen)
+            else:
+                session = await self.session_commands.new(run, first=True)
         except Exception as err:
             log.exception("first session failed")
             session = None
@@ -416,15 +444,27 @@ class Controller:
         else:
             self.notify(message)
 
-    def _end_sessions(self, run: AgentRun, notice: str | None = None) -> None:
-        # Whatever ends the agent, no permission request stays open and nothing is left unrendered.
+    def _end_sessions(
+        self,
+        run: AgentRun,
+        notice: str | None = None,
+        level: NoticeLevel = "warning",
+        *,
+        remember: bool = True,
+    ) -> None:
+        """Whatever ends the agent: no permission request stays open, unfinished tool calls are marked, each
+        chat says why (`notice`), its terminals are killed, nothing is left unrendered. The sessions are kept
+        in `run.ended` (unless `remember` is false) for :AcpRestart to reopen."""
         for session in [session for session in self.sessions.values() if session.agent == run.name]:
             self.broker.cancel_session(session.session_id)
             session.state.cancel_unfinished()
             if notice:
-                session.state.add_notice(notice, "warning")
+                session.state.add_notice(notice, level)
             session.renderer.flush()
+            session.in_turn = session.cancelling = False
             self._forget(session.session_id)
+            if remember:
+                run.ended.append(session)
         self.push_status()
 
     async def stop(self, session_id: str | None = None) -> None:
@@ -432,11 +472,12 @@ class Controller:
         session = self.sessions.get(session_id) if session_id else self.session
         run = self.agents.get(session.agent) if session is not None else self.current_run()
         if run is not None:
-            await self._stop_run(run)
+            await self._stop_run(run, f"{run.display_name} was stopped: this session ended")
         self.push_status()
 
-    async def _stop_run(self, run: AgentRun) -> None:
+    async def _stop_run(self, run: AgentRun, notice: str | None = None) -> None:
         if not run.done.is_set():
+            run.stopping, run.end_notice = True, notice
             run.scope.cancel()
             await run.done.wait()
         run.state, run.error = "stopped", None
@@ -451,25 +492,46 @@ class Controller:
     # ---- sessions ----------------------------------------------------------------------------------
 
     def open_chat(
-        self, run: AgentRun, session_id: str, cwd: str, directories: list[str], title: str | None = None
+        self,
+        run: AgentRun,
+        session_id: str,
+        cwd: str,
+        directories: list[str],
+        title: str | None = None,
+        *,
+        clear_chat: bool = False,
     ) -> ChatSession:
-        """Registers a session and creates its chat; before session/load is sent, so the replay lands here."""
+        """Registers a session and creates its chat; before session/load is sent, so the replay lands here.
+        `clear_chat`: the session's chat, if it still has one (a reload after a restart), is emptied and
+        reused instead."""
         state = SessionState(session_id)
         if title:
             state.apply(s.SessionUpdateSessionInfoUpdate(title=title))
         renderer = ChatRenderer(self._bridge, state, run.display_name, self._spawn)
         session = ChatSession(session_id, run.name, cwd, directories, state, renderer)
         self.sessions[session_id] = session
-        self._bridge.lua(
-            "require('acp_nvim.chat').create(...)",
-            session_id,
-            {"agent": run.name, "display_name": run.display_name, "cwd": cwd},
-        )
+        info = {"agent": run.name, "display_name": run.display_name, "cwd": cwd}
+        if clear_chat:
+            self._bridge.lua("require('acp_nvim.sessions').reset(...)", session_id, info)
+        else:
+            self._bridge.lua("require('acp_nvim.chat').create(...)", session_id, info)
         for update in self._early.pop(session_id, []):
             state.apply(update)
         renderer.flush()
         self.use(session_id)
         return session
+
+    def reattach(self, run: AgentRun, session: ChatSession) -> None:
+        """Registers again a session that ended with its agent, chat and transcript as they are (a resume
+        after a restart): new items continue its transcript."""
+        session.agent = run.name
+        session.in_turn = session.cancelling = False
+        session.permissions = 0
+        self.sessions[session.session_id] = session
+        for update in self._early.pop(session.session_id, []):
+            session.state.apply(update)
+        session.renderer.flush()
+        self.use(session.session_id)
 
     def drop_session(self, session_id: str, *, destroy_chat: bool) -> None:
         """A session that failed to open (or closed): forgotten, its chat removed when asked."""
@@ -482,6 +544,10 @@ class Controller:
         """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
         session = self.sessions.get(session_id)
         if session is None:
+            # A chat whose agent had stopped or died: it is not to be reopened by :AcpRestart any more.
+            for other in self.agents.values():
+                other.ended = [ended for ended in other.ended if ended.session_id != session_id]
+                other.reopen = [ended for ended in other.reopen if ended.session_id != session_id]
             return
         if session.in_turn:
             await self.cancel(session_id)
@@ -583,9 +649,6 @@ class Controller:
     async def focus_command(self, session_id: str) -> None:
         if session_id in self.sessions and session_id != self._current:
             self.use(session_id)
-
-    async def ui_answer(self, question_id: int, value: Any) -> None:
-        self.ui.answer(question_id, value)
 
     # ---- turns -------------------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from acp_nvim.nvim.elicitation import ELICITATION_CAPABILITIES, ElicitationBroke
 from acp_nvim.nvim.files import FileService
 from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.options import EditorOptions
-from acp_nvim.nvim.replies import Replies
 from acp_nvim.nvim.terminals import TerminalService
 from acp_nvim.protocol import schema as s
 
@@ -28,10 +27,9 @@ class NvimEditor:
         self._controller = controller
         bridge = controller._bridge
         self.options = EditorOptions()
-        self.replies = Replies()
-        self.guard = PathGuard(bridge, self.replies, lambda: self.options, controller.session_roots)
+        self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
         self.files = FileService(bridge, self.guard, lambda: self.options)
-        self.terminals = TerminalService(bridge, self.guard, self.replies)
+        self.terminals = TerminalService(bridge, self.guard, controller.ui)
 
     def configure(self, raw: Any) -> None:
         """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
@@ -39,9 +37,6 @@ class NvimEditor:
             self.options = msgspec.convert(raw or {}, EditorOptions)
         except msgspec.ValidationError:
             return
-
-    def reply(self, token: Any, value: Any) -> None:
-        self.replies.resolve(token, value)
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self.options
@@ -91,7 +86,8 @@ class NvimEditor:
         # Created on first use so the constructor stays the services' (fs/terminal) business.
         broker: ElicitationBroker | None = getattr(self, "_elicitations", None)
         if broker is None:
-            broker = self._elicitations = ElicitationBroker(self._controller._bridge.lua)
+            controller = self._controller
+            broker = self._elicitations = ElicitationBroker(controller._bridge.lua, controller.ui.pickers)
         return broker
 
     async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:

@@ -1,10 +1,11 @@
 """Elicitation: the agent asks the user for structured input (a form) or to visit a URL.
 
-One elicitation is shown at a time (pickers do not stack well). Lua walks the user through the fields with
-`vim.ui.select` / `vim.ui.input` and sends back an action and the content; the content is validated here
-against the requested schema before it goes to the agent, and a form that fails (a `pattern` Lua cannot
-check, say) is asked once more with the problems shown, then cancelled. A request the agent or the user
-cancels while its picker is open is answered `cancel`, and the late pick is ignored.
+One elicitation is shown at a time, in the one queue of pickers (`ui.py`: pickers do not stack well). Lua
+walks the user through the fields with `vim.ui.select` / `vim.ui.input` and sends back an action and the
+content; the content is validated here against the requested schema before it goes to the agent, and a form
+that fails (a `pattern` Lua cannot check, say) is asked once more with the problems shown, then cancelled. A
+request the agent or the user cancels while its picker is open is answered `cancel`, and the late pick is
+ignored.
 
 URL mode follows MCP's: "Open" opens the URL and answers `accept` at once (the interaction itself happens
 out of band); `elicitation/complete` then tells the user it is done. A completion that arrives while the
@@ -212,10 +213,10 @@ def openable(url: str) -> bool:
 
 
 class ElicitationBroker:
-    def __init__(self, show: Callable[..., None]) -> None:
-        """`show(code, *args)` runs Lua (the bridge)."""
+    def __init__(self, show: Callable[..., None], pickers: anyio.Lock) -> None:
+        """`show(code, *args)` runs Lua (the bridge); `pickers` is the lock every picker holds while open."""
         self._show = show
-        self._lock = anyio.Lock()
+        self._lock = pickers
         self._ids = itertools.count(1)
         self._open: dict[int, _Pending] = {}
         # URL elicitations the user accepted, waiting for `elicitation/complete`: id -> message.

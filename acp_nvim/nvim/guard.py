@@ -3,10 +3,10 @@ user for a path outside the project.
 
 Roots are the session's cwd and additional directories (asked of the controller on every check, so roots added
 later count). A path outside them follows `sandbox.outside`; "ask" opens `vim.ui.select` with allow once /
-always for this path / deny, one picker at a time. Without a UI (`nvim --headless` with Neovim's own
-`vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a plugin or a
-test is asked as usual. Paths that are written inside a root but really lead outside it (a symlink or `..`)
-are refused without asking.
+always for this path / deny, in the one queue of pickers (`ui.py`). Without a UI (`nvim --headless` with
+Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a
+plugin or a test is asked as usual. Paths that are written inside a root but really lead outside it (a symlink
+or `..`) are refused without asking.
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import logging
 import os
 from collections.abc import Callable
 
-import anyio
-
 from acp_nvim.client.sandbox import Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.options import EditorOptions
-from acp_nvim.nvim.replies import Replies
+from acp_nvim.nvim.ui import Ui
 
 log = logging.getLogger("acp_nvim.guard")
 
@@ -42,17 +40,15 @@ class PathGuard:
     def __init__(
         self,
         bridge: Bridge,
-        replies: Replies,
+        ui: Ui,
         options: Callable[[], EditorOptions],
         roots_of: RootsOf,
     ) -> None:
         self._bridge = bridge
-        self._replies = replies
+        self._ui = ui
         self._options = options
         self._roots_of = roots_of
         self._sandboxes: dict[str, Sandbox] = {}
-        # One picker at a time: two questions about paths must not race for the same vim.ui.select.
-        self._asking = anyio.Lock()
 
     def roots(self, session_id: str) -> list[str]:
         roots = self._roots_of(session_id)
@@ -83,7 +79,8 @@ class PathGuard:
         box = self.sandbox(session_id)
         verdict = box.check(path)
         if verdict is Verdict.ASK:
-            async with self._asking:
+            # One picker at a time, shared with every other question to the user.
+            async with self._ui.pickers:
                 # The user may have answered "always" for this path while we waited for the picker.
                 verdict = box.check(path)
                 if verdict is Verdict.ASK:
@@ -94,10 +91,8 @@ class PathGuard:
 
     async def _ask(self, box: Sandbox, path: str, action: str, session_id: str) -> Verdict:
         real = resolve(path)
-        with self._replies.slot() as slot:
-            view = {"path": path, "real": real, "action": action, "session_id": session_id}
-            self._bridge.lua(ASK, slot.token, view)
-            answer = await slot.wait()
+        view = {"path": path, "real": real, "action": action, "session_id": session_id}
+        answer = await self._ui.ask(ASK, view)
         if answer == "always":
             box.remember(path, True)
             return Verdict.ALLOW

@@ -155,9 +155,6 @@ class Host:
     def focus(self, session_id: str) -> None:
         self._submit(lambda c: c.focus_command(session_id))
 
-    def ui_answer(self, question_id: int, value: Any) -> None:
-        self._submit(lambda c: c.ui_answer(question_id, value))
-
     def permission_answer(self, request_id: int, option_id: str | None) -> None:
         async def answer(controller: Controller) -> None:
             controller.answer_permission(request_id, option_id)
@@ -173,10 +170,10 @@ class Host:
         self._submit(answer)
 
     def reply(self, token: Any, value: Any) -> None:
-        """A late answer from Lua (a sandbox picker, a terminal's exit) for the editor services."""
+        """A late answer from Lua (a picker's choice, a login terminal's or a terminal job's exit)."""
 
         async def resolve(controller: Controller) -> None:
-            controller.editor.reply(token, value)
+            controller.ui.resolve(token, value)
 
         self._submit(resolve)
 

@@ -1,6 +1,7 @@
 """Permission requests: one picker at a time, every request answered exactly once.
 
-Requests that arrive while a picker is open wait their turn. A turn cancel (or stopping the agent) answers the
+Requests that arrive while a picker is open — this one or any other (`ui.py`: one queue of pickers) — wait
+their turn. A turn cancel (or stopping the agent) answers the
 open request and every queued one with `cancelled`, as the protocol requires after `session/cancel`. The
 user's choice comes back from Lua as a notification and resolves the waiting request; a late choice for a
 request already answered is ignored.
@@ -42,16 +43,22 @@ def dismissed_outcome(options: list[s.PermissionOption]) -> s.RequestPermissionO
 
 
 class PermissionBroker:
-    def __init__(self, show: Callable[..., None], on_busy: Callable[[bool], None]) -> None:
-        """`show(code, *args)` runs Lua (the bridge); `on_busy(True/False)` when a picker opens/closes."""
+    def __init__(
+        self, show: Callable[..., None], on_busy: Callable[[bool], None], pickers: anyio.Lock
+    ) -> None:
+        """`show(code, *args)` runs Lua (the bridge); `on_busy(True/False)` when a picker opens/closes;
+        `pickers` is the lock every picker holds while open."""
         self._show = show
         self._on_busy = on_busy
-        self._lock = anyio.Lock()
+        self._lock = pickers
         self._ids = itertools.count(1)
         self._open: dict[int, _Pending] = {}
         self._epoch = 0
         # Per session: a cancelled turn answers its own queued requests, not another session's.
         self._session_epochs: dict[str, int] = {}
+        # Requests waiting for the pickers lock, by session: a cancel must answer them at once, not when some
+        # other picker (a mode, a session to open) happens to close.
+        self._queued: list[tuple[str, anyio.CancelScope]] = []
 
     @property
     def pending(self) -> int:
@@ -62,7 +69,18 @@ class PermissionBroker:
     ) -> s.RequestPermissionOutcome:
         epoch = self._epoch
         session_epoch = self._session_epochs.get(request.session_id, 0)
-        async with self._lock:
+        queued = (request.session_id, anyio.CancelScope())
+        self._queued.append(queued)
+        acquired = False
+        try:
+            with queued[1]:
+                await self._lock.acquire()
+                acquired = True
+        finally:
+            self._queued.remove(queued)
+        if not acquired:
+            return s.RequestPermissionOutcomeCancelled()
+        try:
             if epoch != self._epoch or session_epoch != self._session_epochs.get(request.session_id, 0):
                 # Cancelled while waiting in the queue.
                 return s.RequestPermissionOutcomeCancelled()
@@ -78,6 +96,8 @@ class PermissionBroker:
                 self._on_busy(False)
             assert pending.outcome is not None
             return pending.outcome
+        finally:
+            self._lock.release()
 
     def answer(self, request_id: int, option_id: str | None) -> None:
         pending = self._open.get(request_id)
@@ -94,6 +114,8 @@ class PermissionBroker:
     def cancel_all(self) -> None:
         """Answers the open request and all queued ones with `cancelled`."""
         self._epoch += 1
+        for _, scope in self._queued:
+            scope.cancel()
         for request_id, pending in list(self._open.items()):
             if not pending.answered.is_set():
                 pending.outcome = s.RequestPermissionOutcomeCancelled()
@@ -103,6 +125,9 @@ class PermissionBroker:
     def cancel_session(self, session_id: str) -> None:
         """Like `cancel_all`, for the requests of one session only."""
         self._session_epochs[session_id] = self._session_epochs.get(session_id, 0) + 1
+        for owner, scope in self._queued:
+            if owner == session_id:
+                scope.cancel()
         for request_id, pending in list(self._open.items()):
             if pending.request.session_id == session_id and not pending.answered.is_set():
                 pending.outcome = s.RequestPermissionOutcomeCancelled()

@@ -4,6 +4,10 @@ What a session is opened with — cwd, MCP servers, additional directories — c
 `:AcpAddDir`; load and resume send the full list again, as the protocol asks. A stored session is loaded when
 the agent can (its history is replayed into a new chat, created before the request so no replayed update is
 lost), else resumed (no replay); `sessions.prefer_resume` turns the preference around.
+
+After a restart (`:AcpRestart`, also after the agent died) the sessions that were open are reopened the same
+way, in their own chats: a load empties the chat and replays into it, a resume keeps the chat as it was and
+says so. An agent that can do neither gets a new session, and the chats say that too.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import anyio
 import msgspec
 
 from acp_nvim.client.agent import AgentConnection, Unsupported
+from acp_nvim.client.session import NoticeLevel
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.nvim.auth import AuthAbandoned
 from acp_nvim.nvim.ui import Choice
@@ -245,6 +250,89 @@ class SessionCommands:
         state.set_config_options(response.config_options, announce=False)
         if resume:
             state.add_notice(f"Resumed session {info.title or session_id} (its history is not replayed)")
+        session.renderer.flush()
+        self._c.push_status()
+        return session
+
+    # ---- after a restart ---------------------------------------------------------------------------
+
+    async def reopen(self, run: AgentRun, sessions: list[ChatSession]) -> ChatSession | None:
+        """Reopens `sessions` (open when the agent stopped or died) on the restarted agent; returns the first
+        one reopened, or the new session opened instead."""
+        agent = run.connection
+        if agent is None:
+            return None
+        name = run.display_name
+        can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
+        if not (can_load or can_resume):
+            for old in sessions:
+                self._tell(
+                    old, f"{name} restarted; it can neither load nor resume sessions, so this one ended"
+                )
+            session = await self.new(run, first=True)
+            if session is not None:
+                session.state.add_notice(
+                    f"{name} restarted; it can neither load nor resume sessions: this is a new session",
+                    "warning",
+                )
+                session.renderer.flush()
+            return session
+        resume = can_resume and (run.spec.prefer_resume or not can_load)
+        first: ChatSession | None = None
+        for old in sessions:
+            reopened = await self._reopen_one(run, agent, old, resume)
+            if run.connection is None:
+                return first
+            first = first or reopened
+        if first is None:
+            # None came back: the restart still gives the user a session to work in.
+            first = await self.new(run, first=True)
+        return first
+
+    def _tell(self, session: ChatSession, text: str, level: NoticeLevel = "warning") -> None:
+        session.state.add_notice(text, level)
+        session.renderer.flush()
+
+    async def _reopen_one(
+        self, run: AgentRun, agent: AgentConnection, old: ChatSession, resume: bool
+    ) -> ChatSession | None:
+        session_id = old.session_id
+        if session_id in self._c.sessions:
+            return None  # opened again meanwhile (:AcpSessions)
+        directories = self.directories(run, old.directories)
+        servers = self.mcp_servers(run, agent)
+        sent = self._sent_directories(agent, directories)
+        if resume:
+            old.directories = sent
+            self._c.reattach(run, old)
+            session = old
+        else:
+            session = self._c.open_chat(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
+
+        async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
+            with anyio.fail_after(SESSION_TIMEOUT):
+                if resume:
+                    return await agent.resume_session(session_id, old.cwd, servers, directories)
+                return await agent.load_session(session_id, old.cwd, servers, directories)
+
+        verb = "resume" if resume else "load"
+        try:
+            response = await self._c.auth.call(run, reopen)
+        except ConnectionClosed:
+            return None
+        except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
+            why = err.message if isinstance(err, RpcError) else str(err) or "timed out"
+            # The chat stays (it is the user's record of the session); only the session is gone.
+            self._c.drop_session(session_id, destroy_chat=False)
+            self._tell(
+                session, f"{run.display_name} could not {verb} this session after the restart: {why}", "error"
+            )
+            return None
+        state = session.state
+        state.set_modes(response.modes)
+        state.set_config_options(response.config_options, announce=False)
+        if resume:
+            state.add_notice("Resumed after restart")
         session.renderer.flush()
         self._c.push_status()
         return session

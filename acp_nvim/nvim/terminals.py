@@ -2,8 +2,10 @@
 
 A command runs as a PTY job in its own process group, in the session's cwd unless the agent names one (which
 then goes through the sandbox like any path). `wait_for_exit` costs no polling: Lua answers at once when the
-command already ended, else calls back through `acp_reply` when it does. Terminal ids belong to the session
-that created them; any other id is "unknown terminal" for the agent.
+command already ended, else answers through `acp_reply` (`ui.py`) when it does. Terminal ids belong to the
+session that created them; any other id is "unknown terminal" for the agent. When the session ends (its chat
+closed, its agent stopped, restarted or dead) the controller calls `end_session`: its commands are killed,
+and another session's, of this agent or another one, keep running.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.files import unwrap
 from acp_nvim.nvim.guard import PathGuard
-from acp_nvim.nvim.replies import Replies
+from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.terminals")
@@ -25,11 +27,13 @@ NOT_FOUND = -32002
 CREATE = "return require('acp_nvim.terminal').create(...)"
 OUTPUT = "return require('acp_nvim.terminal').output(...)"
 KILL = "return require('acp_nvim.terminal').kill(...)"
+# Fire and forget: kill() signals the process group and keeps the terminal readable (the chat still shows it).
+KILL_MANY = "for _, id in ipairs(...) do require('acp_nvim.terminal').kill(id) end"
 RELEASE = "return require('acp_nvim.terminal').release(...)"
 WAIT = """
 local id, token = ...
 return require('acp_nvim.terminal').wait_for_exit(id, function(_, status)
-  require('acp_nvim.reply').send(token, status)
+  require('acp_nvim.ui').answer(token, status)
 end)
 """
 
@@ -54,10 +58,10 @@ def exit_status(raw: Any) -> s.TerminalExitStatus:
 
 
 class TerminalService:
-    def __init__(self, bridge: Bridge, guard: PathGuard, replies: Replies) -> None:
+    def __init__(self, bridge: Bridge, guard: PathGuard, ui: Ui) -> None:
         self._bridge = bridge
         self._guard = guard
-        self._replies = replies
+        self._ui = ui
         # terminal id -> session id that created it (and has not released it).
         self._owner: dict[str, str] = {}
 
@@ -99,7 +103,7 @@ class TerminalService:
 
     async def wait_for_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
         self._check(params.session_id, params.terminal_id)
-        with self._replies.slot() as slot:
+        with self._ui.slot() as slot:
             result = unwrap(
                 await self._bridge.lua_result(WAIT, params.terminal_id, slot.token), "terminal/wait_for_exit"
             )
@@ -119,3 +123,13 @@ class TerminalService:
         unwrap(await self._bridge.lua_result(RELEASE, params.terminal_id), "terminal/release")
         self._owner.pop(params.terminal_id, None)
         return s.ReleaseTerminalResponse()
+
+    def end_session(self, session_id: str) -> None:
+        """The session ended: its commands are killed and its terminal ids forgotten."""
+        ids = [terminal_id for terminal_id, owner in self._owner.items() if owner == session_id]
+        if not ids:
+            return
+        for terminal_id in ids:
+            del self._owner[terminal_id]
+        log.info("session %s ended: killing its terminals %s", session_id, ids)
+        self._bridge.lua(KILL_MANY, ids)

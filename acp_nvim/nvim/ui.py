@@ -1,16 +1,24 @@
-"""Questions the anyio side waits on: a choice through `vim.ui.select`, the exit of a terminal job.
+"""Asking in Lua, answered later in Python: a picker's choice, a login terminal's exit code, a terminal job's
+exit status.
 
-Lua shows the picker (or runs the terminal) and answers with `acp_ui_answer(id, value)`. Pickers are shown one
-at a time: `vim.ui.select` implementations are not meant to be stacked, and a second question arriving while
-the first is open waits its turn. An answer for a question nobody waits for any more is ignored.
+The anyio side opens a slot, hands its token to Lua and awaits the slot; Lua answers with
+`rpcnotify(channel, "acp_reply", token, value)` (`require("acp_nvim.ui").answer`) whenever the answer exists.
+Nothing polls, and an answer for a slot nobody waits on any more (the request was cancelled, the agent died)
+is dropped.
+
+Pickers are shown one at a time, whoever asks: `vim.ui.select` implementations are not meant to be stacked, so
+the permission broker, the sandbox question, the session/auth/mode pickers and elicitation forms all hold
+`pickers` while theirs is open, and a question arriving meanwhile waits its turn (anyio locks are fair: in
+order of arrival).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -29,49 +37,70 @@ class Choice:
     label: str
 
 
-@dataclass
-class _Question:
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    value: Any = None
+class Slot:
+    """One answer to wait for; `token` is what Lua sends back with it."""
+
+    def __init__(self, token: int) -> None:
+        self.token = token
+        self.value: Any = None
+        self._done = anyio.Event()
+
+    def set(self, value: Any) -> None:
+        if not self._done.is_set():
+            self.value = value
+            self._done.set()
+
+    async def wait(self) -> Any:
+        await self._done.wait()
+        return self.value
 
 
-class UiRequests:
+class Ui:
+    """Only used from the anyio thread."""
+
     def __init__(self, lua: Callable[..., None]) -> None:
+        """`lua(code, *args)` runs Lua without waiting (the bridge)."""
         self._lua = lua
-        self._ids = itertools.count(1)
-        self._open: dict[int, _Question] = {}
-        self._picker = anyio.Lock()
+        self._tokens = itertools.count(1)
+        self._open: dict[int, Slot] = {}
+        # The one queue of pickers (see the module docstring).
+        self.pickers = anyio.Lock()
 
-    async def _ask(self, code: str, *args: Any) -> Any:
-        question_id = next(self._ids)
-        question = _Question()
-        self._open[question_id] = question
+    @contextmanager
+    def slot(self) -> Iterator[Slot]:
+        """A token for one late answer, valid inside the block."""
+        slot = Slot(next(self._tokens))
+        self._open[slot.token] = slot
         try:
-            self._lua(code, question_id, *args)
-            await question.answered.wait()
-            return question.value
+            yield slot
         finally:
-            self._open.pop(question_id, None)
+            self._open.pop(slot.token, None)
+
+    async def ask(self, code: str, *args: Any) -> Any:
+        """Runs `code` with a fresh token before `args` and waits for the answer Lua sends with it."""
+        with self.slot() as slot:
+            self._lua(code, slot.token, *args)
+            return await slot.wait()
+
+    def resolve(self, token: Any, value: Any) -> None:
+        """An answer from Lua (`acp_reply`)."""
+        slot = self._open.get(token) if isinstance(token, int) else None
+        if slot is None:
+            log.debug("answer for unknown or finished token %r dropped", token)
+            return
+        slot.set(value)
 
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         """The id the user picked, or None when the picker was dismissed."""
         if not choices:
             return None
         items = [{"id": choice.id, "label": choice.label} for choice in choices]
-        async with self._picker:
-            value = await self._ask(SELECT, {"prompt": prompt, "kind": kind, "items": items})
+        async with self.pickers:
+            value = await self.ask(SELECT, {"prompt": prompt, "kind": kind, "items": items})
         known = {choice.id for choice in choices}
         return value if isinstance(value, str) and value in known else None
 
     async def terminal(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs `argv` in a Neovim terminal window; returns its exit code (-1 when it could not start)."""
-        value = await self._ask(TERMINAL, {"title": title, "argv": list(argv), "env": env})
+        value = await self.ask(TERMINAL, {"title": title, "argv": list(argv), "env": env})
         return value if isinstance(value, int) else -1
-
-    def answer(self, question_id: int, value: Any) -> None:
-        question = self._open.get(question_id)
-        if question is None or question.answered.is_set():
-            log.debug("late answer for question %s ignored", question_id)
-            return
-        question.value = value
-        question.answered.set()

@@ -27,11 +27,11 @@ end
 ---@param token integer
 ---@param view { path: string, real: string, action: string, session_id: string }
 function M.ask(token, view)
-  local reply = require("acp_nvim.reply")
+  local ui = require("acp_nvim.ui")
   -- Scheduled: a picker must not run inside the RPC notification that delivered the question.
   vim.schedule(function()
     if not M.interactive() then
-      reply.send(token, "noui")
+      ui.answer(token, "noui")
       return
     end
     local shown = view.path
@@ -45,7 +45,7 @@ function M.ask(token, view)
         return item.label
       end,
     }, function(choice)
-      reply.send(token, choice and choice.id or "deny")
+      ui.answer(token, choice and choice.id or "deny")
     end)
   end)
 end

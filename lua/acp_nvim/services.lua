@@ -1,5 +1,5 @@
 --- Glue for what the agent does through the editor (files, terminals, review): the options the Python host
---- needs, the chat's live terminal output, and the end of every terminal when the agent goes away.
+--- needs, the chat's live terminal output.
 local M = {}
 
 local did_hooks = false
@@ -101,20 +101,10 @@ function M.setup()
     chat_terminal.on_exit(id, status)
   end
   require("acp_nvim.chat").on_terminal = chat_terminal.attach
-  -- :AcpStop (state "stopped") and an agent that died (state "error" without a session) end every
-  -- terminal's process group: nothing the agent started outlives it. VimLeavePre is terminal.lua's own.
-  vim.api.nvim_create_autocmd("User", {
-    group = vim.api.nvim_create_augroup("acp_nvim_services", { clear = true }),
-    pattern = "AcpNvimStatus",
-    callback = function(ev)
-      local st = ev.data or {}
-      if st.state == "stopped" or (st.state == "error" and st.session_id == nil) then
-        vim.schedule(function()
-          terminal.kill_all()
-        end)
-      end
-    end,
-  })
+  -- No kill on status changes here: terminals belong to their session, and the host kills a session's
+  -- terminals when that session ends (acp_nvim/nvim/terminals.py), so stopping one agent leaves another's
+  -- running. What no host is left to end — the last agent gone, the host dead, Neovim leaving — reaper.lua
+  -- and terminal.lua's VimLeavePre end.
 end
 
 return M

@@ -166,6 +166,31 @@ function M.destroy(session_id)
   end
 end
 
+--- The chat of a session reloaded after a restart: emptied, so the agent's replay draws the transcript again
+--- in the same buffer and windows. Without a chat (wiped meanwhile) a new one is created.
+---@param session_id string
+---@param info table {agent, display_name, cwd}
+function M.reset(session_id, info)
+  local chat_mod = require("acp_nvim.chat")
+  local chat = chat_mod.chats[session_id]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    chat_mod.chats[session_id] = nil
+    chat_mod.create(session_id, info)
+    return
+  end
+  local buf = chat.buf
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  vim.bo[buf].modifiable = false
+  -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
+  api.nvim_buf_clear_namespace(buf, -1, 0, -1)
+  chat.items, chat.order, chat.by_mark, chat.locs, chat.terms = {}, {}, {}, {}, {}
+  chat.empty = true
+  chat.item_at_cache = nil
+  chat.agent, chat.display_name = info.agent, info.display_name
+  chat_mod.current = session_id
+end
+
 -- ---- completion ----------------------------------------------------------------------------------------
 
 ---@param lead string

@@ -1,21 +1,31 @@
--- Questions the host waits on: a choice through vim.ui.select (so any picker plugin works) and a login command
--- run in a terminal window. The answer goes back as `acp_ui_answer(id, value)`.
+-- Answers the Python host waits for: a choice through vim.ui.select (so any picker plugin works), a login
+-- command run in a terminal window, a terminal job's exit (acp_nvim/nvim/ui.py). The host hands out a token
+-- with each question; the answer goes back with it as `acp_reply(token, value)`, and one the host no longer
+-- waits for is dropped there.
 
 local M = {}
 
----@param id integer
+--- Sends the answer for `token` (nil is sent as vim.NIL).
+---@param token integer
 ---@param value any
-local function answer(id, value)
+function M.answer(token, value)
   local info = require("acp_nvim.host").info()
-  if info ~= nil then
-    vim.rpcnotify(info.channel, "acp_ui_answer", id, value == nil and vim.NIL or value)
+  if info == nil then
+    return
   end
+  if value == nil then
+    value = vim.NIL
+  end
+  -- pcall: the host may have gone away meanwhile; nobody is left to answer then.
+  pcall(vim.rpcnotify, info.channel, "acp_reply", token, value)
 end
 
+local answer = M.answer
+
 --- Shows a picker; `opts` = {prompt, kind, items = {{id, label}}}. Dismissing it answers nil.
----@param id integer
+---@param token integer
 ---@param opts table
-function M.select(id, opts)
+function M.select(token, opts)
   -- Scheduled: a picker must not run inside the RPC notification that delivered the question.
   vim.schedule(function()
     vim.ui.select(opts.items, {
@@ -25,16 +35,16 @@ function M.select(id, opts)
         return item.label
       end,
     }, function(choice)
-      answer(id, choice and choice.id or nil)
+      answer(token, choice and choice.id or nil)
     end)
   end)
 end
 
 --- Runs `opts.argv` (with `opts.env` added to the environment) in a terminal split; answers its exit code,
 --- or -1 when it cannot start. The window closes by itself on success and stays to be read on failure.
----@param id integer
+---@param token integer
 ---@param opts table {title, argv, env}
-function M.terminal(id, opts)
+function M.terminal(token, opts)
   vim.schedule(function()
     vim.cmd("botright new")
     local win = vim.api.nvim_get_current_win()
@@ -54,7 +64,7 @@ function M.terminal(id, opts)
             pcall(vim.api.nvim_buf_delete, buf, { force = true })
           end
         end)
-        answer(id, code)
+        answer(token, code)
       end,
     }
     local ok, job
@@ -71,7 +81,7 @@ function M.terminal(id, opts)
         vim.log.levels.ERROR,
         { title = "acp.nvim" }
       )
-      answer(id, -1)
+      answer(token, -1)
       return
     end
     vim.b[buf].acp_nvim_login = opts.title

@@ -76,10 +76,6 @@ class AcpNvimPlugin:
     def focus(self, session_id: str) -> None:
         self._host.focus(session_id)
 
-    @pynvim.rpc_export("acp_ui_answer")
-    def ui_answer(self, question_id: int, value: Any = None) -> None:
-        self._host.ui_answer(question_id, value)
-
     @pynvim.rpc_export("acp_permission_answer")
     def permission_answer(self, request_id: int, option_id: str | None) -> None:
         self._host.permission_answer(request_id, option_id)

@@ -201,6 +201,9 @@ def test_agent_exits_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
     message = error_message(nvim)
     assert "exited with code 3" in message and "fatal: the hostile agent exploded" in message
     assert any(message in n for n in nvim.errors()), nvim.notes()
+    # The chat says it too, with the exit code and the last words on stderr.
+    nvim.wait_chat("exited with code 3")
+    assert "fatal: the hostile agent exploded" in nvim.chat_text()
     assert "stack traceback" not in nvim.chat_text() + repr(nvim.notes())
     restart_works(nvim)
 
@@ -212,6 +215,7 @@ def test_agent_killed_by_a_signal(nvim: Nvim, tmp_path: Path) -> None:
     nvim.lua("require('acp_nvim').prompt('sigkill')")
     message = error_message(nvim)
     assert "killed by SIGKILL" in message and "about to be killed" in message
+    nvim.wait_chat("killed by SIGKILL")
     restart_works(nvim)
 
 
@@ -238,5 +242,6 @@ def test_agent_stops_answering_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
     # Stop ends it (it ignores SIGTERM and stdin EOF: SIGKILL does), and restart gives a working agent.
     nvim.api.command("AcpStop")
     nvim.wait_state("stopped", timeout=15)
+    nvim.wait_chat("was stopped: this session ended")
     assert nvim.lua("return next(require('acp_nvim.reaper').groups()) == nil")
     restart_works(nvim)
