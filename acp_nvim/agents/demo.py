@@ -39,7 +39,6 @@ COMMENT_PREFIX = {".py": "#", ".sh": "#", ".toml": "#", ".yaml": "#", ".yml": "#
 COMMENT_PREFIX |= {".js": "//", ".ts": "//", ".c": "//", ".rs": "//", ".go": "//"}
 
 
-
 def _delay_from_env() -> float:
     raw = os.environ.get("ACP_DEMO_DELAY_MS", "")
     try:
