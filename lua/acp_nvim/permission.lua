@@ -34,6 +34,9 @@ function M.ask(request_id, view)
   -- Scheduled: a picker must not run inside the RPC notification that delivered the request.
   vim.schedule(function()
     require("acp_nvim.chat").reveal(view.session_id, view.item_id)
+    -- The built-in vim.ui.select blocks in inputlist(): draw the tool call (and its diff) first, or the
+    -- user is asked about something the screen does not show yet.
+    vim.cmd.redraw()
     local prompt = ("Allow %s: %s?"):format(view.kind, view.title)
     vim.ui.select(view.options, {
       prompt = prompt,
