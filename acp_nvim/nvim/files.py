@@ -4,6 +4,8 @@ Each request is: the sandbox check here, then one `exec_lua` into `fs.read` / `f
 `{ok = false, code, message, data}` becomes the JSON-RPC error the agent gets. Writes are recorded for review
 per session; a write that follows an allowed permission request showing a diff for that path is linked to
 that tool call. With `follow = true` the editor then shows where the agent is reading or writing.
+Writes are atomic on disk (temp file and rename, in `fs.write_buffer`): a failed one leaves the file, the
+buffer and the user's unsaved text as they were, and its message is the agent's error.
 """
 
 from __future__ import annotations
