@@ -586,19 +586,10 @@ class _Dispatcher:
             scope.cancel()
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
-            try:
-                complete = codec.decode(
-                    params if params is not None else _NULL, s.CompleteElicitationNotification
-                )
-            except msgspec.ValidationError as err:
-                log.warning("malformed elicitation/complete dropped: %s", err)
-                return
-            await self.editor.complete_elicitation(complete)
-            return
         if method != m.SESSION_UPDATE:
-            log.debug("ignored notification %s", method)
+            await self._other_notification(method, params)
             return
+        # session/update, the stream's bulk: tested first, handled inline.
         try:
             notification = codec.decode_session_update(params if params is not None else _NULL)
         except msgspec.ValidationError as err:
@@ -612,3 +603,16 @@ class _Dispatcher:
             self.diagnostics.report("unknown_session")
             return
         await self.editor.session_update(notification)
+
+    async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
+            try:
+                complete = codec.decode(
+                    params if params is not None else _NULL, s.CompleteElicitationNotification
+                )
+            except msgspec.ValidationError as err:
+                log.warning("malformed elicitation/complete dropped: %s", err)
+                return
+            await self.editor.complete_elicitation(complete)
+            return
+        log.debug("ignored notification %s", method)

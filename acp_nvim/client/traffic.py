@@ -42,7 +42,9 @@ class TrafficEntry:
 
 class TrafficLog:
     def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self._entries: deque[TrafficEntry] = deque()
+        # Plain tuples (direction, time, line, size): a frozen dataclass per line cost more than everything
+        # else the client does with a streamed update; `TrafficEntry`s are made when someone looks.
+        self._entries: deque[tuple[Direction, float, bytes, int]] = deque()
         self._max_messages = max_messages
         self._max_bytes = max_bytes
         self._bytes = 0
@@ -50,25 +52,25 @@ class TrafficLog:
 
     def record(self, direction: Direction, line: bytes) -> None:
         """The `on_message` hook of the connection."""
-        kept = line if len(line) <= MAX_KEPT_PER_MESSAGE else line[:MAX_KEPT_PER_MESSAGE]
-        self._entries.append(TrafficEntry(direction, time.time(), bytes(kept), len(line)))
+        size = len(line)
+        kept = bytes(line) if size <= MAX_KEPT_PER_MESSAGE else bytes(line[:MAX_KEPT_PER_MESSAGE])
+        entries = self._entries
+        entries.append((direction, time.time(), kept, size))
         self._bytes += len(kept)
         # The newest message always stays, even alone over the byte budget: it is the one the user wants.
-        while len(self._entries) > 1 and (
-            len(self._entries) > self._max_messages or self._bytes > self._max_bytes
-        ):
-            self._bytes -= len(self._entries.popleft().line)
+        while len(entries) > 1 and (len(entries) > self._max_messages or self._bytes > self._max_bytes):
+            self._bytes -= len(entries.popleft()[2])
             self.dropped += 1
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def entries(self) -> list[TrafficEntry]:
-        return list(self._entries)
+        return [TrafficEntry(*entry) for entry in self._entries]
 
     def messages(self) -> list[dict[str, Any]]:
         """Every kept message as a redacted record: direction, ISO time, method (or id), the message."""
-        return [describe(entry) for entry in self._entries]
+        return [describe(entry) for entry in self.entries()]
 
     def to_ndjson(self) -> str:
         return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in self.messages())

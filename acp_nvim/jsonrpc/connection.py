@@ -360,7 +360,8 @@ class Connection:
                 f"was dropped ({item.size} bytes)",
             )
             return
-        self._hook_message("in", item)
+        if self._on_message is not None:
+            self._hook_message("in", item)
         if not item.isascii():
             try:
                 item.decode("utf-8")
@@ -383,11 +384,24 @@ class Connection:
             return
 
         params = envelope.params if envelope.params and envelope.params != _NULL else None
-        if not isinstance(envelope.method, UnsetType):
+        method = envelope.method
+        if isinstance(method, str):
             if isinstance(envelope.id, UnsetType):
-                await self._dispatch_notification(envelope.method, params)
+                # A notification, the bulk of the traffic (streamed updates): dispatched here rather than
+                # through one more coroutine per message.
+                if method == CANCEL_REQUEST_METHOD:
+                    self._cancel_incoming(params)
+                    return
+                try:
+                    await self._on_notification(method, params)
+                except msgspec.ValidationError as exc:
+                    self._protocol_error(
+                        "invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}"
+                    )
+                except Exception:
+                    logger.exception("handler for the %s notification failed", method)
             else:
-                self._start_request(envelope.id, envelope.method, params, tg)
+                self._start_request(envelope.id, method, params, tg)
         elif not isinstance(envelope.id, UnsetType) and (envelope.result or envelope.error):
             self._handle_response(envelope.id, envelope.result, envelope.error)
         else:
@@ -400,17 +414,6 @@ class Connection:
             f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {_preview(line)}",
         )
         self._send_error(request_id, InvalidRequest(f"Invalid request: {detail}"))
-
-    async def _dispatch_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == CANCEL_REQUEST_METHOD:
-            self._cancel_incoming(params)
-            return
-        try:
-            await self._on_notification(method, params)
-        except msgspec.ValidationError as exc:
-            self._protocol_error("invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}")
-        except Exception:
-            logger.exception("handler for the %s notification failed", method)
 
     def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
         try:

@@ -47,30 +47,37 @@ class LineSplitter:
         return len(self._partial)
 
     def feed(self, data: bytes) -> list[bytes | Oversized]:
+        # One C-level split per chunk instead of a find + slice + method call per line: a chunk holds hundreds
+        # of streamed updates, and the per-line Python work was a fifth of the client's cost per message.
+        pieces = data.split(b"\n")
+        rest = pieces.pop()  # after the last newline: the start of a line still to come (b"" if none)
         out: list[bytes | Oversized] = []
-        start = 0
-        end_of_data = len(data)
-        while start < end_of_data:
-            newline = data.find(b"\n", start)
-            end = end_of_data if newline < 0 else newline
-            if self._dropping:
-                self._dropped += end - start
-            elif len(self._partial) + (end - start) > self._streaming_limit:
-                self._dropped = len(self._partial) + (end - start)
-                self._partial = bytearray()
-                self._dropping = True
-            elif newline >= 0 and not self._partial:
-                # Common case: a whole line inside this chunk, no copy through the buffer.
-                self._emit(out, data[start:end])
-                start = newline + 1
-                continue
+        if pieces:
+            if self._dropping or self._partial:
+                # The first piece ends the line held from earlier chunks.
+                self._grow(pieces[0])
+                self._end_line(out)
+                pieces[0] = b""
+            if len(data) <= self.max_size and b"\r" not in data:
+                # Common case: no line here can be over the cap, none ends in "\r": keep the non-blank ones.
+                out += [line for line in pieces if line and not line.isspace()]
             else:
-                self._partial += memoryview(data)[start:end]
-            if newline < 0:
-                break
-            self._end_line(out)
-            start = newline + 1
+                for line in pieces:
+                    self._emit(out, line)
+        if rest:
+            self._grow(rest)
         return out
+
+    def _grow(self, part: bytes) -> None:
+        """Adds `part` to the unfinished line, or starts dropping it once it is past the cap."""
+        if self._dropping:
+            self._dropped += len(part)
+        elif len(self._partial) + len(part) > self._streaming_limit:
+            self._dropped = len(self._partial) + len(part)
+            self._partial = bytearray()
+            self._dropping = True
+        else:
+            self._partial += part
 
     def finish(self) -> list[bytes | Oversized]:
         """At end of stream: an unterminated last line is still delivered (or reported if too long)."""

@@ -172,6 +172,7 @@ class _PeekUpdate(msgspec.Struct):
 
 
 _peek = msgspec.json.Decoder(_PeekUpdate)
+_session_notification = decoder(schema.SessionNotification)
 
 #: The ``sessionUpdate`` kinds this build understands.
 SESSION_UPDATE_KINDS: frozenset[str] = frozenset(
@@ -186,13 +187,13 @@ def decode_session_update(raw: Raw) -> schema.SessionNotification | None:
     logged and skipped so the stream goes on. A known kind that is malformed raises
     ``msgspec.ValidationError``. The full decode runs first; the cheap peek only runs when it failed.
     """
-    data = _as_bytes(raw)
+    # A msgspec.Raw is a buffer: decoded in place, not copied to bytes first (this runs for every update).
     try:
-        notification: schema.SessionNotification = decoder(schema.SessionNotification).decode(data)
+        notification: schema.SessionNotification = _session_notification.decode(raw)
         return notification
     except msgspec.ValidationError as error:
         try:
-            kind = _peek.decode(data).update
+            kind = _peek.decode(_as_bytes(raw)).update
         except msgspec.ValidationError:
             raise error from None
         name = None if kind is None else kind.session_update

@@ -33,6 +33,9 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field modes table[]
 ---@field prompt_buf integer|nil
 ---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
+---@field queue {ops: table[], next: integer}[]|nil ops not applied yet (see M.apply)
+---@field plain boolean|nil markdown highlighting turned off (see M.highlight_max_bytes)
+---@field long_line boolean|nil a line past M.long_line_bytes was streamed
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -207,33 +210,52 @@ local function undecorate(chat, first, last)
   api.nvim_buf_clear_namespace(buf, ns_term, first, last + 1)
 end
 
+--- Appends new items at the end of the chat with one buffer change for all of them: a replayed history
+--- adds thousands of items in a frame, and a change per item (each seen by every on_bytes listener, the
+--- markdown highlighter among them) made that the longest stall of a load.
+---@param chat AcpChat
+---@param items table[] view models whose ids are not in the chat yet (and distinct)
+local function add_items(chat, items)
+  local buf = chat.buf
+  local lines, rows, drawns = {}, {}, {}
+  local was_empty = chat.empty
+  local base = was_empty and 0 or api.nvim_buf_line_count(buf)
+  for i, item in ipairs(items) do
+    local drawn = draw(item)
+    rows[i] = base + #lines
+    if not (was_empty and i == 1) then
+      lines[#lines + 1] = ""
+    end
+    for _, line in ipairs(drawn.lines) do
+      lines[#lines + 1] = line
+    end
+    drawns[i] = drawn
+  end
+  if was_empty then
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    chat.empty = false
+  else
+    api.nvim_buf_set_lines(buf, base, base, false, lines)
+  end
+  for i, item in ipairs(items) do
+    local sep = not (was_empty and i == 1)
+    -- Left gravity: rewriting this item from its first column must not push its own mark down.
+    local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
+    local entry = { id = item.id, kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep }
+    chat.items[item.id] = entry
+    chat.by_mark[mark] = entry
+    table.insert(chat.order, item.id)
+    decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
+  end
+end
+
 ---@param chat AcpChat
 ---@param item table
 local function add_item(chat, item)
   if chat.items[item.id] then
     return M._replace(chat, item)
   end
-  local buf = chat.buf
-  local drawn = draw(item)
-  local first, sep
-  if chat.empty then
-    api.nvim_buf_set_lines(buf, 0, -1, false, drawn.lines)
-    first, sep = 0, false
-    chat.empty = false
-  else
-    first = api.nvim_buf_line_count(buf)
-    local lines = { "" }
-    vim.list_extend(lines, drawn.lines)
-    api.nvim_buf_set_lines(buf, first, first, false, lines)
-    sep = true
-  end
-  -- Left gravity: rewriting this item from its first column must not push its own mark down.
-  local mark = api.nvim_buf_set_extmark(buf, ns_items, first, 0, { right_gravity = false })
-  local entry = { id = item.id, kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep }
-  chat.items[item.id] = entry
-  chat.by_mark[mark] = entry
-  table.insert(chat.order, item.id)
-  decorate(chat, first + (sep and 1 or 0), drawn)
+  add_items(chat, { item })
 end
 
 ---@param chat AcpChat
@@ -265,13 +287,18 @@ local function append_text(chat, id, text)
   end
   local buf = chat.buf
   local _, last = item_range(chat, entry)
-  local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+  -- The line's length from byte offsets, not by reading it: one streamed paragraph can be a line of
+  -- hundreds of KB, copied into Lua on every frame only to be measured.
+  local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
-  api.nvim_buf_set_text(buf, last, #last_line, last, #last_line, parts)
+  api.nvim_buf_set_text(buf, last, width, last, width, parts)
+  if #parts == 1 and width + #text > M.long_line_bytes then
+    chat.long_line = true
+  end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
-    local end_col = #parts == 1 and (#last_line + #parts[1]) or #parts[#parts]
-    api.nvim_buf_set_extmark(buf, ns_hl, last, #last_line, {
+    local end_col = #parts == 1 and (width + #parts[1]) or #parts[#parts]
+    api.nvim_buf_set_extmark(buf, ns_hl, last, width, {
       end_row = end_row,
       end_col = end_col,
       hl_group = "AcpChatThought",
@@ -345,15 +372,83 @@ function M.create(session_id, info)
   end
 end
 
---- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append", id, text} | {op="meta"}.
----@param session_id string
----@param ops table[]
-function M.apply(session_id, ops)
-  local chat = M.chats[session_id]
-  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
-    return
-  end
+-- Work per main-loop tick: what is left of a batch runs on the next tick, after the keys and requests that
+-- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
+-- editor for a third of a second).
+M.budget_ns = 4e6
+-- New items drawn per buffer change (between two looks at the budget).
+local ADD_RUN = 200
+-- Size of a chat past which its markdown highlighting (tree-sitter, started by the ftplugin) is turned off.
+-- Neovim 0.11 re-parses the whole markdown document on every change, about 0.3 ms per KiB (a 700 KiB chat:
+-- 165-240 ms per streamed frame, measured): past ~64 KiB that alone is longer than a frame. The chat's own
+-- highlights (headers, tool calls, thoughts, diffs) are extmarks and stay.
+M.highlight_max_bytes = 64 * 1024
+
+-- Length of a line past which the chat's windows stop breaking it at word boundaries ('linebreak'): with it,
+-- Neovim measures such a line cell by cell on every redraw (one streamed paragraph of 100,000 words, 700 KiB:
+-- ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is all that changes.
+M.long_line_bytes = 32 * 1024
+
+--- Keeps a large chat cheap to redraw (see M.highlight_max_bytes and M.long_line_bytes).
+---@param chat AcpChat
+local function guard_redraw(chat)
   local buf = chat.buf
+  if
+    not chat.plain and api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf)) > M.highlight_max_bytes
+  then
+    chat.plain = true
+    local highlighter = vim.treesitter.highlighter.active[buf]
+    if highlighter ~= nil then
+      pcall(vim.treesitter.stop, buf)
+      -- Stopping the highlighter does not end a parse already under way: Neovim 0.11 parses in 3 ms slices
+      -- and starts over whenever the buffer changed meanwhile, so under a stream it never finishes and never
+      -- times out (measured: as costly as the highlighting itself). This buffer's parser now answers at once
+      -- with the trees it has; nothing else uses it.
+      if type(highlighter.tree) == "table" then
+        rawset(highlighter.tree, "_parse", function(tree)
+          return tree._trees, true
+        end)
+      end
+    end
+  end
+  if chat.long_line then
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      if vim.wo[win][0].linebreak then
+        vim.wo[win][0].linebreak = false
+      end
+    end
+  end
+end
+
+---@param chat AcpChat
+---@param op table
+local function apply_op(chat, op)
+  if op.op == "add" then
+    add_item(chat, op.item)
+  elseif op.op == "replace" then
+    M._replace(chat, op.item)
+  elseif op.op == "append" then
+    append_text(chat, op.id, op.text)
+  elseif op.op == "meta" then
+    set_meta(chat, op)
+  end
+end
+
+---@param err any
+local function render_error(err)
+  vim.notify("acp.nvim: chat render error: " .. tostring(err), vim.log.levels.WARN, { title = "acp.nvim" })
+end
+
+--- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
+---@param chat AcpChat
+---@return boolean
+function M._drain(chat)
+  local buf = chat.buf
+  if not api.nvim_buf_is_valid(buf) then
+    chat.queue = nil
+    return true
+  end
+  local started = vim.uv.hrtime()
   -- Windows looking at the end keep following the stream; others stay where the user put them.
   local line_count = api.nvim_buf_line_count(buf)
   local follow = {}
@@ -363,27 +458,41 @@ function M.apply(session_id, ops)
     end
   end
   vim.bo[buf].modifiable = true
-  for _, op in ipairs(ops) do
-    local ok, err = pcall(function()
-      if op.op == "add" then
-        add_item(chat, op.item)
-      elseif op.op == "replace" then
-        M._replace(chat, op.item)
-      elseif op.op == "append" then
-        append_text(chat, op.id, op.text)
-      elseif op.op == "meta" then
-        set_meta(chat, op)
+  local queue = chat.queue
+  while queue[1] ~= nil and vim.uv.hrtime() - started < M.budget_ns do
+    local batch = queue[1]
+    local ops, i = batch.ops, batch.next
+    local op = ops[i]
+    if op == nil then
+      table.remove(queue, 1)
+    elseif op.op == "add" and chat.items[op.item.id] == nil then
+      -- A run of new items: one buffer change for all of them.
+      local run, seen = {}, {}
+      while op ~= nil and op.op == "add" and #run < ADD_RUN do
+        local id = op.item.id
+        if chat.items[id] ~= nil or seen[id] then
+          break
+        end
+        seen[id] = true
+        run[#run + 1] = op.item
+        i = i + 1
+        op = ops[i]
       end
-    end)
-    if not ok then
-      vim.notify(
-        "acp.nvim: chat render error: " .. tostring(err),
-        vim.log.levels.WARN,
-        { title = "acp.nvim" }
-      )
+      batch.next = i
+      local ok, err = pcall(add_items, chat, run)
+      if not ok then
+        render_error(err)
+      end
+    else
+      batch.next = i + 1
+      local ok, err = pcall(apply_op, chat, op)
+      if not ok then
+        render_error(err)
+      end
     end
   end
   vim.bo[buf].modifiable = false
+  guard_redraw(chat)
   local last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(follow) do
     -- Only when the cursor must move: setting it makes Neovim re-measure the window's text, which on a long
@@ -392,6 +501,48 @@ function M.apply(session_id, ops)
       pcall(api.nvim_win_set_cursor, win, { last, 0 })
     end
   end
+  if queue[1] == nil then
+    chat.queue = nil
+    return true
+  end
+  return false
+end
+
+---@param chat AcpChat
+local function continue_later(chat)
+  vim.schedule(function()
+    if chat.queue ~= nil and not M._drain(chat) then
+      continue_later(chat)
+    end
+  end)
+end
+
+--- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append", id, text} | {op="meta"}.
+--- Within the tick's budget at once; the rest on the next ticks, always in order (a batch arriving while an
+--- earlier one is unfinished waits behind it).
+---@param session_id string
+---@param ops table[]
+function M.apply(session_id, ops)
+  local chat = M.chats[session_id]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  if chat.queue ~= nil then
+    table.insert(chat.queue, { ops = ops, next = 1 })
+    return
+  end
+  chat.queue = { { ops = ops, next = 1 } }
+  if not M._drain(chat) then
+    continue_later(chat)
+  end
+end
+
+--- Whether a chat has ops still waiting for a later tick (tests, benchmarks).
+---@param session_id string
+---@return boolean
+function M.pending(session_id)
+  local chat = M.chats[session_id]
+  return chat ~= nil and chat.queue ~= nil
 end
 
 -- ---- windows ------------------------------------------------------------------------------------------

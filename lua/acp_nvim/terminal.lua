@@ -32,6 +32,10 @@ M.ERR_NOT_FOUND = -32002
 
 --- Upper bound on the output kept per terminal, whatever limit the agent asks for.
 M.max_output_bytes = 16 * 1024 * 1024
+--- 'scrollback' of the hidden terminal buffers (Neovim's default is 10,000 lines). What the agent reads is the
+--- byte stream kept above, not the buffer; the buffer is for a person looking, and 10,000 lines of it cost
+--- ~18 MiB of Neovim memory per chatty terminal.
+M.scrollback = 1000
 --- Time a command gets to end after SIGTERM before its process group is sent SIGKILL.
 M.kill_grace_ms = 2000
 
@@ -369,6 +373,9 @@ function M.create(spec)
   end
   t.job = job
   t.pid = vim.fn.jobpid(job)
+  pcall(function()
+    vim.bo[buf].scrollback = M.scrollback
+  end)
   pcall(api.nvim_buf_set_name, buf, ("acp-terminal://%s/%s"):format(id, command))
   by_id[id] = t
   running[t] = true

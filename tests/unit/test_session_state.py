@@ -278,7 +278,7 @@ async def test_ten_thousand_chunks_cost_tens_of_calls() -> None:
 async def test_permission_queue_answers_everything_once() -> None:
     shown: list[tuple[str, tuple[Any, ...]]] = []
     busy: list[bool] = []
-    broker = PermissionBroker(lambda code, *args: shown.append((code, args)), busy.append)
+    broker = PermissionBroker(lambda code, *args: shown.append((code, args)), busy.append, anyio.Lock())
     options = [
         s.PermissionOption(option_id="ok", name="OK", kind="allow_once"),
         s.PermissionOption(option_id="no", name="No", kind="reject_once"),
