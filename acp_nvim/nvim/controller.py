@@ -677,7 +677,9 @@ class Controller:
         state = session.state
         state.begin_turn()
         state.add_user_prompt(built.shown)
-        session.renderer.flush()
+        # Within a frame, in the same Lua call as the agent's first updates: a call of its own would cost
+        # Neovim one more RPC per turn.
+        session.renderer.changed()
         session.in_turn, session.cancelling = True, False
         # Pushes the status too: only now, so "running" (which Lua showed already) is what it says.
         self.use(session.session_id)

@@ -72,6 +72,12 @@ def _when(updated_at: str | None) -> str:
         return updated_at
 
 
+def _failure(err: Exception) -> str:
+    """Why a load or resume failed, for the user: the agent's message, or what went wrong on our side (a
+    timeout's str() is empty)."""
+    return err.message if isinstance(err, RpcError) else str(err) or "timed out"
+
+
 def session_label(info: s.SessionInfo, open_here: bool) -> str:
     parts = [info.title or "(untitled)", _when(info.updated_at), info.session_id[:8]]
     label = "  ".join(part for part in parts if part)
@@ -229,19 +235,13 @@ class SessionCommands:
             run, session_id, cwd, self._sent_directories(agent, directories), info.title
         )
 
-        async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
-            with anyio.fail_after(SESSION_TIMEOUT):
-                if resume:
-                    return await agent.resume_session(session_id, cwd, servers, directories)
-                return await agent.load_session(session_id, cwd, servers, directories)
-
         verb = "resume" if resume else "load"
         try:
-            response = await self._c.auth.call(run, reopen)
+            response = await self._reload(run, session_id, cwd, servers, directories, resume)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
-            why = err.message if isinstance(err, RpcError) else str(err) or "timed out"
+            why = _failure(err)
             self._c.drop_session(session_id, destroy_chat=True)
             self._c.notify(f"{run.display_name} could not {verb} the session: {why}")
             return None
@@ -253,6 +253,26 @@ class SessionCommands:
         session.renderer.flush()
         self._c.push_status()
         return session
+
+    async def _reload(
+        self,
+        run: AgentRun,
+        session_id: str,
+        cwd: str,
+        servers: list[s.McpServer],
+        directories: list[str],
+        resume: bool,
+    ) -> s.LoadSessionResponse | s.ResumeSessionResponse:
+        """Loads or resumes a stored session, through the auth flow (which authenticates and retries when the
+        agent asks for it); raises what the request raised."""
+
+        async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
+            with anyio.fail_after(SESSION_TIMEOUT):
+                if resume:
+                    return await agent.resume_session(session_id, cwd, servers, directories)
+                return await agent.load_session(session_id, cwd, servers, directories)
+
+        return await self._c.auth.call(run, reopen)
 
     # ---- after a restart ---------------------------------------------------------------------------
 
@@ -309,19 +329,13 @@ class SessionCommands:
         else:
             session = self._c.open_chat(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
 
-        async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
-            with anyio.fail_after(SESSION_TIMEOUT):
-                if resume:
-                    return await agent.resume_session(session_id, old.cwd, servers, directories)
-                return await agent.load_session(session_id, old.cwd, servers, directories)
-
         verb = "resume" if resume else "load"
         try:
-            response = await self._c.auth.call(run, reopen)
+            response = await self._reload(run, session_id, old.cwd, servers, directories, resume)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
-            why = err.message if isinstance(err, RpcError) else str(err) or "timed out"
+            why = _failure(err)
             # The chat stays (it is the user's record of the session); only the session is gone.
             self._c.drop_session(session_id, destroy_chat=False)
             self._tell(

@@ -34,8 +34,8 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field prompt_buf integer|nil
 ---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
 ---@field queue {ops: table[], next: integer}[]|nil ops not applied yet (see M.apply)
----@field plain boolean|nil markdown highlighting turned off (see M.highlight_max_bytes)
----@field long_line boolean|nil a line past M.long_line_bytes was streamed
+---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
+---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -64,14 +64,7 @@ end
 
 M.chat_of_buf = chat_of_buf
 
----@param value any
----@return any
-local function denil(value)
-  if value == vim.NIL then
-    return nil
-  end
-  return value
-end
+local denil = require("acp_nvim.result").opt
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -292,7 +285,7 @@ local function append_text(chat, id, text)
   local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
-  if #parts == 1 and width + #text > M.long_line_bytes then
+  if #parts == 1 and width + #text > require("acp_nvim.config").options.chat.long_line_bytes then
     chat.long_line = true
   end
   if entry.kind == "thought" then
@@ -378,24 +371,22 @@ end
 M.budget_ns = 4e6
 -- New items drawn per buffer change (between two looks at the budget).
 local ADD_RUN = 200
--- Size of a chat past which its markdown highlighting (tree-sitter, started by the ftplugin) is turned off.
--- Neovim 0.11 re-parses the whole markdown document on every change, about 0.3 ms per KiB (a 700 KiB chat:
--- 165-240 ms per streamed frame, measured): past ~64 KiB that alone is longer than a frame. The chat's own
--- highlights (headers, tool calls, thoughts, diffs) are extmarks and stay.
-M.highlight_max_bytes = 64 * 1024
-
--- Length of a line past which the chat's windows stop breaking it at word boundaries ('linebreak'): with it,
--- Neovim measures such a line cell by cell on every redraw (one streamed paragraph of 100,000 words, 700 KiB:
--- ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is all that changes.
-M.long_line_bytes = 32 * 1024
-
---- Keeps a large chat cheap to redraw (see M.highlight_max_bytes and M.long_line_bytes).
+--- Keeps a large chat cheap to redraw (options chat.highlight_max_bytes and chat.long_line_bytes).
+---
+--- Past `highlight_max_bytes` the chat's markdown highlighting (tree-sitter, started by the ftplugin) is
+--- turned off. Neovim 0.11 re-parses the whole markdown document on every change, about 0.3 ms per KiB (a
+--- 700 KiB chat: 165-240 ms per streamed frame, measured): past ~64 KiB that alone is longer than a frame.
+--- The chat's own highlights (headers, tool calls, thoughts, diffs) are extmarks and stay.
+---
+--- Once a line grows past `long_line_bytes` the chat's windows stop breaking lines at word boundaries
+--- ('linebreak'): with it, Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
+--- 100,000 words, 700 KiB: ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is
+--- all that changes.
 ---@param chat AcpChat
 local function guard_redraw(chat)
   local buf = chat.buf
-  if
-    not chat.plain and api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf)) > M.highlight_max_bytes
-  then
+  local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
+  if not chat.plain and api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf)) > max_bytes then
     chat.plain = true
     local highlighter = vim.treesitter.highlighter.active[buf]
     if highlighter ~= nil then

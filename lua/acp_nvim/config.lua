@@ -42,6 +42,12 @@ M.defaults = {
     fold_thoughts = true,
     -- Lines of a running command's output shown under its tool call.
     terminal_lines = 8,
+    -- Size (bytes) of a chat past which its markdown highlighting is turned off: Neovim re-parses the whole
+    -- markdown document on every streamed change, longer than a frame past ~64 KiB.
+    highlight_max_bytes = 64 * 1024,
+    -- Length (bytes) of a line past which the chat's windows turn 'linebreak' off: with it, Neovim measures
+    -- such a line cell by cell on every redraw.
+    long_line_bytes = 32 * 1024,
   },
   -- What the agent may do through Neovim. A capability turned off is not advertised to the agent.
   capabilities = {
@@ -148,6 +154,8 @@ local rules = {
     open_on_start = "boolean",
     fold_thoughts = "boolean",
     terminal_lines = "number",
+    highlight_max_bytes = "number",
+    long_line_bytes = "number",
   },
   capabilities = {
     fs_read = "boolean",

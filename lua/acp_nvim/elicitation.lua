@@ -29,13 +29,22 @@ local function answer(id, action, content)
   end
 end
 
----@param value any
----@return any
-local function denil(value)
-  if value == vim.NIL then
-    return nil
+local denil = require("acp_nvim.result").opt
+
+--- Answers "cancel" (also for a dismissed picker) or "decline" when that is what the user picked.
+---@param id integer
+---@param item table|nil {id, label} from a picker whose items include "decline" and "cancel"
+---@return boolean refused true when the elicitation was answered so
+local function refused(id, item)
+  if item == nil or item.id == "cancel" then
+    answer(id, "cancel")
+    return true
   end
-  return value
+  if item.id == "decline" then
+    answer(id, "decline")
+    return true
+  end
+  return false
 end
 
 ---@param items table[] {id, label}
@@ -307,13 +316,9 @@ local function ask_form(id, view)
     },
     prompt,
     function(item)
-      if item == nil or item.id == "cancel" then
-        return answer(id, "cancel")
+      if not refused(id, item) then
+        next_field()
       end
-      if item.id == "decline" then
-        return answer(id, "decline")
-      end
-      next_field()
     end
   )
 end
@@ -329,11 +334,8 @@ local function ask_url(id, view)
   table.insert(items, { id = "cancel", label = "Cancel" })
   local prompt = ("The agent asks (%s): %s\n%s"):format(view.source, view.message, view.url)
   select(items, prompt, function(item)
-    if item == nil or item.id == "cancel" then
-      return answer(id, "cancel")
-    end
-    if item.id == "decline" then
-      return answer(id, "decline")
+    if refused(id, item) then
+      return
     end
     if closed[id] then
       return

@@ -31,9 +31,11 @@
 --- not readable and `:checktime` would consume the change.
 local M = {}
 
-M.ERR_INVALID_PARAMS = -32602
-M.ERR_INTERNAL = -32603
-M.ERR_NOT_FOUND = -32002
+local result = require("acp_nvim.result")
+
+M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
+M.ERR_INTERNAL = result.ERR_INTERNAL
+M.ERR_NOT_FOUND = result.ERR_NOT_FOUND
 
 --- Default for `opts.max_bytes` of reads.
 M.default_max_bytes = 10 * 1024 * 1024
@@ -41,23 +43,7 @@ M.default_max_bytes = 10 * 1024 * 1024
 local api = vim.api
 local uv = vim.uv
 
----@param code integer
----@param message string
----@param data table?
----@return table
-local function err(code, message, data)
-  return { ok = false, code = code, message = message, data = data }
-end
-
---- Python's None arrives as vim.NIL.
----@param v any
----@return any
-local function opt(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local err, opt = result.err, result.opt
 
 ---@param path string
 ---@return string

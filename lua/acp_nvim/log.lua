@@ -18,14 +18,7 @@ local function notify(message, level)
   vim.notify("acp.nvim: " .. message, level or vim.log.levels.ERROR, { title = "acp.nvim" })
 end
 
----@param value any
----@return any
-local function opt(value)
-  if value == vim.NIL then
-    return nil
-  end
-  return value
-end
+local opt = require("acp_nvim.result").opt
 
 --- The host's channel, or nil and a message (the log lives in the host: no host, no traffic).
 ---@return integer|nil, string|nil

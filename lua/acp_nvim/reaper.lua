@@ -11,7 +11,7 @@
 --- agent is left that could read them.
 local M = {}
 
-local uv = vim.uv
+local pgroup = require("acp_nvim.pgroup")
 
 --- Time a group gets between SIGTERM and SIGKILL when the host died (asynchronous: Neovim keeps running).
 M.host_exit_grace_ms = 1000
@@ -21,50 +21,8 @@ M.leave_grace_ms = 1000
 ---@type table<integer, string> pgid -> agent name
 local groups = {}
 
----@param pgid integer
----@param sig string
-local function signal_group(pgid, sig)
-  -- Negative pid: the whole group.
-  pcall(uv.kill, -pgid, sig)
-end
-
-local has_proc = uv.fs_stat("/proc/self/stat") ~= nil
-
---- Whether the group has a member that is not a zombie. killpg(0) alone counts zombies, which a reaper-less
---- init (containers) can keep forever; /proc tells them apart where it exists.
----@param pgid integer
----@return boolean
-function M.group_alive(pgid)
-  local ok, rc = pcall(uv.kill, -pgid, 0)
-  if not ok or rc ~= 0 then
-    return false
-  end
-  if not has_proc then
-    return true
-  end
-  local dir = uv.fs_scandir("/proc")
-  if not dir then
-    return true
-  end
-  while true do
-    local name = uv.fs_scandir_next(dir)
-    if not name then
-      return false
-    end
-    if name:match("^%d+$") then
-      local fd = uv.fs_open("/proc/" .. name .. "/stat", "r", 0)
-      if fd then
-        local stat = uv.fs_read(fd, 1024, 0)
-        uv.fs_close(fd)
-        -- Fields after the command name (which may hold spaces and parentheses): state ppid pgrp ...
-        local state, pgrp = (stat or ""):match("%)%s+(%S+)%s+%S+%s+(%d+)")
-        if state and tonumber(pgrp) == pgid and state ~= "Z" then
-          return true
-        end
-      end
-    end
-  end
-end
+--- Whether the group has a member that is not a zombie (see pgroup.alive).
+M.group_alive = pgroup.alive
 
 --- Record an agent's process group (called by the host when it spawns the agent).
 ---@param pgid integer
@@ -100,17 +58,6 @@ function M.end_terminals()
   end
 end
 
----@param list integer[]
----@return boolean
-local function all_gone(list)
-  for _, pgid in ipairs(list) do
-    if M.group_alive(pgid) then
-      return false
-    end
-  end
-  return true
-end
-
 --- The host's job ended (crash, SIGKILL, or normal exit): nobody else will stop what it left. Asynchronous,
 --- so a dying host never freezes the editor.
 function M.host_exited()
@@ -120,17 +67,7 @@ function M.host_exited()
   if #list == 0 then
     return
   end
-  for _, pgid in ipairs(list) do
-    signal_group(pgid, "sigterm")
-  end
-  vim.defer_fn(function()
-    for _, pgid in ipairs(list) do
-      -- Also when the leader has gone: members that ignore SIGTERM must not survive it.
-      if M.group_alive(pgid) then
-        signal_group(pgid, "sigkill")
-      end
-    end
-  end, M.host_exit_grace_ms)
+  pgroup.terminate_later(list, M.host_exit_grace_ms)
 end
 
 --- Neovim is leaving: SIGTERM every recorded group, wait at most `grace_ms` for them to go, SIGKILL the rest.
@@ -141,20 +78,7 @@ function M.kill_all(grace_ms)
   if #list == 0 then
     return
   end
-  for _, pgid in ipairs(list) do
-    signal_group(pgid, "sigterm")
-  end
-  vim.wait(grace_ms or M.leave_grace_ms, function()
-    return all_gone(list)
-  end, 20)
-  for _, pgid in ipairs(list) do
-    if M.group_alive(pgid) then
-      signal_group(pgid, "sigkill")
-    end
-  end
-  vim.wait(500, function()
-    return all_gone(list)
-  end, 10)
+  pgroup.terminate(list, grace_ms or M.leave_grace_ms, 500)
   groups = {}
 end
 

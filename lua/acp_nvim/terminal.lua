@@ -26,9 +26,12 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
-M.ERR_INVALID_PARAMS = -32602
-M.ERR_INTERNAL = -32603
-M.ERR_NOT_FOUND = -32002
+local pgroup = require("acp_nvim.pgroup")
+local result = require("acp_nvim.result")
+
+M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
+M.ERR_INTERNAL = result.ERR_INTERNAL
+M.ERR_NOT_FOUND = result.ERR_NOT_FOUND
 
 --- Upper bound on the output kept per terminal, whatever limit the agent asks for.
 M.max_output_bytes = 16 * 1024 * 1024
@@ -83,22 +86,7 @@ for num, name in pairs({ [6] = "SIGABRT", [29] = "SIGIO", [17] = "SIGCHLD" }) do
   end
 end
 
----@param code integer
----@param message string
----@param data table?
----@return table
-local function err(code, message, data)
-  return { ok = false, code = code, message = message, data = data }
-end
-
----@param v any
----@return any
-local function opt(v)
-  if v == vim.NIL then
-    return nil
-  end
-  return v
-end
+local err, opt = result.err, result.opt
 
 ---@param code integer
 ---@return table
@@ -214,20 +202,6 @@ local function append(t, data)
   if M.on_output then
     pcall(M.on_output, t.id, data)
   end
-end
-
----@param t acp_nvim.Terminal
----@param sig string
-local function signal_group(t, sig)
-  -- Negative pid: the whole process group the PTY job leads.
-  pcall(uv.kill, -t.pid, sig)
-end
-
----@param t acp_nvim.Terminal
----@return boolean
-local function group_alive(t)
-  local ok, rc = pcall(uv.kill, -t.pid, 0)
-  return ok and rc == 0
 end
 
 ---@param t acp_nvim.Terminal
@@ -421,11 +395,8 @@ local function terminate(t)
   if not running[t] then
     return
   end
-  signal_group(t, "sigterm")
-  -- Also after the leader is gone: members of its group that ignore SIGTERM must not survive it.
-  vim.defer_fn(function()
-    signal_group(t, "sigkill")
-  end, M.kill_grace_ms)
+  -- The PTY job leads its own group (its pid is the group id).
+  pgroup.terminate_later({ t.pid }, M.kill_grace_ms)
 end
 
 --- Answer `terminal/kill`: SIGTERM to the command's process group, SIGKILL after `M.kill_grace_ms`. The
@@ -463,22 +434,19 @@ function M.kill_all(grace_ms)
   if #list == 0 then
     return
   end
-  for _, t in ipairs(list) do
-    signal_group(t, "sigterm")
+  local pgids = {}
+  for i, t in ipairs(list) do
+    pgids[i] = t.pid
   end
-  local function all_gone()
+  -- Gone also means Neovim has run the job's on_exit, so each terminal has its exit status.
+  pgroup.terminate(pgids, grace_ms or 500, 2000, function()
     for _, t in ipairs(list) do
-      if running[t] or group_alive(t) then
+      if running[t] then
         return false
       end
     end
     return true
-  end
-  vim.wait(grace_ms or 500, all_gone, 20)
-  for _, t in ipairs(list) do
-    signal_group(t, "sigkill")
-  end
-  vim.wait(2000, all_gone, 20)
+  end)
 end
 
 --- The terminal buffer of `id` (nil for an unknown id).

@@ -1,6 +1,7 @@
-"""Helpers for the full-stack fs/terminal tests: the scripted Python-SDK agent drives the requests, a real
-headless Neovim serves them (agent -> client -> NvimEditor -> Lua), and the agent's journal says what it
-got."""
+"""Helpers for the tests that run the scripted Python-SDK agent (tests/agents/scripted_agent.py) in a real
+headless Neovim: its configuration entry and its journal; and, for the full-stack fs/terminal tests, a
+session (`Scripted`) in which the agent drives the requests, Neovim serves them (agent -> client ->
+NvimEditor -> Lua), and the agent's journal says what it got."""
 
 from __future__ import annotations
 
@@ -14,6 +15,21 @@ from tests.nvim.conftest import Nvim, setup_opts
 from tests.schema_check import assert_valid
 
 SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+
+
+def scripted_config(scenario: Path, journal: Path | None = None) -> dict[str, Any]:
+    """The `opts.agents` entry that runs the scripted agent on the scenario file; with `journal`, the agent
+    writes there what it sent and got (one JSON object a line)."""
+    config: dict[str, Any] = {"cmd": sys.executable, "args": [str(SCRIPTED), str(scenario)]}
+    if journal is not None:
+        config["env"] = {"ACP_TEST_JOURNAL": str(journal)}
+    return config
+
+
+def read_journal(journal: Path) -> list[dict[str, Any]]:
+    """The journal's entries; a journal that is not there fails the test (the agent never ran)."""
+    return [json.loads(line) for line in journal.read_text().splitlines()]
+
 
 # What the agent got back, by method: the schema definition each answer must satisfy.
 RESULT_DEFS = {
@@ -42,11 +58,7 @@ class Scripted:
         scenario = {"turns": turns, "echo": False}
         path = self.tmp_path / "scenario.json"
         path.write_text(json.dumps(scenario))
-        agent = {
-            "cmd": sys.executable,
-            "args": [str(SCRIPTED), str(path)],
-            "env": {"ACP_TEST_JOURNAL": str(self.journal_path)},
-        }
+        agent = scripted_config(path, self.journal_path)
         options = setup_opts(self.tmp_path, agents={"scripted": agent}, default_agent="scripted", **opts)
         assert self.nvim.lua("return require('acp_nvim').setup(...)", options), self.nvim.notes()
         self.nvim.api.command(f"cd {cwd}")
@@ -56,7 +68,7 @@ class Scripted:
     def entries(self) -> list[dict[str, Any]]:
         if not self.journal_path.exists():
             return []
-        return [json.loads(line) for line in self.journal_path.read_text().splitlines()]
+        return read_journal(self.journal_path)
 
     def turn(self, timeout: float = 30.0) -> list[dict[str, Any]]:
         """Prompts, waits for the turn's end, and returns the answers the agent got in it (each checked

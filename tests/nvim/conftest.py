@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import NODE, TS_EXAMPLE_AGENT
+from tests.conftest import NODE, ROOT, TS_EXAMPLE_AGENT
 
 # Records what the user would see: notifications, and the pickers (answered by a test-set script).
 INSTRUMENT = r"""
@@ -106,6 +107,15 @@ def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     }
     opts.update(extra)
     return opts
+
+
+def help_tags(nvim: Nvim, tmp_path: Path) -> set[str]:
+    """The tags Neovim's :helptags finds in doc/acp_nvim.txt (run on a copy: the checkout stays clean)."""
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
+    nvim.api.command(f"helptags {doc}")
+    return {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
 
 
 @pytest.fixture

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from tests.conftest import ROOT
+from tests.nvim.agent_io import read_journal, scripted_config
 from tests.nvim.conftest import Nvim, setup_opts
-
-SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
 
 
 def seg(text: str, group: str = "") -> dict[str, Any]:
@@ -189,6 +186,27 @@ def test_meta_sets_the_header_and_commands(chat: Nvim) -> None:
     assert [item["abbr"] for item in items] == ["/plan"]
 
 
+def test_redraw_thresholds_are_options(nvim: Nvim, tmp_path: Path) -> None:
+    ok = nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": "big"})
+    )
+    assert ok is False
+    assert "`chat.highlight_max_bytes` must be a number, got string" in nvim.errors()[0]
+    opts = setup_opts(tmp_path, chat={"highlight_max_bytes": 300, "long_line_bytes": 100})
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts)
+    nvim.lua("require('acp_nvim.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    state = (
+        "local c = require('acp_nvim.chat').chats.s1"
+        " return { c.plain == true, vim.wo[vim.fn.win_findbuf(c.buf)[1]].linebreak }"
+    )
+    apply(nvim, {"op": "add", "item": message("1", "agent", "Hello")})
+    assert nvim.lua(state) == [False, True]
+    apply(nvim, {"op": "append", "id": "1", "text": "x" * 120})
+    assert nvim.lua(state) == [False, False]
+    apply(nvim, {"op": "append", "id": "1", "text": "\n" + "y" * 80 + "\n" + "z" * 80 + "\n" + "w" * 80})
+    assert nvim.lua(state) == [True, False]
+
+
 # ---- end to end ------------------------------------------------------------------------------------------
 
 
@@ -295,15 +313,11 @@ def test_prompt_refused_while_busy_keeps_the_text(nvim: Nvim) -> None:
 def scripted_agent(tmp_path: Path, scenario: dict[str, Any]) -> dict[str, Any]:
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
-    return {
-        "cmd": sys.executable,
-        "args": [str(SCRIPTED), str(path)],
-        "env": {"ACP_TEST_JOURNAL": str(tmp_path / "journal.jsonl")},
-    }
+    return scripted_config(path, tmp_path / "journal.jsonl")
 
 
 def journal(tmp_path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
+    return read_journal(tmp_path / "journal.jsonl")
 
 
 EVERY_KIND_TURN = [

@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.nvim.conftest import INSTRUMENT, Nvim, setup_opts
-
-SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+from tests.nvim.agent_io import scripted_config
+from tests.nvim.conftest import INSTRUMENT, Nvim, help_tags, setup_opts
 
 
 def scripted(tmp_path: Path, scenario: dict[str, Any], name: str = "scenario") -> dict[str, Any]:
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(scenario))
-    return {"cmd": sys.executable, "args": [str(SCRIPTED), str(path)]}
+    return scripted_config(path)
 
 
 def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
@@ -240,13 +239,7 @@ def test_stop_and_restart(nvim: Nvim) -> None:
 
 
 def test_help_tags(nvim: Nvim, tmp_path: Path) -> None:
-    import shutil
-
-    doc = tmp_path / "doc"
-    doc.mkdir()
-    shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
-    nvim.api.command(f"helptags {doc}")
-    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    tags = help_tags(nvim, tmp_path)
     for tag in [
         ":AcpStart",
         ":AcpStop",
@@ -259,6 +252,8 @@ def test_help_tags(nvim: Nvim, tmp_path: Path) -> None:
         "acp_nvim.agents",
         "acp_nvim.default_agent",
         "acp_nvim.chat.position",
+        "acp_nvim.chat.highlight_max_bytes",
+        "acp_nvim.chat.long_line_bytes",
         "AcpNvimStatus",
         "acp_nvim.status()",
         "acp_nvim.statusline()",

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NVIM, ROOT
-
-SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
+from tests.nvim.agent_io import scripted_config
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -81,7 +80,7 @@ def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
     )
     (tmp_path / "hello.py").write_text('print("hello")\n')
     init = tmp_path / "init.lua"
-    agent = {"cmd": sys.executable, "args": [str(SCRIPTED), str(scenario)]}
+    agent = scripted_config(scenario)
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})

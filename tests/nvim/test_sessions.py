@@ -4,17 +4,14 @@ scripted agent (official Python SDK) advertising each capability in turn, and on
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.agent_io import read_journal, scripted_config
+from tests.nvim.conftest import Nvim, help_tags, setup_opts
 from tests.schema_check import assert_valid
-
-SCRIPTED = ROOT / "tests" / "agents" / "scripted_agent.py"
 
 # What every message the client sends must be, by method.
 SENT_TYPES = {
@@ -44,17 +41,12 @@ class Agent:
         self.journal_path = tmp_path / f"{name}.journal.jsonl"
 
     def config(self, **extra: Any) -> dict[str, Any]:
-        return {
-            "cmd": sys.executable,
-            "args": [str(SCRIPTED), str(self.scenario_path)],
-            "env": {"ACP_TEST_JOURNAL": str(self.journal_path)},
-            **extra,
-        }
+        return {**scripted_config(self.scenario_path, self.journal_path), **extra}
 
     def journal(self) -> list[dict[str, Any]]:
         if not self.journal_path.exists():
             return []
-        return [json.loads(line) for line in self.journal_path.read_text().splitlines()]
+        return read_journal(self.journal_path)
 
     def sent(self, method: str | None = None) -> list[dict[str, Any]]:
         return [
@@ -674,13 +666,7 @@ def test_commands_without_an_agent_say_so(nvim: Nvim, command: str) -> None:
 
 
 def test_help_tags_of_the_session_commands(nvim: Nvim, tmp_path: Path) -> None:
-    import shutil
-
-    doc = tmp_path / "doc"
-    doc.mkdir()
-    shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
-    nvim.api.command(f"helptags {doc}")
-    tags = {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+    tags = help_tags(nvim, tmp_path)
     for tag in [":AcpNew", ":AcpSessions", ":AcpMode", ":AcpConfig", ":AcpAuth", ":AcpLogout", ":AcpAddDir"]:
         assert tag in tags, tag
     for tag in ["acp_nvim.mcp_servers", "acp_nvim.additional_directories", "acp_nvim.sessions.prefer_resume"]:

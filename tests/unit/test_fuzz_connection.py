@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import msgspec
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_nvim.client.agent import _Dispatcher
@@ -27,12 +27,10 @@ from acp_nvim.jsonrpc import Connection, LineSplitter
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.methods import METHODS
 
+from .strategies import cut, json_trees, property_settings
+
 EXAMPLES = int(os.environ.get("ACP_FUZZ_EXAMPLES", "50"))
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = property_settings(max_examples=EXAMPLES)
 DEADLINE = 20
 SESSION_ID = "s1"
 
@@ -166,16 +164,6 @@ def assert_probes_answered_once(answers: list[dict[str, Any]], count: int) -> No
                 assert answer["result"] == {"content": f"read /probe/{index}"}
 
 
-def cut(data: bytes, points: list[int]) -> list[bytes]:
-    edges = sorted({p % (len(data) + 1) for p in points})
-    chunks, start = [], 0
-    for edge in edges:
-        chunks.append(data[start:edge])
-        start = edge
-    chunks.append(data[start:])
-    return [c for c in chunks if c]
-
-
 # ---- any bytes -----------------------------------------------------------------------------------------
 
 
@@ -230,14 +218,7 @@ scalars = (
     | st.text(max_size=12)
     | st.sampled_from([SESSION_ID, "other-session", *UPDATE_KINDS, "text", "allow_once", "/tmp/x"])
 )
-json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=4)
-        | st.dictionaries(st.sampled_from(ACP_KEYS) | st.text(max_size=6), children, max_size=6)
-    ),
-    max_leaves=16,
-)
+json_values = json_trees(scalars, st.sampled_from(ACP_KEYS), width=6, max_leaves=16)
 request_ids = (
     st.integers(-(2**63), 2**63 - 1)
     | st.text(max_size=8).filter(lambda text: not text.startswith("probe-"))

@@ -8,16 +8,15 @@ from typing import Any
 
 import anyio
 import msgspec
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_nvim.jsonrpc import Connection
 
+from .strategies import cut, json_trees, property_settings
 from .test_jsonrpc_connection import DEADLINE, Wire, echo, ignore
 
-PROPERTY_SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+PROPERTY_SETTINGS = property_settings(max_examples=60)
 
 
 def run_session(chunks: list[bytes], probe_ids: list[str]) -> list[Any]:
@@ -62,16 +61,6 @@ def probe(index: int) -> bytes:
     )
 
 
-def cut(data: bytes, points: list[int]) -> list[bytes]:
-    edges = sorted({p % (len(data) + 1) for p in points})
-    chunks, start = [], 0
-    for edge in edges:
-        chunks.append(data[start:edge])
-        start = edge
-    chunks.append(data[start:])
-    return [c for c in chunks if c]
-
-
 def assert_each_probe_answered_once(answers: list[Any], count: int) -> None:
     ids = Counter(a.get("id") for a in answers if isinstance(a.get("id"), str))
     for index in range(count):
@@ -91,13 +80,7 @@ def test_arbitrary_bytes_never_break_the_connection(garbage: list[bytes]) -> Non
 
 keys = st.sampled_from(["id", "method", "params", "result", "error", "jsonrpc", "x"])
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10)
-json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(keys | st.text(max_size=5), children, max_size=5)
-    ),
-    max_leaves=12,
-)
+json_values = json_trees(scalars, keys, width=5, max_leaves=12)
 
 
 @PROPERTY_SETTINGS
