@@ -66,7 +66,9 @@ class TrafficLog:
         return len(self._entries)
 
     def entries(self) -> list[TrafficEntry]:
-        return [TrafficEntry(*entry) for entry in self._entries]
+        # The agent's thread records while Neovim's asks for the view: `list()` copies the deque in one C call
+        # (atomic under the GIL), whereas iterating it in Python would fail when a record lands mid-way.
+        return [TrafficEntry(*entry) for entry in list(self._entries)]
 
     def messages(self) -> list[dict[str, Any]]:
         """Every kept message as a redacted record: direction, ISO time, method (or id), the message."""

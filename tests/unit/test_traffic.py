@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from acp_nvim.client.traffic import REDACTED, TrafficLog
 
@@ -91,3 +92,23 @@ def test_garbage_lines_are_kept_as_text() -> None:
     log.record("in", b"\xff not json")
     (record,) = log.messages()
     assert record["raw"] == "\ufffd not json"
+
+
+def test_reading_while_another_thread_records() -> None:
+    log = TrafficLog(max_messages=500)
+    stop = threading.Event()
+
+    def agent() -> None:
+        number = 0
+        while not stop.is_set():
+            log.record("in", line({"jsonrpc": "2.0", "method": "session/update", "params": {"n": number}}))
+            number += 1
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    try:
+        for _ in range(300):
+            assert len(log.entries()) <= 500
+    finally:
+        stop.set()
+        thread.join()
