@@ -55,12 +55,13 @@ class TrafficLog:
         size = len(line)
         kept = bytes(line) if size <= MAX_KEPT_PER_MESSAGE else bytes(line[:MAX_KEPT_PER_MESSAGE])
         entries = self._entries
-        entries.append((direction, time.time(), kept, size))
-        self._bytes += len(kept)
-        # The newest message always stays, even alone over the byte budget: it is the one the user wants.
-        while len(entries) > 1 and (len(entries) > self._max_messages or self._bytes > self._max_bytes):
+        # Room is made before the append, so a reader on another thread never sees more than the bounds. The
+        # newest message always goes in, even alone over the byte budget: it is the one the user wants.
+        while entries and (len(entries) >= self._max_messages or self._bytes + len(kept) > self._max_bytes):
             self._bytes -= len(entries.popleft()[2])
             self.dropped += 1
+        entries.append((direction, time.time(), kept, size))
+        self._bytes += len(kept)
 
     def __len__(self) -> int:
         return len(self._entries)

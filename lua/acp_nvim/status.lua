@@ -53,6 +53,9 @@ function M.set(status)
     "User",
     { pattern = "AcpNvimStatus", modeline = false, data = vim.deepcopy(new) }
   )
+  -- A status change often comes with nothing else to redraw (the turn's last text is already on screen), and
+  -- Neovim re-evaluates %{} statuslines and winbars only when it redraws them.
+  pcall(vim.cmd.redrawstatus, { bang = true })
 end
 
 --- Lua-side changes (before or without the host): keep the rest of the status.
