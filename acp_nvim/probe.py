@@ -43,9 +43,9 @@ async def _probe(args: argparse.Namespace) -> dict[str, Any]:
     async with AgentConnection.launch(command, HeadlessEditor(), handshake_timeout=args.timeout) as agent:
         timings["initialize"] = _elapsed_ms(start)
         report["protocolVersion"] = agent.protocol_version
-        report["agentInfo"] = msgspec.to_builtins(agent.agent_info) if agent.agent_info else None
-        report["agentCapabilities"] = msgspec.json.decode(codec.encode(agent.capabilities))
-        report["authMethods"] = msgspec.json.decode(codec.encode(agent.auth_methods))
+        report["agentInfo"] = codec.to_builtins(agent.agent_info) if agent.agent_info else None
+        report["agentCapabilities"] = codec.to_builtins(agent.capabilities)
+        report["authMethods"] = codec.to_builtins(agent.auth_methods)
         if args.session:
             step = time.perf_counter()
             with anyio.fail_after(args.timeout):

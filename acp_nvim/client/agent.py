@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import msgspec
@@ -21,10 +21,12 @@ from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError
 from acp_nvim.jsonrpc import (
+    DEFAULT_MAX_MESSAGE_SIZE,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     Connection,
     ConnectionClosed,
+    MessageHook,
     MethodNotFound,
     RpcError,
 )
@@ -80,7 +82,7 @@ class Unsupported(Exception):
     """A call the agent did not advertise; refused locally, nothing was sent."""
 
 
-TrafficHook = Callable[[Literal["in", "out"], bytes], None]
+TrafficHook = MessageHook
 
 
 class AgentConnection:
@@ -203,9 +205,6 @@ class AgentConnection:
                         await process.wait()
                     return process.exit_reason()
 
-                options: dict[str, Any] = {}
-                if max_message_size is not None:
-                    options["max_message_size"] = max_message_size
                 connection = Connection(
                     process.stdout,
                     process.stdin,
@@ -215,7 +214,9 @@ class AgentConnection:
                     on_message=on_message,
                     on_protocol_error=protocol_error,
                     peer_name=f"agent {command.name}",
-                    **options,
+                    max_message_size=(
+                        DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size
+                    ),
                 )
                 tasks.start_soon(connection.serve)
                 init = await _initialize(connection, editor, client_info, handshake_timeout, command)

@@ -276,7 +276,7 @@ def group_has_members(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    if not os.path.isdir("/proc"):
+    if not _HAS_PROC:
         return True  # no way to tell zombies apart here; killpg succeeding is the best evidence we have
     return any(_live_member(pid, pgid) for pid in _pids())
 

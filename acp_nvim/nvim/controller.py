@@ -45,7 +45,6 @@ AgentState = Literal["stopped", "starting", "ready", "error"]
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 ERROR, WARN, INFO = 4, 3, 2
-SESSION_TIMEOUT = 60.0
 # Updates for a session whose session/new answer is still on its way (at most this many are kept).
 EARLY_UPDATES_MAX = 1000
 
@@ -159,16 +158,6 @@ class Controller:
     @property
     def session(self) -> ChatSession | None:
         return self.sessions.get(self._current) if self._current is not None else None
-
-    @property
-    def agent(self) -> AgentConnection | None:
-        run = self.current_run()
-        return run.connection if run is not None else None
-
-    @property
-    def spec(self) -> AgentSpec | None:
-        run = self.current_run()
-        return run.spec if run is not None else None
 
     def current_run(self) -> AgentRun | None:
         session = self.session

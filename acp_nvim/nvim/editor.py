@@ -30,6 +30,7 @@ class NvimEditor:
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
         self.files = FileService(bridge, self.guard, lambda: self.options)
         self.terminals = TerminalService(bridge, self.guard, controller.ui)
+        self._elicitations = ElicitationBroker(bridge.lua, controller.ui.pickers)
 
     def configure(self, raw: Any) -> None:
         """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
@@ -82,20 +83,12 @@ class NvimEditor:
 
     # ---- elicitation (issue 5) -------------------------------------------------------------------
 
-    def _elicitation_broker(self) -> ElicitationBroker:
-        # Created on first use so the constructor stays the services' (fs/terminal) business.
-        broker: ElicitationBroker | None = getattr(self, "_elicitations", None)
-        if broker is None:
-            controller = self._controller
-            broker = self._elicitations = ElicitationBroker(controller._bridge.lua, controller.ui.pickers)
-        return broker
-
     async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        return await self._elicitation_broker().ask(params)
+        return await self._elicitations.ask(params)
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        self._elicitation_broker().complete(params.elicitation_id)
+        self._elicitations.complete(params.elicitation_id)
 
     def answer_elicitation(self, ask_id: int, action: str, content: Any) -> None:
         """The user's answer, from Lua (`acp_elicitation_answer`)."""
-        self._elicitation_broker().answer(ask_id, action, content)
+        self._elicitations.answer(ask_id, action, content)

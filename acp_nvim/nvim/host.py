@@ -185,12 +185,6 @@ class Host:
 
         self._submit(configure)
 
-    def push_status(self) -> None:
-        async def push(controller: Controller) -> None:
-            controller.push_status()
-
-        self._submit(push)
-
     # ---- plumbing --------------------------------------------------------------------------------
 
     def _ensure_loop(self) -> tuple[LoopThread, Controller]:

@@ -31,7 +31,6 @@ class ChatRenderer:
         self._agent_name = agent_name
         self._spawn = spawn
         self._scheduled = False
-        self.calls = 0
 
     def changed(self) -> None:
         """The state changed: render within a frame (several changes in a frame share one call)."""
@@ -49,5 +48,4 @@ class ChatRenderer:
         if not changes:
             return
         ops = ops_for(self._state, changes, self._agent_name)
-        self.calls += 1
         self._bridge.lua(APPLY, self._state.session_id, ops)

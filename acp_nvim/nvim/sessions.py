@@ -291,11 +291,10 @@ class SessionCommands:
                 )
             session = await self.new(run, first=True)
             if session is not None:
-                session.state.add_notice(
+                self._tell(
+                    session,
                     f"{name} restarted; it can neither load nor resume sessions: this is a new session",
-                    "warning",
                 )
-                session.renderer.flush()
             return session
         resume = can_resume and (run.spec.prefer_resume or not can_load)
         first: ChatSession | None = None

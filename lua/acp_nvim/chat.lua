@@ -24,7 +24,6 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field display_name string
 ---@field items table<string, AcpChatItem>
 ---@field order string[]
----@field by_mark table<integer, AcpChatItem>
 ---@field locs table<integer, {path: string, lnum: integer}>
 ---@field terms table<integer, string>
 ---@field empty boolean
@@ -236,7 +235,6 @@ local function add_items(chat, items)
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
     local entry = { id = item.id, kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep }
     chat.items[item.id] = entry
-    chat.by_mark[mark] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
   end
@@ -343,7 +341,6 @@ function M.create(session_id, info)
     display_name = info.display_name,
     items = {},
     order = {},
-    by_mark = {},
     locs = {},
     terms = {},
     empty = true,

@@ -84,8 +84,9 @@ end
 ---@param status table
 ---@return string
 local function describe(status)
-  if status.signal and status.signal ~= vim.NIL then
-    return "killed by " .. status.signal
+  local signal = require("acp_nvim.result").opt(status.signal)
+  if signal then
+    return "killed by " .. signal
   end
   return ("exited with code %s"):format(tostring(status.exit_code))
 end

@@ -4,6 +4,7 @@
 local M = {}
 
 local api = vim.api
+local opt = require("acp_nvim.result").opt
 
 ---@param win integer
 ---@return boolean
@@ -44,12 +45,7 @@ end
 ---@param line integer?
 ---@param bufnr integer?
 function M.show(path, line, bufnr)
-  if line == vim.NIL then
-    line = nil
-  end
-  if bufnr == vim.NIL then
-    bufnr = nil
-  end
+  line, bufnr = opt(line), opt(bufnr)
   local win = M.target_window()
   if win == nil then
     return

@@ -21,9 +21,6 @@ M.leave_grace_ms = 1000
 ---@type table<integer, string> pgid -> agent name
 local groups = {}
 
---- Whether the group has a member that is not a zombie (see pgroup.alive).
-M.group_alive = pgroup.alive
-
 --- Record an agent's process group (called by the host when it spawns the agent).
 ---@param pgid integer
 ---@param name string?

@@ -19,6 +19,7 @@
 local M = {}
 
 local api = vim.api
+local opt = require("acp_nvim.result").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
 
@@ -323,7 +324,8 @@ end
 ---@param session_id string?
 ---@return string[]
 local function session_ids(session_id)
-  if session_id ~= nil and session_id ~= vim.NIL then
+  session_id = opt(session_id)
+  if session_id ~= nil then
     return { session_id }
   end
   return vim.tbl_keys(sessions)
@@ -333,9 +335,6 @@ end
 ---@param session_id string?
 ---@return table[]
 function M.files(session_id)
-  if session_id == vim.NIL then
-    session_id = nil
-  end
   local out = {}
   for _, sid in ipairs(session_ids(session_id)) do
     for buf, file in pairs(sessions[sid] or {}) do
@@ -388,9 +387,7 @@ end
 ---@param session_id string?
 ---@return integer
 function M.quickfix(session_id)
-  if session_id == vim.NIL then
-    session_id = nil
-  end
+  session_id = opt(session_id)
   local items = {}
   for _, h in ipairs(M.hunks(session_id)) do
     items[#items + 1] = {
@@ -450,10 +447,9 @@ end
 ---@param row integer?
 ---@return integer, integer
 local function where(buf, row)
-  if row == vim.NIL then
-    row = nil
-  end
-  buf = (buf == nil or buf == vim.NIL or buf == 0) and api.nvim_get_current_buf() or buf
+  row = opt(row)
+  buf = opt(buf)
+  buf = (buf == nil or buf == 0) and api.nvim_get_current_buf() or buf
   row = row or (api.nvim_win_get_cursor(0)[1] - 1)
   return buf, --[[@as integer]]
     row

@@ -184,7 +184,7 @@ function M.reset(session_id, info)
   vim.bo[buf].modifiable = false
   -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
   api.nvim_buf_clear_namespace(buf, -1, 0, -1)
-  chat.items, chat.order, chat.by_mark, chat.locs, chat.terms = {}, {}, {}, {}, {}
+  chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
   chat.empty = true
   chat.item_at_cache = nil
   chat.agent, chat.display_name = info.agent, info.display_name

@@ -61,7 +61,8 @@ end
 --- Lua-side changes (before or without the host): keep the rest of the status.
 ---@param fields table
 function M.update(fields)
-  M.set(vim.tbl_extend("force", vim.deepcopy(current), fields))
+  -- No copy of `current` first: tbl_extend makes a new table and set() copies every nested one (strip_nil).
+  M.set(vim.tbl_extend("force", current, fields))
 end
 
 ---@param message string

@@ -92,10 +92,6 @@ class AcpNvimPlugin:
     def editor_options(self, options: Any) -> None:
         self._host.editor_options(options)
 
-    @pynvim.rpc_export("acp_status")
-    def status(self) -> None:
-        self._host.push_status()
-
     # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
 
     @pynvim.rpc_export("acp_log_view", sync=True)
