@@ -74,7 +74,8 @@ end
 function M.host_exited(message)
   if current.state ~= "stopped" then
     vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-    M.update({ state = "error", error = message, session_id = nil })
+    -- vim.NIL, not nil: a nil field does not exist in the table and would keep the dead session's id.
+    M.update({ state = "error", error = message, session_id = vim.NIL })
   end
 end
 

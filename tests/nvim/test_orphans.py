@@ -235,6 +235,7 @@ def test_host_crash(nvim: Nvim, tmp_path: Path, launcher: str) -> None:
     os.kill(host_pid, signal.SIGKILL)
     nvim.wait_state("error")
     assert "host exited" in nvim.status()["error"]
+    assert nvim.status().get("session_id") is None  # the session died with the host
     scenario.assert_none_left()
     # Neovim is still usable and a new host starts on demand.
     nvim.api.command("AcpStart hostile")
