@@ -491,7 +491,30 @@ end
 ---@param new string[]
 ---@return integer[][]
 function M.diff(old, new)
-  return vim.diff(diff_text(old), diff_text(new), { result_type = "indices" }) --[[@as integer[][] ]]
+  -- An agent's edit usually changes a few lines of a long file. Lua compares interned strings by pointer, so
+  -- cutting the unchanged head and tail first spares xdiff (and two concatenations) most of a large file.
+  local head, n_old, n_new = 0, #old, #new
+  while head < n_old and head < n_new and old[head + 1] == new[head + 1] do
+    head = head + 1
+  end
+  local tail = 0
+  while tail < n_old - head and tail < n_new - head and old[n_old - tail] == new[n_new - tail] do
+    tail = tail + 1
+  end
+  if head == n_old and head == n_new then
+    return {}
+  end
+  local hunks = vim.diff(
+    diff_text(vim.list_slice(old, head + 1, n_old - tail)),
+    diff_text(vim.list_slice(new, head + 1, n_new - tail)),
+    { result_type = "indices" }
+  ) --[[@as integer[][] ]]
+  -- xdiff numbers an insertion's or deletion's empty side by the line before it, so a shift by `head` holds
+  -- for every hunk.
+  for _, hunk in ipairs(hunks) do
+    hunk[1], hunk[3] = hunk[1] + head, hunk[3] + head
+  end
+  return hunks
 end
 
 --- Apply `hunks` (from `M.diff(old, new)`) to `buf`, whose lines are `old`, bottom-up so earlier indices stay

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +265,39 @@ def test_one_line_change_in_big_file_touches_one_line(nvim_clean: Any, tmp_path:
     assert res["ok"] is True
     assert res["lines_touched"] == 1 and res["hunks"] == 1
     assert f.read_text().splitlines()[6_500] == "CHANGED"
+
+
+def test_diff_hunks_rebuild_the_new_text_exactly(nvim_clean: Any) -> None:
+    """The hunks fs.write applies (common head and tail cut before xdiff) turn any old text into the new one,
+    including edits at either end, repeated lines and emptied or filled buffers."""
+    rng = random.Random(6)
+    alphabet = ["a", "b", "c", "", "a b"]
+    apply = """
+    local old, new = ...
+    local fs = require("acp_nvim.fs")
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, old)
+    if #old == 0 then fs.make_empty(buf) end
+    local hunks = fs.diff(old, new)
+    local touched = fs.apply_hunks(buf, hunks, new)
+    local got = fs.buf_lines(buf)
+    vim.api.nvim_buf_delete(buf, { force = true })
+    return { got, touched }
+    """
+    for _ in range(300):
+        old = [rng.choice(alphabet) for _ in range(rng.randrange(0, 12))]
+        new = list(old)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(0, len(new) + 1)
+            if new and rng.random() < 0.4:
+                del new[min(at, len(new) - 1)]
+            elif new and rng.random() < 0.5:
+                new[min(at, len(new) - 1)] = rng.choice(alphabet) + "x"
+            else:
+                new.insert(at, rng.choice(alphabet))
+        got, touched = nvim_clean.exec_lua(apply, old, new)
+        assert got == new, (old, new)
+        assert touched <= len(old) + len(new), (old, new, touched)
 
 
 def test_cursor_and_extmarks_outside_the_change_stay(nvim_clean: Any, tmp_path: Path) -> None:
