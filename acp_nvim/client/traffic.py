@@ -13,9 +13,10 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-Direction = Literal["in", "out"]
+if TYPE_CHECKING:
+    from acp_nvim.jsonrpc import Direction
 
 DEFAULT_MAX_MESSAGES = 5000
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024

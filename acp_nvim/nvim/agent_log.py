@@ -12,12 +12,13 @@ import json
 import os
 import threading
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from acp_nvim.client.agent import TrafficHook
 from acp_nvim.client.traffic import TrafficEntry, TrafficLog, describe
 
-Direction = Literal["in", "out"]
+if TYPE_CHECKING:
+    from acp_nvim.jsonrpc import Direction
 
 _lock = threading.Lock()
 _logs: dict[str, TrafficLog] = {}
