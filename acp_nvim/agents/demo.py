@@ -26,6 +26,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_nvim import __version__
 from acp_nvim.jsonrpc import Connection, InvalidParams, InvalidRequest, MethodNotFound, RpcError
 from acp_nvim.protocol import PROTOCOL_VERSION, codec, schema
+from acp_nvim.protocol import methods as m
 
 log = logging.getLogger("acp_nvim.agents.demo")
 
@@ -152,21 +153,21 @@ class DemoAgent:
     # --- wiring
 
     async def on_request(self, method: str, params: msgspec.Raw | None) -> object:
-        if method == "initialize":
+        if method == m.INITIALIZE:
             return self.initialize(self._params(params, schema.InitializeRequest))
-        if method == "authenticate":
+        if method == m.AUTHENTICATE:
             self._params(params, schema.AuthenticateRequest)
             return schema.AuthenticateResponse()
-        if method == "session/new":
+        if method == m.SESSION_NEW:
             return self.new_session(self._params(params, schema.NewSessionRequest))
-        if method == "session/set_mode":
+        if method == m.SESSION_SET_MODE:
             return self.set_mode(self._params(params, schema.SetSessionModeRequest))
-        if method == "session/prompt":
+        if method == m.SESSION_PROMPT:
             return await self.prompt(self._params(params, schema.PromptRequest))
         raise MethodNotFound.for_method(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == "session/cancel":
+        if method == m.SESSION_CANCEL:
             request = self._params(params, schema.CancelNotification)
             session = self.sessions.get(request.session_id)
             if session is not None and session.turn_scope is not None:
@@ -177,8 +178,6 @@ class DemoAgent:
 
     @staticmethod
     def _params(params: msgspec.Raw | None, type_: type[Any]) -> Any:
-        if params is None:
-            raise InvalidParams("Invalid params: missing")
         return codec.decode(params, type_)
 
     def _session(self, session_id: str) -> DemoSession:
@@ -211,7 +210,7 @@ class DemoAgent:
 
     def set_mode(self, request: schema.SetSessionModeRequest) -> schema.SetSessionModeResponse:
         session = self._session(request.session_id)
-        if request.mode_id not in {m.id for m in MODES.available_modes}:
+        if request.mode_id not in {mode.id for mode in MODES.available_modes}:
             raise InvalidParams(
                 f"Invalid params: unknown mode {request.mode_id!r}", {"modeId": request.mode_id}
             )
@@ -246,7 +245,7 @@ class DemoAgent:
 
     async def update(self, session: DemoSession, update: schema.SessionUpdate) -> None:
         await self.connection.notify(
-            "session/update", schema.SessionNotification(session_id=session.session_id, update=update)
+            m.SESSION_UPDATE, schema.SessionNotification(session_id=session.session_id, update=update)
         )
 
     async def call(self, method: str, params: object, result_type: type[Any]) -> Any:
@@ -349,7 +348,7 @@ class Turn:
         )
         try:
             result: schema.ReadTextFileResponse = await self.agent.call(
-                "fs/read_text_file",
+                m.FS_READ_TEXT_FILE,
                 schema.ReadTextFileRequest(session_id=self.sid, path=str(target), line=1, limit=20),
                 schema.ReadTextFileResponse,
             )
@@ -403,7 +402,7 @@ class Turn:
         )
         try:
             answer: schema.RequestPermissionResponse = await self.agent.call(
-                "session/request_permission", permission, schema.RequestPermissionResponse
+                m.SESSION_REQUEST_PERMISSION, permission, schema.RequestPermissionResponse
             )
         except (RpcError, msgspec.ValidationError) as exc:
             await self.fail(tool_id, f"The permission request failed: {exc}")
@@ -417,7 +416,7 @@ class Turn:
         await self.send(schema.SessionUpdateToolCallUpdate(tool_call_id=tool_id, status="in_progress"))
         try:
             await self.agent.call(
-                "fs/write_text_file",
+                m.FS_WRITE_TEXT_FILE,
                 schema.WriteTextFileRequest(session_id=self.sid, path=str(target), content=new),
                 schema.WriteTextFileResponse,
             )
@@ -434,7 +433,7 @@ class Turn:
         if self.agent.caps.fs.read_text_file:
             try:
                 result: schema.ReadTextFileResponse = await self.agent.call(
-                    "fs/read_text_file",
+                    m.FS_READ_TEXT_FILE,
                     schema.ReadTextFileRequest(session_id=self.sid, path=str(target)),
                     schema.ReadTextFileResponse,
                 )
@@ -454,7 +453,7 @@ class Turn:
         command, args = "ls", ["-la"]
         try:
             created: schema.CreateTerminalResponse = await self.agent.call(
-                "terminal/create",
+                m.TERMINAL_CREATE,
                 schema.CreateTerminalRequest(
                     session_id=self.sid,
                     command=command,
@@ -475,7 +474,7 @@ class Turn:
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 try:
                     await self.agent.call(
-                        "terminal/release",
+                        m.TERMINAL_RELEASE,
                         schema.ReleaseTerminalRequest(session_id=self.sid, terminal_id=terminal_id),
                         schema.ReleaseTerminalResponse,
                     )
@@ -495,12 +494,12 @@ class Turn:
         )
         try:
             exited: schema.WaitForTerminalExitResponse = await self.agent.call(
-                "terminal/wait_for_exit",
+                m.TERMINAL_WAIT_FOR_EXIT,
                 schema.WaitForTerminalExitRequest(session_id=self.sid, terminal_id=terminal_id),
                 schema.WaitForTerminalExitResponse,
             )
             output: schema.TerminalOutputResponse = await self.agent.call(
-                "terminal/output",
+                m.TERMINAL_OUTPUT,
                 schema.TerminalOutputRequest(session_id=self.sid, terminal_id=terminal_id),
                 schema.TerminalOutputResponse,
             )

@@ -482,9 +482,6 @@ async def _initialize(
 EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
 
 
-_NULL = msgspec.Raw(b"null")
-
-
 def _no_trouble_sink(message: str) -> None:
     pass
 
@@ -529,7 +526,7 @@ class _Dispatcher:
         if handler is None or spec is None:
             raise MethodNotFound.for_method(method)
         # A msgspec.ValidationError escaping here is answered -32602 with the field path by the connection.
-        decoded = codec.decode(params if params is not None else b"null", spec.params)
+        decoded = codec.decode(params, spec.params)
         return await handler(decoded)
 
     async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
@@ -592,7 +589,7 @@ class _Dispatcher:
             return
         # session/update, the stream's bulk: tested first, handled inline.
         try:
-            notification = codec.decode_session_update(params if params is not None else _NULL)
+            notification = codec.decode_session_update(params)
         except msgspec.ValidationError as err:
             log.warning("malformed session/update dropped: %s", err)
             self.diagnostics.report("malformed_update", str(err))
@@ -608,9 +605,7 @@ class _Dispatcher:
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
         if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
             try:
-                complete = codec.decode(
-                    params if params is not None else _NULL, s.CompleteElicitationNotification
-                )
+                complete = codec.decode(params, s.CompleteElicitationNotification)
             except msgspec.ValidationError as err:
                 log.warning("malformed elicitation/complete dropped: %s", err)
                 return

@@ -109,15 +109,16 @@ def _as_bytes(raw: Raw) -> bytes | bytearray | memoryview | str:
 
 
 @overload
-def decode(raw: Raw, type_: type[T]) -> T: ...
+def decode(raw: Raw | None, type_: type[T]) -> T: ...
 @overload
-def decode(raw: Raw, type_: Any) -> Any: ...
-def decode(raw: Raw, type_: Any) -> Any:
-    """Decode JSON bytes (or a ``msgspec.Raw`` slice of an envelope) into ``type_``.
+def decode(raw: Raw | None, type_: Any) -> Any: ...
+def decode(raw: Raw | None, type_: Any) -> Any:
+    """Decode JSON bytes (or a ``msgspec.Raw`` slice of an envelope) into ``type_``; ``None`` (a message
+    without params) decodes as ``null``.
 
     Raises ``msgspec.ValidationError`` naming the field path, ``msgspec.DecodeError`` for invalid JSON.
     """
-    return decoder(type_).decode(_as_bytes(raw))
+    return decoder(type_).decode(b"null" if raw is None else _as_bytes(raw))
 
 
 @overload
@@ -180,13 +181,16 @@ SESSION_UPDATE_KINDS: frozenset[str] = frozenset(
 )
 
 
-def decode_session_update(raw: Raw) -> schema.SessionNotification | None:
-    """Decode ``session/update`` params; ``None`` for an update kind this build does not know.
+def decode_session_update(raw: Raw | None) -> schema.SessionNotification | None:
+    """Decode ``session/update`` params (``None``: the message had none, decoded as ``null``); ``None`` for an
+    update kind this build does not know.
 
     The v1 schema has no catch-all ``sessionUpdate`` variant and newer agents add kinds: an unknown kind is
     logged and skipped so the stream goes on. A known kind that is malformed raises
     ``msgspec.ValidationError``. The full decode runs first; the cheap peek only runs when it failed.
     """
+    if raw is None:
+        raw = b"null"
     # A msgspec.Raw is a buffer: decoded in place, not copied to bytes first (this runs for every update).
     try:
         notification: schema.SessionNotification = _session_notification.decode(raw)

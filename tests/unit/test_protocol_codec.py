@@ -328,6 +328,15 @@ def test_result_null_means_empty_response() -> None:
         codec.decode_result(b"null", acp.PromptResponse)
 
 
+def test_missing_params_are_refused_like_null_params() -> None:
+    """A request or notification without params is decoded as `null`: refused with a clear error, never
+    taken for an empty object."""
+    with pytest.raises(msgspec.ValidationError, match="null"):
+        codec.decode(None, acp.PromptRequest)
+    with pytest.raises(msgspec.ValidationError, match="null"):
+        codec.decode_session_update(None)
+
+
 def test_decode_accepts_raw_slices_of_an_envelope() -> None:
     class Envelope(msgspec.Struct):
         params: msgspec.Raw
