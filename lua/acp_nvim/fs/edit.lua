@@ -1,0 +1,160 @@
+--- Buffer edits for agent writes: text to lines, minimal hunks, applied in one undo step.
+local M = {}
+
+local api = vim.api
+
+--- A buffer holding no line at all (a new or emptied file), as opposed to one empty line.
+---@param buf integer
+---@return boolean
+function M.buf_is_empty(buf)
+  if api.nvim_buf_line_count(buf) ~= 1 or api.nvim_buf_get_lines(buf, 0, 1, false)[1] ~= "" then
+    return false
+  end
+  -- Counts what :write would save; line2byte() misses a buffer emptied by :%delete.
+  return api.nvim_buf_call(buf, function()
+    return vim.fn.wordcount().bytes == 0
+  end)
+end
+
+--- Whether writing the buffer ends the file with a newline.
+---@param buf integer
+---@return boolean
+function M.buf_writes_eol(buf)
+  local bo = vim.bo[buf]
+  return bo.eol or (bo.fixeol and not bo.binary)
+end
+
+--- Split text into buffer lines and its final-newline state.
+---@param content string
+---@return string[] lines, boolean eol, boolean crlf
+function M.to_lines(content)
+  local crlf = false
+  if content:find("\r\n", 1, true) then
+    crlf = true
+    content = content:gsub("\r\n", "\n")
+  end
+  if content == "" then
+    return {}, false, crlf
+  end
+  local eol = content:sub(-1) == "\n"
+  if eol then
+    content = content:sub(1, -2)
+  end
+  return vim.split(content, "\n", { plain = true }), eol, crlf
+end
+
+--- Lines of `buf` as a list, `{}` for an empty buffer.
+---@param buf integer
+---@return string[]
+function M.buf_lines(buf)
+  if M.buf_is_empty(buf) then
+    return {}
+  end
+  return api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+---@param lines string[]
+---@return string
+local function diff_text(lines)
+  if #lines == 0 then
+    return ""
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+--- Minimal hunks turning `old` into `new`: xdiff's indices { start_a, count_a, start_b, count_b }.
+---@param old string[]
+---@param new string[]
+---@return integer[][]
+function M.diff(old, new)
+  -- An agent's edit usually changes a few lines of a long file. Lua compares interned strings by pointer, so
+  -- cutting the unchanged head and tail first spares xdiff (and two concatenations) most of a large file.
+  local head, n_old, n_new = 0, #old, #new
+  while head < n_old and head < n_new and old[head + 1] == new[head + 1] do
+    head = head + 1
+  end
+  local tail = 0
+  while tail < n_old - head and tail < n_new - head and old[n_old - tail] == new[n_new - tail] do
+    tail = tail + 1
+  end
+  if head == n_old and head == n_new then
+    return {}
+  end
+  local hunks = vim.diff(
+    diff_text(vim.list_slice(old, head + 1, n_old - tail)),
+    diff_text(vim.list_slice(new, head + 1, n_new - tail)),
+    { result_type = "indices" }
+  ) --[[@as integer[][] ]]
+  -- xdiff numbers an insertion's or deletion's empty side by the line before it, so a shift by `head` holds
+  -- for every hunk.
+  for _, hunk in ipairs(hunks) do
+    hunk[1], hunk[3] = hunk[1] + head, hunk[3] + head
+  end
+  return hunks
+end
+
+--- Apply `hunks` (from `M.diff(old, new)`) to `buf`, whose lines are `old`, bottom-up so earlier indices stay
+--- valid; the caller opened the undo block. Returns the number of lines touched.
+---@param buf integer
+---@param hunks integer[][]
+---@param new string[]
+---@return integer
+function M.apply_hunks(buf, hunks, new)
+  local touched = 0
+  if #hunks > 0 and M.buf_is_empty(buf) then
+    -- An empty buffer still shows one line; inserting before it would leave a stray empty line.
+    api.nvim_buf_set_lines(buf, 0, -1, false, new)
+    return #new
+  end
+  api.nvim_buf_call(buf, function()
+    for i = #hunks, 1, -1 do
+      local sa, ca, sb, cb = unpack(hunks[i])
+      local repl = {}
+      for k = 0, cb - 1 do
+        repl[#repl + 1] = new[sb + k]
+      end
+      local from = ca == 0 and sa or sa - 1
+      if i < #hunks then
+        pcall(vim.cmd, "undojoin")
+      end
+      api.nvim_buf_set_lines(buf, from, from + ca, false, repl)
+      touched = touched + math.max(ca, cb)
+    end
+    if #new == 0 and #hunks > 0 then
+      M.make_empty(buf)
+    end
+  end)
+  return touched
+end
+
+--- Deleting every line through the API leaves one empty line, which :write saves as "\n"; `:%delete` makes
+--- the buffer truly empty (a 0-byte file), joined to the current undo block.
+---@param buf integer
+function M.make_empty(buf)
+  if M.buf_is_empty(buf) then
+    return
+  end
+  api.nvim_buf_call(buf, function()
+    pcall(vim.cmd, "undojoin")
+    vim.cmd("silent keepjumps keepmarks %delete _")
+  end)
+end
+
+--- Start a new undo block in `buf`, so that what follows is undone on its own.
+---@param buf integer
+function M.break_undo(buf)
+  api.nvim_buf_call(buf, function()
+    local ul = vim.bo[buf].undolevels
+    vim.bo[buf].undolevels = ul
+  end)
+end
+
+---@param buf integer
+---@return integer
+function M.undo_seq(buf)
+  return api.nvim_buf_call(buf, function()
+    return vim.fn.undotree().seq_cur
+  end)
+end
+
+return M
