@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -32,11 +32,13 @@ from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import NvimEditor
 from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
-from acp_nvim.nvim.prompt import Selection, build_prompt
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.sessions import McpServerConfig, SessionCommands
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
+
+if TYPE_CHECKING:
+    from acp_nvim.nvim.prompt import Selection
 
 log = logging.getLogger("acp_nvim.controller")
 
@@ -659,6 +661,8 @@ class Controller:
         if session.in_turn:
             self.notify("the agent is still working: wait, or :AcpCancel", WARN)
             return
+        from acp_nvim.nvim.prompt import build_prompt  # a prompt's needs (mimetypes, base64) wait for one
+
         built = build_prompt(text, raw_selections, agent, self._bridge.lua)
         if built is None:
             return

@@ -13,7 +13,6 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from importlib import metadata
 from typing import Any
 
 import anyio
@@ -102,19 +101,28 @@ class Host:
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
 
-    def bootstrap(self, options: dict[str, Any] | None) -> dict[str, Any]:
+    def bootstrap(self, options: dict[str, Any] | None, *, versions: bool = False) -> dict[str, Any]:
+        """The host's info for Lua. `versions` reads installed metadata (~20 ms of imports): only
+        :checkhealth asks for it, never a start."""
         options = options or {}
         log_path = setup_logging(options.get("log"), options.get("log_level"))
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
-        return {
+        info: dict[str, Any] = {
             "channel": getattr(self._nvim, "channel_id", None),
             "pid": os.getpid(),
             "python": sys.executable,
             "python_version": sys.version.split()[0],
-            "versions": {name: _version(name) for name in ("pynvim", "msgspec", "anyio")},
             "log": log_path,
             "log_level": _level_name(logging.getLogger("acp_nvim").getEffectiveLevel()),
         }
+        if versions:
+            info["versions"] = {name: _version(name) for name in ("pynvim", "msgspec", "anyio")}
+        return info
+
+    def announce(self, options: dict[str, Any] | None) -> None:
+        """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
+        info = self.bootstrap(options)
+        self._nvim.exec_lua("require('acp_nvim.host').bootstrapped(...)", info, async_=True)
 
     def start(self, spec: Any) -> None:
         self._submit(lambda c: c.start(spec))
@@ -230,6 +238,8 @@ def _level_name(level: int) -> str:
 
 
 def _version(package: str) -> str | None:
+    from importlib import metadata
+
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:

@@ -14,7 +14,6 @@ a bare error after the user's text was gone).
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -154,6 +153,8 @@ def _selection_blocks(selection: SelectionAttachment, embedded_context: bool) ->
 
 
 def _file_link(mention: FileAttachment) -> s.ContentBlockResourceLink:
+    import mimetypes
+
     mime_type, _ = mimetypes.guess_type(mention.path, strict=False)
     return s.ContentBlockResourceLink(uri=file_uri(mention.path), name=mention.name, mime_type=mime_type)
 

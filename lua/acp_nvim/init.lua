@@ -29,6 +29,9 @@ function M.setup(opts)
   require("acp_nvim.highlights").setup()
   require("acp_nvim.services").setup()
   host.register()
+  if config.options.prestart_host then
+    host.prestart()
+  end
   if #errors > 0 then
     notify("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))
     return false

@@ -1,8 +1,10 @@
 # mypy: disable-error-code="untyped-decorator"
 """pynvim declarations only; every handler is one line into `acp_nvim.nvim.host`.
 
-Registered by the Lua layer (`lua/acp_nvim/host.lua`), not by :UpdateRemotePlugins. `AcpNvimBootstrap` starts
-the host and reports its versions; everything else arrives as `rpcnotify` on the host's channel.
+Registered by the Lua layer (`lua/acp_nvim/host.lua`), not by :UpdateRemotePlugins. Lua spawns the host
+and sends `acp_bootstrap` at once, without waiting: the host answers it with a Lua call once loaded. The
+synchronous `AcpNvimBootstrap` (versions included) is for :checkhealth. Everything else arrives as `rpcnotify`
+on the host's channel.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ class AcpNvimPlugin:
 
     @pynvim.function("AcpNvimBootstrap", sync=True)
     def bootstrap(self, args: list[Any]) -> dict[str, Any]:
-        return self._host.bootstrap(args[0] if args else None)
+        return self._host.bootstrap(args[0] if args else None, versions=True)
+
+    @pynvim.rpc_export("acp_bootstrap")
+    def announce(self, options: Any = None) -> None:
+        self._host.announce(options)
 
     @pynvim.rpc_export("acp_start")
     def start(self, spec: Any) -> None:

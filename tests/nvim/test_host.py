@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -181,10 +182,27 @@ def test_python_without_the_dependencies_says_what_to_run(bare_nvim: Nvim, tmp_p
     python.chmod(0o755)
     bare_nvim.lua("require('acp_nvim').setup(...)", setup_opts(tmp_path, python=str(python)))
     bare_nvim.api.command("AcpStart ts")
-    assert bare_nvim.state() == "error"
+    # The interpreter is spawned and :AcpStart returns at once; the failure arrives when it exits.
+    assert bare_nvim.state() == "starting"
+    bare_nvim.wait_state("error")
     (message,) = bare_nvim.errors()
     assert "has no module" in message
     assert f"{python} -m pip install" in message
+    assert_responsive(bare_nvim)
+
+
+def test_host_that_never_answers_is_given_up(bare_nvim: Nvim, tmp_path: Path) -> None:
+    python = tmp_path / "python-mute"
+    python.write_text("#!/bin/sh\nexec sleep 30\n")
+    python.chmod(0o755)
+    bare_nvim.lua("require('acp_nvim').setup(...)", setup_opts(tmp_path, python=str(python)))
+    bare_nvim.lua("require('acp_nvim.host').start_timeout_ms = 300")
+    bare_nvim.api.command("AcpStart ts")
+    assert bare_nvim.state() == "starting"
+    bare_nvim.wait_state("error")
+    (message,) = bare_nvim.errors()
+    assert "did not start within" in message
+    assert bare_nvim.lua("return require('acp_nvim.host').info()") is None
     assert_responsive(bare_nvim)
 
 
@@ -300,6 +318,44 @@ def test_quitting_neovim_stops_the_agent_and_the_host(nvim_clean: Any, tmp_path:
     assert (
         not Path(f"/proc/{host_pid}").exists() or "Z" in Path(f"/proc/{host_pid}/stat").read_text().split()[2]
     )
+
+
+def test_start_returns_before_the_host_is_up_and_commands_queue_in_order(nvim: Nvim, tmp_path: Path) -> None:
+    marker = f"queued-{os.getpid()}-{tmp_path.name}"
+    configure(nvim, tmp_path, agents={"q": scripted(tmp_path, {}, name=marker)})
+    # :AcpStart and :AcpStop in one go: the stop waits in the channel behind the start, in order.
+    early = nvim.lua(
+        """
+        vim.cmd('AcpStart q')
+        local host = require('acp_nvim.host')
+        local early = { ready = host.is_ready(), state = require('acp_nvim').status().state }
+        vim.cmd('AcpStop')
+        return early
+        """
+    )
+    assert early == {"ready": False, "state": "starting"}
+    nvim.wait("require('acp_nvim.host').is_ready()")
+    nvim.wait_state("stopped")
+    assert not nvim.errors()
+    # Started after all, then stopped: nothing of the agent is left running.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and agent_processes(marker):
+        time.sleep(0.05)  # nothing to wait on: the agent belongs to the host
+    assert not agent_processes(marker)
+    nvim.api.command("AcpStart q")
+    nvim.wait_state("ready")
+
+
+def test_prestart_host_starts_it_in_the_background(nvim: Nvim, tmp_path: Path) -> None:
+    """With prestart_host the host is up before any command, and the first :AcpStart does not start one."""
+    assert nvim.lua("return require('acp_nvim.host').info()") is None
+    assert configure(nvim, tmp_path, prestart_host=True)
+    nvim.wait("require('acp_nvim.host').is_ready()")
+    pid = nvim.lua("return require('acp_nvim.host').info().pid")
+    nvim.api.command("AcpStart")
+    nvim.wait_state("ready")
+    assert nvim.lua("return require('acp_nvim.host').info().pid") == pid
+    assert not nvim.errors()
 
 
 def test_build_step_creates_the_private_environment(bare_nvim: Nvim) -> None:
