@@ -38,6 +38,35 @@ end)
 """
 
 
+def output_bytes(value: Any) -> bytes:
+    """The exact bytes of a Lua string: pynvim hands non-UTF-8 bytes over as surrogate escapes."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    return b""
+
+
+def keep_tail(buf: bytearray, limit: int) -> None:
+    """Cut `buf` from the beginning to at most `limit` bytes, at a UTF-8 character boundary (as Lua does)."""
+    cut = len(buf) - limit
+    if cut <= 0:
+        return
+    while cut < len(buf) and 0x80 <= buf[cut] < 0xC0:
+        cut += 1
+    del buf[:cut]
+
+
+class Tail:
+    """What the agent last got from a terminal: the bytes and where they end in the whole stream."""
+
+    __slots__ = ("buf", "total")
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.total = 0
+
+
 def output_text(value: Any) -> str:
     """The raw output as a str the wire can carry: bytes that are not UTF-8 (a program printing binary)
     become U+FFFD instead of failing the whole answer."""
@@ -64,6 +93,8 @@ class TerminalService:
         self._ui = ui
         # terminal id -> session id that created it (and has not released it).
         self._owner: dict[str, str] = {}
+        # terminal id -> its output so far; Neovim is only asked for what came after.
+        self._tails: dict[str, Tail] = {}
 
     def _check(self, session_id: str, terminal_id: str) -> None:
         if self._owner.get(terminal_id) != session_id:
@@ -93,11 +124,23 @@ class TerminalService:
 
     async def output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
         self._check(params.session_id, params.terminal_id)
-        result = unwrap(await self._bridge.lua_result(OUTPUT, params.terminal_id), "terminal/output")
+        tail = self._tails.setdefault(params.terminal_id, Tail())
+        result = unwrap(
+            await self._bridge.lua_result(OUTPUT, params.terminal_id, tail.total), "terminal/output"
+        )
+        data = output_bytes(result.get("output"))
+        start, total, limit = result.get("from"), result.get("total"), result.get("limit")
+        if isinstance(start, int) and isinstance(total, int) and isinstance(limit, int):
+            if start != tail.total:
+                tail.buf.clear()
+            tail.buf += data
+            keep_tail(tail.buf, limit)
+            tail.total = total
+            data = bytes(tail.buf)
         raw_status = result.get("exit_status")
         return s.TerminalOutputResponse(
-            output=output_text(result.get("output")),
-            truncated=bool(result.get("truncated")),
+            output=output_text(data),
+            truncated=bool(result.get("truncated")) or tail.total > len(tail.buf),
             exit_status=exit_status(raw_status) if isinstance(raw_status, dict) else None,
         )
 
@@ -122,6 +165,7 @@ class TerminalService:
         self._check(params.session_id, params.terminal_id)
         unwrap(await self._bridge.lua_result(RELEASE, params.terminal_id), "terminal/release")
         self._owner.pop(params.terminal_id, None)
+        self._tails.pop(params.terminal_id, None)
         return s.ReleaseTerminalResponse()
 
     def end_session(self, session_id: str) -> None:
@@ -131,5 +175,6 @@ class TerminalService:
             return
         for terminal_id in ids:
             del self._owner[terminal_id]
+            self._tails.pop(terminal_id, None)
         log.info("session %s ended: killing its terminals %s", session_id, ids)
         self._bridge.lua(KILL_MANY, ids)

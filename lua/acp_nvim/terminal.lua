@@ -14,11 +14,9 @@
 --- code 128 + n, so codes 129..(128 + highest signal) are reported as that signal without an exit code; a
 --- command that really exits with such a code reads as a signal death.
 ---
---- Notifying the host (pick either):
----   * `create{ ..., channel = <rpc channel id> }`: on exit, `vim.rpcnotify(channel, "acp_terminal_exit",
----     terminal_id, exit_status)`. The host keeps what it received; `wait_for_exit(id)` answers at once when
----     the command has already ended, so there is no window in which an exit is missed.
----   * `M.on_exit = function(terminal_id, exit_status) end`, and `M.wait_for_exit(id, callback)` for one waiter.
+--- Exits: `M.on_exit = function(terminal_id, exit_status) end` for every terminal, and
+--- `M.wait_for_exit(id, callback)` for one waiter (it answers at once when the command has already ended, so no
+--- exit is missed).
 --- Live output for the chat: `M.on_output = function(terminal_id, data) end` (per chunk, data as the agent
 --- will see it) or show `M.bufnr(id)`, which Neovim renders as it goes.
 local M = {}
@@ -56,6 +54,7 @@ M.on_output = nil
 ---@field slack integer
 ---@field chunks string[]
 ---@field size integer
+---@field total integer bytes ever appended to `chunks`
 ---@field truncated boolean
 ---@field cr boolean a "\r" ended the last chunk
 ---@field exit_status table?
@@ -64,7 +63,6 @@ M.on_output = nil
 ---@field carry string
 ---@field drained boolean
 ---@field waiters function[]
----@field channel integer?
 
 ---@type table<string, acp_nvim.Terminal>
 local by_id = {}
@@ -195,6 +193,7 @@ local function append(t, data)
   end
   t.chunks[#t.chunks + 1] = data
   t.size = t.size + #data
+  t.total = t.total + #data
   -- Trimming only once `slack` bytes have piled up keeps the cost per byte constant.
   if t.size > t.limit + t.slack then
     trim(t)
@@ -216,6 +215,7 @@ local function finish(t, code)
     t.cr = false
     t.chunks[#t.chunks + 1] = "\r"
     t.size = t.size + 1
+    t.total = t.total + 1
   end
   t.exit_status = exit_status_of(code)
   running[t] = nil
@@ -226,9 +226,6 @@ local function finish(t, code)
   end
   if M.on_exit then
     pcall(M.on_exit, t.id, t.exit_status)
-  end
-  if t.channel then
-    pcall(vim.rpcnotify, t.channel, "acp_terminal_exit", t.id, t.exit_status)
   end
 end
 
@@ -259,7 +256,7 @@ local function argv_of(command, args)
 end
 
 --- Answer `terminal/create`: start the command and return its id at once.
----@param spec { command: string, args: string[]?, env: { name: string, value: string }[]?, cwd: string?, output_byte_limit: integer?, channel: integer? }
+---@param spec { command: string, args: string[]?, env: { name: string, value: string }[]?, cwd: string?, output_byte_limit: integer? }
 ---@return table { ok = true, terminal_id, bufnr, pid } or an error table
 function M.create(spec)
   spec = opt(spec) or {}
@@ -311,6 +308,7 @@ function M.create(spec)
     slack = math.max(limit, 64 * 1024),
     chunks = {},
     size = 0,
+    total = 0,
     truncated = false,
     cr = false,
     token = "",
@@ -318,7 +316,6 @@ function M.create(spec)
     carry = "",
     drained = false,
     waiters = {},
-    channel = opt(spec.channel),
   }
   local argv = argv_of(command, args)
   if vim.fn.executable(argv[1]) == 0 then
@@ -332,6 +329,10 @@ function M.create(spec)
       term = true,
       cwd = cwd,
       env = next(env) and env or nil,
+      -- Each call also leaves Neovim the Vimscript list `data` came from, which only Vimscript's garbage
+      -- collector frees, and that never runs while output floods in (Neovim #10795): Neovim grows ~2 MiB
+      -- per MiB printed until it is next idle. test_garbagecollect_now() would free it, but it also frees a
+      -- value still being built while events are handled inside inputlist() or getchar(): a crash.
       on_stdout = function(_, data)
         append(t, table.concat(data, "\n"))
       end,
@@ -356,10 +357,15 @@ function M.create(spec)
   return { ok = true, terminal_id = id, bufnr = buf, pid = t.pid }
 end
 
---- Answer `terminal/output`.
+--- Answer `terminal/output`. With `since` (a `total` of an earlier answer), only what was appended after it,
+--- when still kept: `from` says where `output` starts in the whole stream (`since`, or where the kept bytes
+--- start), `total` where it ends, `limit` the byte limit. The host keeps the tail itself and asks for the
+--- rest: a 1 MiB answer on every poll takes tens of ms to get through Neovim's event loop while a command
+--- floods it, new bytes only a fraction of that.
 ---@param id string
----@return table { ok = true, output, truncated, exit_status? } or an error table
-function M.output(id)
+---@param since integer?
+---@return table { ok = true, output, truncated, exit_status?, from, total, limit } or an error table
+function M.output(id, since)
   local t, e = lookup(id)
   if not t then
     return e --[[@as table]]
@@ -367,7 +373,21 @@ function M.output(id)
   if t.size > t.limit or #t.chunks > 1 then
     trim(t)
   end
-  return { ok = true, output = t.chunks[1] or "", truncated = t.truncated, exit_status = t.exit_status }
+  local kept = t.chunks[1] or ""
+  local from = t.total - #kept
+  since = opt(since)
+  if type(since) == "number" and since >= from and since <= t.total then
+    kept, from = kept:sub(since - from + 1), since
+  end
+  return {
+    ok = true,
+    output = kept,
+    truncated = t.truncated,
+    exit_status = t.exit_status,
+    from = from,
+    total = t.total,
+    limit = t.limit,
+  }
 end
 
 --- Answer `terminal/wait_for_exit`: `{ ok = true, exit_status = {...} }` when the command has ended, else

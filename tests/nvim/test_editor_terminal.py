@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from acp_nvim.nvim.terminals import keep_tail
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
 
@@ -173,3 +174,16 @@ def test_a_crashed_agent_leaves_no_process(nvim: Nvim, agent: Scripted, project:
     pid = nvim.lua("local t = require('acp_nvim.terminal') return t.pid(t.list()[1])")
     nvim.wait_state("error")
     nvim.wait("select(1, pcall(vim.uv.kill, -args[1], 0)) == false or vim.uv.kill(-args[1], 0) ~= 0", 10, pid)
+
+
+def test_host_tail_cuts_at_a_character_boundary() -> None:
+    raw = "a\u20ac\u20ac".encode()  # 7 bytes; the last 4 start inside the first euro sign
+    buf = bytearray(raw)
+    keep_tail(buf, 4)
+    assert buf.decode() == "\u20ac"
+    buf = bytearray(raw)
+    keep_tail(buf, 7)
+    assert bytes(buf) == raw
+    buf = bytearray(raw)
+    keep_tail(buf, 0)
+    assert buf == b""

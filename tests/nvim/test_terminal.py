@@ -132,7 +132,31 @@ def test_output_byte_limit_cuts_at_a_character_boundary(nvim_clean: Any) -> None
     # Room for everything: not truncated.
     tid = create(nvim_clean, "printf", "%s", text, output_byte_limit=len(raw))
     out = wait_exit(nvim_clean, tid)
-    assert out == {"ok": True, "output": text, "truncated": False, "exit_status": {"exit_code": 0}}
+    assert out == {
+        "ok": True,
+        "output": text,
+        "truncated": False,
+        "exit_status": {"exit_code": 0},
+        "from": 0,
+        "total": len(raw),
+        "limit": len(raw),
+    }
+
+
+def test_output_since_answers_only_what_is_new(nvim_clean: Any) -> None:
+    text = "caf\u00e9 au lait\n"
+    raw = text.encode()
+    tid = create(nvim_clean, "printf", "%s", text, output_byte_limit=1000)
+    wait_exit(nvim_clean, tid)
+    # Cut inside the é: the host joins the bytes back.
+    out = term(nvim_clean, "output", tid, 4)
+    assert (out["from"], out["total"]) == (4, len(raw))
+    assert out["output"].encode("utf-8", "surrogateescape") == raw[4:]
+    assert term(nvim_clean, "output", tid, len(raw))["output"] == ""
+    # Out of the kept window (or nonsense): everything kept.
+    for since in (len(raw) + 1, -1):
+        out = term(nvim_clean, "output", tid, since)
+        assert (out["output"], out["from"]) == (text, 0)
 
 
 def test_large_output_stays_bounded(nvim_clean: Any) -> None:
@@ -152,9 +176,8 @@ def test_large_output_stays_bounded(nvim_clean: Any) -> None:
     assert kept[0] == 1 and kept[1] <= 1000
 
 
-def test_wait_for_exit_callback_and_channel_notification(nvim_clean: Any) -> None:
-    channel = nvim_clean.channel_id
-    tid = create(nvim_clean, "sh", "-c", "read _ignored; exit 3", channel=channel)
+def test_wait_for_exit_callback(nvim_clean: Any) -> None:
+    tid = create(nvim_clean, "sh", "-c", "read _ignored; exit 3")
     res = nvim_clean.exec_lua(
         f"""local id = ...
         _G.acp_test_exit = nil
@@ -167,9 +190,6 @@ def test_wait_for_exit_callback_and_channel_notification(nvim_clean: Any) -> Non
     got = nvim_clean.exec_lua("return vim.wait(10000, function() return _G.acp_test_exit ~= nil end, 10)")
     assert got is True
     assert nvim_clean.exec_lua("return _G.acp_test_exit") == [tid, {"exit_code": 3}]
-    msg = nvim_clean.next_message()
-    assert msg[0] == "notification" and msg[1] == "acp_terminal_exit"
-    assert msg[2] == [tid, {"exit_code": 3}]
     # Once ended, wait answers at once.
     assert term(nvim_clean, "wait_for_exit", tid) == {"ok": True, "exit_status": {"exit_code": 3}}
 
