@@ -149,7 +149,7 @@ class Controller:
         self.opening = 0
         self.terminal_auth = True
         self.ui = Ui(bridge.lua)
-        self.broker = PermissionBroker(bridge.lua, self._permission_busy, self.ui.pickers)
+        self.broker = PermissionBroker(self.ui, self._permission_busy)
         self.auth = AuthFlow(self)
         self.session_commands = SessionCommands(self)
         self.modes = ModeCommands(self)
@@ -758,9 +758,6 @@ class Controller:
                 session.renderer.changed()
             self.push_status()
         return outcome
-
-    def answer_permission(self, request_id: int, option_id: str | None) -> None:
-        self.broker.answer(request_id, option_id)
 
     def _permission_busy(self, busy: bool) -> None:
         self.push_status()

@@ -30,7 +30,7 @@ class NvimEditor:
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
         self.files = FileService(bridge, self.guard, lambda: self.options)
         self.terminals = TerminalService(bridge, self.guard, controller.ui)
-        self._elicitations = ElicitationBroker(bridge.lua, controller.ui.pickers)
+        self._elicitations = ElicitationBroker(controller.ui, bridge.lua)
 
     def configure(self, raw: Any) -> None:
         """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
@@ -88,7 +88,3 @@ class NvimEditor:
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
         self._elicitations.complete(params.elicitation_id)
-
-    def answer_elicitation(self, ask_id: int, action: str, content: Any) -> None:
-        """The user's answer, from Lua (`acp_elicitation_answer`)."""
-        self._elicitations.answer(ask_id, action, content)

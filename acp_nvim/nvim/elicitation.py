@@ -16,17 +16,15 @@ already completed ids are ignored, as the protocol requires.
 from __future__ import annotations
 
 import datetime
-import itertools
 import logging
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-import anyio
-
+from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.elicitation")
@@ -49,7 +47,6 @@ ELICITATION_CAPABILITIES = s.ElicitationCapabilities(
 @dataclass
 class _Pending:
     request: s.CreateElicitationRequest
-    answered: anyio.Event = field(default_factory=anyio.Event)
     action: str = "cancel"
     content: Any = None
     completed: bool = False
@@ -213,50 +210,57 @@ def openable(url: str) -> bool:
 
 
 class ElicitationBroker:
-    def __init__(self, show: Callable[..., None], pickers: anyio.Lock) -> None:
-        """`show(code, *args)` runs Lua (the bridge); `pickers` is the lock every picker holds while open."""
+    def __init__(self, ui: Ui, show: Callable[..., None]) -> None:
+        """`ui` shows the form and carries the answer back (its `pickers` lock is held while one is open);
+        `show(code, *args)` runs Lua (the bridge)."""
+        self._ui = ui
         self._show = show
-        self._lock = pickers
-        self._ids = itertools.count(1)
-        self._open: dict[int, _Pending] = {}
+        # Elicitations on screen, by the token of their current slot.
+        self._open: dict[int, tuple[Slot, _Pending]] = {}
         # URL elicitations the user accepted, waiting for `elicitation/complete`: id -> message.
         self._accepted_urls: dict[str, str] = {}
 
     async def ask(self, request: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        async with self._lock:
+        async with self._ui.pickers:
             if isinstance(request, s.CreateElicitationRequestUrl):
                 return await self._ask_url(request)
             return await self._ask_form(request)
 
-    async def _wait(self, ask_id: int, pending: _Pending, view: dict[str, Any]) -> None:
-        pending.answered = anyio.Event()
-        self._show(ASK, ask_id, view)
-        await pending.answered.wait()
+    async def _wait(self, pending: _Pending, view: dict[str, Any]) -> None:
+        """Shows `view` and waits for the user's action and content (each attempt with its own token, so an
+        answer to an earlier attempt never counts)."""
+        with self._ui.slot() as slot:
+            self._open[slot.token] = (slot, pending)
+            try:
+                answer = await self._ui.ask_with(slot, ASK, view)
+            finally:
+                del self._open[slot.token]
+                if not slot.done:
+                    # Cancelled from outside (session/cancel, $/cancel_request, agent gone): the rest of the
+                    # form is not asked.
+                    self._show(CLOSE, slot.token)
+        if isinstance(answer, dict):
+            action = answer.get("action")
+            pending.action = action if action in ("accept", "decline") else "cancel"
+            pending.content = answer.get("content")
 
     async def _ask_form(self, request: s.CreateElicitationRequestForm) -> s.CreateElicitationResponse:
-        ask_id = next(self._ids)
         pending = _Pending(request)
-        self._open[ask_id] = pending
         view = form_view(request)
-        try:
-            for _ in range(ATTEMPTS):
-                await self._wait(ask_id, pending, view)
-                if pending.action == "decline":
-                    return s.CreateElicitationResponseDecline()
-                if pending.action != "accept":
-                    return s.CreateElicitationResponseCancel()
-                content, errors = validate_content(request.requested_schema, pending.content)
-                if not errors:
-                    return s.CreateElicitationResponseAccept(content=content)
-                view = {**view, "errors": errors, "values": pending.content}
-            return s.CreateElicitationResponseCancel()
-        finally:
-            self._close(ask_id)
+        for _ in range(ATTEMPTS):
+            await self._wait(pending, view)
+            if pending.action == "decline":
+                return s.CreateElicitationResponseDecline()
+            if pending.action != "accept":
+                return s.CreateElicitationResponseCancel()
+            content, errors = validate_content(request.requested_schema, pending.content)
+            if not errors:
+                return s.CreateElicitationResponseAccept(content=content)
+            view = {**view, "errors": errors, "values": pending.content}
+        return s.CreateElicitationResponseCancel()
 
     async def _ask_url(self, request: s.CreateElicitationRequestUrl) -> s.CreateElicitationResponse:
-        ask_id = next(self._ids)
         pending = _Pending(request)
-        self._open[ask_id] = pending
         view = {
             "mode": "url",
             "message": request.message,
@@ -264,10 +268,7 @@ class ElicitationBroker:
             "url": request.url,
             "openable": openable(request.url),
         }
-        try:
-            await self._wait(ask_id, pending, view)
-        finally:
-            self._close(ask_id)
+        await self._wait(pending, view)
         if pending.action == "accept":
             if not pending.completed:
                 self._accepted_urls[request.elicitation_id] = request.message
@@ -276,36 +277,19 @@ class ElicitationBroker:
             return s.CreateElicitationResponseDecline()
         return s.CreateElicitationResponseCancel()
 
-    def _close(self, ask_id: int) -> None:
-        pending = self._open.pop(ask_id, None)
-        if pending is not None and not pending.answered.is_set():
-            # Cancelled from outside (session/cancel, $/cancel_request, agent gone): the picker's late
-            # answer must not count.
-            self._show(CLOSE, ask_id)
-
-    def answer(self, ask_id: int, action: str, content: Any) -> None:
-        """The user's answer from Lua: `accept` (with content for a form), `decline` or `cancel`."""
-        pending = self._open.get(ask_id)
-        if pending is None or pending.answered.is_set():
-            log.debug("late answer for elicitation %s ignored", ask_id)
-            return
-        pending.action = action if action in ("accept", "decline") else "cancel"
-        pending.content = content
-        pending.answered.set()
-
     def complete(self, elicitation_id: str) -> None:
         """`elicitation/complete`: closes the matching URL elicitation; unknown or done ids are ignored."""
         message = self._accepted_urls.pop(elicitation_id, None)
-        for ask_id, pending in list(self._open.items()):
+        for slot, pending in list(self._open.values()):
             request = pending.request
             if (
                 isinstance(request, s.CreateElicitationRequestUrl)
                 and request.elicitation_id == elicitation_id
             ):
-                if not pending.answered.is_set():
-                    pending.action, pending.completed = "accept", True
-                    pending.answered.set()
-                    self._show(CLOSE, ask_id)
+                if not slot.done:
+                    pending.completed = True
+                    slot.set({"action": "accept"})
+                    self._show(CLOSE, slot.token)
                 message = request.message
         if message is None:
             log.debug("elicitation/complete for unknown or completed id %r ignored", elicitation_id)

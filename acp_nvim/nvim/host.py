@@ -163,22 +163,9 @@ class Host:
     def focus(self, session_id: str) -> None:
         self._submit(lambda c: c.focus_command(session_id))
 
-    def permission_answer(self, request_id: int, option_id: str | None) -> None:
-        async def answer(controller: Controller) -> None:
-            controller.answer_permission(request_id, option_id)
-
-        self._submit(answer)
-
-    def elicitation_answer(self, ask_id: int, action: str, content: Any = None) -> None:
-        """The user's answer to an elicitation (issue 5), for the editor's broker."""
-
-        async def answer(controller: Controller) -> None:
-            controller.editor.answer_elicitation(ask_id, action, content)
-
-        self._submit(answer)
-
     def reply(self, token: Any, value: Any) -> None:
-        """A late answer from Lua (a picker's choice, a login terminal's or a terminal job's exit)."""
+        """A late answer from Lua: a picker's choice (permissions and elicitation forms included), a login
+        terminal's or a terminal job's exit."""
 
         async def resolve(controller: Controller) -> None:
             controller.ui.resolve(token, value)

@@ -3,34 +3,24 @@
 Requests that arrive while a picker is open — this one or any other (`ui.py`: one queue of pickers) — wait
 their turn. A turn cancel (or stopping the agent) answers the
 open request and every queued one with `cancelled`, as the protocol requires after `session/cancel`. The
-user's choice comes back from Lua as a notification and resolves the waiting request; a late choice for a
-request already answered is ignored.
+user's choice comes back from Lua through the ui token channel (`acp_reply`) and resolves the waiting
+request; a late choice for a request already answered is dropped there.
 """
 
 from __future__ import annotations
 
-import itertools
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
+from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
-log = logging.getLogger("acp_nvim.permission")
-
 ASK = "require('acp_nvim.permission').ask(...)"
-CLOSE = "require('acp_nvim.permission').close(...)"
 REJECT_KINDS = ("reject_once", "reject_always")
-
-
-@dataclass
-class _Pending:
-    request: s.RequestPermissionRequest
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    outcome: s.RequestPermissionOutcome | None = None
+# What a cancelled request's slot is resolved with: no answer from Lua can be this object.
+_CANCELLED = object()
 
 
 def dismissed_outcome(options: list[s.PermissionOption]) -> s.RequestPermissionOutcome:
@@ -42,17 +32,22 @@ def dismissed_outcome(options: list[s.PermissionOption]) -> s.RequestPermissionO
     return s.RequestPermissionOutcomeCancelled()
 
 
+def _outcome(request: s.RequestPermissionRequest, answer: Any) -> s.RequestPermissionOutcome:
+    if answer is _CANCELLED:
+        return s.RequestPermissionOutcomeCancelled()
+    if isinstance(answer, str) and answer in {option.option_id for option in request.options}:
+        return s.RequestPermissionOutcomeSelected(option_id=answer)
+    return dismissed_outcome(request.options)
+
+
 class PermissionBroker:
-    def __init__(
-        self, show: Callable[..., None], on_busy: Callable[[bool], None], pickers: anyio.Lock
-    ) -> None:
-        """`show(code, *args)` runs Lua (the bridge); `on_busy(True/False)` when a picker opens/closes;
-        `pickers` is the lock every picker holds while open."""
-        self._show = show
+    def __init__(self, ui: Ui, on_busy: Callable[[bool], None]) -> None:
+        """`ui` shows the picker and carries the answer back (its `pickers` lock is held while one is open);
+        `on_busy(True/False)` when a picker opens/closes."""
+        self._ui = ui
         self._on_busy = on_busy
-        self._lock = pickers
-        self._ids = itertools.count(1)
-        self._open: dict[int, _Pending] = {}
+        self._lock = ui.pickers
+        self._open: dict[int, tuple[Slot, s.RequestPermissionRequest]] = {}
         self._epoch = 0
         # Per session: a cancelled turn answers its own queued requests, not another session's.
         self._session_epochs: dict[str, int] = {}
@@ -84,43 +79,25 @@ class PermissionBroker:
             if epoch != self._epoch or session_epoch != self._session_epochs.get(request.session_id, 0):
                 # Cancelled while waiting in the queue.
                 return s.RequestPermissionOutcomeCancelled()
-            request_id = next(self._ids)
-            pending = _Pending(request)
-            self._open[request_id] = pending
-            self._on_busy(True)
-            try:
-                self._show(ASK, request_id, view)
-                await pending.answered.wait()
-            finally:
-                self._open.pop(request_id, None)
-                self._on_busy(False)
-            assert pending.outcome is not None
-            return pending.outcome
+            with self._ui.slot() as slot:
+                self._open[slot.token] = (slot, request)
+                self._on_busy(True)
+                try:
+                    answer = await self._ui.ask_with(slot, ASK, view)
+                finally:
+                    del self._open[slot.token]
+                    self._on_busy(False)
+            return _outcome(request, answer)
         finally:
             self._lock.release()
-
-    def answer(self, request_id: int, option_id: str | None) -> None:
-        pending = self._open.get(request_id)
-        if pending is None or pending.answered.is_set():
-            log.debug("late answer for permission request %s ignored", request_id)
-            return
-        known = {option.option_id for option in pending.request.options}
-        if option_id is not None and option_id in known:
-            pending.outcome = s.RequestPermissionOutcomeSelected(option_id=option_id)
-        else:
-            pending.outcome = dismissed_outcome(pending.request.options)
-        pending.answered.set()
 
     def cancel_all(self) -> None:
         """Answers the open request and all queued ones with `cancelled`."""
         self._epoch += 1
         for _, scope in self._queued:
             scope.cancel()
-        for request_id, pending in list(self._open.items()):
-            if not pending.answered.is_set():
-                pending.outcome = s.RequestPermissionOutcomeCancelled()
-                pending.answered.set()
-                self._show(CLOSE, request_id)
+        for slot, _ in self._open.values():
+            slot.set(_CANCELLED)
 
     def cancel_session(self, session_id: str) -> None:
         """Like `cancel_all`, for the requests of one session only."""
@@ -128,8 +105,6 @@ class PermissionBroker:
         for owner, scope in self._queued:
             if owner == session_id:
                 scope.cancel()
-        for request_id, pending in list(self._open.items()):
-            if pending.request.session_id == session_id and not pending.answered.is_set():
-                pending.outcome = s.RequestPermissionOutcomeCancelled()
-                pending.answered.set()
-                self._show(CLOSE, request_id)
+        for slot, request in self._open.values():
+            if request.session_id == session_id:
+                slot.set(_CANCELLED)

@@ -45,6 +45,10 @@ class Slot:
         self.value: Any = None
         self._done = anyio.Event()
 
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
     def set(self, value: Any) -> None:
         if not self._done.is_set():
             self.value = value
@@ -79,8 +83,12 @@ class Ui:
     async def ask(self, code: str, *args: Any) -> Any:
         """Runs `code` with a fresh token before `args` and waits for the answer Lua sends with it."""
         with self.slot() as slot:
-            self._lua(code, slot.token, *args)
-            return await slot.wait()
+            return await self.ask_with(slot, code, *args)
+
+    async def ask_with(self, slot: Slot, code: str, *args: Any) -> Any:
+        """`ask` with a slot the caller holds, so it can resolve the slot itself (a cancel)."""
+        self._lua(code, slot.token, *args)
+        return await slot.wait()
 
     def resolve(self, token: Any, value: Any) -> None:
         """An answer from Lua (`acp_reply`)."""

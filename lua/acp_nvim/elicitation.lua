@@ -1,8 +1,8 @@
 -- Elicitation: the agent asks for structured input (a form) or sends the user to a URL. Every choice goes
 -- through vim.ui.select, free text through vim.ui.input, so picker plugins just work. The host sends a
--- ready-made view (fields with their kind, labels, limits); the answer goes back as an action ("accept",
--- "decline", "cancel") and the content. Dismissing any picker cancels. The host validates the content
--- again and may ask once more with `view.errors` and the previous `view.values`.
+-- ready-made view (fields with their kind, labels, limits); the answer goes back through the `acp_nvim.ui`
+-- token channel as an action ("accept", "decline", "cancel") and the content. Dismissing any picker cancels.
+-- The host validates the content again and may ask once more with `view.errors` and the previous `view.values`.
 
 local M = {}
 
@@ -23,10 +23,7 @@ local function answer(id, action, content)
     return
   end
   closed[id] = true
-  local info = require("acp_nvim.host").info()
-  if info ~= nil then
-    vim.rpcnotify(info.channel, "acp_elicitation_answer", id, action, content or vim.NIL)
-  end
+  require("acp_nvim.ui").answer(id, { action = action, content = content })
 end
 
 local denil = require("acp_nvim.result").opt

@@ -82,14 +82,6 @@ class AcpNvimPlugin:
     def focus(self, session_id: str) -> None:
         self._host.focus(session_id)
 
-    @pynvim.rpc_export("acp_permission_answer")
-    def permission_answer(self, request_id: int, option_id: str | None) -> None:
-        self._host.permission_answer(request_id, option_id)
-
-    @pynvim.rpc_export("acp_elicitation_answer")
-    def elicitation_answer(self, ask_id: int, action: str, content: Any = None) -> None:
-        self._host.elicitation_answer(ask_id, action, content)
-
     @pynvim.rpc_export("acp_reply")
     def reply(self, token: Any, value: Any = None) -> None:
         self._host.reply(token, value)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from acp_nvim.client.session import MessageItem, PlanItem, SessionState, ToolCallItem
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
+from acp_nvim.nvim.ui import Ui
 from acp_nvim.nvim.view import ops_for
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
@@ -278,7 +279,8 @@ async def test_ten_thousand_chunks_cost_tens_of_calls() -> None:
 async def test_permission_queue_answers_everything_once() -> None:
     shown: list[tuple[str, tuple[Any, ...]]] = []
     busy: list[bool] = []
-    broker = PermissionBroker(lambda code, *args: shown.append((code, args)), busy.append, anyio.Lock())
+    ui = Ui(lambda code, *args: shown.append((code, args)))
+    broker = PermissionBroker(ui, busy.append)
     options = [
         s.PermissionOption(option_id="ok", name="OK", kind="allow_once"),
         s.PermissionOption(option_id="no", name="No", kind="reject_once"),
@@ -298,11 +300,13 @@ async def test_permission_queue_answers_everything_once() -> None:
             while not shown:
                 await anyio.sleep(0.001)
         assert len(shown) == 1  # one picker at a time
-        broker.answer(shown[0][1][0], "ok")
-        broker.answer(shown[0][1][0], "no")  # a late second answer is ignored
+        token = shown[0][1][0]
+        ui.resolve(token, "ok")
+        ui.resolve(token, "no")  # a late second answer is dropped
         with anyio.fail_after(5):
             while len(shown) < 2:
                 await anyio.sleep(0.001)
+        assert shown[1][1][0] != token  # each picker answers with its own token
         broker.cancel_all()  # the open one and the queued one
     assert results[0] == s.RequestPermissionOutcomeSelected(option_id="ok")
     assert results[1:] == [s.RequestPermissionOutcomeCancelled()] * 2
