@@ -3,11 +3,12 @@
 Lua sends the text and a list of attachments, each tagged by `kind`:
 - `selection`: lines of a buffer (`:AcpPrompt` with a range, `:AcpAttach` for a whole buffer);
 - `file`: an `@path` mention in the text, already resolved by Lua to an existing file;
-- `image`: an image file (`:AcpAttachImage {path}`, an `@shot.png` mention) or clipboard data (base64).
+- `image`: an image file (`:AcpAttachImage {path}`, an `@shot.png` mention) or clipboard data (base64);
+- `audio`: an audio file (`:AcpAttachAudio {path}`, an `@note.wav` mention).
 
 Nothing leaves here that the agent's `promptCapabilities` do not allow: a selection falls back to a
-`resource_link` plus its text when embedded context is not accepted, and an image the agent cannot take
-refuses the whole prompt with a message, before anything is sent (the client's own check would only give
+`resource_link` plus its text when embedded context is not accepted, and an image or audio the agent cannot
+take refuses the whole prompt with a message, before anything is sent (the client's own check would only give
 a bare error after the user's text was gone).
 """
 
@@ -26,8 +27,9 @@ from acp_nvim.protocol import schema as s
 if TYPE_CHECKING:
     from acp_nvim.client.agent import AgentConnection
 
-#: Images bigger than this are refused: agents reject them anyway, and base64 makes them a third larger.
-MAX_IMAGE_BYTES = 10 * 1024 * 1024
+#: Images and audio bigger than this are refused: agents reject them anyway, and base64 makes them a third
+#: larger.
+MAX_MEDIA_BYTES = 10 * 1024 * 1024
 
 #: The image types agents commonly accept, by extension (the same table Lua uses to spot image mentions).
 IMAGE_TYPES = {
@@ -36,6 +38,16 @@ IMAGE_TYPES = {
     ".jpeg": "image/jpeg",
     ".gif": "image/gif",
     ".webp": "image/webp",
+}
+
+#: The audio types agents commonly accept, by extension (the same table Lua uses to spot audio mentions).
+AUDIO_TYPES = {
+    ".wav": "audio/wav",
+    ".mp3": "audio/mpeg",
+    ".ogg": "audio/ogg",
+    ".flac": "audio/flac",
+    ".m4a": "audio/mp4",
+    ".aac": "audio/aac",
 }
 
 REFUSED = "require('acp_nvim.prompt').refused(...)"
@@ -77,8 +89,8 @@ class FileAttachment(msgspec.Struct, kw_only=True, tag="file", tag_field="kind")
     name: str
 
 
-class ImageAttachment(msgspec.Struct, kw_only=True, tag="image", tag_field="kind"):
-    """An image from a file (`path`) or from the clipboard (`data` in base64 with its `mime_type`)."""
+class MediaAttachment(msgspec.Struct, kw_only=True):
+    """Media from a file (`path`) or given inline (`data` in base64 with its `mime_type`)."""
 
     name: str
     path: str = ""
@@ -86,7 +98,15 @@ class ImageAttachment(msgspec.Struct, kw_only=True, tag="image", tag_field="kind
     mime_type: str = ""
 
 
-Attachment = SelectionAttachment | FileAttachment | ImageAttachment
+class ImageAttachment(MediaAttachment, kw_only=True, tag="image", tag_field="kind"):
+    """An image: a file, or the clipboard's."""
+
+
+class AudioAttachment(MediaAttachment, kw_only=True, tag="audio", tag_field="kind"):
+    """An audio file."""
+
+
+Attachment = SelectionAttachment | FileAttachment | ImageAttachment | AudioAttachment
 
 
 class PromptRefused(Exception):
@@ -113,30 +133,34 @@ def file_uri(path: str) -> str:
     return Path(path).as_uri()
 
 
-def image_mime_type(path: str) -> str | None:
-    return IMAGE_TYPES.get(os.path.splitext(path)[1].lower())
-
-
-def _image_block(image: ImageAttachment) -> s.ContentBlockImage:
-    if not image.path:
-        if not image.data or not image.mime_type:
-            raise PromptRefused(f"image {image.name} has no data")
-        return s.ContentBlockImage(data=image.data, mime_type=image.mime_type)
-    mime_type = image.mime_type or image_mime_type(image.path)
+def _media_payload(media: MediaAttachment, noun: str, types: dict[str, str]) -> tuple[str, str]:
+    """The base64 data and mime type of `media`, read from its file when it has one."""
+    if not media.path:
+        if not media.data or not media.mime_type:
+            raise PromptRefused(f"{noun} {media.name} has no data")
+        return media.data, media.mime_type
+    mime_type = media.mime_type or types.get(os.path.splitext(media.path)[1].lower())
     if mime_type is None:
-        kinds = ", ".join(sorted(IMAGE_TYPES))
-        raise PromptRefused(f"{image.name} is not an image acp.nvim can send ({kinds})")
+        kinds = ", ".join(sorted(types))
+        raise PromptRefused(f"{media.name} is not an {noun} acp.nvim can send ({kinds})")
     try:
-        size = os.path.getsize(image.path)
-        if size > MAX_IMAGE_BYTES:
-            raise PromptRefused(
-                f"image {image.name} is too large ({size // 1024} KiB, at most {MAX_IMAGE_BYTES // 1024} KiB)"
-            )
-        data = Path(image.path).read_bytes()
+        size = os.path.getsize(media.path)
+        if size > MAX_MEDIA_BYTES:
+            limit = MAX_MEDIA_BYTES // 1024
+            raise PromptRefused(f"{noun} {media.name} is too large ({size // 1024} KiB, at most {limit} KiB)")
+        data = Path(media.path).read_bytes()
     except OSError as err:
-        raise PromptRefused(f"cannot read image {image.name}: {err.strerror or err}") from None
-    encoded = base64.b64encode(data).decode("ascii")
-    return s.ContentBlockImage(data=encoded, mime_type=mime_type, uri=file_uri(image.path))
+        raise PromptRefused(f"cannot read {noun} {media.name}: {err.strerror or err}") from None
+    return base64.b64encode(data).decode("ascii"), mime_type
+
+
+def _media_block(media: MediaAttachment) -> s.ContentBlock:
+    if isinstance(media, AudioAttachment):
+        data, mime_type = _media_payload(media, "audio file", AUDIO_TYPES)
+        return s.ContentBlockAudio(data=data, mime_type=mime_type)
+    data, mime_type = _media_payload(media, "image", IMAGE_TYPES)
+    uri = file_uri(media.path) if media.path else None
+    return s.ContentBlockImage(data=data, mime_type=mime_type, uri=uri)
 
 
 def _selection_blocks(selection: SelectionAttachment, embedded_context: bool) -> list[s.ContentBlock]:
@@ -164,18 +188,22 @@ def prompt_content(
 ) -> BuiltPrompt:
     """The user's text first (the `@path` mentions stay in it, so the agent reads where the user pointed),
     then one block (or two) per attachment in order. Raises `PromptRefused` for content the agent does
-    not accept: images without `promptCapabilities.image`."""
+    not accept: images without `promptCapabilities.image`, audio without `promptCapabilities.audio`."""
     blocks: list[s.ContentBlock] = []
     refs: list[str] = []
     if text:
         blocks.append(s.ContentBlockText(text=text))
-    images = [a for a in attachments if isinstance(a, ImageAttachment)]
-    if images and not caps.image:
-        names = ", ".join(image.name for image in images)
-        raise PromptRefused(
-            f"{agent_name} does not accept images ({names}); nothing was sent. "
-            "Remove the image (:AcpAttachClear) or mention the file without @."
-        )
+    for kind, accepted, noun, one in (
+        (ImageAttachment, caps.image, "images", "image"),
+        (AudioAttachment, caps.audio, "audio", "audio file"),
+    ):
+        refused = [a for a in attachments if isinstance(a, kind)]
+        if refused and not accepted:
+            names = ", ".join(media.name for media in refused)
+            raise PromptRefused(
+                f"{agent_name} does not accept {noun} ({names}); nothing was sent. "
+                f"Remove the {one} (:AcpAttachClear) or mention the file without @."
+            )
     seen: set[str] = set()
     for attachment in attachments:
         if isinstance(attachment, SelectionAttachment):
@@ -188,10 +216,11 @@ def prompt_content(
             seen.add(attachment.path)
             blocks.append(_file_link(attachment))
         else:
-            blocks.append(_image_block(attachment))
-            # Mentioned images already show as @name in the text; clipboard and :AcpAttachImage ones do not.
+            blocks.append(_media_block(attachment))
+            # Mentioned media already show as @name in the text; clipboard and :AcpAttach* ones do not.
             if "@" + attachment.name not in text:
-                refs.append(f"[image {attachment.name}]")
+                noun = "audio" if isinstance(attachment, AudioAttachment) else "image"
+                refs.append(f"[{noun} {attachment.name}]")
     shown = "\n".join(part for part in [text, " ".join(refs)] if part)
     return BuiltPrompt(blocks=blocks, shown=shown)
 

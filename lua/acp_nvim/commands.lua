@@ -57,6 +57,21 @@ local function attach_image(path)
   end
 end
 
+-- :AcpAttachAudio {path}: an audio file.
+---@param path string
+local function attach_audio(path)
+  local prompt = require("acp_nvim.prompt")
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  local mime = prompt.audio_type(full)
+  local problem = mime == nil and ("%s is not a WAV, MP3, Ogg, FLAC, M4A or AAC file"):format(path)
+    or vim.fn.filereadable(full) == 0 and ("cannot read %s"):format(path)
+  if problem then
+    vim.notify("acp.nvim: " .. problem, vim.log.levels.WARN, { title = "acp.nvim" })
+    return
+  end
+  prompt.attach({ kind = "audio", name = vim.fn.fnamemodify(full, ":t"), path = full, mime_type = mime })
+end
+
 function M.create()
   local acp = require("acp_nvim")
   local command = vim.api.nvim_create_user_command
@@ -101,6 +116,9 @@ function M.create()
     end,
     { nargs = "?", complete = "file", desc = "Attach an image file (or the clipboard's) to the next prompt" }
   )
+  command("AcpAttachAudio", function(args)
+    attach_audio(args.args)
+  end, { nargs = 1, complete = "file", desc = "Attach an audio file to the next prompt" })
   command("AcpAttachClear", function()
     require("acp_nvim.prompt").clear_attachments()
   end, { desc = "Drop the attachments of the next prompt" })

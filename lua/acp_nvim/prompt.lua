@@ -1,5 +1,5 @@
 -- The prompt window under the chat: write, send, walk the history, complete the agent's /commands and
--- @file mentions, and the attachments that go with the next prompt (buffers, selections, images).
+-- @file mentions, and the attachments that go with the next prompt (buffers, selections, images, audio).
 
 local M = {}
 
@@ -16,6 +16,16 @@ M.image_types = {
   jpeg = "image/jpeg",
   gif = "image/gif",
   webp = "image/webp",
+}
+
+--- Audio types by extension: an @mention of one of these is sent as audio (same table as the host's).
+M.audio_types = {
+  wav = "audio/wav",
+  mp3 = "audio/mpeg",
+  ogg = "audio/ogg",
+  flac = "audio/flac",
+  m4a = "audio/mp4",
+  aac = "audio/aac",
 }
 
 --- At most this many project files are listed for @ completion (a huge tree must not stall typing).
@@ -42,7 +52,7 @@ function M.history()
   return vim.deepcopy(history)
 end
 
----@type table[] attachments for the next prompt ({kind = "selection"|"image", ...}, see prompt.py)
+---@type table[] attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see prompt.py)
 local pending = {}
 
 ---@param message string
@@ -62,8 +72,8 @@ end
 ---@param attachment table
 ---@return string
 local function attachment_label(attachment)
-  if attachment.kind == "image" then
-    return "image " .. attachment.name
+  if attachment.kind == "image" or attachment.kind == "audio" then
+    return attachment.kind .. " " .. attachment.name
   end
   local name = vim.fn.fnamemodify(attachment.path, ":t")
   if attachment.whole then
@@ -115,6 +125,12 @@ function M.image_type(path)
   return M.image_types[(vim.fn.fnamemodify(path, ":e")):lower()]
 end
 
+---@param path string
+---@return string|nil mime type when `path` names an audio file acp.nvim sends as such
+function M.audio_type(path)
+  return M.audio_types[(vim.fn.fnamemodify(path, ":e")):lower()]
+end
+
 ---@param path string absolute
 ---@param cwd string
 ---@return string
@@ -140,7 +156,7 @@ end
 
 --- The files `text` mentions as `@path` (at the start or after white space), relative to `cwd`: existing
 --- files only, so an e-mail address or a decorator stays plain text. Trailing punctuation is not part of a
---- path unless a file has that name. Images become image attachments, anything else a file link.
+--- path unless a file has that name. Images and audio become media attachments, anything else a file link.
 ---@param text string
 ---@param cwd string|nil
 ---@return table[]
@@ -156,9 +172,13 @@ function M.mentions(text, cwd)
     if path ~= nil and not seen[path] then
       seen[path] = true
       local name = relative(path, cwd)
-      local mime = M.image_type(path)
-      if mime then
-        table.insert(found, { kind = "image", name = token, path = path, mime_type = mime, mention = true })
+      local image, audio = M.image_type(path), M.audio_type(path)
+      if image or audio then
+        local kind = image and "image" or "audio"
+        table.insert(
+          found,
+          { kind = kind, name = token, path = path, mime_type = image or audio, mention = true }
+        )
       else
         table.insert(found, { kind = "file", name = name, path = path, mention = true })
       end

@@ -217,6 +217,34 @@ def test_images_are_refused_without_the_capability(
     assert sent(nvim, tmp_path, schema) == [{"type": "text", "text": "what is this"}]
 
 
+def test_audio_from_a_command_and_a_mention(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
+    (tmp_path / "note.wav").write_bytes(b"RIFF-wav")
+    (tmp_path / "song.mp3").write_bytes(b"ID3-mp3")
+    start(nvim, tmp_path, {"audio": True})
+    nvim.api.command("AcpAttachAudio note.wav")
+    type_and_send(nvim, "transcribe @song.mp3")
+    assert sent(nvim, tmp_path, schema) == [
+        {"type": "text", "text": "transcribe @song.mp3"},
+        {"type": "audio", "data": base64.b64encode(b"RIFF-wav").decode(), "mimeType": "audio/wav"},
+        {"type": "audio", "data": base64.b64encode(b"ID3-mp3").decode(), "mimeType": "audio/mpeg"},
+    ]
+    nvim.wait_chat("transcribe @song.mp3\n[audio note.wav]")
+
+
+def test_audio_is_refused_without_the_capability(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
+    (tmp_path / "note.wav").write_bytes(b"RIFF-wav")
+    start(nvim, tmp_path, {"image": True})
+    type_and_send(nvim, "transcribe @note.wav")
+    nvim.wait(
+        "#vim.tbl_filter(function(n) return n.msg:find(args[1], 1, true) end, acp_test.notes) > 0",
+        15,
+        "does not accept audio (note.wav); nothing was sent",
+    )
+    assert prompts(tmp_path, schema) == []
+    nvim.api.command("AcpAttachAudio notes.txt")
+    assert "is not a WAV, MP3, Ogg, FLAC, M4A or AAC file" in nvim.notes()[-1]["msg"]
+
+
 def test_clipboard_image(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
     start(nvim, tmp_path, {"image": True})
     empty = tmp_path / "empty-bin"

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_nvim.nvim.prompt import (
-    MAX_IMAGE_BYTES,
+    MAX_MEDIA_BYTES,
+    AudioAttachment,
     FileAttachment,
     ImageAttachment,
     PromptRefused,
@@ -124,12 +125,34 @@ def test_images_refused_without_the_capability(tmp_path: Path) -> None:
         prompt_content("x", [ImageAttachment(name="a.png", path=str(path))], NONE, "Agent X")
 
 
+def test_audio_from_a_file(tmp_path: Path, schema: dict[str, Any]) -> None:
+    path = tmp_path / "note.MP3"
+    path.write_bytes(b"ID3 audio")
+    built = prompt_content("listen", [AudioAttachment(name="note.MP3", path=str(path))], ALL)
+    assert wire(built.blocks, schema)[1] == {
+        "type": "audio",
+        "data": base64.b64encode(b"ID3 audio").decode(),
+        "mimeType": "audio/mpeg",
+    }
+    assert built.shown == "listen\n[audio note.MP3]"
+
+
+def test_audio_refused_without_the_capability(tmp_path: Path) -> None:
+    path = tmp_path / "a.wav"
+    path.write_bytes(b"RIFF")
+    caps = s.PromptCapabilities(image=True)
+    with pytest.raises(PromptRefused, match=r"Agent X does not accept audio \(a.wav\); nothing was sent"):
+        prompt_content("x", [AudioAttachment(name="a.wav", path=str(path))], caps, "Agent X")
+    with pytest.raises(PromptRefused, match="is not an audio"):
+        prompt_content("x", [AudioAttachment(name="a.png", path=str(tmp_path / "a.png"))], ALL)
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
         ("missing.png", None, "cannot read image missing.png"),
         ("notes.txt", b"x", "is not an image"),
-        ("big.png", b"\0" * (MAX_IMAGE_BYTES + 1), "too large"),
+        ("big.png", b"\0" * (MAX_MEDIA_BYTES + 1), "too large"),
     ],
 )
 def test_bad_images_are_refused(tmp_path: Path, name: str, content: bytes | None, message: str) -> None:
