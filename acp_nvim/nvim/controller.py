@@ -179,10 +179,18 @@ class Controller:
             self.notify("no session: start an agent with :AcpStart", WARN)
         return session
 
+    def session_for(self, session_id: str | None) -> ChatSession | None:
+        """The session of the chat a command comes from (`session_id`), else the current one; silently."""
+        return self.sessions.get(session_id) if session_id else self.session
+
+    def run_for(self, session_id: str | None) -> AgentRun | None:
+        """The agent of the chat a command comes from (`session_id`), else the current one; running or not."""
+        session = self.session_for(session_id)
+        return self.agents.get(session.agent) if session is not None else self.current_run()
+
     def target_run(self, session_id: str | None) -> AgentRun | None:
-        """The agent a command is for: the target session's, else the current agent (running)."""
-        session = self.sessions.get(session_id) if session_id else self.session
-        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        """The agent a command is for (see `run_for`), when it is running. Says why when there is none."""
+        run = self.run_for(session_id)
         if run is None or run.connection is None:
             self.notify("no agent is running: start one with :AcpStart", WARN)
             return None
@@ -460,8 +468,7 @@ class Controller:
 
     async def stop(self, session_id: str | None = None) -> None:
         """Stops the current agent (the one of the chat the cursor is in)."""
-        session = self.sessions.get(session_id) if session_id else self.session
-        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        run = self.run_for(session_id)
         if run is not None:
             await self._stop_run(run, f"{run.display_name} was stopped: this session ended")
         self.push_status()
@@ -571,7 +578,7 @@ class Controller:
     ) -> None:
         """:AcpSessions: on the agent of the target chat, else the agent `raw_spec` names (started without a
         session when it is not running)."""
-        session = self.sessions.get(session_id) if session_id else self.session
+        session = self.session_for(session_id)
         run = self.agents.get(session.agent) if session is not None else None
         if run is None:
             spec = self._spec(raw_spec)
@@ -627,8 +634,7 @@ class Controller:
         extra = self.session_commands.extra_directories
         if path not in extra:
             extra.append(path)
-        session = self.sessions.get(session_id) if session_id else self.session
-        run = self.agents.get(session.agent) if session is not None else self.current_run()
+        run = self.run_for(session_id)
         agent = run.connection if run is not None else None
         caps = agent.capabilities.session_capabilities if agent is not None else None
         if agent is not None and (caps is None or caps.additional_directories is None):
@@ -698,7 +704,7 @@ class Controller:
             session.renderer.flush()
 
     async def cancel(self, session_id: str | None = None) -> None:
-        session = self.sessions.get(session_id) if session_id else self.session
+        session = self.session_for(session_id)
         if session is None or not session.in_turn:
             return
         run = self.agents.get(session.agent)
