@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import msgpack  # type: ignore[import-untyped]
+import msgspec
 
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
@@ -46,7 +47,8 @@ class EncodingBridge:
         self.calls += 1
         self.bytes += len(msgpack.packb([2, "nvim_exec_lua", [code, list(args)]]))
         if code.startswith("require('acp_nvim.chat').apply") and self.needle:
-            for op in args[1]:
+            # The ops travel as JSON chunks (acp_nvim/nvim/render.py); decoding them is not the host's cost.
+            for op in (op for chunk in args[1] for op in msgspec.json.decode(chunk)):
                 if (op.get("op") == "append" and op["text"].endswith(self.needle)) or (
                     op.get("op") == "add"
                     and op["item"]["lines"][-1].get("s", [[""]])[-1][0].endswith(self.needle)

@@ -42,28 +42,40 @@ HEADERS = {"user": ("You", "AcpChatUser"), "thought": ("Thinking", "AcpChatThoug
 RAW_OUTPUT_MAX_LINES = 20
 
 
+STATUS_GROUPS = {
+    "pending": "AcpChatStatusPending",
+    "in_progress": "AcpChatStatusRunning",
+    "completed": "AcpChatStatusDone",
+    "failed": "AcpChatStatusFailed",
+    "cancelled": "AcpChatStatusCancelled",
+}
+PLAN_GROUPS = {"completed": "AcpChatPlanDone", "in_progress": "AcpChatPlanRunning"}
+
+# The builders below run for every item of a replayed history (5,000 items for 10,000 updates): they build
+# the dicts and lists directly rather than through a helper per line (a fifth less of the time of `ops_for`).
+
+
 def _line(*segments: tuple[str, str]) -> Line:
     return {"s": [[text, group] for text, group in segments]}
 
 
 def _text_lines(text: str, indent: str = "", group: str = "") -> list[Line]:
-    return [_line((indent + part, group)) for part in text.split("\n")]
+    if indent:
+        return [{"s": [[indent + part, group]]} for part in text.split("\n")]
+    return [{"s": [[part, group]]} for part in text.split("\n")]
 
 
 def status_group(status: str) -> str:
-    return {
-        "pending": "AcpChatStatusPending",
-        "in_progress": "AcpChatStatusRunning",
-        "completed": "AcpChatStatusDone",
-        "failed": "AcpChatStatusFailed",
-        "cancelled": "AcpChatStatusCancelled",
-    }.get(status, "AcpChatStatusPending")
+    return STATUS_GROUPS.get(status, "AcpChatStatusPending")
 
 
 def message_view(item: MessageItem, agent_name: str) -> list[Line]:
-    title, group = HEADERS.get(item.role, (agent_name, "AcpChatAgent"))
-    body_group = "AcpChatThought" if item.role == "thought" else ""
-    return [_line(("▍ " + title, group)), *_text_lines(item.text, group=body_group)]
+    role = item.role
+    title, group = HEADERS.get(role, (agent_name, "AcpChatAgent"))
+    body_group = "AcpChatThought" if role == "thought" else ""
+    lines: list[Line] = [{"s": [["▍ " + title, group]]}]
+    lines.extend([{"s": [[part, body_group]]} for part in item.text.split("\n")])
+    return lines
 
 
 def tool_call_view(item: ToolCallItem) -> list[Line]:
@@ -71,12 +83,14 @@ def tool_call_view(item: ToolCallItem) -> list[Line]:
     group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
     icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
     lines: list[Line] = [
-        _line(
-            ("  " + icon + " ", group),
-            (item.title, "AcpChatToolTitle"),
-            ("  " + item.kind, "AcpChatToolKind"),
-            ("  " + status.replace("_", " "), group),
-        )
+        {
+            "s": [
+                ["  " + icon + " ", group],
+                [item.title, "AcpChatToolTitle"],
+                ["  " + item.kind, "AcpChatToolKind"],
+                ["  " + status.replace("_", " "), group],
+            ]
+        }
     ]
     for location in item.locations:
         where = location.path + (f":{location.line}" if location.line else "")
@@ -94,17 +108,14 @@ def tool_call_view(item: ToolCallItem) -> list[Line]:
 
 
 def plan_view(item: PlanItem) -> list[Line]:
-    lines = [_line(("▍ Plan", "AcpChatPlan"))]
+    lines: list[Line] = [{"s": [["▍ Plan", "AcpChatPlan"]]}]
     for entry in item.entries:
-        group = {
-            "completed": "AcpChatPlanDone",
-            "in_progress": "AcpChatPlanRunning",
-        }.get(entry.status, "AcpChatPlanPending")
+        group = PLAN_GROUPS.get(entry.status, "AcpChatPlanPending")
         mark = PLAN_MARKS.get(entry.status, "[ ]")
-        segments = [("  " + mark + " ", group), (entry.content, group)]
+        segments = [["  " + mark + " ", group], [entry.content, group]]
         if entry.priority == "high":
-            segments.append(("  !", "AcpChatPlanHigh"))
-        lines.append(_line(*segments))
+            segments.append(["  !", "AcpChatPlanHigh"])
+        lines.append({"s": segments})
     return lines
 
 
@@ -126,6 +137,8 @@ def notice_view(item: NoticeItem) -> list[Line]:
 def item_view(item: Item, agent_name: str) -> dict[str, Any]:
     kind: str
     lines: list[Line]
+    if type(item) is MessageItem:
+        return {"id": item.key, "kind": item.role, "lines": message_view(item, agent_name)}
     if isinstance(item, MessageItem):
         kind, lines = item.role, message_view(item, agent_name)
     elif isinstance(item, ToolCallItem):
@@ -187,11 +200,10 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
 
 def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
     """The smallest batch that brings the chat from the previous flush to `state`."""
-    ops: list[Op] = []
-    for key in changes.added:
-        ops.append({"op": "add", "item": item_view(state.item(key), agent_name)})
+    item = state.item
+    ops: list[Op] = [{"op": "add", "item": item_view(item(key), agent_name)} for key in changes.added]
     for key in changes.replaced:
-        ops.append({"op": "replace", "item": item_view(state.item(key), agent_name)})
+        ops.append({"op": "replace", "item": item_view(item(key), agent_name)})
     for key, pieces in changes.appended.items():
         ops.append({"op": "append", "id": key, "text": "".join(pieces)})
     if changes.meta:

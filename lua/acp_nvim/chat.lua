@@ -32,7 +32,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field modes table[]
 ---@field prompt_buf integer|nil
 ---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
----@field queue {ops: table[], next: integer}[]|nil ops not applied yet (see M.apply)
+---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see M.apply)
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 
@@ -130,20 +130,44 @@ local function draw(item)
       table.insert(out.hls, { #out.lines - 1, 0, #text, "AcpChatTerminal" })
       table.insert(out.terms, { #out.lines - 1, line.term })
     else
-      local parts, col = {}, 0
-      for _, segment in ipairs(line.s or {}) do
-        local text, group = segment[1], segment[2]
-        -- A newline inside a segment would break the line/row bookkeeping.
-        text = text:gsub("\n", " ")
-        table.insert(parts, text)
-        if group ~= "" and #text > 0 then
-          table.insert(out.hls, { #out.lines, col, col + #text, group })
+      local segments = line.s or {}
+      local row, hls = #out.lines, out.hls
+      local text
+      if #segments == 1 then
+        -- Most lines (message text) are one segment: no concatenation.
+        text = segments[1][1]
+        if text:find("\n", 1, true) then
+          text = text:gsub("\n", " ")
         end
-        col = col + #text
+        local group = segments[1][2]
+        if group ~= "" and #text > 0 then
+          hls[#hls + 1] = { row, 0, #text, group }
+        end
+      else
+        local parts, col = {}, 0
+        for i, segment in ipairs(segments) do
+          local part, group = segment[1], segment[2]
+          -- A newline inside a segment would break the line/row bookkeeping.
+          if part:find("\n", 1, true) then
+            part = part:gsub("\n", " ")
+          end
+          parts[i] = part
+          if group ~= "" and #part > 0 then
+            local last = hls[#hls]
+            if last ~= nil and last[1] == row and last[3] == col and last[4] == group then
+              -- Adjacent segments of one group (a plan entry's mark and text): one highlight.
+              last[3] = col + #part
+            else
+              hls[#hls + 1] = { row, col, col + #part, group }
+            end
+          end
+          col = col + #part
+        end
+        text = table.concat(parts)
       end
-      table.insert(out.lines, table.concat(parts))
+      out.lines[row + 1] = text
       if line.loc then
-        table.insert(out.locs, { #out.lines - 1, line.loc })
+        table.insert(out.locs, { row, line.loc })
       end
     end
   end
@@ -170,8 +194,10 @@ end
 ---@param drawn AcpDrawn
 local function decorate(chat, first, drawn)
   local buf = chat.buf
+  local opts = {}
   for _, hl in ipairs(drawn.hls) do
-    api.nvim_buf_set_extmark(buf, ns_hl, first + hl[1], hl[2], { end_col = hl[3], hl_group = hl[4] })
+    opts.end_col, opts.hl_group = hl[3], hl[4]
+    api.nvim_buf_set_extmark(buf, ns_hl, first + hl[1], hl[2], opts)
   end
   for _, loc in ipairs(drawn.locs) do
     local id = api.nvim_buf_set_extmark(buf, ns_loc, first + loc[1], 0, {})
@@ -318,6 +344,32 @@ end
 
 -- ---- the host's entry points ----------------------------------------------------------------------------
 
+--- The chat of a session reloaded after a restart: emptied, so the agent's replay draws the transcript again
+--- in the same buffer and windows. Without a chat (wiped meanwhile) a new one is created. What was still
+--- queued for the old session is dropped; the redraw guards stay as they were (the replay is as large).
+---@param session_id string
+---@param info table {agent, display_name, cwd}
+function M.reset(session_id, info)
+  local chat = M.chats[session_id]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    M.chats[session_id] = nil
+    M.create(session_id, info)
+    return
+  end
+  local buf = chat.buf
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  vim.bo[buf].modifiable = false
+  -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
+  api.nvim_buf_clear_namespace(buf, -1, 0, -1)
+  chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
+  chat.empty = true
+  chat.item_at_cache = nil
+  chat.queue = nil
+  chat.agent, chat.display_name = info.agent, info.display_name
+  M.current = session_id
+end
+
 --- A new session: its (hidden) chat buffer, opened when chat.open_on_start.
 ---@param session_id string
 ---@param info table {agent, display_name, cwd}
@@ -366,8 +418,11 @@ end
 -- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
 -- editor for a third of a second).
 M.budget_ns = 4e6
--- New items drawn per buffer change (between two looks at the budget).
+-- New items drawn per buffer change, at most (between two looks at the budget).
 local ADD_RUN = 200
+-- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
+-- of the tick's budget, so one slice of a replayed history does not overrun it several times over.
+local add_cost_ns = 20e3
 --- Keeps a large chat cheap to redraw (options chat.highlight_max_bytes and chat.long_line_bytes).
 ---
 --- Past `highlight_max_bytes` the chat's markdown highlighting (tree-sitter, started by the ftplugin) is
@@ -449,14 +504,26 @@ function M._drain(chat)
   local queue = chat.queue
   while queue[1] ~= nil and vim.uv.hrtime() - started < M.budget_ns do
     local batch = queue[1]
+    if batch.ops == nil then
+      -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall.
+      local ok, decoded = pcall(vim.json.decode, batch.json)
+      batch.json = nil
+      if not ok or type(decoded) ~= "table" then
+        render_error(decoded)
+        decoded = {}
+      end
+      batch.ops = decoded
+    end
     local ops, i = batch.ops, batch.next
     local op = ops[i]
     if op == nil then
       table.remove(queue, 1)
     elseif op.op == "add" and chat.items[op.item.id] == nil then
       -- A run of new items: one buffer change for all of them.
+      local left = M.budget_ns - (vim.uv.hrtime() - started)
+      local limit = math.max(1, math.min(ADD_RUN, math.floor(left / add_cost_ns)))
       local run, seen = {}, {}
-      while op ~= nil and op.op == "add" and #run < ADD_RUN do
+      while op ~= nil and op.op == "add" and #run < limit do
         local id = op.item.id
         if chat.items[id] ~= nil or seen[id] then
           break
@@ -467,10 +534,13 @@ function M._drain(chat)
         op = ops[i]
       end
       batch.next = i
+      local run_started = vim.uv.hrtime()
       local ok, err = pcall(add_items, chat, run)
       if not ok then
         render_error(err)
       end
+      -- Averaged with what was known, so one slow run (a garbage collection) does not shrink the next ones.
+      add_cost_ns = (add_cost_ns + (vim.uv.hrtime() - run_started) / #run) / 2
     else
       batch.next = i + 1
       local ok, err = pcall(apply_op, chat, op)
@@ -505,24 +575,42 @@ local function continue_later(chat)
   end)
 end
 
+---@param session_id string
+---@param batches table[] queue entries
+local function enqueue(session_id, batches)
+  local chat = M.chats[session_id]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  if chat.queue ~= nil then
+    vim.list_extend(chat.queue, batches)
+    return
+  end
+  chat.queue = batches
+  if not M._drain(chat) then
+    continue_later(chat)
+  end
+end
+
 --- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append", id, text} | {op="meta"}.
 --- Within the tick's budget at once; the rest on the next ticks, always in order (a batch arriving while an
 --- earlier one is unfinished waits behind it).
 ---@param session_id string
 ---@param ops table[]
 function M.apply(session_id, ops)
-  local chat = M.chats[session_id]
-  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
-    return
+  enqueue(session_id, { { ops = ops, next = 1 } })
+end
+
+--- `M.apply` of ops sent as JSON: each chunk a JSON array of ops, decoded when the drain reaches it. What the
+--- host sends (see acp_nvim/nvim/render.py).
+---@param session_id string
+---@param chunks string[]
+function M.apply_json(session_id, chunks)
+  local batches = {}
+  for i, json in ipairs(chunks) do
+    batches[i] = { json = json, next = 1 }
   end
-  if chat.queue ~= nil then
-    table.insert(chat.queue, { ops = ops, next = 1 })
-    return
-  end
-  chat.queue = { { ops = ops, next = 1 } }
-  if not M._drain(chat) then
-    continue_later(chat)
-  end
+  enqueue(session_id, batches)
 end
 
 --- Whether a chat has ops still waiting for a later tick (tests, benchmarks).

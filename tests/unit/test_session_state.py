@@ -269,8 +269,9 @@ async def test_ten_thousand_chunks_cost_tens_of_calls() -> None:
     assert 1 <= len(bridge.calls) <= 100
     text = "".join(
         op["text"] if op["op"] == "append" else op["item"]["lines"][1]["s"][0][0]
-        for _, (_, ops) in bridge.calls
-        for op in ops
+        for _, (_, chunks) in bridge.calls
+        for chunk in chunks
+        for op in msgspec.json.decode(chunk)
     )
     assert text == "".join(f"w{n} " for n in range(10_000))
 
