@@ -11,7 +11,10 @@ The prompt's text picks the show:
 - ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
   ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends.
 
-``session/load`` replays a history of ``ACP_FLOOD_HISTORY`` updates (default 10,000) before answering.
+It advertises ``loadSession`` and ``session/list``: the list (of any directory, the one asked for) holds
+``ACP_FLOOD_STORED`` sessions (default 20) ``stored-1``, ``stored-2``, ... so that each of several loads in
+one Neovim opens a new chat, and ``session/load`` of any of them replays, with the loaded session's id, the
+``history N`` updates for N = ``ACP_FLOOD_HISTORY`` (default 10,000) before answering.
 Every line is built up front and written in large batches, so the agent itself costs as little as possible:
 the benchmark measures the client. The fs and terminal shows time their requests from here (the agent's side
 of the wire, the same for every client) and append one JSON object per show to the file named by
@@ -152,6 +155,20 @@ def history(session_id: str, count: int) -> list[bytes]:
     return lines[:count]
 
 
+def stored_sessions(cwd: str) -> list[dict[str, Any]]:
+    """What ``session/list`` answers: sessions whose load replays a `history` of ACP_FLOOD_HISTORY updates."""
+    count = int(os.environ.get("ACP_FLOOD_HISTORY", "10000"))
+    return [
+        {
+            "sessionId": f"stored-{k}",
+            "cwd": cwd,
+            "title": f"Flood history {k} ({count:,} updates)",
+            "updatedAt": f"2025-01-01T{k % 24:02d}:00:00Z",
+        }
+        for k in range(1, int(os.environ.get("ACP_FLOOD_STORED", "20")) + 1)
+    ]
+
+
 def _write(lines: list[bytes]) -> None:
     out = sys.stdout.buffer
     for start in range(0, len(lines), WRITE_BATCH):
@@ -269,13 +286,15 @@ def main() -> None:
                 request_id,
                 {
                     "protocolVersion": 1,
-                    "agentCapabilities": {"loadSession": True},
+                    "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
                     "agentInfo": {"name": "flood", "title": "Flood agent", "version": "1.0"},
                 },
             )
         elif method == "session/new":
             sessions += 1
             _respond(request_id, {"sessionId": f"flood-{sessions}"})
+        elif method == "session/list":
+            _respond(request_id, {"sessions": stored_sessions(params.get("cwd") or os.getcwd())})
         elif method == "session/load":
             _write(history(params["sessionId"], int(os.environ.get("ACP_FLOOD_HISTORY", "10000"))))
             _respond(request_id, {})

@@ -124,7 +124,9 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: fl
 class Neovim:
     """A headless Neovim with acp.nvim set up, the flood agent configured, and the bench's Lua hooks."""
 
-    def __init__(self, workdir: Path, agent_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workdir: Path, agent_env: dict[str, str] | None = None, options: dict[str, Any] | None = None
+    ) -> None:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.socket = str(workdir / "nvim.sock")
@@ -147,6 +149,7 @@ class Neovim:
                 }
             },
             "default_agent": "flood",
+            **(options or {}),
         }
         if not self.lua("return require('acp_nvim').setup(...)", opts):
             raise RuntimeError(f"setup failed: {self.lua('return acp_bench.notes')}")

@@ -19,6 +19,8 @@ local function reset()
   B.counting = false
   B.t0, B.t_done = nil, nil
   B.needle = nil
+  B.session = nil
+  B.t_pick = nil
   B.applies, B.host_calls = 0, 0
   B.applies_at_done, B.host_calls_at_done = nil, nil
   B.apply_ns, B.apply_max_ns = 0, 0
@@ -53,6 +55,12 @@ chat.apply = function(session_id, ops)
   B.applies = B.applies + 1
   return real_apply(session_id, ops)
 end
+-- The host's entry point (ops as JSON chunks); counted as chat.apply calls too.
+local real_apply_json = chat.apply_json
+chat.apply_json = function(session_id, chunks)
+  B.applies = B.applies + 1
+  return real_apply_json(session_id, chunks)
+end
 
 -- The work itself: chat.apply drains its queue within a per-tick budget and continues on later ticks, so the
 -- timing (per tick) and the done check wrap the drain, wherever it is called from.
@@ -66,7 +74,7 @@ chat._drain = function(c)
   if spent > B.apply_max_ns then
     B.apply_max_ns = spent
   end
-  if B.needle ~= nil and B.t_done == nil and finished then
+  if B.needle ~= nil and B.t_done == nil and finished and (B.session == nil or c.session_id == B.session) then
     local last = vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1] or ""
     if last:sub(-#B.needle) == B.needle then
       B.t_done = now
@@ -85,9 +93,33 @@ function B.arm(needle, text)
   B.counting = true
 end
 
+--- Starts a measured session load the way a user does it: :AcpSessions, its picker answered with
+--- `session_id` (the next vim.ui.select only). The start time is taken in the same Lua call that runs
+--- :AcpSessions, so the session/list round trip and the picker count too; the done check looks at that
+--- session's chat only (earlier loads of the same history end with the same text).
+function B.arm_load(needle, session_id)
+  reset()
+  B.needle, B.session = needle, session_id
+  local real_select = vim.ui.select
+  vim.ui.select = function(items, _, on_choice)
+    vim.ui.select = real_select
+    B.t_pick = uv.hrtime()
+    for _, item in ipairs(items) do
+      if item.id == session_id then
+        return on_choice(item)
+      end
+    end
+    on_choice(nil)
+  end
+  B.t0 = uv.hrtime()
+  vim.cmd("AcpSessions")
+  B.counting = true
+end
+
 function B.record()
   return {
     t0 = B.t0,
+    t_pick = B.t_pick,
     t_done = B.t_done,
     applies = B.applies,
     host_calls = B.host_calls,
