@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.nvim.bridge import INFO, WARN
 from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
 
@@ -25,7 +26,6 @@ log = logging.getLogger("acp_nvim.auth")
 
 T = TypeVar("T")
 AUTH_REQUIRED = -32000
-WARN, INFO = 3, 2
 
 
 class AuthAbandoned(Exception):

@@ -16,6 +16,9 @@ import anyio.from_thread
 
 log = logging.getLogger("acp_nvim.bridge")
 
+#: vim.log.levels, for what the host shows with vim.notify.
+ERROR, WARN, INFO = 4, 3, 2
+
 
 class NvimLike(Protocol):
     """The part of pynvim's `Nvim` the bridge uses (pynvim itself is untyped)."""

@@ -28,7 +28,7 @@ from acp_nvim.client.session import NoticeLevel, SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.auth import AuthFlow
-from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.bridge import ERROR, INFO, WARN, Bridge
 from acp_nvim.nvim.editor import NvimEditor
 from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
@@ -46,7 +46,6 @@ State = Literal["stopped", "starting", "ready", "running", "awaiting_permission"
 AgentState = Literal["stopped", "starting", "ready", "error"]
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
-ERROR, WARN, INFO = 4, 3, 2
 # Updates for a session whose session/new answer is still on its way (at most this many are kept).
 EARLY_UPDATES_MAX = 1000
 
@@ -137,7 +136,7 @@ class ChatSession:
 
 class Controller:
     def __init__(self, bridge: Bridge, spawn: Spawn) -> None:
-        self._bridge = bridge
+        self.bridge = bridge
         self._spawn = spawn
         self.agents: dict[str, AgentRun] = {}
         self.sessions: dict[str, ChatSession] = {}
@@ -253,10 +252,10 @@ class Controller:
         }
 
     def push_status(self) -> None:
-        self._bridge.lua("require('acp_nvim.status').set(...)", self.status())
+        self.bridge.lua("require('acp_nvim.status').set(...)", self.status())
 
     def notify(self, message: str, level: int = ERROR) -> None:
-        self._bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})
+        self.bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})
 
     def _set_run_state(self, run: AgentRun, state: AgentState, error: str | None = None) -> None:
         run.state, run.error = state, error
@@ -505,14 +504,14 @@ class Controller:
         state = SessionState(session_id)
         if title:
             state.apply(s.SessionUpdateSessionInfoUpdate(title=title))
-        renderer = ChatRenderer(self._bridge, state, run.display_name, self._spawn)
+        renderer = ChatRenderer(self.bridge, state, run.display_name, self._spawn)
         session = ChatSession(session_id, run.name, cwd, directories, state, renderer)
         self.sessions[session_id] = session
         info = {"agent": run.name, "display_name": run.display_name, "cwd": cwd}
         if clear_chat:
-            self._bridge.lua("require('acp_nvim.sessions').reset(...)", session_id, info)
+            self.bridge.lua("require('acp_nvim.chat').reset(...)", session_id, info)
         else:
-            self._bridge.lua("require('acp_nvim.chat').create(...)", session_id, info)
+            self.bridge.lua("require('acp_nvim.chat').create(...)", session_id, info)
         for update in self._early.pop(session_id, []):
             state.apply(update)
         renderer.flush()
@@ -535,7 +534,7 @@ class Controller:
         """A session that failed to open (or closed): forgotten, its chat removed when asked."""
         self._forget(session_id)
         if destroy_chat:
-            self._bridge.lua("require('acp_nvim.sessions').destroy(...)", session_id)
+            self.bridge.lua("require('acp_nvim.chat').destroy(...)", session_id)
         self.push_status()
 
     async def close_session(self, session_id: str) -> None:
@@ -669,7 +668,7 @@ class Controller:
             return
         from acp_nvim.nvim.prompt import build_prompt  # a prompt's needs (mimetypes, base64) wait for one
 
-        built = build_prompt(text, raw_selections, agent, self._bridge.lua)
+        built = build_prompt(text, raw_selections, agent, self.bridge.lua)
         if built is None:
             return
         blocks = built.blocks

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class NvimEditor:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
-        bridge = controller._bridge
+        bridge = controller.bridge
         self.options = EditorOptions()
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
         self.files = FileService(bridge, self.guard, lambda: self.options)

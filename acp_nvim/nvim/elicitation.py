@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from acp_nvim.nvim.bridge import INFO
 from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
@@ -32,7 +33,6 @@ log = logging.getLogger("acp_nvim.elicitation")
 ASK = "require('acp_nvim.elicitation').ask(...)"
 CLOSE = "require('acp_nvim.elicitation').close(...)"
 NOTIFY = "vim.notify(...)"
-INFO = 2
 #: How often a form is asked when the content fails validation here.
 ATTEMPTS = 2
 

@@ -16,6 +16,7 @@ import msgspec
 from acp_nvim.client.agent import Unsupported
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.nvim.bridge import WARN
 from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("acp_nvim.modes")
 
-WARN = 3
 TRUE_WORDS = {"true", "on", "yes", "1"}
 FALSE_WORDS = {"false", "off", "no", "0"}
 

@@ -24,6 +24,7 @@ from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.client.session import NoticeLevel
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.nvim.auth import AuthAbandoned
+from acp_nvim.nvim.bridge import INFO, WARN
 from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("acp_nvim.sessions")
 
-WARN, INFO = 3, 2
 SESSION_TIMEOUT = 60.0
 Action = Literal["open", "delete"]
 
@@ -76,6 +76,15 @@ def _failure(err: Exception) -> str:
     """Why a load or resume failed, for the user: the agent's message, or what went wrong on our side (a
     timeout's str() is empty)."""
     return err.message if isinstance(err, RpcError) else str(err) or "timed out"
+
+
+def _reload_mode(run: AgentRun, agent: AgentConnection) -> Literal["load", "resume"] | None:
+    """How a stored session is reopened on this agent: load (history replayed) when it can, resume (no
+    replay) when it can only do that or `sessions.prefer_resume` says so; None when it can do neither."""
+    can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
+    if can_resume and (run.spec.prefer_resume or not can_load):
+        return "resume"
+    return "load" if can_load else None
 
 
 def session_label(info: s.SessionInfo, open_here: bool) -> str:
@@ -152,12 +161,23 @@ class SessionCommands:
         if agent is None:
             return None
         session = self._c.open_chat(run, response.session_id, cwd, self._sent_directories(agent, directories))
-        session.state.set_modes(response.modes)
-        session.state.set_config_options(response.config_options, announce=False)
-        session.renderer.flush()
-        self._c.push_status()
+        self._opened(session, response)
         await self._c.modes.apply_defaults(session, run.spec)
         return session
+
+    def _opened(
+        self,
+        session: ChatSession,
+        response: s.NewSessionResponse | s.LoadSessionResponse | s.ResumeSessionResponse,
+        notice: str | None = None,
+    ) -> None:
+        """What every way of opening a session ends with: the modes and options it came with, shown."""
+        session.state.set_modes(response.modes)
+        session.state.set_config_options(response.config_options, announce=False)
+        if notice:
+            session.state.add_notice(notice)
+        session.renderer.flush()
+        self._c.push_status()
 
     # ---- stored sessions ---------------------------------------------------------------------------
 
@@ -219,13 +239,12 @@ class SessionCommands:
         if known is not None:
             if known.agent == run.name:
                 self._c.use(session_id)
-                self._c._bridge.lua("require('acp_nvim.chat').open(...)", session_id)
+                self._c.bridge.lua("require('acp_nvim.chat').open(...)", session_id)
                 return known
             self._c.notify(f"session {session_id} is already open with agent {known.agent}")
             return None
-        can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
-        resume = can_resume and (run.spec.prefer_resume or not can_load)
-        if not (can_load or can_resume):
+        mode = _reload_mode(run, agent)
+        if mode is None:
             self._c.notify(f"{run.display_name} can neither load nor resume sessions", WARN)
             return None
         cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
@@ -235,23 +254,17 @@ class SessionCommands:
             run, session_id, cwd, self._sent_directories(agent, directories), info.title
         )
 
-        verb = "resume" if resume else "load"
         try:
-            response = await self._reload(run, session_id, cwd, servers, directories, resume)
+            response = await self._reload(run, session_id, cwd, servers, directories, mode)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
             why = _failure(err)
             self._c.drop_session(session_id, destroy_chat=True)
-            self._c.notify(f"{run.display_name} could not {verb} the session: {why}")
+            self._c.notify(f"{run.display_name} could not {mode} the session: {why}")
             return None
-        state = session.state
-        state.set_modes(response.modes)
-        state.set_config_options(response.config_options, announce=False)
-        if resume:
-            state.add_notice(f"Resumed session {info.title or session_id} (its history is not replayed)")
-        session.renderer.flush()
-        self._c.push_status()
+        resumed = f"Resumed session {info.title or session_id} (its history is not replayed)"
+        self._opened(session, response, resumed if mode == "resume" else None)
         return session
 
     async def _reload(
@@ -261,14 +274,14 @@ class SessionCommands:
         cwd: str,
         servers: list[s.McpServer],
         directories: list[str],
-        resume: bool,
+        mode: Literal["load", "resume"],
     ) -> s.LoadSessionResponse | s.ResumeSessionResponse:
         """Loads or resumes a stored session, through the auth flow (which authenticates and retries when the
         agent asks for it); raises what the request raised."""
 
         async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
             with anyio.fail_after(SESSION_TIMEOUT):
-                if resume:
+                if mode == "resume":
                     return await agent.resume_session(session_id, cwd, servers, directories)
                 return await agent.load_session(session_id, cwd, servers, directories)
 
@@ -283,8 +296,8 @@ class SessionCommands:
         if agent is None:
             return None
         name = run.display_name
-        can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
-        if not (can_load or can_resume):
+        mode = _reload_mode(run, agent)
+        if mode is None:
             for old in sessions:
                 self._tell(
                     old, f"{name} restarted; it can neither load nor resume sessions, so this one ended"
@@ -296,10 +309,9 @@ class SessionCommands:
                     f"{name} restarted; it can neither load nor resume sessions: this is a new session",
                 )
             return session
-        resume = can_resume and (run.spec.prefer_resume or not can_load)
         first: ChatSession | None = None
         for old in sessions:
-            reopened = await self._reopen_one(run, agent, old, resume)
+            reopened = await self._reopen_one(run, agent, old, mode)
             if run.connection is None:
                 return first
             first = first or reopened
@@ -313,7 +325,7 @@ class SessionCommands:
         session.renderer.flush()
 
     async def _reopen_one(
-        self, run: AgentRun, agent: AgentConnection, old: ChatSession, resume: bool
+        self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: Literal["load", "resume"]
     ) -> ChatSession | None:
         session_id = old.session_id
         if session_id in self._c.sessions:
@@ -321,16 +333,15 @@ class SessionCommands:
         directories = self.directories(run, old.directories)
         servers = self.mcp_servers(run, agent)
         sent = self._sent_directories(agent, directories)
-        if resume:
+        if mode == "resume":
             old.directories = sent
             self._c.reattach(run, old)
             session = old
         else:
             session = self._c.open_chat(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
 
-        verb = "resume" if resume else "load"
         try:
-            response = await self._reload(run, session_id, old.cwd, servers, directories, resume)
+            response = await self._reload(run, session_id, old.cwd, servers, directories, mode)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
@@ -338,14 +349,8 @@ class SessionCommands:
             # The chat stays (it is the user's record of the session); only the session is gone.
             self._c.drop_session(session_id, destroy_chat=False)
             self._tell(
-                session, f"{run.display_name} could not {verb} this session after the restart: {why}", "error"
+                session, f"{run.display_name} could not {mode} this session after the restart: {why}", "error"
             )
             return None
-        state = session.state
-        state.set_modes(response.modes)
-        state.set_config_options(response.config_options, announce=False)
-        if resume:
-            state.add_notice("Resumed after restart")
-        session.renderer.flush()
-        self._c.push_status()
+        self._opened(session, response, "Resumed after restart" if mode == "resume" else None)
         return session

@@ -370,6 +370,45 @@ function M.reset(session_id, info)
   M.current = session_id
 end
 
+--- Removes a chat the host gave up on (a session that failed to load), without closing its session.
+---@param session_id string
+function M.destroy(session_id)
+  local chat = M.chats[session_id]
+  if chat == nil then
+    return
+  end
+  M.chats[session_id] = nil
+  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
+    if buf and api.nvim_buf_is_valid(buf) then
+      pcall(api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+end
+
+--- The user wiped (or deleted) a chat buffer: the chat is forgotten, its prompt window goes with it.
+--- Returns the session id of the chat, or nil when `buf` was no chat.
+---@param buf integer
+---@return string|nil
+function M.forget_buf(buf)
+  for session_id, chat in pairs(M.chats) do
+    if chat.buf == buf then
+      M.chats[session_id] = nil
+      if M.current == session_id then
+        M.current = nil
+      end
+      local prompt = chat.prompt_buf
+      if prompt and api.nvim_buf_is_valid(prompt) then
+        -- Scheduled: not from inside the wipe autocommand of another buffer.
+        vim.schedule(function()
+          pcall(api.nvim_buf_delete, prompt, { force = true })
+        end)
+      end
+      return session_id
+    end
+  end
+  return nil
+end
+
 --- A new session: its (hidden) chat buffer, opened when chat.open_on_start.
 ---@param session_id string
 ---@param info table {agent, display_name, cwd}

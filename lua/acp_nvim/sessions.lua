@@ -150,47 +150,6 @@ function M.add_dir(dir)
   end
 end
 
---- Removes a chat the host gave up on (a session that failed to load), without closing its session.
----@param session_id string
-function M.destroy(session_id)
-  local chat_mod = require("acp_nvim.chat")
-  local chat = chat_mod.chats[session_id]
-  if chat == nil then
-    return
-  end
-  chat_mod.chats[session_id] = nil
-  for _, buf in ipairs({ chat.prompt_buf, chat.buf }) do
-    if buf and api.nvim_buf_is_valid(buf) then
-      pcall(api.nvim_buf_delete, buf, { force = true })
-    end
-  end
-end
-
---- The chat of a session reloaded after a restart: emptied, so the agent's replay draws the transcript again
---- in the same buffer and windows. Without a chat (wiped meanwhile) a new one is created.
----@param session_id string
----@param info table {agent, display_name, cwd}
-function M.reset(session_id, info)
-  local chat_mod = require("acp_nvim.chat")
-  local chat = chat_mod.chats[session_id]
-  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
-    chat_mod.chats[session_id] = nil
-    chat_mod.create(session_id, info)
-    return
-  end
-  local buf = chat.buf
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, {})
-  vim.bo[buf].modifiable = false
-  -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
-  api.nvim_buf_clear_namespace(buf, -1, 0, -1)
-  chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
-  chat.empty = true
-  chat.item_at_cache = nil
-  chat.agent, chat.display_name = info.agent, info.display_name
-  chat_mod.current = session_id
-end
-
 -- ---- completion ----------------------------------------------------------------------------------------
 
 ---@param lead string
@@ -310,25 +269,10 @@ function M.create_commands()
   api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
     group = group,
     callback = function(ev)
-      local chat_mod = require("acp_nvim.chat")
-      for session_id, chat in pairs(chat_mod.chats) do
-        if chat.buf == ev.buf then
-          chat_mod.chats[session_id] = nil
-          if chat_mod.current == session_id then
-            chat_mod.current = nil
-          end
-          local prompt = chat.prompt_buf
-          if prompt and api.nvim_buf_is_valid(prompt) then
-            vim.schedule(function()
-              pcall(api.nvim_buf_delete, prompt, { force = true })
-            end)
-          end
-          local info = require("acp_nvim.host").info()
-          if info then
-            vim.rpcnotify(info.channel, "acp_close", session_id)
-          end
-          return
-        end
+      local session_id = require("acp_nvim.chat").forget_buf(ev.buf)
+      local info = require("acp_nvim.host").info()
+      if session_id and info then
+        vim.rpcnotify(info.channel, "acp_close", session_id)
       end
     end,
   })
