@@ -97,9 +97,11 @@ class LineSplitter:
         self._emit(out, line)
 
     def _emit(self, out: list[bytes | Oversized], line: bytes) -> None:
+        # The size reported counts a trailing "\r", as the bytes dropped while streaming do.
+        size = len(line)
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > self.max_size:
-            out.append(Oversized(len(line)))
+            out.append(Oversized(size))
         elif line and not line.isspace():
             out.append(line)
