@@ -3,12 +3,17 @@
 The Neovim API is not thread-safe: everything goes through `nvim.async_call`, which runs the callback on
 pynvim's own loop. Fire-and-forget Lua calls are sent as notifications (no round trip, never blocks); a result
 comes back through a thread-safe future that the anyio side awaits without blocking its loop.
+
+Calls that need not arrive at once (a status refresh) wait up to a frame for the next call and travel with it
+in one RPC (`lua/acp_nvim/batch.lua`): while an agent streams, Neovim gets one call per frame, not two.
 """
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import logging
+import threading
 from typing import Any, Protocol
 
 import anyio
@@ -18,10 +23,18 @@ log = logging.getLogger("acp_nvim.bridge")
 
 #: vim.log.levels, for what the host shows with vim.notify.
 ERROR, WARN, INFO = 4, 3, 2
+#: How long a `lua_later` call waits for company.
+FRAME_SECONDS = 0.016
+BATCH = "require('acp_nvim.batch').run(...)"
+
+Call = tuple[str, tuple[Any, ...]]
 
 
 class NvimLike(Protocol):
     """The part of pynvim's `Nvim` the bridge uses (pynvim itself is untyped)."""
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop: ...
 
     def async_call(self, fn: Any, *args: Any) -> None: ...
 
@@ -32,16 +45,53 @@ class Bridge:
     def __init__(self, nvim: NvimLike) -> None:
         self._nvim = nvim
         self._portal: anyio.from_thread.BlockingPortal | None = None
+        # `lua_later` calls not sent yet, by key; taken by the next call, or by a timer a frame later.
+        self._later: dict[str, Call] = {}
+        self._later_lock = threading.Lock()
 
     def attach_portal(self, portal: anyio.from_thread.BlockingPortal) -> None:
         self._portal = portal
 
     def lua(self, code: str, *args: Any) -> None:
         """Runs `code` (a Lua chunk receiving `...`) in Neovim soon; safe from any thread, never waits."""
-        self._nvim.async_call(self._exec_async, code, args)
+        waiting = self._take_later()
+        if waiting:
+            self._nvim.async_call(self._exec_batch, [*waiting, (code, args)])
+        else:
+            self._nvim.async_call(self._exec_async, code, args)
+
+    def lua_later(self, key: str, code: str, *args: Any) -> None:
+        """`lua`, within a frame: sent with the next call (in order before it) or alone a frame later. A newer
+        call with the same `key` replaces one still waiting: only the latest status matters."""
+        with self._later_lock:
+            first = not self._later
+            self._later.pop(key, None)
+            self._later[key] = (code, args)
+        if first:
+            self._nvim.async_call(self._send_later_after_frame)
+
+    def _take_later(self) -> list[Call]:
+        with self._later_lock:
+            waiting = list(self._later.values())
+            self._later.clear()
+        return waiting
+
+    def _send_later_after_frame(self) -> None:
+        self._nvim.loop.call_later(FRAME_SECONDS, self._send_later)
+
+    def _send_later(self) -> None:
+        waiting = self._take_later()
+        if waiting:
+            self._exec_batch(waiting)
 
     def _exec_async(self, code: str, args: tuple[Any, ...]) -> None:
         self._nvim.exec_lua(code, *args, async_=True)
+
+    def _exec_batch(self, calls: list[Call]) -> None:
+        if len(calls) == 1:
+            self._exec_async(*calls[0])
+            return
+        self._nvim.exec_lua(BATCH, [[code, list(args), len(args)] for code, args in calls], async_=True)
 
     async def lua_result(self, code: str, *args: Any) -> Any:
         """Runs `code` in Neovim and returns its value; waits without blocking the anyio loop."""

@@ -252,7 +252,8 @@ class Controller:
         }
 
     def push_status(self) -> None:
-        self.bridge.lua("require('acp_nvim.status').set(...)", self.status())
+        # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
+        self.bridge.lua_later("status", "require('acp_nvim.status').set(...)", self.status())
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})

@@ -256,6 +256,25 @@ def test_stop_and_restart(nvim: Nvim) -> None:
     assert not nvim.errors()
 
 
+def test_batched_calls_run_in_order_with_their_arguments(nvim: Nvim) -> None:
+    """What the host sends as one RPC runs as the separate calls would: in order, nil arguments kept,
+    and a failing call neither stops the others nor goes unreported."""
+    calls = [
+        ["acp_test_batch = { ... }", [1, None, "three"], 3],
+        ["acp_test_batch.count = select('#', ...)", [None, None], 2],
+        ["error('boom')", [], 0],
+        ["acp_test_batch.after = true", [], 0],
+    ]
+    ok, err = nvim.lua("return { pcall(require('acp_nvim.batch').run, ...) }", calls)
+    assert ok is False and "boom" in err
+    assert nvim.lua("return { acp_test_batch[1], acp_test_batch[2] == nil, acp_test_batch[3] }") == [
+        1,
+        True,
+        "three",
+    ]
+    assert nvim.lua("return { acp_test_batch.count, acp_test_batch.after }") == [2, True]
+
+
 def test_help_tags(nvim: Nvim, tmp_path: Path) -> None:
     tags = help_tags(nvim, tmp_path)
     for tag in [
