@@ -300,6 +300,36 @@ def test_diff_hunks_rebuild_the_new_text_exactly(nvim_clean: Any) -> None:
         assert touched <= len(old) + len(new), (old, new, touched)
 
 
+@pytest.mark.parametrize(
+    ("lines", "options"),
+    [
+        (["a", "b"], {}),
+        (["a", "b"], {"fileformat": "dos"}),
+        (["a", "b"], {"eol": False, "fixeol": False}),
+        (["a", "b"], {"eol": False, "fixeol": True}),
+        ([""], {}),
+        (["", ""], {"fileformat": "dos", "eol": False, "fixeol": False}),
+        (["ünïcödé ✓", "tab\tend  "], {}),
+        (["a"], {"fileformat": "mac"}),
+        (["a", "b"], {"bomb": True}),
+        (["é"], {"fileencoding": "latin1"}),
+    ],
+)
+def test_saved_bytes_are_what_write_saves(
+    nvim_clean: Any, tmp_path: Path, lines: list[str], options: dict[str, Any]
+) -> None:
+    """Joining the lines itself (the fast path) or leaving it to :write, the file gets :write's bytes."""
+    target, reference = tmp_path / "saved.txt", tmp_path / "reference.txt"
+    target.write_bytes(b"old\n")
+    buf = edit(nvim_clean, target)
+    nvim_clean.api.buf_set_lines(buf, 0, -1, False, lines)
+    for name, value in options.items():
+        nvim_clean.api.set_option_value(name, value, {"buf": buf})
+    assert nvim_clean.exec_lua("return require('acp_nvim.fs').write_buffer(...)", buf) is None
+    nvim_clean.command(f"noautocmd silent write! {reference}")
+    assert target.read_bytes() == reference.read_bytes()
+
+
 def test_cursor_and_extmarks_outside_the_change_stay(nvim_clean: Any, tmp_path: Path) -> None:
     f = tmp_path / "marks.txt"
     f.write_text("".join(f"line {i}\n" for i in range(1, 31)))

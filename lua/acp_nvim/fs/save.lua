@@ -3,6 +3,7 @@
 local M = {}
 
 local stamp = require("acp_nvim.fs.stamp")
+local edit = require("acp_nvim.fs.edit")
 
 local api = vim.api
 local uv = vim.uv
@@ -57,11 +58,51 @@ local function encoding_loss(buf)
   return nil
 end
 
+--- The bytes `:write` would save, when they are simply the lines joined: UTF-8 (nothing to convert), no BOM,
+--- not 'binary', Unix or DOS line ends. nil for anything else, which `:write` itself then produces.
+---@param buf integer
+---@return string?
+local function plain_bytes(buf)
+  local bo = vim.bo[buf]
+  local nl = ({ unix = "\n", dos = "\r\n" })[bo.fileformat]
+  if nl == nil or bo.binary or bo.bomb or (bo.fileencoding ~= "" and bo.fileencoding ~= "utf-8") then
+    return nil
+  end
+  if edit.buf_is_empty(buf) then
+    return ""
+  end
+  local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), nl)
+  return edit.buf_writes_eol(buf) and text .. nl or text
+end
+
+--- Writes `data` to the new file `path` and syncs it. Returns nil or an error message.
+---@param path string
+---@param data string
+---@return string?
+local function write_new_file(path, data)
+  -- "x": never clobbers a file that appeared at this name meanwhile.
+  local fd, oerr = uv.fs_open(path, "wx", 438)
+  if not fd then
+    return tostring(oerr)
+  end
+  local written, werr = uv.fs_write(fd, data, 0)
+  local synced, serr = uv.fs_fsync(fd)
+  uv.fs_close(fd)
+  if written ~= #data then
+    return tostring(werr or "short write")
+  end
+  if not synced then
+    return "fsync failed: " .. tostring(serr)
+  end
+  return nil
+end
+
 --- Write `buf` to `target` by temp file and rename, so `target` holds either its old or its new bytes at every
---- moment, also across a crash. The bytes are produced by Neovim's own `:write` of the buffer to the temp file,
---- so 'fileformat', 'eol'/'fixeol', 'fileencoding', 'bomb' and 'binary' mean exactly what they mean for
---- `:write`, and a text that cannot be converted to 'fileencoding' fails here (E513) instead of being saved
---- mangled. On failure the temp file is removed and `target` is untouched.
+--- moment, also across a crash. The bytes are those of Neovim's own `:write` of the buffer: joined here when
+--- that is all `:write` would do (`plain_bytes`, twice as fast for a large file), else produced by `:write`
+--- to the temp file, so 'fileformat', 'eol'/'fixeol', 'fileencoding', 'bomb' and 'binary' mean exactly what
+--- they mean for `:write`, and a text that cannot be converted to 'fileencoding' fails here (E513) instead of
+--- being saved mangled. On failure the temp file is removed and `target` is untouched.
 ---@param buf integer
 ---@param target string the real path (symlinks resolved)
 ---@return string? error
@@ -86,18 +127,26 @@ local function write_atomic(buf, target)
     end
     return msg
   end
-  -- Without "!" :write refuses an existing name, so a file appearing at `tmp` meanwhile is never clobbered.
-  -- noautocmd: this writes a temp file, not the user's file; BufWrite* for the real file are the caller's.
-  local ok, werr = pcall(api.nvim_buf_call, buf, function()
-    vim.cmd("noautocmd keepalt keepjumps lockmarks silent write " .. vim.fn.fnameescape(tmp))
-  end)
-  if not ok then
-    return fail(("cannot write %s: %s"):format(target, tostring(werr):gsub("^Vim%b():", "")))
-  end
-  -- The data must be on disk before the rename makes it the file ('fsync' may be off).
-  local synced, serr = fsync_path(tmp)
-  if not synced then
-    return fail(("cannot write %s: fsync failed: %s"):format(target, tostring(serr)))
+  local bytes = plain_bytes(buf)
+  if bytes then
+    local werr = write_new_file(tmp, bytes)
+    if werr then
+      return fail(("cannot write %s: %s"):format(target, werr))
+    end
+  else
+    -- Without "!" :write refuses an existing name, so a file appearing at `tmp` meanwhile is never clobbered.
+    -- noautocmd: this writes a temp file, not the user's file; BufWrite* for the real file are the caller's.
+    local ok, werr = pcall(api.nvim_buf_call, buf, function()
+      vim.cmd("noautocmd keepalt keepjumps lockmarks silent write " .. vim.fn.fnameescape(tmp))
+    end)
+    if not ok then
+      return fail(("cannot write %s: %s"):format(target, tostring(werr):gsub("^Vim%b():", "")))
+    end
+    -- The data must be on disk before the rename makes it the file ('fsync' may be off).
+    local synced, serr = fsync_path(tmp)
+    if not synced then
+      return fail(("cannot write %s: fsync failed: %s"):format(target, tostring(serr)))
+    end
   end
   if old then
     if old.uid ~= uv.getuid() or old.gid ~= uv.getgid() then
