@@ -3,8 +3,9 @@ and logging out.
 
 An agent method runs `authenticate`. A terminal method (offered only when we advertise `auth.terminal`) runs
 the agent's own command with the method's extra args and env in a Neovim terminal; exit 0 means logged in, and
-the agent is then restarted and initialized again, since it reads its credentials at start. A call refused
-with "auth required" is retried once after a successful login.
+the agent is then restarted and initialized again, since it reads its credentials at start (the controller
+reopens the sessions that were open). A call refused with "auth required" is retried once after a successful
+login.
 """
 
 from __future__ import annotations

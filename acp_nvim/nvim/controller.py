@@ -395,8 +395,12 @@ class Controller:
                         if first_session:
                             first_session, run.first_pending = False, True
                             tasks.start_soon(self._first_session, run)
-                        elif not run.first_pending:
-                            self._set_run_state(run, "ready")
+                        else:
+                            if not run.first_pending:
+                                self._set_run_state(run, "ready")
+                            if run.reopen:
+                                reopen, run.reopen = run.reopen, []
+                                tasks.start_soon(self._reopen_after_login, run, reopen)
                         reason = await _closed_or_reconnect(agent, run.reconnect)
                         if reason is not None:
                             message = f"{spec.name} stopped: {reason}"
@@ -405,8 +409,9 @@ class Controller:
                             run.connection = None
                             self.fail(run, message)
                             break
-                        self._end_sessions(
-                            run, "The agent restarted after logging in: this session ended.", remember=False
+                        # They belonged to the old process: opened again on the new one once it is up.
+                        run.reopen = self._end_sessions(
+                            run, "The agent restarted after logging in.", remember=False
                         )
                         run.connection = None
                         self._set_run_state(run, "starting")
@@ -435,6 +440,13 @@ class Controller:
         if run.connection is not None and run.state == "starting" and session is not None:
             self._set_run_state(run, "ready")
 
+    async def _reopen_after_login(self, run: AgentRun, sessions: list[ChatSession]) -> None:
+        try:
+            await self.session_commands.reopen(run, sessions, fallback_new=False)
+        except Exception as err:
+            log.exception("reopening the sessions after a login failed")
+            self.notify(f"{run.name}: unexpected error: {err}")
+
     def session_failed(self, run: AgentRun, message: str, first: bool) -> None:
         """Opening a session failed: the first one of a start puts the agent in "error" (it stays up, so
         :AcpAuth or :AcpNew can follow); later ones are only reported."""
@@ -450,11 +462,12 @@ class Controller:
         level: NoticeLevel = "warning",
         *,
         remember: bool = True,
-    ) -> None:
+    ) -> list[ChatSession]:
         """Whatever ends the agent: no permission request stays open, unfinished tool calls are marked, each
         chat says why (`notice`), its terminals are killed, nothing is left unrendered. The sessions are kept
-        in `run.ended` (unless `remember` is false) for :AcpRestart to reopen."""
-        for session in [session for session in self.sessions.values() if session.agent == run.name]:
+        in `run.ended` (unless `remember` is false) for :AcpRestart to reopen; returns them."""
+        ended = [session for session in self.sessions.values() if session.agent == run.name]
+        for session in ended:
             self.broker.cancel_session(session.session_id)
             session.state.cancel_unfinished()
             if notice:
@@ -465,6 +478,7 @@ class Controller:
             if remember:
                 run.ended.append(session)
         self.push_status()
+        return ended
 
     async def stop(self, session_id: str | None = None) -> None:
         """Stops the current agent (the one of the chat the cursor is in)."""

@@ -289,9 +289,11 @@ class SessionCommands:
 
     # ---- after a restart ---------------------------------------------------------------------------
 
-    async def reopen(self, run: AgentRun, sessions: list[ChatSession]) -> ChatSession | None:
-        """Reopens `sessions` (open when the agent stopped or died) on the restarted agent; returns the first
-        one reopened, or the new session opened instead."""
+    async def reopen(
+        self, run: AgentRun, sessions: list[ChatSession], *, fallback_new: bool = True
+    ) -> ChatSession | None:
+        """Reopens `sessions` (open when the agent stopped, died or restarted after a login) on the restarted
+        agent; returns the first one reopened, or (with `fallback_new`) the new session opened instead."""
         agent = run.connection
         if agent is None:
             return None
@@ -302,6 +304,8 @@ class SessionCommands:
                 self._tell(
                     old, f"{name} restarted; it can neither load nor resume sessions, so this one ended"
                 )
+            if not fallback_new:
+                return None
             session = await self.new(run, first=True)
             if session is not None:
                 self._tell(
@@ -315,7 +319,7 @@ class SessionCommands:
             if run.connection is None:
                 return first
             first = first or reopened
-        if first is None:
+        if first is None and fallback_new:
             # None came back: the restart still gives the user a session to work in.
             first = await self.new(run, first=True)
         return first

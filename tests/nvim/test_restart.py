@@ -100,6 +100,42 @@ def test_restart_reloads_the_session_into_the_same_chat(nvim: Nvim, tmp_path: Pa
     assert agent.sent("session/prompt")[-1]["params"]["sessionId"] == "s-1"
 
 
+def test_terminal_login_reopens_the_sessions_that_were_open(nvim: Nvim, tmp_path: Path) -> None:
+    """:AcpAuth with a terminal method restarts the agent (it reads its credentials at start): the session
+    that was open is loaded again into its chat, not left ended."""
+    cwd = str(tmp_path)
+    method = {"id": "term", "name": "Terminal login", "type": "terminal", "args": ["--login"]}
+    agent = Agent(
+        tmp_path,
+        "s",
+        {
+            "echo": False,
+            "agentCapabilities": {"loadSession": True},
+            "authMethods": [method],
+            "login": {"tokenFile": str(tmp_path / "token")},
+            "session": {"sessionId": "s-1"},
+            "sessions": [{"sessionId": "s-1", "cwd": cwd, "history": HISTORY}],
+            "turns": [[{"text": "LIVE ANSWER"}]],
+        },
+    )
+    setup(nvim, tmp_path, {"s": agent.config()})
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    buf = chat_buf(nvim, "s-1")
+
+    nvim.api.command("AcpAuth term")
+    (load,) = wait_journal(nvim, agent, "session/load")
+    assert load["params"]["sessionId"] == "s-1"
+    wait_lines(nvim, "s-1", "REPLAYED ANSWER")
+    nvim.wait_state("ready")
+    assert agent.methods() == ["initialize", "session/new", "initialize", "session/load"]
+    assert chat_buf(nvim, "s-1") == buf
+    assert nvim.status()["session_id"] == "s-1" and nvim.status()["sessions"] == 1
+    prompt(nvim, agent, "still there?")
+    wait_lines(nvim, "s-1", "LIVE ANSWER")
+    assert agent.sent("session/prompt")[-1]["params"]["sessionId"] == "s-1"
+
+
 def test_restart_after_a_crash_resumes_and_keeps_the_chat(nvim: Nvim, tmp_path: Path) -> None:
     cwd = str(tmp_path)
     agent = Agent(
