@@ -409,10 +409,34 @@ function M.forget_buf(buf)
   return nil
 end
 
+--- The chat of an ended session whose id the agent gives to a new one (a restarted agent that counts its
+--- sessions from 1 again): its buffer stays, renamed, as the record of the old conversation, and answers for
+--- no session any more; the windows that showed it show `new_buf`. Returns whether any did.
+---@param old AcpChat
+---@param new_buf integer
+---@return boolean
+local function retire(old, new_buf)
+  local windows = vim.fn.win_findbuf(old.buf)
+  for _, win in ipairs(windows) do
+    api.nvim_win_set_buf(win, new_buf)
+  end
+  if old.prompt_buf and api.nvim_buf_is_valid(old.prompt_buf) then
+    pcall(api.nvim_buf_delete, old.prompt_buf, { force = true })
+  end
+  return #windows > 0
+end
+
 --- A new session: its (hidden) chat buffer, opened when chat.open_on_start.
 ---@param session_id string
 ---@param info table {agent, display_name, cwd}
 function M.create(session_id, info)
+  local old = M.chats[session_id]
+  if old ~= nil and api.nvim_buf_is_valid(old.buf) then
+    -- Renamed first, so that the new chat gets the session's name.
+    pcall(api.nvim_buf_set_name, old.buf, api.nvim_buf_get_name(old.buf) .. " (ended)")
+  else
+    old = nil
+  end
   local buf = api.nvim_create_buf(true, true)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "hide"
@@ -442,11 +466,12 @@ function M.create(session_id, info)
   M.chats[session_id] = chat
   M.current = session_id
   M.set_keymaps(buf)
+  local took_over = old ~= nil and retire(old, buf)
   if M.focus_when_created then
     -- :AcpChat was asked for while the agent was starting: the user is waiting for exactly this window.
     M.focus_when_created = false
     M.open(session_id)
-  elseif require("acp_nvim.config").options.chat.open_on_start then
+  elseif took_over or require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
     -- user's buffer in the middle of typing.
     M.open(session_id, { focus = false })

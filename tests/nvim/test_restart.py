@@ -212,6 +212,35 @@ def test_restart_of_an_agent_that_cannot_reopen_opens_a_new_session(nvim: Nvim, 
     wait_lines(nvim, "new", "it can neither load nor resume sessions: this is a new session")
 
 
+def test_a_reused_session_id_gets_a_new_chat_and_the_old_one_is_kept(nvim: Nvim, tmp_path: Path) -> None:
+    """An agent that counts its sessions from 1 again after a restart (the demo agent does) gives the new
+    session the old one's id: the new session gets its own chat, in the old one's window; the old chat stays
+    as the record of what was said, and wiping it does not close the new session."""
+    agent = Agent(tmp_path, "s", {"echo": False, "session": {"sessionId": "s-1"}})
+    setup(nvim, tmp_path, {"s": agent.config()})
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    old = chat_buf(nvim, "s-1")
+    assert nvim.lua("return #vim.fn.win_findbuf(...)", old) == 1
+
+    nvim.api.command("AcpRestart")
+    nvim.wait("require('acp_nvim.chat').chats['s-1'].buf ~= args[1]", 20, old)
+    nvim.wait_state("ready")
+    new = chat_buf(nvim, "s-1")
+    wait_lines(nvim, "s-1", "this is a new session")
+    assert nvim.lua("return #vim.fn.win_findbuf(...)", old) == 0
+    assert nvim.lua("return #vim.fn.win_findbuf(...)", new) == 1
+    old_text = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", old))
+    assert "so this one ended" in old_text
+    assert nvim.lua("return vim.api.nvim_buf_get_name(...)", old).endswith(" (ended)")
+    assert nvim.lua("return require('acp_nvim.chat').chat_of_buf(...)", old) is None
+
+    nvim.api.command(f"bwipeout! {old}")
+    assert nvim.status()["sessions"] == 1 and nvim.status()["session_id"] == "s-1"
+    prompt(nvim, agent, "hello")
+    assert agent.sent("session/prompt")[-1]["params"]["sessionId"] == "s-1"
+
+
 def test_restart_reopens_every_session_that_was_open(nvim: Nvim, tmp_path: Path) -> None:
     cwd = str(tmp_path)
     agent = Agent(
