@@ -65,15 +65,32 @@ M._visible = visible
 ---@param t acp_nvim.ChatTerminal
 ---@param data string
 local function feed(t, data)
-  local parts = vim.split(data, "\n", { plain = true })
-  parts[1] = t.partial .. parts[1]
-  t.partial = table.remove(parts)
+  -- Only the last lines are shown: their ends are looked for from the end of the chunk, so a command
+  -- flooding its terminal costs a few hundred bytes of scanning per chunk, not a split of the whole chunk.
+  local newlines, byte, i = {}, string.byte, #data
+  while i >= 1 and #newlines <= M.max_lines do
+    if byte(data, i) == 10 then
+      newlines[#newlines + 1] = i
+    end
+    i = i - 1
+  end
+  local found = #newlines
+  if found == 0 then
+    t.partial = t.partial .. data
+  else
+    -- Scanned to the chunk's start: its first line continues the unfinished one. Otherwise the oldest
+    -- newline found only bounds the lines kept.
+    local exhausted = i < 1
+    for k = exhausted and found or found - 1, 1, -1 do
+      local start = k < found and newlines[k + 1] + 1 or 1
+      local line = data:sub(start, newlines[k] - 1)
+      t.lines[#t.lines + 1] = start == 1 and t.partial .. line or line
+    end
+    t.partial = data:sub(newlines[1] + 1)
+  end
   -- A line without end can grow without bound (a progress bar): keep only its tail.
   if #t.partial > 4096 then
     t.partial = t.partial:sub(-4096)
-  end
-  for _, line in ipairs(parts) do
-    t.lines[#t.lines + 1] = line
   end
   local extra = #t.lines - M.max_lines
   if extra > 0 then

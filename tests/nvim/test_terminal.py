@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +287,21 @@ def test_open_and_live_output_hook(nvim_clean: Any) -> None:
 )
 def test_exit_status_mapping(nvim_clean: Any, code: int, expected: dict[str, Any]) -> None:
     assert nvim_clean.exec_lua(f"return {T}._exit_status_of(...)", code) == expected
+
+
+def test_chat_preview_keeps_the_last_lines_of_any_chunking(nvim_clean: Any) -> None:
+    """The chat's live preview of a terminal shows its last lines (the unfinished one too), however the
+    output is cut into chunks: many lines in one chunk, lines across chunks, chunks without a newline."""
+    rng = random.Random(7)
+    nvim_clean.exec_lua("require('acp_nvim.chat_terminal').max_lines = 3")
+    for case in range(200):
+        text = "".join(rng.choice(["a", "b", " ", "\n", "\n\n"]) for _ in range(rng.randrange(0, 60)))
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randrange(0, 6))))
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if b > a]
+        tid = f"preview-{case}"
+        for chunk in chunks:
+            nvim_clean.exec_lua("require('acp_nvim.chat_terminal').on_output(...)", tid, chunk)
+        *complete, partial = text.split("\n")
+        expected = (complete + ([partial] if partial else []))[-3:]
+        got = nvim_clean.exec_lua("return require('acp_nvim.chat_terminal').lines(...)", tid)
+        assert got == expected, (chunks, got, expected)
