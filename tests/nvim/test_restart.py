@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 from tests.nvim.conftest import Nvim
 from tests.nvim.test_sessions import Agent, chat_lines, selects, setup, wait_journal
@@ -61,8 +62,9 @@ def wait_lines(nvim: Nvim, session_id: str, text: str) -> None:
     )
 
 
-def test_restart_reloads_the_session_into_the_same_chat(nvim: Nvim, tmp_path: Path) -> None:
-    cwd = str(tmp_path)
+def start_loading_agent(nvim: Nvim, tmp_path: Path, **scenario: Any) -> Agent:
+    """Starts an agent that can load sessions, in session s-1 (stored with HISTORY; each turn answers
+    LIVE ANSWER), and waits until it is ready."""
     agent = Agent(
         tmp_path,
         "s",
@@ -71,13 +73,20 @@ def test_restart_reloads_the_session_into_the_same_chat(nvim: Nvim, tmp_path: Pa
             "agentCapabilities": {"loadSession": True},
             "session": {"sessionId": "s-1"},
             # What the agent has stored of s-1 (a restarted scripted agent remembers only this).
-            "sessions": [{"sessionId": "s-1", "cwd": cwd, "history": HISTORY}],
+            "sessions": [{"sessionId": "s-1", "cwd": str(tmp_path), "history": HISTORY}],
             "turns": [[{"text": "LIVE ANSWER"}]],
+            **scenario,
         },
     )
     setup(nvim, tmp_path, {"s": agent.config()})
     nvim.api.command("AcpStart s")
     nvim.wait_state("ready")
+    return agent
+
+
+def test_restart_reloads_the_session_into_the_same_chat(nvim: Nvim, tmp_path: Path) -> None:
+    cwd = str(tmp_path)
+    agent = start_loading_agent(nvim, tmp_path)
     prompt(nvim, agent, "hello")
     wait_lines(nvim, "s-1", "LIVE ANSWER")
     buf = chat_buf(nvim, "s-1")
@@ -103,24 +112,9 @@ def test_restart_reloads_the_session_into_the_same_chat(nvim: Nvim, tmp_path: Pa
 def test_terminal_login_reopens_the_sessions_that_were_open(nvim: Nvim, tmp_path: Path) -> None:
     """:AcpAuth with a terminal method restarts the agent (it reads its credentials at start): the session
     that was open is loaded again into its chat, not left ended."""
-    cwd = str(tmp_path)
     method = {"id": "term", "name": "Terminal login", "type": "terminal", "args": ["--login"]}
-    agent = Agent(
-        tmp_path,
-        "s",
-        {
-            "echo": False,
-            "agentCapabilities": {"loadSession": True},
-            "authMethods": [method],
-            "login": {"tokenFile": str(tmp_path / "token")},
-            "session": {"sessionId": "s-1"},
-            "sessions": [{"sessionId": "s-1", "cwd": cwd, "history": HISTORY}],
-            "turns": [[{"text": "LIVE ANSWER"}]],
-        },
-    )
-    setup(nvim, tmp_path, {"s": agent.config()})
-    nvim.api.command("AcpStart s")
-    nvim.wait_state("ready")
+    login = {"tokenFile": str(tmp_path / "token")}
+    agent = start_loading_agent(nvim, tmp_path, authMethods=[method], login=login)
     buf = chat_buf(nvim, "s-1")
 
     nvim.api.command("AcpAuth term")
