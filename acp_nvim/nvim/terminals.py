@@ -67,16 +67,6 @@ class Tail:
         self.total = 0
 
 
-def output_text(value: Any) -> str:
-    """The raw output as a str the wire can carry: bytes that are not UTF-8 (a program printing binary)
-    become U+FFFD instead of failing the whole answer."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return ""
-
-
 def exit_status(raw: Any) -> s.TerminalExitStatus:
     raw = raw if isinstance(raw, dict) else {}
     code, signal = raw.get("exit_code"), raw.get("signal")
@@ -128,19 +118,18 @@ class TerminalService:
         result = unwrap(
             await self._bridge.lua_result(OUTPUT, params.terminal_id, tail.total), "terminal/output"
         )
-        data = output_bytes(result.get("output"))
-        start, total, limit = result.get("from"), result.get("total"), result.get("limit")
-        if isinstance(start, int) and isinstance(total, int) and isinstance(limit, int):
-            if start != tail.total:
-                tail.buf.clear()
-            tail.buf += data
-            keep_tail(tail.buf, limit)
-            tail.total = total
-            data = bytes(tail.buf)
+        if result["from"] != tail.total:
+            # What came between was dropped by Neovim's own limit before this poll.
+            tail.buf.clear()
+        tail.buf += output_bytes(result.get("output"))
+        keep_tail(tail.buf, result["limit"])
+        tail.total = result["total"]
         raw_status = result.get("exit_status")
         return s.TerminalOutputResponse(
-            output=output_text(data),
-            truncated=bool(result.get("truncated")) or tail.total > len(tail.buf),
+            # Bytes that are not UTF-8 (a program printing binary) become U+FFFD, not a failed answer.
+            output=tail.buf.decode("utf-8", "replace"),
+            # Anything of the stream not kept, by Neovim's limit or by this one, was cut from the beginning.
+            truncated=tail.total > len(tail.buf),
             exit_status=exit_status(raw_status) if isinstance(raw_status, dict) else None,
         )
 
