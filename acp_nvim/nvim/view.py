@@ -60,9 +60,7 @@ def _line(*segments: tuple[str, str]) -> Line:
 
 
 def _text_lines(text: str, indent: str = "", group: str = "") -> list[Line]:
-    if indent:
-        return [{"s": [[indent + part, group]]} for part in text.split("\n")]
-    return [{"s": [[part, group]]} for part in text.split("\n")]
+    return [{"s": [[indent + part, group]]} for part in text.split("\n")]
 
 
 def status_group(status: str) -> str:
@@ -73,9 +71,7 @@ def message_view(item: MessageItem, agent_name: str) -> list[Line]:
     role = item.role
     title, group = HEADERS.get(role, (agent_name, "AcpChatAgent"))
     body_group = "AcpChatThought" if role == "thought" else ""
-    lines: list[Line] = [{"s": [["▍ " + title, group]]}]
-    lines.extend([{"s": [[part, body_group]]} for part in item.text.split("\n")])
-    return lines
+    return [{"s": [["▍ " + title, group]]}, *_text_lines(item.text, group=body_group)]
 
 
 def tool_call_view(item: ToolCallItem) -> list[Line]:
@@ -137,8 +133,6 @@ def notice_view(item: NoticeItem) -> list[Line]:
 def item_view(item: Item, agent_name: str) -> dict[str, Any]:
     kind: str
     lines: list[Line]
-    if type(item) is MessageItem:
-        return {"id": item.key, "kind": item.role, "lines": message_view(item, agent_name)}
     if isinstance(item, MessageItem):
         kind, lines = item.role, message_view(item, agent_name)
     elif isinstance(item, ToolCallItem):
