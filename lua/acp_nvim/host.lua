@@ -75,6 +75,7 @@ local function explain(python, stderr, code)
   )
 end
 
+--- Tells the user the host could not start: a notification, and the status says so.
 ---@param message string
 local function fail(message)
   last_error = message
@@ -281,8 +282,7 @@ end
 function M.notify(method, ...)
   local host, err = M.start()
   if host == nil then
-    vim.notify(err --[[@as string]], vim.log.levels.ERROR, { title = "acp.nvim" })
-    require("acp_nvim.status").set_error(err --[[@as string]])
+    fail(err --[[@as string]])
     return false
   end
   vim.rpcnotify(host.channel, method, ...)
