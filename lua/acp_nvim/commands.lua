@@ -30,46 +30,43 @@ local function selection(line1, line2)
   }
 end
 
--- :AcpAttachImage {path}: an image file; without a path, the clipboard's image.
+---@param message string
+local function warn(message)
+  vim.notify("acp.nvim: " .. message, vim.log.levels.WARN, { title = "acp.nvim" })
+end
+
+-- :AcpAttachImage {path} and :AcpAttachAudio {path}: a file of `kind` for the next prompt; `types` names the
+-- accepted ones when the file is not one of them.
 ---@param path string
-local function attach_image(path)
+---@param kind string "image" | "audio"
+---@param types string
+local function attach_file(path, kind, types)
   local prompt = require("acp_nvim.prompt")
-  local function warn(message)
-    vim.notify("acp.nvim: " .. message, vim.log.levels.WARN, { title = "acp.nvim" })
-  end
-  if path == "" then
-    local image, err = prompt.clipboard_image()
-    if image == nil then
-      warn(err --[[@as string]])
-      return
-    end
-    prompt.attach(image)
-    return
-  end
   local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
-  local mime = prompt.image_type(full)
-  if mime == nil then
-    warn(("%s is not a PNG, JPEG, GIF or WebP image"):format(path))
+  local found, mime_type = prompt.media_type(full)
+  if found ~= kind then
+    warn(("%s is not a %s"):format(path, types))
   elseif vim.fn.filereadable(full) == 0 then
     warn(("cannot read %s"):format(path))
   else
-    prompt.attach({ kind = "image", name = vim.fn.fnamemodify(full, ":t"), path = full, mime_type = mime })
+    prompt.attach({ kind = kind, name = vim.fn.fnamemodify(full, ":t"), path = full, mime_type = mime_type })
   end
 end
 
--- :AcpAttachAudio {path}: an audio file.
+-- :AcpAttachImage {path}: an image file; without a path, the clipboard's image.
 ---@param path string
-local function attach_audio(path)
-  local prompt = require("acp_nvim.prompt")
-  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
-  local mime = prompt.audio_type(full)
-  local problem = mime == nil and ("%s is not a WAV, MP3, Ogg, FLAC, M4A or AAC file"):format(path)
-    or vim.fn.filereadable(full) == 0 and ("cannot read %s"):format(path)
-  if problem then
-    vim.notify("acp.nvim: " .. problem, vim.log.levels.WARN, { title = "acp.nvim" })
+local function attach_image(path)
+  if path ~= "" then
+    attach_file(path, "image", "PNG, JPEG, GIF or WebP image")
     return
   end
-  prompt.attach({ kind = "audio", name = vim.fn.fnamemodify(full, ":t"), path = full, mime_type = mime })
+  local prompt = require("acp_nvim.prompt")
+  local image, err = prompt.clipboard_image()
+  if image == nil then
+    warn(err --[[@as string]])
+    return
+  end
+  prompt.attach(image)
 end
 
 function M.create()
@@ -94,7 +91,7 @@ function M.create()
     end
     local prompt = require("acp_nvim.prompt")
     if args.args == "" and #selections == 0 and #prompt.pending() == 0 then
-      vim.notify("acp.nvim: :AcpPrompt needs a text or a range", vim.log.levels.WARN, { title = "acp.nvim" })
+      warn(":AcpPrompt needs a text or a range")
       return
     end
     if acp.prompt(args.args, prompt.collect(args.args, selections)) then
@@ -117,7 +114,7 @@ function M.create()
     { nargs = "?", complete = "file", desc = "Attach an image file (or the clipboard's) to the next prompt" }
   )
   command("AcpAttachAudio", function(args)
-    attach_audio(args.args)
+    attach_file(args.args, "audio", "WAV, MP3, Ogg, FLAC, M4A or AAC file")
   end, { nargs = 1, complete = "file", desc = "Attach an audio file to the next prompt" })
   command("AcpAttachClear", function()
     require("acp_nvim.prompt").clear_attachments()

@@ -119,16 +119,19 @@ function M.clear_attachments()
   show_pending()
 end
 
+--- "image" or "audio" and the mime type, when `path` names a file acp.nvim sends as such; nil otherwise.
 ---@param path string
----@return string|nil mime type when `path` names an image acp.nvim sends as such
-function M.image_type(path)
-  return M.image_types[(vim.fn.fnamemodify(path, ":e")):lower()]
-end
-
----@param path string
----@return string|nil mime type when `path` names an audio file acp.nvim sends as such
-function M.audio_type(path)
-  return M.audio_types[(vim.fn.fnamemodify(path, ":e")):lower()]
+---@return string|nil kind
+---@return string|nil mime_type
+function M.media_type(path)
+  local ext = vim.fn.fnamemodify(path, ":e"):lower()
+  if M.image_types[ext] then
+    return "image", M.image_types[ext]
+  end
+  if M.audio_types[ext] then
+    return "audio", M.audio_types[ext]
+  end
+  return nil, nil
 end
 
 ---@param path string absolute
@@ -172,13 +175,9 @@ function M.mentions(text, cwd)
     if path ~= nil and not seen[path] then
       seen[path] = true
       local name = relative(path, cwd)
-      local image, audio = M.image_type(path), M.audio_type(path)
-      if image or audio then
-        local kind = image and "image" or "audio"
-        table.insert(
-          found,
-          { kind = kind, name = token, path = path, mime_type = image or audio, mention = true }
-        )
+      local kind, mime_type = M.media_type(path)
+      if kind then
+        table.insert(found, { kind = kind, name = token, path = path, mime_type = mime_type, mention = true })
       else
         table.insert(found, { kind = "file", name = name, path = path, mention = true })
       end
@@ -352,7 +351,7 @@ local function complete_files(base)
     end
     table.insert(
       items,
-      { word = "@" .. path, abbr = path, menu = M.image_type(path) and "[image]" or "[file]" }
+      { word = "@" .. path, abbr = path, menu = M.media_type(path) == "image" and "[image]" or "[file]" }
     )
   end
   return items

@@ -243,6 +243,8 @@ def test_audio_is_refused_without_the_capability(nvim: Nvim, tmp_path: Path, sch
     assert prompts(tmp_path, schema) == []
     nvim.api.command("AcpAttachAudio notes.txt")
     assert "is not a WAV, MP3, Ogg, FLAC, M4A or AAC file" in nvim.notes()[-1]["msg"]
+    nvim.api.command("AcpAttachImage note.wav")
+    assert "note.wav is not a PNG, JPEG, GIF or WebP image" in nvim.notes()[-1]["msg"]
 
 
 def test_clipboard_image(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
