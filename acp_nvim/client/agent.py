@@ -529,15 +529,25 @@ class _Dispatcher:
         decoded = codec.decode(params, spec.params)
         return await handler(decoded)
 
-    async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
-        scopes = self._permission_scopes.setdefault(params.session_id, set())
+    async def _until_turn_cancelled(
+        self, session_id: str, ask: Callable[[], Awaitable[T]], cancelled: T
+    ) -> T:
+        """The user's answer from `ask`, or `cancelled` at once when the session's turn is cancelled."""
+        scopes = self._permission_scopes.setdefault(session_id, set())
         with anyio.CancelScope() as scope:
             scopes.add(scope)
             try:
-                return await self.editor.request_permission(params)
+                return await ask()
             finally:
                 scopes.discard(scope)
-        return s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled())
+        return cancelled
+
+    async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+        return await self._until_turn_cancelled(
+            params.session_id,
+            lambda: self.editor.request_permission(params),
+            s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled()),
+        )
 
     async def _create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
         mode = "url" if isinstance(params, s.CreateElicitationRequestUrl) else "form"
@@ -550,14 +560,9 @@ class _Dispatcher:
             raise RpcError(INVALID_PARAMS, f"unknown session {session_id!r}")
         # Like a permission request, an elicitation of a session whose turn is cancelled is answered
         # `cancel` at once.
-        scopes = self._permission_scopes.setdefault(session_id, set())
-        with anyio.CancelScope() as scope:
-            scopes.add(scope)
-            try:
-                return await self.editor.create_elicitation(params)
-            finally:
-                scopes.discard(scope)
-        return s.CreateElicitationResponseCancel()
+        return await self._until_turn_cancelled(
+            session_id, lambda: self.editor.create_elicitation(params), s.CreateElicitationResponseCancel()
+        )
 
     @contextmanager
     def opening_session(self, session_id: str | None = None) -> Iterator[None]:
