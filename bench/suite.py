@@ -467,6 +467,15 @@ def terminal(config: Config) -> Result:
 # ---- 6. start-up -----------------------------------------------------------------------------------------
 
 
+def _timed_start(nv: Neovim) -> tuple[float, float]:
+    """`:AcpStart` through the bench hook: how long it held Neovim (the host starts asynchronously) and how
+    long until `ready` (seconds)."""
+    held = nv.lua("local t = vim.uv.hrtime(); acp_bench.arm_start(); return vim.uv.hrtime() - t")
+    wait_until(lambda: nv.lua("return acp_bench.t_ready ~= nil"), 30, "ready")
+    ready = nv.lua("return acp_bench.t_ready - acp_bench.t_start")
+    return held / NS_PER_S, ready / NS_PER_S
+
+
 def startup(config: Config) -> Result:
     result = Result("startup")
     # The plugin's bytecode cached, as from the second start after an install or update (the first writes it
@@ -486,27 +495,21 @@ def startup(config: Config) -> Result:
     for _ in range(config.runs):
         nv = Neovim(config.workdir("startup"))
         try:
-            for bucket in (cold, warm):
-                # How long :AcpStart holds Neovim (the host starts asynchronously).
-                held = nv.lua("local t = vim.uv.hrtime(); acp_bench.arm_start(); return vim.uv.hrtime() - t")
-                if bucket is cold:
-                    blocked.append(held / NS_PER_S)
-                wait_until(lambda n=nv: n.lua("return acp_bench.t_ready ~= nil"), 30, "ready")  # type: ignore[misc]
-                bucket.append(nv.lua("return acp_bench.t_ready - acp_bench.t_start") / NS_PER_S)
-                if bucket is cold:
-                    pid = nv.host_pid()
-                    rss.append(proc_status_kib(pid, "VmRSS") if pid else None)
-                    nv.api.command("AcpStop")
-                    nv.wait_state("stopped")
+            held, ready = _timed_start(nv)
+            blocked.append(held)
+            cold.append(ready)
+            pid = nv.host_pid()
+            rss.append(proc_status_kib(pid, "VmRSS") if pid else None)
+            nv.api.command("AcpStop")
+            nv.wait_state("stopped")
+            warm.append(_timed_start(nv)[1])
         finally:
             nv.close()
         # opts.prestart_host: the host starts in the background with Neovim; the first :AcpStart finds it.
         nv = Neovim(config.workdir("startup"), options={"prestart_host": True})
         try:
             wait_until(lambda n=nv: n.lua(HOST_READY), 30, "the prestarted host")  # type: ignore[misc]
-            nv.lua("acp_bench.arm_start()")
-            wait_until(lambda n=nv: n.lua("return acp_bench.t_ready ~= nil"), 30, "ready")  # type: ignore[misc]
-            prestarted.append(nv.lua("return acp_bench.t_ready - acp_bench.t_start") / NS_PER_S)
+            prestarted.append(_timed_start(nv)[1])
         finally:
             nv.close()
     agent, cold_s, warm_s = median(agent_s), median(cold), median(warm)
