@@ -47,6 +47,28 @@ def test_chat_buffer_identity(chat: Nvim) -> None:
     assert "acp://a/s1" in names and "acp://a/s1/prompt" in names
 
 
+def test_reset_drops_what_was_still_queued_for_the_old_session(chat: Nvim) -> None:
+    """A reset (the session reloaded after a restart) empties the chat; ops the old session had still
+    waiting for a later tick must not be drawn into it."""
+    ops = [{"op": "add", "item": message(f"m{n}", "agent", f"old {n}")} for n in range(2000)]
+    pending = chat.lua(
+        """
+        local chat = require('acp_nvim.chat')
+        chat.budget_ns = 0  -- one run of items per tick: most of them stay queued
+        chat.apply('s1', ...)
+        local waiting = chat.pending('s1')
+        chat.reset('s1', { agent = 'a', display_name = 'Agent', cwd = '/' })
+        chat.budget_ns = 4e6
+        return waiting
+        """,
+        ops,
+    )
+    assert pending is True
+    assert chat.lua("return require('acp_nvim.chat').pending('s1')") is False
+    apply(chat, {"op": "add", "item": message("new", "agent", "replayed")})
+    assert chat.lua("return require('acp_nvim.chat').lines('s1')") == ["▍ agent", "replayed"]
+
+
 def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
     apply(chat, {"op": "add", "item": message("1", "agent", "Hello")})
     apply(chat, {"op": "add", "item": message("2", "user", "question")})
