@@ -24,6 +24,7 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
+local garbage = require("acp_nvim.garbage")
 local pgroup = require("acp_nvim.pgroup")
 local result = require("acp_nvim.result")
 
@@ -329,12 +330,11 @@ function M.create(spec)
       term = true,
       cwd = cwd,
       env = next(env) and env or nil,
-      -- Each call also leaves Neovim the Vimscript list `data` came from, which only Vimscript's garbage
-      -- collector frees, and that never runs while output floods in (Neovim #10795): Neovim grows ~2 MiB
-      -- per MiB printed until it is next idle. test_garbagecollect_now() would free it, but it also frees a
-      -- value still being built while events are handled inside inputlist() or getchar(): a crash.
       on_stdout = function(_, data)
-        append(t, table.concat(data, "\n"))
+        local chunk = table.concat(data, "\n")
+        -- Each call leaves Neovim a Vimscript list of `chunk` that only a collection frees.
+        garbage.owe(#chunk)
+        append(t, chunk)
       end,
       on_exit = function(_, code)
         finish(t, code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,62 @@ def test_large_output_stays_bounded(nvim_clean: Any) -> None:
     assert len(out["output"].encode()) <= 1000
     kept = nvim_clean.exec_lua(f"local t = {T}._debug(...); return {{ #t.chunks, t.size }}", tid)
     assert kept[0] == 1 and kept[1] <= 1000
+
+
+def vm_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} for {pid}")
+
+
+def test_flooding_command_does_not_grow_neovim(nvim_clean: Any) -> None:
+    """Every on_stdout call leaves Neovim a Vimscript list only a garbage collection frees (Neovim #10795),
+    and Neovim collects on its own only after 'updatetime' without events: the flood itself must trigger
+    it, or Neovim grows by twice what the command prints."""
+    printed = 16 * 1024 * 1024
+    pid = nvim_clean.exec_lua("return vim.fn.getpid()")
+    nvim_clean.exec_lua("require('acp_nvim.garbage').threshold = 1024 * 1024")
+    before = vm_kib(pid, "VmRSS")
+    tid = create(nvim_clean, "sh", "-c", f"yes 0123456789abcdef | head -c {printed}", output_byte_limit=1000)
+    # Wait for a notification, not inside vim.wait(): Neovim's main loop must run as it does for a user.
+    nvim_clean.exec_lua(
+        f"""local id, chan = ...
+        local timer = vim.defer_fn(function() vim.rpcnotify(chan, "exit", "timeout") end, 60000)
+        {T}.wait_for_exit(id, function()
+          timer:stop()
+          vim.rpcnotify(chan, "exit", "done")
+        end)""",
+        tid,
+        nvim_clean.channel_id,
+    )
+    message = nvim_clean.next_message()
+    assert (message.name, message.args) == ("exit", ["done"]), message
+    grown = (vm_kib(pid, "VmHWM") - before) * 1024
+    collections = nvim_clean.exec_lua("return require('acp_nvim.garbage').collections")
+    assert collections >= 4, collections
+    # Without the collections: ~5 times what is printed.
+    assert grown < printed, f"Neovim grew {grown / 2**20:.1f} MiB while a command printed 16 MiB"
+
+
+def test_no_collection_while_the_command_line_is_open(nvim_clean: Any) -> None:
+    """A collection frees lists C code may still hold mid-evaluation (input(), the command line), so it
+    waits for plain Normal mode."""
+    garbage = "require('acp_nvim.garbage')"
+    nvim_clean.exec_lua(f"{garbage}.threshold = 64 * 1024")
+    tid = create(nvim_clean, "sh", "-c", "yes 0123456789abcdef", output_byte_limit=1000)
+    nvim_clean.input(":")
+    assert nvim_clean.api.get_mode()["mode"] == "c"
+    collections = nvim_clean.exec_lua(f"return {garbage}.collections")
+    start = term(nvim_clean, "output", tid)["total"]
+    deadline = time.monotonic() + 30
+    while term(nvim_clean, "output", tid)["total"] < start + 4 * 1024 * 1024:
+        assert time.monotonic() < deadline, "the command printed too little"
+    assert nvim_clean.exec_lua(f"return {garbage}.collections") == collections
+    nvim_clean.input("<Esc>")
+    while nvim_clean.exec_lua(f"return {garbage}.collections") == collections:
+        assert time.monotonic() < deadline, "no collection back in Normal mode"
+    term(nvim_clean, "kill", tid)
 
 
 def test_wait_for_exit_callback(nvim_clean: Any) -> None:
