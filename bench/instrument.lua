@@ -7,6 +7,8 @@
 --   with vim.uv.hrtime (the same clock as Python's time.monotonic_ns on Linux), and the first drain that
 --   empties the queue with the chat's last line ending with the awaited text stamps the done time.
 -- * InsertCharPre stamps each typed key, for the responsiveness probe.
+-- * :AcpStart (run, or typed: the <CR> that ends its command line) and the next `ready` status are stamped,
+--   for the start-up benchmark.
 
 local uv = vim.uv
 local B = {
@@ -154,8 +156,8 @@ function B.count_changes(buf)
   })
 end
 
---- Starts the agent, stamping :AcpStart and the first `ready` status after it.
-function B.arm_start()
+-- Stamps the first `ready` status once B.t_start is set.
+local function stamp_ready()
   B.t_start, B.t_ready = nil, nil
   vim.api.nvim_create_autocmd("User", {
     pattern = "AcpNvimStatus",
@@ -166,6 +168,24 @@ function B.arm_start()
       end
     end,
   })
+end
+
+--- Starts the agent, stamping :AcpStart and the first `ready` status after it.
+function B.arm_start()
+  stamp_ready()
   B.t_start = uv.hrtime()
   vim.cmd("AcpStart flood")
+end
+
+--- For an :AcpStart the driver types: stamps the key that ends the `:` command line (<CR>, before the
+--- command runs) and the first `ready` status after it. Issues nothing itself.
+function B.arm_typed()
+  stamp_ready()
+  vim.api.nvim_create_autocmd("CmdlineLeave", {
+    pattern = ":",
+    once = true,
+    callback = function()
+      B.t_start = uv.hrtime()
+    end,
+  })
 end

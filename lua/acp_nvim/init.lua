@@ -31,6 +31,10 @@ function M.setup(opts)
   host.register()
   if config.options.prestart_host then
     host.prestart()
+    require("acp_nvim.warmup").disable()
+  else
+    -- Otherwise the host starts while an :Acp* command is being typed (lua/acp_nvim/warmup.lua).
+    require("acp_nvim.warmup").enable()
   end
   if #errors > 0 then
     notify("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))

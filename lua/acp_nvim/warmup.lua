@@ -1,0 +1,62 @@
+-- Starts the Python host while the user types an :Acp* command on the command line.
+--
+-- The host loads lazily (~0.25 s: Python, pynvim, asyncio, anyio, the plugin) and `prestart_host`, which hides
+-- that at Neovim's start-up, costs a process in every session. Typing the rest of `:AcpStart` takes a person
+-- well over that, so starting the host (in the background; host.start never waits) as soon as the command
+-- line reads `Acp...` hides the cold start for typed commands at no cost to sessions that never use the plugin.
+-- Per keystroke this is one anchored string match; the autocommand is removed once it has started the host or
+-- finds it running.
+
+local M = {}
+
+local GROUP = "acp_nvim_warmup"
+
+-- `:Acp...`, possibly after spaces, colons and a range (`:'<,'>AcpPrompt`, `:%AcpPrompt`, `: 3Acp`).
+local PATTERN = "^[%s:%d,;.$%%'<>+%-]*Acp"
+
+---@param line string the command line as typed
+---@return boolean true when it is the start of an :Acp* command
+function M.matches(line)
+  return line:find(PATTERN) ~= nil
+end
+
+--- Stops watching the command line.
+function M.disable()
+  pcall(vim.api.nvim_del_augroup_by_name, GROUP)
+end
+
+--- Watches the `:` command line and starts the host once it reads `Acp...`; nothing when the host already
+--- runs or starts (prestart_host). Idempotent.
+function M.enable()
+  local host = require("acp_nvim.host")
+  if host.info() ~= nil then
+    M.disable()
+    return
+  end
+  local group = vim.api.nvim_create_augroup(GROUP, { clear = true })
+  vim.api.nvim_create_autocmd("CmdlineChanged", {
+    group = group,
+    pattern = ":",
+    callback = function()
+      if host.info() ~= nil then
+        M.disable() -- started some other way meanwhile
+        return
+      end
+      if not M.matches(vim.fn.getcmdline()) then
+        return
+      end
+      M.disable()
+      -- As host.prestart: a host that cannot start is reported when a command actually needs it (host.notify),
+      -- or by the host's own exit handler; nothing is raised while the user is typing.
+      pcall(host.start)
+    end,
+  })
+end
+
+---@return boolean true while the command line is watched
+function M.enabled()
+  local ok, autocmds = pcall(vim.api.nvim_get_autocmds, { group = GROUP })
+  return ok and #autocmds > 0
+end
+
+return M
