@@ -22,6 +22,15 @@ NVIM = str(VENV_BIN / "nvim") if (VENV_BIN / "nvim").exists() else shutil.which(
 NODE = shutil.which("node") or "node"
 
 
+def process_alive(pid: int) -> bool:
+    """A live process, not a zombie (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def schema() -> dict[str, Any]:
     """The official ACP v1 JSON Schema from npm @agentclientprotocol/sdk@2.4.0."""

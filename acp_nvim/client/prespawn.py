@@ -113,7 +113,7 @@ def spawn(command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | 
             # Python ignores SIGPIPE and SIGXFSZ; the agent gets the defaults, as subprocess gives them.
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),
         )
-    except OSError:
+    except (OSError, NotImplementedError):  # NotImplementedError: a platform without setsid here
         for fd in (*ours, *theirs):
             os.close(fd)
         return None

@@ -3,35 +3,24 @@ Neovim: keys are fed as typed (nvim_input), which fires CmdlineChanged as a pers
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.harness import wait_until
 from tests.nvim.conftest import Nvim, setup_opts
 
 HOST_INFO = "return require('acp_nvim.host').info()"
 WATCHING = "return require('acp_nvim.warmup').enabled()"
 
 
-def poll(check: Any, what: str, timeout: float = 10.0) -> Any:
-    """Polls `check` (a round trip to Neovim) until truthy; fails once `timeout` has passed."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)  # between round trips; typed keys are handled on Neovim's side meanwhile
-
-
 def type_cmdline(nvim: Nvim, keys: str, expected: str, kind: str = ":") -> None:
     """Types `kind` + `keys` and waits until Neovim shows that command line (every key handled)."""
     nvim.api.input(kind + keys)
-    poll(
+    wait_until(
         lambda: nvim.lua("return { vim.fn.getcmdtype(), vim.fn.getcmdline() }") == [kind, expected],
+        10,
         f"the command line {kind}{expected}",
     )
 
@@ -42,7 +31,7 @@ def mode(nvim: Nvim) -> str:
 
 def leave_cmdline(nvim: Nvim) -> None:
     nvim.api.input("<Esc>")
-    poll(lambda: mode(nvim) == "n", "normal mode")
+    wait_until(lambda: mode(nvim) == "n", 10, "normal mode")
 
 
 def settle(nvim: Nvim) -> Any:

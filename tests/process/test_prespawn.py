@@ -13,7 +13,7 @@ import pytest
 from acp_nvim.client import prespawn
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.process import AgentCommand, AgentProcess, GroupEvent, group_has_members, observe_groups
-from tests.conftest import NODE, TS_EXAMPLE_AGENT
+from tests.conftest import NODE, TS_EXAMPLE_AGENT, process_alive
 from tests.process.recording_editor import RecordingEditor
 
 pytestmark = pytest.mark.anyio
@@ -33,14 +33,6 @@ def group_events() -> Iterator[list[tuple[GroupEvent, int]]]:
     unsubscribe = observe_groups(lambda event, pgid, _command: events.append((event, pgid)))
     yield events
     unsubscribe()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 async def test_the_client_adopts_the_prespawned_agent(
@@ -68,7 +60,7 @@ async def test_another_command_ends_the_prespawned_agent(group_events: list[tupl
     async with anyio.create_task_group() as tasks:
         process = await AgentProcess.spawn(AgentCommand("sh", ["-c", "echo other"]), tasks)
         assert process.pid != early.pid
-        assert not _alive(early.pid)
+        assert not process_alive(early.pid)
         assert ("gone", early.pid) in group_events
         assert (await process.stdout.receive()).strip() == b"other"
         await process.stop(grace=1)
@@ -123,7 +115,7 @@ def test_the_environment_record_lua_writes(monkeypatch: pytest.MonkeyPatch, tmp_
     assert waiting.matches("sh", ["-c", "sleep 300"], {"B": "x=y", "A": "1"}, str(tmp_path))
     assert not waiting.matches("sh", ["-c", "sleep 300"], {"A": "1"}, str(tmp_path))
     waiting.discard()
-    assert not _alive(waiting.pid)
+    assert not process_alive(waiting.pid)
 
 
 def test_nothing_is_spawned_for_a_missing_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,16 +10,9 @@ import anyio
 import pytest
 
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StderrTail, group_has_members
+from tests.conftest import process_alive
 
 pytestmark = pytest.mark.anyio
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 async def _read_pids(process: AgentProcess, count: int) -> list[int]:
@@ -46,7 +39,7 @@ async def test_stop_ends_grandchildren_that_ignore_sigterm() -> None:
         assert all(os.getpgid(pid) == process.pgid for pid in pids)
         await process.stop(grace=0.2, term_grace=0.5)
         assert not group_has_members(process.pgid)
-        assert not any(_alive(pid) for pid in pids)
+        assert not any(process_alive(pid) for pid in pids)
 
 
 async def test_stop_reaches_children_after_the_leader_exited() -> None:
@@ -56,9 +49,9 @@ async def test_stop_reaches_children_after_the_leader_exited() -> None:
         (child,) = await _read_pids(process, 1)
         with anyio.fail_after(10):
             await process.wait()
-        assert _alive(child)
+        assert process_alive(child)
         await process.stop(grace=0.1, term_grace=1)
-        assert not _alive(child)
+        assert not process_alive(child)
         assert not group_has_members(process.pgid)
 
 
