@@ -140,7 +140,7 @@ function M.write(path, content, opts)
   end
 
   local review = opts.review ~= false and opt(opts.session_id) and require("acp_nvim.review") or nil
-  local original = review and review.original_lines(buf, opts.session_id) or nil
+  local original = review and review.original_lines(buf, opts.session_id, old) or nil
 
   local seq_before = edit.undo_seq(buf)
   M.break_undo(buf)
@@ -155,7 +155,9 @@ function M.write(path, content, opts)
     bo.fileformat = "dos"
   end
 
-  local werr = M.write_buffer(buf, opts.autocmds == true)
+  -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
+  local lines_now = opts.autocmds ~= true and new or nil
+  local werr = M.write_buffer(buf, opts.autocmds == true, lines_now)
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
     if #hunks > 0 then
@@ -183,6 +185,7 @@ function M.write(path, content, opts)
       created = not file_existed,
       eol = old_eol,
       fixeol = old_fixeol,
+      lines = lines_now,
     })
   end
   if had_unsaved then

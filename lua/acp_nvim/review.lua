@@ -143,9 +143,10 @@ end
 --- The buffer's lines as they were before the session's agent edits (user edits outside hunks kept).
 ---@param buf integer
 ---@param session_id string
+---@param current string[]? the buffer's lines, when the caller has them (not changed here)
 ---@return string[]
-function M.original_lines(buf, session_id)
-  local lines = fs().buf_lines(buf)
+function M.original_lines(buf, session_id, current)
+  local lines = current or fs().buf_lines(buf)
   local file = sessions[session_id] and sessions[session_id][buf]
   if not file then
     return lines
@@ -281,11 +282,12 @@ local function hunk_key(old, new)
   return table.concat(old, "\n") .. "\0" .. #old .. "\0" .. table.concat(new, "\n") .. "\0" .. #new
 end
 
---- Record the agent's edit of `buf`: `original` are the lines from `M.original_lines` taken before the edit.
+--- Record the agent's edit of `buf`: `original` are the lines from `M.original_lines` taken before the edit;
+--- `info.lines` the buffer's lines now, when the caller has them.
 ---@param buf integer
 ---@param session_id string
 ---@param original string[]
----@param info { tool_call_id: string?, created: boolean?, eol: boolean?, fixeol: boolean? }?
+---@param info { tool_call_id: string?, created: boolean?, eol: boolean?, fixeol: boolean?, lines: string[]? }?
 function M.record(buf, session_id, original, info)
   info = info or {}
   sessions[session_id] = sessions[session_id] or {}
@@ -309,7 +311,7 @@ function M.record(buf, session_id, original, info)
     }
     sessions[session_id][buf] = file
   end
-  local current = fs().buf_lines(buf)
+  local current = info.lines or fs().buf_lines(buf)
   for _, d in ipairs(fs().diff(original, current)) do
     local hunk = place(buf, d[1], d[2], d[3], d[4], original)
     -- A hunk this write did not touch keeps the tool call that made it.

@@ -61,8 +61,9 @@ end
 --- The bytes `:write` would save, when they are simply the lines joined: UTF-8 (nothing to convert), no BOM,
 --- not 'binary', Unix or DOS line ends. nil for anything else, which `:write` itself then produces.
 ---@param buf integer
+---@param lines string[]? the buffer's lines, when the caller has them
 ---@return string?
-local function plain_bytes(buf)
+local function plain_bytes(buf, lines)
   local bo = vim.bo[buf]
   local nl = ({ unix = "\n", dos = "\r\n" })[bo.fileformat]
   if nl == nil or bo.binary or bo.bomb or (bo.fileencoding ~= "" and bo.fileencoding ~= "utf-8") then
@@ -71,7 +72,7 @@ local function plain_bytes(buf)
   if edit.buf_is_empty(buf) then
     return ""
   end
-  local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), nl)
+  local text = table.concat(lines or api.nvim_buf_get_lines(buf, 0, -1, false), nl)
   return edit.buf_writes_eol(buf) and text .. nl or text
 end
 
@@ -105,8 +106,9 @@ end
 --- being saved mangled. On failure the temp file is removed and `target` is untouched.
 ---@param buf integer
 ---@param target string the real path (symlinks resolved)
+---@param lines string[]? the buffer's lines, when the caller has them
 ---@return string? error
-local function write_atomic(buf, target)
+local function write_atomic(buf, target, lines)
   local loss = encoding_loss(buf)
   if loss then
     return ("cannot write %s: %s"):format(target, loss)
@@ -127,7 +129,7 @@ local function write_atomic(buf, target)
     end
     return msg
   end
-  local bytes = plain_bytes(buf)
+  local bytes = plain_bytes(buf, lines)
   if bytes then
     local werr = write_new_file(tmp, bytes)
     if werr then
@@ -232,10 +234,13 @@ end
 --- Write `buf` to its file atomically (temp file and rename), the buffer staying as it is and Neovim taking the
 --- new file as written; the stamp is refreshed. With `autocmds`, BufWritePre runs before (formatters may still
 --- change the buffer) and BufWritePost after. Returns nil or an error message; on error the file is untouched.
+--- `lines`: the buffer's lines, when the caller has them (a 1 MB buffer takes milliseconds to fetch); not used
+--- with `autocmds`, as BufWritePre may change the buffer.
 ---@param buf integer
 ---@param autocmds boolean?
+---@param lines string[]?
 ---@return string?
-function M.write_buffer(buf, autocmds)
+function M.write_buffer(buf, autocmds, lines)
   local path = api.nvim_buf_get_name(buf)
   local parent = vim.fs.dirname(path)
   if not uv.fs_stat(parent) then
@@ -266,7 +271,7 @@ function M.write_buffer(buf, autocmds)
     end
   end
   local known = stamp.known(buf)
-  local werr = write_atomic(buf, target)
+  local werr = write_atomic(buf, target, not autocmds and lines or nil)
   if werr then
     return werr
   end
