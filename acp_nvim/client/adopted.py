@@ -12,6 +12,7 @@ import os
 import signal
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 READ_SIZE = 65536
@@ -25,6 +26,9 @@ class PipeReceiveStream(ByteReceiveStream):
         self._fd: int | None = fd
 
     async def receive(self, max_bytes: int = READ_SIZE) -> bytes:
+        # A checkpoint even when the pipe has data: an agent writing faster than we read would otherwise keep
+        # this task from ever yielding, and the loop's other tasks (the flush to Neovim each frame) would wait
+        await anyio.lowlevel.checkpoint()
         while True:
             if self._fd is None:
                 raise anyio.ClosedResourceError
@@ -47,6 +51,7 @@ class PipeSendStream(ByteSendStream):
         self._fd: int | None = fd
 
     async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint()
         view = memoryview(item)
         while view:
             if self._fd is None:

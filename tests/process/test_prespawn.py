@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from acp_nvim.client import prespawn
@@ -42,16 +43,19 @@ async def test_the_client_adopts_the_prespawned_agent(
     early = prespawn.spawn(command.command, command.args, command.env, command.cwd)
     assert early is not None
     # Neovim learns the group from this line before the host talks to it.
-    assert f"{prespawn.STDERR_MARK} {early.pid}\n" in capfd.readouterr().err
+    stderr = capfd.readouterr().err
+    assert f"{prespawn.STDERR_MARK} {early.pid}\n" in stderr, stderr
     assert os.getpgid(early.pid) == early.pid != os.getpgid(0)
-    assert Path(f"/proc/{early.pid}/cwd").resolve() == tmp_path.resolve()
-    assert "ACP_TEST_MARK=1" in Path(f"/proc/{early.pid}/environ").read_text().split("\0")
+    cwd = Path(f"/proc/{early.pid}/cwd")
+    assert cwd.resolve() == tmp_path.resolve(), (cwd.resolve(), process_alive(early.pid))
+    environ = Path(f"/proc/{early.pid}/environ").read_bytes().split(b"\0")
+    assert b"ACP_TEST_MARK=1" in environ, (environ, process_alive(early.pid))
     async with AgentConnection.launch(command, RecordingEditor(), handshake_timeout=20) as agent:
         assert agent.process.pid == early.pid
         assert agent.protocol_version == 1
         session = await agent.new_session(str(tmp_path))
         assert session.session_id
-    assert not group_has_members(early.pid)
+    assert not group_has_members(early.pid), f"left in group {early.pid} after the stop"
 
 
 async def test_another_command_ends_the_prespawned_agent(group_events: list[tuple[GroupEvent, int]]) -> None:
@@ -102,6 +106,31 @@ async def test_adopted_pipes_carry_a_large_exchange() -> None:
         assert bytes(received) == payload
         assert await process.wait() == 0
         await process.stop(grace=0.1)
+
+
+async def test_reading_a_flooding_agent_lets_other_tasks_run() -> None:
+    """asyncio's own pipes yield to the loop between reads; the adopted ones must too, or a flooding agent
+    keeps the host's other tasks (the flush to Neovim each frame) waiting until the flood ends."""
+    command = AgentCommand("yes")
+    assert prespawn.spawn(command.command, command.args, command.env, command.cwd) is not None
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tasks:
+        process = await AgentProcess.spawn(command, tasks)
+        await process.stdout.receive(16)  # the pipe fills meanwhile: every read below finds data
+        tasks.start_soon(tick)
+        before = ticks
+        for _ in range(200):
+            await process.stdout.receive(16)
+        assert ticks - before >= 150
+        await process.stop(grace=0.1)
+        tasks.cancel_scope.cancel()
 
 
 def test_the_environment_record_lua_writes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
