@@ -46,16 +46,29 @@ async def test_the_client_adopts_the_prespawned_agent(
     stderr = capfd.readouterr().err
     assert f"{prespawn.STDERR_MARK} {early.pid}\n" in stderr, stderr
     assert os.getpgid(early.pid) == early.pid != os.getpgid(0)
-    cwd = Path(f"/proc/{early.pid}/cwd")
-    assert cwd.resolve() == tmp_path.resolve(), (cwd.resolve(), process_alive(early.pid))
-    environ = Path(f"/proc/{early.pid}/environ").read_bytes().split(b"\0")
-    assert b"ACP_TEST_MARK=1" in environ, (environ, process_alive(early.pid))
     async with AgentConnection.launch(command, RecordingEditor(), handshake_timeout=20) as agent:
         assert agent.process.pid == early.pid
         assert agent.protocol_version == 1
         session = await agent.new_session(str(tmp_path))
         assert session.session_id
     assert not group_has_members(early.pid), f"left in group {early.pid} after the stop"
+
+
+async def test_the_prespawned_agent_starts_as_a_spawned_one_would(tmp_path: Path) -> None:
+    """Its working directory, its extra environment, and SIGPIPE at its default (Python ignores it)."""
+    script = 'printf "%s|%s|" "$(pwd -P)" "$ACP_TEST_MARK"; grep SigIgn /proc/$$/status'
+    command = AgentCommand("sh", ["-c", script], env={"ACP_TEST_MARK": "1"}, cwd=str(tmp_path))
+    assert prespawn.spawn(command.command, command.args, command.env, command.cwd) is not None
+    output = b""
+    async with anyio.create_task_group() as tasks:
+        process = await AgentProcess.spawn(command, tasks)
+        with anyio.fail_after(10):
+            async for chunk in process.stdout:
+                output += chunk
+        await process.stop(grace=1)
+    cwd, mark, ignored = output.decode().split("|")
+    assert (cwd, mark) == (str(tmp_path.resolve()), "1")
+    assert not int(ignored.split()[1], 16) & (1 << (signal.SIGPIPE - 1)), ignored
 
 
 async def test_another_command_ends_the_prespawned_agent(group_events: list[tuple[GroupEvent, int]]) -> None:
