@@ -19,9 +19,6 @@ Every line is built up front and written in large batches, so the agent itself c
 the benchmark measures the client. The fs and terminal shows time their requests from here (the agent's side
 of the wire, the same for every client) and append one JSON object per show to the file named by
 ``ACP_FLOOD_REPORT``; they also report the ``clientCapabilities`` of ``initialize`` there.
-
-``ACP_FLOOD_START_MS`` makes it busy (CPU, not sleeping) for that long before it reads anything, like an
-agent that loads a large runtime (a Node.js agent takes hundreds of milliseconds).
 """
 
 from __future__ import annotations
@@ -272,14 +269,7 @@ def show_term(client: Client, session_id: str, args: list[str]) -> None:
     )
 
 
-def _start_up(milliseconds: float) -> None:
-    deadline = time.perf_counter() + milliseconds / 1000
-    while time.perf_counter() < deadline:
-        pass
-
-
 def main() -> None:
-    _start_up(float(os.environ.get("ACP_FLOOD_START_MS", "0")))
     sessions = 0
     client = Client()
     for raw in sys.stdin.buffer:

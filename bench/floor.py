@@ -83,16 +83,16 @@ def stream_floor(text: str, needle: str, warmup: str | None = "words 100") -> fl
     return anyio.run(_stream, text, needle, warmup)
 
 
-async def _startup(env: dict[str, str] | None) -> float:
+async def _startup() -> float:
     started = time.perf_counter()
-    async with AgentConnection.launch(flood_command(env), HeadlessEditor()) as agent:
+    async with AgentConnection.launch(flood_command(), HeadlessEditor()) as agent:
         await agent.new_session(os.getcwd())
         return time.perf_counter() - started
 
 
-def startup_floor(env: dict[str, str] | None = None) -> float:
+def startup_floor() -> float:
     """The agent's own start-up: spawn + initialize + session/new, with the bare Python client."""
-    return anyio.run(_startup, env)
+    return anyio.run(_startup)
 
 
 async def _fs(prompts: list[str], report: Path) -> None:

@@ -478,8 +478,6 @@ def _timed_start(nv: Neovim) -> tuple[float, float]:
 
 # A fast typist: the gap between two keys of a typed `:AcpStart`.
 KEY_INTERVAL_S = 0.080
-# An agent that needs a while to start, as a Node.js agent does (the flood agent, busy that long first).
-SLOW_AGENT_START_MS = 300
 
 
 def _typed_start(nv: Neovim) -> float:
@@ -506,9 +504,6 @@ def startup(config: Config) -> Result:
         "it (about 80 ms more on the reference VM)"
     )
     agent_s = [floor.startup_floor() for _ in range(config.runs)]
-    slow_env = {"ACP_FLOOD_START_MS": str(SLOW_AGENT_START_MS)}
-    slow_agent_s = [floor.startup_floor(slow_env) for _ in range(config.runs)]
-    slow: list[float] = []
     cold: list[float] = []
     warm: list[float] = []
     blocked: list[float] = []
@@ -541,15 +536,8 @@ def startup(config: Config) -> Result:
             typed.append(_typed_start(nv))
         finally:
             nv.close()
-        # A first start of a slow agent: the host spawns it before it loads, the two start-ups overlap.
-        nv = Neovim(config.workdir("startup"), agent_env=slow_env)
-        try:
-            slow.append(_timed_start(nv)[1])
-        finally:
-            nv.close()
     agent, cold_s, warm_s = median(agent_s), median(cold), median(warm)
     pre_s, typed_s = median(prestarted), median(typed)
-    slow_agent, slow_s = median(slow_agent_s), median(slow)
     rss_known = [r for r in rss if r is not None]
     result.figures["agent alone (spawn + initialize + session/new, bare Python client)"] = ms(agent)
     result.figures[":AcpStart -> ready, first start (starts the Python host)"] = (
@@ -557,9 +545,6 @@ def startup(config: Config) -> Result:
     )
     result.figures[f":AcpStart typed ({KEY_INTERVAL_S * 1000:.0f} ms/key) -> ready, first start"] = (
         f"{ms(typed_s)}, added {ms(typed_s - agent)}"
-    )
-    result.figures[f":AcpStart -> ready, first start, agent busy {SLOW_AGENT_START_MS} ms starting"] = (
-        f"{ms(slow_s)} (that agent alone {ms(slow_agent)}), added {ms(slow_s - slow_agent)}"
     )
     result.figures[":AcpStart -> ready, host already running"] = f"{ms(warm_s)}, added {ms(warm_s - agent)}"
     result.figures[":AcpStart -> ready, first start with prestart_host = true"] = (
@@ -576,11 +561,6 @@ def startup(config: Config) -> Result:
         not config.quick,
     )
     result.judge(
-        f"first start of a slow agent adds under 150 ms ({ms(slow_s - slow_agent)})",
-        slow_s - slow_agent < 0.150,
-        not config.quick,
-    )
-    result.judge(
         f"restart adds under 150 ms ({ms(warm_s - agent)})", warm_s - agent < 0.150, not config.quick
     )
     result.judge(
@@ -591,9 +571,8 @@ def startup(config: Config) -> Result:
     result.notes.append(
         "what a first start adds is the host's own start, in CPU time on the reference VM: interpreter "
         "~20 ms, pynvim ~85 ms (asyncio ~40), the plugin ~75 ms, anyio loop and controller ~20 ms; "
-        "the host spawns the agent before it loads, so an agent's own start-up overlaps it; prestart_host "
-        "(opt-in) moves it to Neovim's start-up, in the background; by default typing `:Acp` starts it, so a "
-        "typed command hides it behind the typing"
+        "prestart_host (opt-in) moves it to Neovim's start-up, in the background; by default typing `:Acp` "
+        "starts it, so a typed command hides it behind the typing"
     )
     return result
 

@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import signal
-import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +20,6 @@ from typing import Literal, TypeAlias
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
-
-from acp_nvim.client import prespawn
-from acp_nvim.client.adopted import AdoptedProcess
 
 log = logging.getLogger("acp_nvim.process")
 agent_stderr_log = logging.getLogger("acp_nvim.agent_stderr")
@@ -59,21 +55,6 @@ def _tell_observers(event: GroupEvent, pgid: int, command: AgentCommand) -> None
             observer(event, pgid, command)
         except Exception:
             log.exception("process group observer failed")
-
-
-def _adopt_prespawned(command: AgentCommand) -> Process | None:
-    """The agent the host spawned before it had loaded (`prespawn`), when it was spawned from `command`."""
-    waiting = prespawn.take()
-    if waiting is None:
-        return None
-    if not waiting.matches(command.command, command.args, command.env, command.cwd):
-        log.info("ended the agent started early (pid %d): %s starts instead", waiting.pid, command.describe())
-        waiting.discard()
-        _tell_observers("gone", waiting.pid, command)
-        return None
-    ahead = time.monotonic() - waiting.started
-    log.info("adopted agent %s (pid %d), started %.0f ms ago", command.describe(), waiting.pid, ahead * 1000)
-    return AdoptedProcess(waiting.pid, waiting.stdin, waiting.stdout, waiting.stderr)
 
 
 class StartError(Exception):
@@ -166,23 +147,21 @@ class AgentProcess:
 
     @classmethod
     async def spawn(cls, command: AgentCommand, task_group: TaskGroup) -> AgentProcess:
-        process = _adopt_prespawned(command)
-        if process is None:
-            env = {**os.environ, **command.env}
-            executable = shutil.which(command.command, path=env.get("PATH"))
-            if executable is None:
-                raise AgentNotFound(f"agent command not found: {command.command}")
-            try:
-                process = await anyio.open_process(
-                    [executable, *command.args],
-                    cwd=command.cwd,
-                    env=env,
-                    start_new_session=True,
-                )
-            except OSError as err:
-                raise AgentNotFound(f"cannot run agent {command.describe()}: {err.strerror or err}") from err
-            log.info("started agent %s (pid %d)", command.describe(), process.pid)
+        env = {**os.environ, **command.env}
+        executable = shutil.which(command.command, path=env.get("PATH"))
+        if executable is None:
+            raise AgentNotFound(f"agent command not found: {command.command}")
+        try:
+            process = await anyio.open_process(
+                [executable, *command.args],
+                cwd=command.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise AgentNotFound(f"cannot run agent {command.describe()}: {err.strerror or err}") from err
         agent = cls(process, command)
+        log.info("started agent %s (pid %d)", command.describe(), agent.pid)
         _tell_observers("started", agent.pgid, command)
         task_group.start_soon(agent._drain_stderr)
         task_group.start_soon(agent._watch_exit)

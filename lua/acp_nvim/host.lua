@@ -36,7 +36,7 @@ end
 ---@return string
 local function install_command(python)
   if require("acp_nvim.config").options.python then
-    return ("%s -m pip install 'pynvim>=0.5' 'msgspec>=0.18' 'anyio>=4.10'"):format(python)
+    return ("%s -m pip install 'pynvim>=0.5' 'msgspec>=0.18' 'anyio>=4'"):format(python)
   end
   return ":lua require('acp_nvim.build').run()"
 end
@@ -85,32 +85,6 @@ end
 
 local factory
 
--- The agent the start in progress is for (see `M.start`), read by the factory.
----@type table|nil
-local starting_agent = nil
--- The line the host prints when it has spawned that agent (acp_nvim/client/prespawn.py).
-local PRESPAWNED = "acp%-nvim%-prespawned (%d+)\n"
-
---- $ACP_NVIM_PRESPAWN for the agent `spec` ({ cmd, args, env, cwd }), nil without one: records for the
---- working directory, the command line, and the extra environment (acp_nvim/client/prespawn.py).
----@param spec table|nil
----@return string|nil
-local function prespawn_env(spec)
-  if spec == nil or type(spec.cmd) ~= "string" then
-    return nil
-  end
-  local env = {}
-  for name, value in pairs(spec.env or {}) do
-    table.insert(env, name .. "=" .. value)
-  end
-  table.sort(env)
-  return table.concat({
-    spec.cwd or "",
-    table.concat(vim.list_extend({ spec.cmd }, spec.args or {}), "\31"),
-    table.concat(env, "\31"),
-  }, "\30")
-end
-
 -- The host is gone (or given up): the next use starts a fresh one.
 local function forget()
   info, ready = nil, false
@@ -150,9 +124,8 @@ factory = function(host_info)
   -- sys.path[0] is the cwd for `-c`: drop it so a project's files cannot shadow our modules. The package is
   -- imported before pynvim's host, which would only log a failed plugin import: here it ends the process and
   -- its traceback (stderr) says what is missing.
-  -- The agent a first :AcpStart is for starts before the heavy imports, so that the two start-ups overlap.
-  local code = "import sys; sys.path[:] = [p for p in sys.path if p]; from acp_nvim.client import prespawn; "
-    .. "prespawn.spawn_from_environment(); import pynvim, acp_nvim.nvim.host; pynvim.start_host()"
+  local code = "import sys; sys.path[:] = [p for p in sys.path if p]; import pynvim, acp_nvim.nvim.host; "
+    .. "pynvim.start_host()"
   local argv = { python, "-c", code }
   vim.list_extend(argv, paths)
   local stderr = ""
@@ -163,16 +136,10 @@ factory = function(host_info)
       PYTHONPATH = M.pythonpath(),
       ACP_NVIM_LOG = config.log_file(),
       ACP_NVIM_LOG_LEVEL = config.log_level(),
-      ACP_NVIM_PRESPAWN = prespawn_env(starting_agent),
     },
     on_stderr = function(_, data)
       if not ready then
         stderr = (stderr .. table.concat(data, "\n")):sub(-STDERR_KEEP)
-        stderr = stderr:gsub(PRESPAWNED, function(pgid)
-          -- Known to nobody else until the host has loaded: ended by the reaper should the host die first.
-          require("acp_nvim.reaper").add(tonumber(pgid) --[[@as integer]], "agent")
-          return ""
-        end)
       end
     end,
     on_exit = function(_, exit_code)
@@ -238,18 +205,13 @@ end
 
 --- Starts the host if needed, without waiting for it. Returns its info (at least `channel` and `pid`; the
 --- rest once it announced itself), or nil and a one-line error for the user when it cannot even be spawned.
---- `agent` ({ cmd, args, env, cwd }, as `acp_start` will send it): when this call starts the host, the host
---- spawns that agent before it loads, and adopts it on `acp_start`.
----@param agent table|nil
 ---@return table|nil, string|nil
-function M.start(agent)
+function M.start()
   if info ~= nil then
     return info, nil
   end
   M.register()
-  starting_agent = agent
   local ok, result = pcall(vim.fn["remote#host#Require"], M.NAME)
-  starting_agent = nil
   if not ok or info == nil then
     -- Errors from the factory arrive wrapped in Vimscript context; keep only our own line.
     local message = tostring(result)

@@ -66,12 +66,9 @@ function M.start(name)
     -- A running agent opens another session instead (the host decides); only a real start shows "starting".
     status.set({ state = "starting", agent = { name = name } })
   end
-  local spec = require("acp_nvim.sessions").spec(name, agent)
-  -- When this starts the host, the host spawns the agent first thing, while it loads.
-  host.start(spec)
   -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
   require("acp_nvim.services").send_options()
-  host.notify("acp_start", spec)
+  host.notify("acp_start", require("acp_nvim.sessions").spec(name, agent))
 end
 
 --- Opens another session on the current agent (the default one when none runs).

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.client.process import group_has_members
 from tests.conftest import ROOT
 from tests.nvim.agent_io import scripted_config
 from tests.nvim.conftest import INSTRUMENT, Nvim, help_tags, setup_opts
@@ -400,50 +399,3 @@ def test_build_step_creates_the_private_environment(bare_nvim: Nvim) -> None:
     assert install[:4] == [os.path.join(venv, "bin", "python"), "-m", "pip", "install"]
     assert str(ROOT) not in install  # the plugin runs from its checkout, never from a stale copy
     assert {"pynvim==0.6.0", "msgspec==0.23.0", "anyio==4.16.0"} <= set(install)
-
-
-def test_first_start_spawns_the_agent_while_the_host_loads(nvim: Nvim, tmp_path: Path) -> None:
-    """The host spawns the agent of a first :AcpStart before its heavy imports and adopts that process."""
-    marker = f"early-{os.getpid()}-{tmp_path.name}"
-    configure(nvim, tmp_path, agents={"e": scripted(tmp_path, {}, name=marker)})
-    nvim.api.command("AcpStart e")
-    nvim.wait_state("ready")
-    (agent_pid,) = agent_processes(marker)
-    log = (tmp_path / "acp_nvim.log").read_text()
-    assert f"(pid {agent_pid}), started" in log and "adopted agent" in log, log
-    assert "started agent" not in log
-    assert agent_pid in nvim.lua("return vim.tbl_keys(require('acp_nvim.reaper').groups())")
-    # A second agent on the running host is spawned the usual way.
-    other = f"other-{os.getpid()}-{tmp_path.name}"
-    configure(
-        nvim,
-        tmp_path,
-        agents={"e": scripted(tmp_path, {}, name=marker), "o": scripted(tmp_path, {}, name=other)},
-    )
-    nvim.api.command("AcpStart o")
-    nvim.wait(
-        "require('acp_nvim').status().agent_name == 'o' and require('acp_nvim').status().state == 'ready'"
-    )
-    assert "started agent" in (tmp_path / "acp_nvim.log").read_text()
-    assert agent_processes(marker) == [agent_pid]
-
-
-def test_an_agent_spawned_early_is_ended_when_the_host_dies_loading(nvim: Nvim, tmp_path: Path) -> None:
-    """Before the host talks to Neovim, only the line it printed on stderr tells Neovim the agent's group."""
-    stuck = tmp_path / "stuck"
-    stuck.mkdir()
-    # Shadows the real pynvim: the host spawns the agent, then never finishes loading.
-    (stuck / "pynvim.py").write_text("import time\ntime.sleep(600)\n")
-    nvim.lua("vim.env.PYTHONPATH = ...", str(stuck))
-    marker = f"orphan-{os.getpid()}-{tmp_path.name}"
-    # Deaf to the end of its stdin, as an agent busy starting up may be: only a signal ends it.
-    configure(nvim, tmp_path, agents={"e": {"cmd": "sh", "args": ["-c", f"sleep 600; echo {marker}"]}})
-    nvim.api.command("AcpStart e")
-    nvim.wait("next(require('acp_nvim.reaper').groups()) ~= nil")
-    (agent_pid,) = nvim.lua("return vim.tbl_keys(require('acp_nvim.reaper').groups())")
-    assert group_has_members(agent_pid)
-    os.kill(nvim.lua("return require('acp_nvim.host').info().pid"), 9)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and group_has_members(agent_pid):
-        nvim.lua("vim.wait(50)")
-    assert not group_has_members(agent_pid)
