@@ -23,7 +23,7 @@ log = logging.getLogger("acp_nvim.bridge")
 
 #: vim.log.levels, for what the host shows with vim.notify.
 ERROR, WARN, INFO = 4, 3, 2
-#: How long a `lua_later` call waits for company.
+#: One frame at 60 Hz: how long a `lua_later` call waits for company; the chat's render period.
 FRAME_SECONDS = 0.016
 BATCH = "require('acp_nvim.batch').run(...)"
 

@@ -21,12 +21,11 @@ import anyio
 import msgspec
 
 from acp_nvim.client.session import SessionState
-from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
 from acp_nvim.nvim.view import Op, ops_for
 
 log = logging.getLogger("acp_nvim.render")
 
-FRAME_SECONDS = 0.016
 APPLY = "require('acp_nvim.chat').apply_json(...)"
 # Ops per JSON chunk: what Lua decodes in one go (~0.5 ms for 128 ops of a replayed history).
 CHUNK_OPS = 128
