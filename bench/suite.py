@@ -467,13 +467,18 @@ def terminal(config: Config) -> Result:
 # ---- 6. start-up -----------------------------------------------------------------------------------------
 
 
+def _seconds_to_ready(nv: Neovim) -> float:
+    """Once `ready` is stamped: the time from the stamped start (the bench hook's) to it."""
+    wait_until(lambda: nv.lua("return acp_bench.t_ready ~= nil"), 30, "ready")
+    ready: float = nv.lua("return acp_bench.t_ready - acp_bench.t_start")
+    return ready / NS_PER_S
+
+
 def _timed_start(nv: Neovim) -> tuple[float, float]:
     """`:AcpStart` through the bench hook: how long it held Neovim (the host starts asynchronously) and how
     long until `ready` (seconds)."""
     held = nv.lua("local t = vim.uv.hrtime(); acp_bench.arm_start(); return vim.uv.hrtime() - t")
-    wait_until(lambda: nv.lua("return acp_bench.t_ready ~= nil"), 30, "ready")
-    ready = nv.lua("return acp_bench.t_ready - acp_bench.t_start")
-    return held / NS_PER_S, ready / NS_PER_S
+    return held / NS_PER_S, _seconds_to_ready(nv)
 
 
 # A fast typist: the gap between two keys of a typed `:AcpStart`.
@@ -488,9 +493,7 @@ def _typed_start(nv: Neovim) -> float:
         if i:
             time.sleep(KEY_INTERVAL_S)  # the typist's pace, not a wait for something
         nv.api.input(key)
-    wait_until(lambda: nv.lua("return acp_bench.t_ready ~= nil"), 30, "ready")
-    ready: float = nv.lua("return acp_bench.t_ready - acp_bench.t_start")
-    return ready / NS_PER_S
+    return _seconds_to_ready(nv)
 
 
 def startup(config: Config) -> Result:
