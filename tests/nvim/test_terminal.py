@@ -234,6 +234,24 @@ def test_no_collection_while_the_command_line_is_open(nvim_clean: Any) -> None:
     term(nvim_clean, "kill", tid)
 
 
+def test_collections_go_on_in_terminal_mode(nvim_clean: Any) -> None:
+    """Terminal mode triggers no SafeState: watching a flooding terminal from inside it, TextChangedT is when
+    the lists are collected."""
+    garbage = "require('acp_nvim.garbage')"
+    nvim_clean.exec_lua(f"{garbage}.threshold = 64 * 1024")
+    tid = create(nvim_clean, "sh", "-c", "yes 0123456789abcdef", output_byte_limit=1000)
+    assert term(nvim_clean, "open", tid, {"enter": True})["ok"] is True
+    nvim_clean.input("i")
+    deadline = time.monotonic() + 30
+    while nvim_clean.api.get_mode()["mode"] != "t":
+        assert time.monotonic() < deadline, "no Terminal mode"
+    collections = nvim_clean.exec_lua(f"return {garbage}.collections")
+    while nvim_clean.exec_lua(f"return {garbage}.collections") < collections + 3:
+        assert time.monotonic() < deadline, "no collection in Terminal mode"
+    assert nvim_clean.api.get_mode()["mode"] == "t"
+    term(nvim_clean, "kill", tid)
+
+
 def test_wait_for_exit_callback(nvim_clean: Any) -> None:
     tid = create(nvim_clean, "sh", "-c", "read _ignored; exit 3")
     res = nvim_clean.exec_lua(
