@@ -2,7 +2,8 @@
 
 pynvim runs its own loop on the main thread and calls these handlers there. Each handler only hands work to
 the anyio thread (`start_task_soon` never waits), so Neovim is never blocked on an agent. The loop thread
-starts on first use; at interpreter exit the agent is stopped politely before the process goes away.
+starts as the host announces itself to Lua; at interpreter exit the agent is stopped politely before the
+process goes away.
 """
 
 from __future__ import annotations
@@ -122,6 +123,10 @@ class Host:
     def announce(self, options: dict[str, Any] | None) -> None:
         """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
         info = self.bootstrap(options)
+        # The loop thread (and anyio's backend, ~20 ms of imports) comes up here rather than on the first
+        # command, so that a host started ahead (prestart, warm-up) is warm when Lua hears it is ready. A cold
+        # start loses nothing: its command waits behind this handler either way.
+        self._ensure_loop()
         self._nvim.exec_lua("require('acp_nvim.host').bootstrapped(...)", info, async_=True)
 
     def start(self, spec: Any) -> None:
