@@ -13,9 +13,11 @@ M.defaults = {
   -- Interpreter that has pynvim, msgspec and anyio. nil: the plugin's private environment made by the build
   -- step (stdpath("data")/acp_nvim/venv). g:python3_host_prog is never used or changed.
   python = nil,
-  -- Start the Python host in the background once Neovim has started, so the first :AcpStart does not wait the
-  -- ~0.2-0.3 s Python takes to start; the price is a host process (~30 MiB) in every Neovim session.
-  prestart_host = false,
+  -- Start the Python host in the background ahead of the first command, so that :AcpStart does not wait the
+  -- ~0.2-0.3 s Python takes to start; the price is a host process (~30 MiB) in each such Neovim. "auto": once a
+  -- UI is attached (never in a headless Neovim); true: as soon as Neovim has started; false: only when needed
+  -- (typing an :Acp command still starts it early).
+  prestart_host = "auto",
   -- Agent that :AcpStart starts when no name is given.
   default_agent = "claude",
   -- Your agents, merged over the presets below: { name = { cmd = "...", args = {...}, env = {...} } }.
@@ -141,7 +143,7 @@ M.options = vim.deepcopy(M.defaults)
 -- nested group of rules.
 local rules = {
   python = "string?",
-  prestart_host = "boolean",
+  prestart_host = { "auto", true, false },
   default_agent = "string",
   agents = "agents",
   handshake_timeout = "number",

@@ -222,21 +222,26 @@ function M.start()
   return info, nil
 end
 
---- Starts the host in the background once Neovim has started (`opts.prestart_host`). A failure is reported
---- as for any start; nothing waits for it.
-function M.prestart()
+--- Starts the host in the background ahead of any command (`opts.prestart_host`): `true` as soon as Neovim
+--- has started; "auto" once a UI is attached, so that a headless Neovim (a script, a plugin manager's sync)
+--- never spawns a host it will not use; `false` cancels a pending "auto". A failure is reported as for any
+--- start; nothing waits for it.
+---@param when boolean|"auto"
+function M.prestart(when)
+  local group = vim.api.nvim_create_augroup("acp_nvim_prestart", { clear = true })
   local function start()
-    M.start()
+    vim.schedule(function()
+      M.start()
+    end)
   end
-  if vim.v.vim_did_enter == 1 then
-    vim.schedule(start)
+  if when == false then
+    return
+  elseif when == "auto" and #vim.api.nvim_list_uis() == 0 then
+    vim.api.nvim_create_autocmd("UIEnter", { group = group, once = true, callback = start })
+  elseif vim.v.vim_did_enter == 1 then
+    start()
   else
-    vim.api.nvim_create_autocmd("VimEnter", {
-      once = true,
-      callback = function()
-        vim.schedule(start)
-      end,
-    })
+    vim.api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = start })
   end
 end
 

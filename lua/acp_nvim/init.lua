@@ -29,11 +29,12 @@ function M.setup(opts)
   require("acp_nvim.highlights").setup()
   require("acp_nvim.services").setup()
   host.register()
-  if config.options.prestart_host then
-    host.prestart()
+  host.prestart(config.options.prestart_host)
+  if config.options.prestart_host == true then
     require("acp_nvim.warmup").disable()
   else
-    -- Otherwise the host starts while an :Acp* command is being typed (lua/acp_nvim/warmup.lua).
+    -- Where no host was started ahead (no UI with "auto", or false), it starts while an :Acp* command is
+    -- being typed (lua/acp_nvim/warmup.lua).
     require("acp_nvim.warmup").enable()
   end
   if #errors > 0 then

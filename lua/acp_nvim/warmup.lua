@@ -1,9 +1,9 @@
 -- Starts the Python host while the user types an :Acp* command on the command line.
 --
--- The host loads lazily (~0.25 s: Python, pynvim, asyncio, anyio, the plugin) and `prestart_host`, which hides
--- that at Neovim's start-up, costs a process in every session. Typing the rest of `:AcpStart` takes a person
--- well over that, so starting the host (in the background; host.start never waits) as soon as the command
--- line reads `Acp...` hides the cold start for typed commands at no cost to sessions that never use the plugin.
+-- The host takes ~0.25 s to load (Python, pynvim, asyncio, anyio, the plugin). `prestart_host` hides that at
+-- Neovim's start-up, but "auto" does so only where a UI is attached, and `false` never. Typing the rest of
+-- `:AcpStart` takes a person well over that, so starting the host (in the background; host.start never waits)
+-- as soon as the command line reads `Acp...` hides the cold start for typed commands there too.
 -- Per keystroke this is one anchored string match; the autocommand is removed once it has started the host or
 -- finds it running.
 

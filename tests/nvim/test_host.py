@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -375,6 +376,70 @@ def test_prestart_host_starts_it_in_the_background(nvim: Nvim, tmp_path: Path) -
     nvim.wait_state("ready")
     assert nvim.lua("return require('acp_nvim.host').info().pid") == pid
     assert not nvim.errors()
+
+
+# Waits until Neovim has run the UIEnter autocommands and whatever they scheduled (the test's autocommand is
+# defined after the plugin's, and scheduled callbacks run in order).
+AFTER_UI_ENTER = """
+_G.acp_ui_entered = false
+vim.api.nvim_create_autocmd("UIEnter", { once = true, callback = function()
+  vim.schedule(function() vim.schedule(function() _G.acp_ui_entered = true end) end)
+end })
+"""
+
+
+@contextlib.contextmanager
+def ui_attached(nvim: Nvim) -> Iterator[None]:
+    """A UI attached to the test's Neovim, as a terminal or a GUI attaches: UIEnter fires."""
+    nvim.api.ui_attach(80, 24, rgb=True)
+    try:
+        yield
+    finally:
+        nvim.api.ui_detach()
+
+
+def test_prestart_auto_starts_the_host_once_a_ui_attaches(nvim: Nvim) -> None:
+    """The default ("auto"): a headless Neovim has no host until a UI attaches; then it starts unasked, and
+    the first :AcpStart uses it."""
+    assert nvim.lua("return require('acp_nvim.config').options.prestart_host") == "auto"
+    nvim.lua(AFTER_UI_ENTER)
+    assert nvim.lua("return require('acp_nvim.host').info()") is None
+    with ui_attached(nvim):
+        nvim.wait("_G.acp_ui_entered and require('acp_nvim.host').is_ready()")
+        pid = nvim.lua("return require('acp_nvim.host').info().pid")
+        nvim.api.command("AcpStart")
+        nvim.wait_state("ready")
+        assert nvim.lua("return require('acp_nvim.host').info().pid") == pid
+    assert not nvim.errors()
+
+
+def test_prestart_auto_with_a_ui_already_attached(nvim: Nvim, tmp_path: Path) -> None:
+    """setup() run after the UI attached (a plugin loaded late) starts the host at once."""
+    assert configure(nvim, tmp_path, prestart_host=False)
+    nvim.lua(AFTER_UI_ENTER)
+    with ui_attached(nvim):
+        nvim.wait("_G.acp_ui_entered")
+        assert nvim.lua("return require('acp_nvim.host').info()") is None
+        assert configure(nvim, tmp_path)
+        nvim.wait("require('acp_nvim.host').is_ready()")
+    assert not nvim.errors()
+
+
+def test_prestart_false_cancels_a_pending_auto(nvim: Nvim, tmp_path: Path) -> None:
+    """The fixture's setup() left "auto" waiting for a UI; setup() again with false withdraws it."""
+    assert configure(nvim, tmp_path, prestart_host=False)
+    nvim.lua(AFTER_UI_ENTER)
+    with ui_attached(nvim):
+        nvim.wait("_G.acp_ui_entered")
+        assert nvim.lua("return require('acp_nvim.host').info()") is None
+    # Typing a command still starts it early.
+    assert nvim.lua("return require('acp_nvim.warmup').enabled()")
+
+
+def test_prestart_host_rejects_other_values(nvim: Nvim, tmp_path: Path) -> None:
+    assert configure(nvim, tmp_path, prestart_host="yes") is False
+    (message,) = nvim.errors()
+    assert '`prestart_host` must be one of "auto", true, false, got "yes"' in message
 
 
 def test_build_step_creates_the_private_environment(bare_nvim: Nvim) -> None:

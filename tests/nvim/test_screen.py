@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NVIM, ROOT
+from tests.conftest import NVIM, ROOT, process_alive
 from tests.nvim.agent_io import scripted_config
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -131,3 +131,46 @@ vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vi
     chat_line = next(line for line in screen.splitlines() if "The greeting is fine." in line)
     assert code_line.index('print("hello")') < 10
     assert chat_line.index("The greeting is fine.") > 40
+
+
+def test_host_prestarts_in_a_terminal_ui_and_ends_with_neovim(tmux: str, tmp_path: Path) -> None:
+    """With the default options, Neovim in a terminal starts the host by itself, before any command; quitting
+    Neovim ends it."""
+    import pynvim
+
+    socket = tmp_path / "nvim.sock"
+    init = tmp_path / "init.lua"
+    init.write_text(
+        f"""
+vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
+require("acp_nvim").setup({{
+  python = {json.dumps(sys.executable)},
+  log_file = {json.dumps(str(tmp_path / "acp.log"))},
+}})
+"""
+    )
+    env = {
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    command = f"cd {tmp_path} && env {exports} TERM=xterm-256color {NVIM} --clean -u {init} --listen {socket}"
+    subprocess.run(["tmux", "new-session", "-d", "-x", "100", "-y", "30", "-s", tmux, command], check=True)
+    wait_screen(tmux, ["~"])
+    nvim = pynvim.attach("socket", path=str(socket))
+    try:
+        ok = nvim.exec_lua(
+            "return vim.wait(20000, function() return require('acp_nvim.host').is_ready() end, 20)"
+        )
+        assert ok, "the host did not prestart"
+        pid = int(nvim.exec_lua("return require('acp_nvim.host').info().pid"))
+        assert nvim.exec_lua("return require('acp_nvim').status().state") == "stopped"  # no agent was started
+    finally:
+        nvim.close()
+    assert process_alive(pid)
+    subprocess.run(["tmux", "send-keys", "-t", tmux, ":qa!", "Enter"], check=True)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and process_alive(pid):
+        time.sleep(0.05)  # the host is not our child: /proc is all there is to watch
+    assert not process_alive(pid)
