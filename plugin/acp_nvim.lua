@@ -1,4 +1,5 @@
--- Loaded at start-up: commands and the remote host registration only (cheap; nothing starts until used).
+-- Loaded at start-up: commands, the remote host registration and the command-line warm-up (cheap; nothing
+-- starts until used).
 if vim.g.loaded_acp_nvim then
   return
 end
@@ -10,3 +11,4 @@ end
 
 require("acp_nvim.commands").create()
 require("acp_nvim.host").register()
+require("acp_nvim.warmup").enable_by_default()

@@ -11,6 +11,9 @@ local M = {}
 
 local GROUP = "acp_nvim_warmup"
 
+-- Whether setup() has already decided to watch or not (enable/disable called).
+local decided = false
+
 -- `:Acp...`, possibly after spaces, colons and a range (`:'<,'>AcpPrompt`, `:%AcpPrompt`, `: 3Acp`).
 local PATTERN = "^[%s:%d,;.$%%'<>+%-]*Acp"
 
@@ -22,12 +25,22 @@ end
 
 --- Stops watching the command line.
 function M.disable()
+  decided = true
   pcall(vim.api.nvim_del_augroup_by_name, GROUP)
+end
+
+--- For plugin/acp_nvim.lua: watches unless setup() has decided already (the user's config runs before plugin
+--- files), so that typed commands start the host early even for a user who never calls setup().
+function M.enable_by_default()
+  if not decided then
+    M.enable()
+  end
 end
 
 --- Watches the `:` command line and starts the host once it reads `Acp...`; nothing when the host already
 --- runs or starts (prestart_host). Idempotent.
 function M.enable()
+  decided = true
   local host = require("acp_nvim.host")
   if host.info() ~= nil then
     M.disable()

@@ -3,13 +3,14 @@ Neovim: keys are fed as typed (nvim_input), which fires CmdlineChanged as a pers
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.harness import wait_until
-from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.conftest import INSTRUMENT, Nvim, setup_opts
 
 HOST_INFO = "return require('acp_nvim.host').info()"
 WATCHING = "return require('acp_nvim.warmup').enabled()"
@@ -158,3 +159,20 @@ def test_a_host_that_cannot_start_raises_nothing_while_typing(nvim: Nvim, tmp_pa
     nvim.api.input(":AcpStart<CR>")
     nvim.wait("#acp_test.notes > 0")
     assert "Python not found" in nvim.errors()[-1]
+
+
+def test_armed_without_setup(nvim_clean: Any, tmp_path: Path) -> None:
+    """A user who never calls setup(): the plugin file arms the warm-up, and the host it starts is the one
+    the defaults name (the private environment's Python)."""
+    bare = Nvim(nvim_clean)
+    bare.lua(INSTRUMENT)
+    assert bare.lua(WATCHING)
+    python = Path(bare.lua("return require('acp_nvim.config').python()"))
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    type_cmdline(bare, "AcpSt", "AcpSt")
+    assert bare.lua(HOST_INFO) is not None
+    bare.wait("require('acp_nvim.host').is_ready()")
+    leave_cmdline(bare)
+    assert not bare.errors()
