@@ -349,10 +349,9 @@ local function complete_files(base)
     if #items >= M.max_items then
       break
     end
-    table.insert(
-      items,
-      { word = "@" .. path, abbr = path, menu = M.media_type(path) == "image" and "[image]" or "[file]" }
-    )
+    -- What the mention will be sent as: an image, an audio clip, or a link to the file.
+    local kind = M.media_type(path) or "file"
+    table.insert(items, { word = "@" .. path, abbr = path, menu = "[" .. kind .. "]" })
   end
   return items
 end

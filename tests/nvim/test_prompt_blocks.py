@@ -104,6 +104,7 @@ def test_at_completion_lists_project_files(nvim: Nvim, tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("")
     (tmp_path / "shot.png").write_bytes(PNG)
+    (tmp_path / "memo.wav").write_bytes(b"RIFF")
     (tmp_path / ".hidden").mkdir()
     (tmp_path / ".hidden" / "secret.py").write_text("")
     start(nvim, tmp_path, None)
@@ -122,6 +123,7 @@ def test_at_completion_lists_project_files(nvim: Nvim, tmp_path: Path) -> None:
     assert words == sorted(words) and "@src/app.py" in words
     assert not [w for w in words if "secret" in w]  # hidden folders are skipped
     assert [i["menu"] for i in every if i["word"] == "@shot.png"] == ["[image]"]
+    assert [i["menu"] for i in every if i["word"] == "@memo.wav"] == ["[audio]"]
     # Typing "@" at the start of a word opens the completion (the mapping returns <C-x><C-o>).
     assert nvim.lua("return vim.fn.maparg('@', 'i', false, true).expr") == 1
 
