@@ -189,3 +189,23 @@ function B.arm_typed()
     end,
   })
 end
+
+--- For a UI about to attach: stamps UIEnter and the host's announcing itself loaded (host.bootstrapped),
+--- so that the time from the UI to a loaded host (with prestart_host = "auto") can be read.
+function B.arm_ui()
+  B.t_ui, B.t_host = nil, nil
+  vim.api.nvim_create_autocmd("UIEnter", {
+    once = true,
+    callback = function()
+      B.t_ui = uv.hrtime()
+    end,
+  })
+  local host = real_require("acp_nvim.host")
+  local bootstrapped = host.bootstrapped
+  host.bootstrapped = function(answer)
+    bootstrapped(answer)
+    if B.t_host == nil and host.is_ready() then
+      B.t_host = uv.hrtime()
+    end
+  end
+end
