@@ -13,8 +13,9 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 log = logging.getLogger("acp_nvim.client")
 
@@ -63,8 +64,7 @@ _FROM_PROTOCOL_ERROR: dict[str, TroubleKind] = {
 }
 
 
-@dataclass(slots=True)
-class _Category:
+class _Category(msgspec.Struct):
     total: int = 0
     unreported: int = 0
     last_message: float = -math.inf

@@ -15,10 +15,10 @@ import shutil
 import signal
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 import anyio
+import msgspec
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
 
 log = logging.getLogger("acp_nvim.process")
@@ -65,13 +65,12 @@ class AgentNotFound(StartError):
     pass
 
 
-@dataclass(frozen=True)
-class AgentCommand:
+class AgentCommand(msgspec.Struct, frozen=True):
     """How to launch an agent: the executable, its arguments, extra environment and working directory."""
 
     command: str
     args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
 
     @property

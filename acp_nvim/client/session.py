@@ -9,9 +9,9 @@ an append of its text (O(chunk)), a tool call update a replacement of that one i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
 from msgspec import UnsetType
 
 from acp_nvim.protocol import schema as s
@@ -72,31 +72,28 @@ class MessageItem:
             other.local,
         )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclasses beside it
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs beside it
 
 
-@dataclass
-class ToolCallItem:
+class ToolCallItem(msgspec.Struct):
     key: str
     tool_call_id: str
     title: str
     kind: str = "other"
     status: str = "pending"
-    content: list[s.ToolCallContent] = field(default_factory=list)
-    locations: list[s.ToolCallLocation] = field(default_factory=list)
+    content: list[s.ToolCallContent] = msgspec.field(default_factory=list)
+    locations: list[s.ToolCallLocation] = msgspec.field(default_factory=list)
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
 
 
-@dataclass
-class PlanItem:
+class PlanItem(msgspec.Struct):
     key: str
     entries: list[s.PlanEntry]
 
 
-@dataclass
-class CommandsItem:
+class CommandsItem(msgspec.Struct):
     key: str
     commands: list[s.AvailableCommand]
 
@@ -104,8 +101,7 @@ class CommandsItem:
 NoticeLevel = Literal["info", "warning", "error"]
 
 
-@dataclass
-class NoticeItem:
+class NoticeItem(msgspec.Struct):
     key: str
     text: str
     level: NoticeLevel = "info"
@@ -114,24 +110,22 @@ class NoticeItem:
 Item = MessageItem | ToolCallItem | PlanItem | CommandsItem | NoticeItem
 
 
-@dataclass
-class Changes:
+class Changes(msgspec.Struct):
     """What changed since the previous `take_changes()`, in a form a renderer applies directly."""
 
     # Keys of items created, in transcript order; render them whole.
-    added: list[str] = field(default_factory=list)
+    added: list[str] = msgspec.field(default_factory=list)
     # Text appended to items that existed before (in arrival order per item).
-    appended: dict[str, list[str]] = field(default_factory=dict)
+    appended: dict[str, list[str]] = msgspec.field(default_factory=dict)
     # Items to re-render whole (not in `added`).
-    replaced: list[str] = field(default_factory=list)
-    meta: set[MetaField] = field(default_factory=set)
+    replaced: list[str] = msgspec.field(default_factory=list)
+    meta: set[MetaField] = msgspec.field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.appended or self.replaced or self.meta)
 
 
-@dataclass
-class Usage:
+class Usage(msgspec.Struct):
     used: int
     size: int
     cost_amount: float | None = None

@@ -12,8 +12,9 @@ import json
 import re
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from acp_nvim.jsonrpc import Direction
@@ -29,8 +30,7 @@ SECRET_NAME = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class TrafficEntry:
+class TrafficEntry(msgspec.Struct, frozen=True):
     direction: Direction
     timestamp: float
     line: bytes

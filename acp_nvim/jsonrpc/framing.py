@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Oversized:
+class Oversized(msgspec.Struct, frozen=True):
     """A line longer than the cap went by and was dropped; `size` is how many bytes were dropped (at the
     end of the stream the line may have been cut short, so this is a lower bound of what the peer meant)."""
 

@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -81,8 +80,7 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     session: bool = True
 
 
-@dataclass
-class AgentRun:
+class AgentRun(msgspec.Struct):
     """One configured agent: its process while it runs, and how it ended after."""
 
     spec: AgentSpec
@@ -90,20 +88,20 @@ class AgentRun:
     error: str | None = None
     connection: AgentConnection | None = None
     info: s.Implementation | None = None
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = msgspec.field(default_factory=anyio.CancelScope)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     # Set when a connection attempt ended (check `connection`); replaced before each reconnect.
-    connected: anyio.Event = field(default_factory=anyio.Event)
-    reconnect: anyio.Event = field(default_factory=anyio.Event)
+    connected: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    reconnect: anyio.Event = msgspec.field(default_factory=anyio.Event)
     # The first session is being opened (possibly through a login and reconnect): state stays "starting".
     first_pending: bool = False
     # Stopped on purpose (:AcpStop, :AcpRestart), and what its chats then say.
     stopping: bool = False
     end_notice: str | None = None
     # The sessions open when the run ended (stopped or dead), oldest first: :AcpRestart reopens them.
-    ended: list[ChatSession] = field(default_factory=list)
+    ended: list[ChatSession] = msgspec.field(default_factory=list)
     # Sessions to reopen instead of opening a new one (a restart).
-    reopen: list[ChatSession] = field(default_factory=list)
+    reopen: list[ChatSession] = msgspec.field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -120,8 +118,7 @@ class AgentRun:
         return (info.title or info.name) if info is not None else self.spec.name
 
 
-@dataclass
-class ChatSession:
+class ChatSession(msgspec.Struct):
     session_id: str
     agent: str
     cwd: str
@@ -131,7 +128,7 @@ class ChatSession:
     in_turn: bool = False
     cancelling: bool = False
     permissions: int = 0
-    selections: list[Selection] = field(default_factory=list)
+    selections: list[Selection] = msgspec.field(default_factory=list)
 
 
 class Controller:

@@ -20,9 +20,10 @@ import logging
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
+
+import msgspec
 
 from acp_nvim.nvim.bridge import INFO
 from acp_nvim.nvim.ui import Slot, Ui
@@ -44,8 +45,7 @@ ELICITATION_CAPABILITIES = s.ElicitationCapabilities(
 )
 
 
-@dataclass
-class _Pending:
+class _Pending(msgspec.Struct):
     request: s.CreateElicitationRequest
     action: str = "cancel"
     content: Any = None

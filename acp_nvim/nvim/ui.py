@@ -18,10 +18,10 @@ import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import msgspec
 
 log = logging.getLogger("acp_nvim.ui")
 
@@ -29,8 +29,7 @@ SELECT = "require('acp_nvim.ui').select(...)"
 TERMINAL = "require('acp_nvim.ui').terminal(...)"
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(msgspec.Struct, frozen=True):
     """One item of a picker: `id` comes back when chosen, `label` is what the user reads."""
 
     id: str

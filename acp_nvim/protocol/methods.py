@@ -6,8 +6,9 @@ Built from the ``x-method``/``x-side`` annotations the generator copies out of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+import msgspec
 
 from acp_nvim.protocol import schema
 
@@ -46,8 +47,7 @@ ELICITATION_COMPLETE: Final = "elicitation/complete"
 CANCEL_REQUEST: Final = "$/cancel_request"
 
 
-@dataclass(frozen=True, slots=True)
-class MethodSpec:
+class MethodSpec(msgspec.Struct, frozen=True):
     """One method: ``side`` is who handles it ("agent": we call it; "client": we handle it;
     "protocol": both directions). ``result`` is None for notifications."""
 
