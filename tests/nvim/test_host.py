@@ -436,6 +436,19 @@ def test_prestart_false_cancels_a_pending_auto(nvim: Nvim, tmp_path: Path) -> No
     assert nvim.lua("return require('acp_nvim.warmup').enabled()")
 
 
+def test_prestart_auto_that_cannot_start_is_reported_by_the_command(nvim: Nvim, tmp_path: Path) -> None:
+    """A host that cannot start in the background says nothing then; the command that needs it says why."""
+    assert configure(nvim, tmp_path, python=str(tmp_path / "no-such-python"))
+    nvim.lua(AFTER_UI_ENTER)
+    with ui_attached(nvim):
+        nvim.wait("_G.acp_ui_entered")
+        assert nvim.lua("return require('acp_nvim.host').info()") is None
+        assert not nvim.notes()
+        nvim.api.command("AcpStart")
+        nvim.wait("#acp_test.notes > 0")
+    assert "Python not found" in nvim.errors()[-1]
+
+
 def test_prestart_host_rejects_other_values(nvim: Nvim, tmp_path: Path) -> None:
     assert configure(nvim, tmp_path, prestart_host="yes") is False
     (message,) = nvim.errors()
