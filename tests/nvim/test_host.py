@@ -366,15 +366,19 @@ def test_start_returns_before_the_host_is_up_and_commands_queue_in_order(nvim: N
     nvim.wait_state("ready")
 
 
-def test_prestart_host_starts_it_in_the_background(nvim: Nvim, tmp_path: Path) -> None:
-    """With prestart_host the host is up before any command, and the first :AcpStart does not start one."""
-    assert nvim.lua("return require('acp_nvim.host').info()") is None
-    assert configure(nvim, tmp_path, prestart_host=True)
+def assert_first_start_uses_the_prestarted_host(nvim: Nvim) -> None:
     nvim.wait("require('acp_nvim.host').is_ready()")
     pid = nvim.lua("return require('acp_nvim.host').info().pid")
     nvim.api.command("AcpStart")
     nvim.wait_state("ready")
     assert nvim.lua("return require('acp_nvim.host').info().pid") == pid
+
+
+def test_prestart_host_starts_it_in_the_background(nvim: Nvim, tmp_path: Path) -> None:
+    """With prestart_host the host is up before any command, and the first :AcpStart does not start one."""
+    assert nvim.lua("return require('acp_nvim.host').info()") is None
+    assert configure(nvim, tmp_path, prestart_host=True)
+    assert_first_start_uses_the_prestarted_host(nvim)
     assert not nvim.errors()
 
 
@@ -390,9 +394,12 @@ end })
 
 @contextlib.contextmanager
 def ui_attached(nvim: Nvim) -> Iterator[None]:
-    """A UI attached to the test's Neovim, as a terminal or a GUI attaches: UIEnter fires."""
+    """A UI attached to the test's Neovim, as a terminal or a GUI attaches; entered once Neovim has run the
+    UIEnter autocommands and what they scheduled."""
+    nvim.lua(AFTER_UI_ENTER)
     nvim.api.ui_attach(80, 24, rgb=True)
     try:
+        nvim.wait("_G.acp_ui_entered")
         yield
     finally:
         nvim.api.ui_detach()
@@ -402,23 +409,16 @@ def test_prestart_auto_starts_the_host_once_a_ui_attaches(nvim: Nvim) -> None:
     """The default ("auto"): a headless Neovim has no host until a UI attaches; then it starts unasked, and
     the first :AcpStart uses it."""
     assert nvim.lua("return require('acp_nvim.config').options.prestart_host") == "auto"
-    nvim.lua(AFTER_UI_ENTER)
     assert nvim.lua("return require('acp_nvim.host').info()") is None
     with ui_attached(nvim):
-        nvim.wait("_G.acp_ui_entered and require('acp_nvim.host').is_ready()")
-        pid = nvim.lua("return require('acp_nvim.host').info().pid")
-        nvim.api.command("AcpStart")
-        nvim.wait_state("ready")
-        assert nvim.lua("return require('acp_nvim.host').info().pid") == pid
+        assert_first_start_uses_the_prestarted_host(nvim)
     assert not nvim.errors()
 
 
 def test_prestart_auto_with_a_ui_already_attached(nvim: Nvim, tmp_path: Path) -> None:
     """setup() run after the UI attached (a plugin loaded late) starts the host at once."""
     assert configure(nvim, tmp_path, prestart_host=False)
-    nvim.lua(AFTER_UI_ENTER)
     with ui_attached(nvim):
-        nvim.wait("_G.acp_ui_entered")
         assert nvim.lua("return require('acp_nvim.host').info()") is None
         assert configure(nvim, tmp_path)
         nvim.wait("require('acp_nvim.host').is_ready()")
@@ -428,9 +428,7 @@ def test_prestart_auto_with_a_ui_already_attached(nvim: Nvim, tmp_path: Path) ->
 def test_prestart_false_cancels_a_pending_auto(nvim: Nvim, tmp_path: Path) -> None:
     """The fixture's setup() left "auto" waiting for a UI; setup() again with false withdraws it."""
     assert configure(nvim, tmp_path, prestart_host=False)
-    nvim.lua(AFTER_UI_ENTER)
     with ui_attached(nvim):
-        nvim.wait("_G.acp_ui_entered")
         assert nvim.lua("return require('acp_nvim.host').info()") is None
     # Typing a command still starts it early.
     assert nvim.lua("return require('acp_nvim.warmup').enabled()")
@@ -439,9 +437,7 @@ def test_prestart_false_cancels_a_pending_auto(nvim: Nvim, tmp_path: Path) -> No
 def test_prestart_auto_that_cannot_start_is_reported_by_the_command(nvim: Nvim, tmp_path: Path) -> None:
     """A host that cannot start in the background says nothing then; the command that needs it says why."""
     assert configure(nvim, tmp_path, python=str(tmp_path / "no-such-python"))
-    nvim.lua(AFTER_UI_ENTER)
     with ui_attached(nvim):
-        nvim.wait("_G.acp_ui_entered")
         assert nvim.lua("return require('acp_nvim.host').info()") is None
         assert not nvim.notes()
         nvim.api.command("AcpStart")

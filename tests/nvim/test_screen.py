@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pynvim
 import pytest
 
 from tests.conftest import NVIM, ROOT, process_alive
@@ -67,6 +68,21 @@ def wait_screen(name: str, texts: list[str], timeout: float = 30.0) -> str:
     raise AssertionError(f"not all of {texts} on screen after {timeout} s:\n{screen}")
 
 
+def start_nvim(tmux: str, tmp_path: Path, init: Path, args: str, size: tuple[int, int]) -> None:
+    """Neovim with `init` in a new tmux session of `size` (columns, lines), its state kept in `tmp_path`."""
+    env = {
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    command = f"cd {tmp_path} && env {exports} TERM=xterm-256color {NVIM} --clean -u {init} {args}"
+    width, height = size
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-x", str(width), "-y", str(height), "-s", tmux, command], check=True
+    )
+
+
 def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.json"
     scenario.write_text(
@@ -106,14 +122,7 @@ vim.api.nvim_create_autocmd("User", {{
 vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vim.cmd("AcpStart") end }})
 """
     )
-    env = {
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-    }
-    exports = " ".join(f"{key}={value}" for key, value in env.items())
-    command = f"cd {tmp_path} && env {exports} TERM=xterm-256color {NVIM} --clean -u {init} hello.py"
-    subprocess.run(["tmux", "new-session", "-d", "-x", "120", "-y", "40", "-s", tmux, command], check=True)
+    start_nvim(tmux, tmp_path, init, "hello.py", size=(120, 40))
     screen = wait_screen(
         tmux,
         [
@@ -136,7 +145,6 @@ vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vi
 def test_host_prestarts_in_a_terminal_ui_and_ends_with_neovim(tmux: str, tmp_path: Path) -> None:
     """With the default options, Neovim in a terminal starts the host by itself, before any command; quitting
     Neovim ends it."""
-    import pynvim
 
     socket = tmp_path / "nvim.sock"
     init = tmp_path / "init.lua"
@@ -149,14 +157,7 @@ require("acp_nvim").setup({{
 }})
 """
     )
-    env = {
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-    }
-    exports = " ".join(f"{key}={value}" for key, value in env.items())
-    command = f"cd {tmp_path} && env {exports} TERM=xterm-256color {NVIM} --clean -u {init} --listen {socket}"
-    subprocess.run(["tmux", "new-session", "-d", "-x", "100", "-y", "30", "-s", tmux, command], check=True)
+    start_nvim(tmux, tmp_path, init, f"--listen {socket}", size=(100, 30))
     wait_screen(tmux, ["~"])
     nvim = pynvim.attach("socket", path=str(socket))
     try:
