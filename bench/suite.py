@@ -31,7 +31,6 @@ from bench.harness import (
 )
 
 IDLE_S = 1.0
-HOST_READY = "return require('acp_nvim.host').is_ready()"
 AFTER_S = 2.0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pynvim
 import pytest
 
+from bench.harness import wait_until
 from tests.conftest import NVIM, ROOT, process_alive
 from tests.nvim.agent_io import scripted_config
 
@@ -171,7 +172,5 @@ require("acp_nvim").setup({{
         nvim.close()
     assert process_alive(pid)
     subprocess.run(["tmux", "send-keys", "-t", tmux, ":qa!", "Enter"], check=True)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and process_alive(pid):
-        time.sleep(0.05)  # the host is not our child: /proc is all there is to watch
-    assert not process_alive(pid)
+    # The host is not our child: /proc is all there is to watch.
+    wait_until(lambda: not process_alive(pid), 15, "the host to end with Neovim")
