@@ -2,7 +2,10 @@
 ---
 --- Each command runs as a PTY job (`jobstart(..., { term = true })`) in a hidden, unlisted terminal buffer; the
 --- user can show it with `M.open(id)`. A PTY job is started with setsid, so the command leads its own process
---- group and `kill` reaches everything it started.
+--- group and `kill` reaches everything it started. Every process it starts also carries `pgroup.MARK=<token>`
+--- in its environment, so what leaves the group (setsid, or a background child still running after the
+--- command ended) is found and ended too. No signal goes out before the job has become its own group's leader
+--- running its own program (see `pgroup.leader_state`): until then it is deferred, the agent answered at once.
 ---
 --- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, code, message, data? }`.
 ---
@@ -40,6 +43,8 @@ M.max_output_bytes = 16 * 1024 * 1024
 M.scrollback = 1000
 --- Time a command gets to end after SIGTERM before its process group is sent SIGKILL.
 M.kill_grace_ms = 2000
+--- How often a signal for a command that has not started yet (fork done, exec not yet) is tried again.
+M.start_retry_ms = 5
 
 ---@type fun(id: string, exit_status: table)?
 M.on_exit = nil
@@ -64,12 +69,17 @@ M.on_output = nil
 ---@field carry string
 ---@field drained boolean
 ---@field waiters function[]
+---@field started integer hrtime of the jobstart
+---@field ending boolean a SIGTERM-then-SIGKILL round is under way
 
 ---@type table<string, acp_nvim.Terminal>
 local by_id = {}
 --- Every terminal whose command still runs, released ones included, so that nothing outlives kill_all.
 ---@type table<acp_nvim.Terminal, true>
 local running = {}
+--- Tokens (-> pid) of the terminals whose marked processes may still run: not yet ended by kill or release.
+---@type table<string, integer>
+local unswept = {}
 local next_id = 0
 
 local signal_names = {}
@@ -317,19 +327,23 @@ function M.create(spec)
     carry = "",
     drained = false,
     waiters = {},
+    started = 0,
+    ending = false,
   }
   local argv = argv_of(command, args)
   if vim.fn.executable(argv[1]) == 0 then
     return err(M.ERR_INTERNAL, ("cannot start %s: not an executable"):format(command))
   end
-  t.token = ("%x%x"):format(math.random(0, 0x7fffffff), uv.hrtime() % 0x7fffffff)
+  -- Unique on the machine (pid, counter, clock): it marks the processes of this terminal and no other.
+  t.token = ("%x-%x-%x%x"):format(uv.os_getpid(), next_id, uv.hrtime() % 0x7fffffff, math.random(0, 0xffff))
+  env[pgroup.MARK] = t.token
   t.marker = marker_of(t.token)
   argv = vim.list_extend({ "/bin/sh", "-c", WRAPPER, "acp-nvim-terminal", t.token }, argv)
   local ok, job = pcall(api.nvim_buf_call, buf, function()
     return vim.fn.jobstart(argv, {
       term = true,
       cwd = cwd,
-      env = next(env) and env or nil,
+      env = env,
       on_stdout = function(_, data)
         local chunk = table.concat(data, "\n")
         -- Each call leaves Neovim a Vimscript list of `chunk` that only a collection frees.
@@ -348,12 +362,14 @@ function M.create(spec)
   end
   t.job = job
   t.pid = vim.fn.jobpid(job)
+  t.started = uv.hrtime()
   pcall(function()
     vim.bo[buf].scrollback = M.scrollback
   end)
   pcall(api.nvim_buf_set_name, buf, ("acp-terminal://%s/%s"):format(id, command))
   by_id[id] = t
   running[t] = true
+  unswept[t.token] = t.pid
   return { ok = true, terminal_id = id, bufnr = buf, pid = t.pid }
 end
 
@@ -410,17 +426,66 @@ function M.wait_for_exit(id, callback)
   return { ok = true, pending = true }
 end
 
+--- Sends `sig` to what the terminal started: its process group while the command runs (the leader checked
+--- to be Neovim's child leading that group), and every other live process carrying its mark. Returns nil
+--- while the leader is still starting (nothing sent), else how many processes outside the group were found.
 ---@param t acp_nvim.Terminal
-local function terminate(t)
-  if not running[t] then
-    return
+---@param sig string
+---@return integer?
+local function signal_all(t, sig)
+  local group_signalled = false
+  if running[t] then
+    local state = pgroup.leader_state(t.pid, t.started)
+    if state == "starting" then
+      return nil
+    end
+    group_signalled = state == "ready" and pgroup.signal(t.pid, sig)
   end
-  -- The PTY job leads its own group (its pid is the group id).
-  pgroup.terminate_later({ t.pid }, M.kill_grace_ms)
+  local strays = 0
+  for _, p in ipairs(pgroup.marked({ [t.token] = true })) do
+    if not (group_signalled and p.pgrp == t.pid) then
+      pgroup.signal_pid(p.pid, sig)
+      strays = strays + 1
+    end
+  end
+  return strays
 end
 
---- Answer `terminal/kill`: SIGTERM to the command's process group, SIGKILL after `M.kill_grace_ms`. The
---- terminal stays valid for `output` and `wait_for_exit`.
+--- SIGTERM, then SIGKILL after `M.kill_grace_ms`, to everything the terminal started; without waiting, and a
+--- signal due while the command is still starting is retried every `M.start_retry_ms` until it can go.
+---@param t acp_nvim.Terminal
+local function terminate(t)
+  if t.ending then
+    return
+  end
+  t.ending = true
+  local function deliver(sig, after)
+    local strays = signal_all(t, sig)
+    if strays == nil then
+      vim.defer_fn(function()
+        deliver(sig, after)
+      end, M.start_retry_ms)
+      return
+    end
+    after(strays)
+  end
+  deliver("sigterm", function(strays)
+    if not running[t] and strays == 0 then
+      t.ending = false
+      unswept[t.token] = nil
+      return
+    end
+    vim.defer_fn(function()
+      deliver("sigkill", function()
+        t.ending = false
+        unswept[t.token] = nil
+      end)
+    end, M.kill_grace_ms)
+  end)
+end
+
+--- Answer `terminal/kill`: SIGTERM to the command's process group and to what it left running, SIGKILL after
+--- `M.kill_grace_ms`. The terminal stays valid for `output` and `wait_for_exit`.
 ---@param id string
 ---@return table
 function M.kill(id)
@@ -446,27 +511,53 @@ function M.release(id)
   return { ok = true }
 end
 
---- End every command this module started, released ones too, waiting (briefly) until they are gone. For
---- :AcpStop and VimLeavePre.
+--- End every command this module started, released ones too, and whatever they left running, waiting
+--- (briefly) until they are gone. For VimLeavePre: once Neovim has exited nothing would send the SIGKILL.
 ---@param grace_ms integer? time given to SIGTERM before SIGKILL (default 500)
 function M.kill_all(grace_ms)
   local list = vim.tbl_keys(running)
-  if #list == 0 then
+  if #list == 0 and next(unswept) == nil then
     return
   end
-  local pgids = {}
-  for i, t in ipairs(list) do
-    pgids[i] = t.pid
+  local function starting(t)
+    return running[t] and pgroup.leader_state(t.pid, t.started) == "starting"
+  end
+  -- A command that has not become its group's leader yet gets a moment to do so (it takes milliseconds).
+  vim.wait(200, function()
+    for _, t in ipairs(list) do
+      if starting(t) then
+        return false
+      end
+    end
+    return true
+  end, 2)
+  local function signal(sig)
+    local in_groups = {}
+    for _, t in ipairs(list) do
+      if running[t] and pgroup.leader_state(t.pid, t.started) == "ready" and pgroup.signal(t.pid, sig) then
+        in_groups[t.pid] = true
+      end
+    end
+    for _, p in ipairs(pgroup.marked(unswept)) do
+      if not in_groups[p.pgrp] then
+        pgroup.signal_pid(p.pid, sig)
+      end
+    end
   end
   -- Gone also means Neovim has run the job's on_exit, so each terminal has its exit status.
-  pgroup.terminate(pgids, grace_ms or 500, 2000, function()
+  local function all_gone()
     for _, t in ipairs(list) do
       if running[t] then
         return false
       end
     end
-    return true
-  end)
+    return #pgroup.marked(unswept) == 0
+  end
+  signal("sigterm")
+  vim.wait(grace_ms or 500, all_gone, 20)
+  signal("sigkill")
+  vim.wait(2000, all_gone, 10)
+  unswept = {}
 end
 
 --- The terminal buffer of `id` (nil for an unknown id).
