@@ -142,6 +142,41 @@ function M.leader_state(pid, started, settle_ms)
   return "ready"
 end
 
+--- The command line of a process (NUL-separated, as in /proc), nil when it is gone or /proc is absent.
+---@param pid integer
+---@return string?
+function M.cmdline(pid)
+  return has_proc and read_proc("/proc/" .. pid .. "/cmdline") or nil
+end
+
+--- Pids of the live children of `pid` (empty without /proc).
+---@param pid integer
+---@return integer[]
+function M.children(pid)
+  local found = {}
+  local listed = has_proc and read_proc(("/proc/%d/task/%d/children"):format(pid, pid)) or nil
+  if listed then
+    for child in listed:gmatch("%d+") do
+      found[#found + 1] = tonumber(child) --[[@as integer]]
+    end
+    return found
+  end
+  -- Kernels without CONFIG_PROC_CHILDREN: every process's parent.
+  local dir = has_proc and uv.fs_scandir("/proc") or nil
+  while dir do
+    local name = uv.fs_scandir_next(dir)
+    if not name then
+      break
+    end
+    local child = name:match("^%d+$") and tonumber(name)
+    local stat = child and M.stat(child)
+    if stat and stat.ppid == pid and stat.state ~= "Z" then
+      found[#found + 1] = child
+    end
+  end
+  return found
+end
+
 --- The environment variable that marks every process a terminal started (its value is the terminal's
 --- token): what setsid, a double fork or a dead leader takes out of the process group, the environment
 --- keeps.

@@ -45,6 +45,8 @@ M.scrollback = 1000
 M.kill_grace_ms = 2000
 --- How often a signal for a command that has not started yet (fork done, exec not yet) is tried again.
 M.start_retry_ms = 5
+--- After this long a SIGTERM goes out once the wrapper runs, even if the command it starts is not seen.
+M.start_settle_ms = 500
 
 ---@type fun(id: string, exit_status: table)?
 M.on_exit = nil
@@ -141,10 +143,15 @@ end
 --- under a small sh wrapper that, once the command is done, prints a marker and waits until Neovim, having
 --- read everything up to the marker, answers with the token; then it exits with the command's status. Its
 --- traps only defer SIGHUP/SIGINT/SIGTERM until the command has ended (a trapped, not ignored, signal is
---- reset for the command itself), so the command sees them as usual.
+--- reset for the command itself), so the command sees them as usual. A signal that comes before the command
+--- has started (a kill right after create) ends the wrapper as it would have ended the command.
 local WRAPPER = table.concat({
   "t=$1; shift",
-  "trap : HUP INT TERM",
+  "k=",
+  "trap 'k=129' HUP",
+  "trap 'k=130' INT",
+  "trap 'k=143' TERM",
+  '[ -z "$k" ] || exit "$k"',
   '"$@"',
   "s=$?",
   "stty sane -echo 2>/dev/null",
@@ -426,9 +433,29 @@ function M.wait_for_exit(id, callback)
   return { ok = true, pending = true }
 end
 
+--- Whether the agent's command itself runs (or has run): the wrapper has a child that exec'd it. A SIGTERM
+--- that comes earlier is caught by the wrapper's trap (also in its forked child before exec) and the
+--- command would never see it. Past `M.start_settle_ms` the wrapper alone suffices (a command that is a
+--- builtin of sh runs in the wrapper itself).
+---@param t acp_nvim.Terminal
+---@return boolean
+local function command_started(t)
+  if t.drained or (uv.hrtime() - t.started) / 1e6 >= M.start_settle_ms then
+    return true
+  end
+  local own = pgroup.cmdline(t.pid)
+  for _, child in ipairs(pgroup.children(t.pid)) do
+    local cmdline = pgroup.cmdline(child)
+    if cmdline and cmdline ~= own then
+      return true
+    end
+  end
+  return false
+end
+
 --- Sends `sig` to what the terminal started: its process group while the command runs (the leader checked
 --- to be Neovim's child leading that group), and every other live process carrying its mark. Returns nil
---- while the leader is still starting (nothing sent), else how many processes outside the group were found.
+--- while the command is still starting (nothing sent), else how many processes outside the group were found.
 ---@param t acp_nvim.Terminal
 ---@param sig string
 ---@return integer?
@@ -436,7 +463,7 @@ local function signal_all(t, sig)
   local group_signalled = false
   if running[t] then
     local state = pgroup.leader_state(t.pid, t.started)
-    if state == "starting" then
+    if state == "starting" or (state == "ready" and sig ~= "sigkill" and not command_started(t)) then
       return nil
     end
     group_signalled = state == "ready" and pgroup.signal(t.pid, sig)

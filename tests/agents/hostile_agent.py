@@ -100,6 +100,7 @@ class Agent:
         self.inbox_ready = threading.Condition()
         self.answers: dict[str, int] = {}  # json-encoded id -> answers received
         self.answered = threading.Condition()
+        self.replies: dict[str, dict[str, Any]] = {}  # json-encoded id -> the last response to it
         self.next_id = 1
         self.show = "none"
         self.ignore_eof = False
@@ -125,6 +126,7 @@ class Agent:
                 self.journal.write(entry)
                 with self.answered:
                     key = json.dumps(message.get("id"))
+                    self.replies[key] = message
                     self.answers[key] = self.answers.get(key, 0) + 1
                     self.answered.notify_all()
         if self.ignore_eof:
@@ -503,6 +505,159 @@ def show_hang(agent: Agent) -> list[Any]:
     return []
 
 
+# ---- terminal shows (terminal/*; the client must advertise clientCapabilities.terminal) ----------------
+# - ``termrace``       HOSTILE_RACE [10] x terminal/create then terminal/release at once, as many x create
+#                      then terminal/kill at once (then wait_for_exit, output, release: ids stay valid)
+# - ``termbackground`` a command that leaves ``nohup sleep 300 &``, a double-forked sleep ignoring HUP and a
+#                      ``setsid sleep 300 &`` behind and exits; then wait_for_exit and release (not with
+#                      HOSTILE_RELEASE=0)
+# - ``termcancel``     terminal/create of a long command, then on session/cancel terminal/kill at once, then
+#                      wait_for_exit and release
+# Commands carry HOSTILE_TERMINAL_MARKER=$HOSTILE_MARKER in their environment, so a test can find them.
+
+
+def call(agent: Agent, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Send a request and wait for its answer; returns the response (an error response included)."""
+    request_id = agent.request(method, params, rpc=method)
+    missing = agent.wait_answers([request_id])
+    if missing:
+        return {"error": {"code": 0, "message": f"no answer to {method} in {ANSWER_TIMEOUT:g} s"}}
+    with agent.answered:
+        return agent.replies[json.dumps(request_id)]
+
+
+def terminal_env() -> list[dict[str, str]]:
+    return [{"name": "HOSTILE_TERMINAL_MARKER", "value": os.environ.get("HOSTILE_MARKER", "")}]
+
+
+def create_terminal(agent: Agent, command: str, args: list[str]) -> str | None:
+    params = {"sessionId": SESSION_ID, "command": command, "args": args, "env": terminal_env()}
+    answer = call(agent, "terminal/create", params)
+    terminal_id = (answer.get("result") or {}).get("terminalId")
+    return terminal_id if isinstance(terminal_id, str) else None
+
+
+def on_terminal(agent: Agent, method: str, terminal_id: str) -> dict[str, Any]:
+    return call(agent, method, {"sessionId": SESSION_ID, "terminalId": terminal_id})
+
+
+def report(agent: Agent, facts: dict[str, Any]) -> None:
+    """Tell the test what happened, in the chat (one line) and in the journal."""
+    agent.journal.write({"event": "terminal_report", "show": agent.show, **facts})
+    agent.chunk(f"{agent.show}: {json.dumps(facts)}\n")
+
+
+def show_termrace(agent: Agent) -> list[Any]:
+    rounds = env_int("HOSTILE_RACE", 10)
+    created: list[str] = []
+    for _ in range(rounds):
+        terminal_id = create_terminal(agent, "sleep", ["300"])
+        if terminal_id is not None:
+            created.append(terminal_id)
+            on_terminal(agent, "terminal/release", terminal_id)
+    killed: list[str] = []
+    for _ in range(rounds):
+        terminal_id = create_terminal(agent, "sleep", ["300"])
+        if terminal_id is not None:
+            created.append(terminal_id)
+            killed.append(terminal_id)
+            on_terminal(agent, "terminal/kill", terminal_id)
+    exits = [on_terminal(agent, "terminal/wait_for_exit", terminal_id) for terminal_id in killed]
+    outputs = [on_terminal(agent, "terminal/output", terminal_id) for terminal_id in killed]
+    for terminal_id in killed:
+        on_terminal(agent, "terminal/release", terminal_id)
+    report(
+        agent,
+        {
+            "created": len(created),
+            "exits": [e.get("result", e.get("error")) for e in exits],
+            "output_exit": [(o.get("result") or {}).get("exitStatus") for o in outputs],
+        },
+    )
+    return []
+
+
+# Three sleeps outlive the command, each told apart by its duration. The command ends only once each is
+# immune to the SIGHUP its end sends to the terminal's session (a file says so; at most ~10 s).
+BACKGROUND = """
+d=$(mktemp -d)
+nohup sh -c 'touch "$1/1"; exec sleep 301' sh "$d" >/dev/null 2>&1 &
+( ( trap '' HUP; touch "$d/2"; exec sleep 302 ) >/dev/null 2>&1 & )
+setsid sh -c 'touch "$1/3"; exec sleep 303' sh "$d" >/dev/null 2>&1 &
+n=0
+while [ ! -e "$d/1" ] || [ ! -e "$d/2" ] || [ ! -e "$d/3" ]; do
+  n=$((n + 1)); [ "$n" -lt 1000 ] || break; sleep 0.01
+done
+rm -rf "$d"
+echo backgrounded
+"""
+
+
+def show_termbackground(agent: Agent) -> list[Any]:
+    terminal_id = create_terminal(agent, "sh", ["-c", BACKGROUND])
+    if terminal_id is None:
+        report(agent, {"error": "terminal/create failed"})
+        return []
+    exit_answer = on_terminal(agent, "terminal/wait_for_exit", terminal_id)
+    output = on_terminal(agent, "terminal/output", terminal_id)
+    # HOSTILE_RELEASE=0 leaves the terminal to whatever ends the session (:AcpStop, :qa!).
+    release = {"result": None}
+    if os.environ.get("HOSTILE_RELEASE", "1") != "0":
+        release = on_terminal(agent, "terminal/release", terminal_id)
+    report(
+        agent,
+        {
+            "terminal": terminal_id,
+            "exit": exit_answer.get("result", exit_answer.get("error")),
+            "output": (output.get("result") or {}).get("output"),
+            "release": release.get("result", release.get("error")),
+        },
+    )
+    return []
+
+
+def wait_for_cancel(agent: Agent, timeout: float) -> bool:
+    """Wait for a session/cancel notification (taken out of the inbox; other messages stay)."""
+    deadline = time.monotonic() + timeout
+    with agent.inbox_ready:
+        while True:
+            for index, message in enumerate(agent.inbox):
+                if message is not None and message.get("method") == "session/cancel":
+                    del agent.inbox[index]
+                    return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            agent.inbox_ready.wait(left)
+
+
+def show_termcancel(agent: Agent) -> list[Any]:
+    params = {"sessionId": SESSION_ID, "command": "sleep", "args": ["300"], "env": terminal_env()}
+    request_id = agent.request("terminal/create", params, rpc="terminal/create")
+    # The user cancels as soon as the command starts: the kill follows the create's answer at once.
+    cancelled = wait_for_cancel(agent, ANSWER_TIMEOUT)
+    agent.wait_answers([request_id])
+    with agent.answered:
+        created = agent.replies.get(json.dumps(request_id), {})
+    terminal_id = (created.get("result") or {}).get("terminalId")
+    if not isinstance(terminal_id, str):
+        report(agent, {"error": "terminal/create failed", "answer": created})
+        return []
+    kill = on_terminal(agent, "terminal/kill", terminal_id)
+    exit_answer = on_terminal(agent, "terminal/wait_for_exit", terminal_id)
+    release = on_terminal(agent, "terminal/release", terminal_id)
+    report(
+        agent,
+        {
+            "cancelled": cancelled,
+            "kill": kill.get("result", kill.get("error")),
+            "exit": exit_answer.get("result", exit_answer.get("error")),
+            "release": release.get("result", release.get("error")),
+        },
+    )
+    return []
+
+
 SHOWS = {
     "garbage": show_garbage,
     "huge": show_huge,
@@ -517,6 +672,9 @@ SHOWS = {
     "exit": show_exit,
     "sigkill": show_sigkill,
     "hang": show_hang,
+    "termrace": show_termrace,
+    "termbackground": show_termbackground,
+    "termcancel": show_termcancel,
 }
 
 
