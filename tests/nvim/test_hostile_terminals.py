@@ -97,8 +97,11 @@ def latency_bound(figures: dict[str, Any]) -> None:
     assert figures["key_ms"]["max"] < MAX_LATENCY_MS, figures
 
 
+RACE = 30
+
+
 def test_create_then_release_or_kill_at_once(nvim: Nvim, tmp_path: Path) -> None:
-    show = Show(nvim, tmp_path)
+    show = Show(nvim, tmp_path, HOSTILE_RACE=str(RACE))
     pid = int(nvim.lua("return vim.fn.getpid()"))
     figures = measure(nvim, "termrace")
     latency_bound(figures)
@@ -106,14 +109,17 @@ def test_create_then_release_or_kill_at_once(nvim: Nvim, tmp_path: Path) -> None
     nvim.wait_state("ready")
     # Every terminal request got a result, none an error: kill and release answer at once.
     answers = show.terminal_answers()
-    assert len(answers) == 10 * 2 + 10 * 2 + 10 * 3, len(answers)
+    assert len(answers) == RACE * 2 + RACE * 2 + RACE * 3, len(answers)
     assert [a for _, a in answers if "result" not in a] == []
     report = show.report("termrace")
-    assert report["created"] == 20
+    assert report["created"] == 2 * RACE
     # The ids stay valid after kill: wait_for_exit and output answer with the command's end (SIGTERM).
-    assert [e.get("signal") for e in report["exits"]] == ["SIGTERM"] * 10, report
-    assert [e and e.get("signal") for e in report["output_exit"]] == ["SIGTERM"] * 10, report
+    assert [e.get("signal") for e in report["exits"]] == ["SIGTERM"] * RACE, report
+    assert [e and e.get("signal") for e in report["output_exit"]] == ["SIGTERM"] * RACE, report
     show.assert_none_left()
+
+
+CANCELS = 20
 
 
 def test_cancel_right_after_a_command_starts(nvim: Nvim, tmp_path: Path) -> None:
@@ -133,12 +139,12 @@ def test_cancel_right_after_a_command_starts(nvim: Nvim, tmp_path: Path) -> None
         end
         """
     )
-    for _ in range(5):
+    for _ in range(CANCELS):
         figures = measure(nvim, "termcancel")
         latency_bound(figures)
         assert alive(pid) and nvim.lua("return 1 + 1") == 2
     reports = [e for e in show.entries() if e["event"] == "terminal_report"]
-    assert len(reports) == 5, reports
+    assert len(reports) == CANCELS, reports
     for report in reports:
         assert report["cancelled"] is True and report["kill"] == {} and report["release"] == {}, report
         assert report["exit"].get("signal") == "SIGTERM", report
