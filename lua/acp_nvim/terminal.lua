@@ -47,6 +47,8 @@ M.kill_grace_ms = 2000
 M.start_retry_ms = 5
 --- After this long a SIGTERM goes out once the wrapper runs, even if the command it starts is not seen.
 M.start_settle_ms = 500
+--- At most this many SIGKILL sweeps of what a terminal left running, 20 ms apart, until none is found.
+M.sweep_rounds = 5
 
 ---@type fun(id: string, exit_status: table)?
 M.on_exit = nil
@@ -502,11 +504,22 @@ local function terminate(t)
       unswept[t.token] = nil
       return
     end
+    -- A child forked between a scan and its parent's SIGKILL is missed by that scan: sweep until none is
+    -- left (a few rounds at most).
+    local rounds = 0
+    local function kill_rest(found)
+      rounds = rounds + 1
+      if found > 0 and rounds < M.sweep_rounds then
+        vim.defer_fn(function()
+          deliver("sigkill", kill_rest)
+        end, 20)
+        return
+      end
+      t.ending = false
+      unswept[t.token] = nil
+    end
     vim.defer_fn(function()
-      deliver("sigkill", function()
-        t.ending = false
-        unswept[t.token] = nil
-      end)
+      deliver("sigkill", kill_rest)
     end, M.kill_grace_ms)
   end)
 end
@@ -582,8 +595,12 @@ function M.kill_all(grace_ms)
   end
   signal("sigterm")
   vim.wait(grace_ms or 500, all_gone, 20)
-  signal("sigkill")
-  vim.wait(2000, all_gone, 10)
+  for _ = 1, M.sweep_rounds do
+    signal("sigkill")
+    if vim.wait(400, all_gone, 10) then
+      break
+    end
+  end
   unswept = {}
 end
 

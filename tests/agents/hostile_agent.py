@@ -508,9 +508,9 @@ def show_hang(agent: Agent) -> list[Any]:
 # ---- terminal shows (terminal/*; the client must advertise clientCapabilities.terminal) ----------------
 # - ``termrace``       HOSTILE_RACE [10] x terminal/create then terminal/release at once, as many x create
 #                      then terminal/kill at once (then wait_for_exit, output, release: ids stay valid)
-# - ``termbackground`` a command that leaves ``nohup sleep 300 &``, a double-forked sleep ignoring HUP and a
-#                      ``setsid sleep 300 &`` behind and exits; then wait_for_exit and release (not with
-#                      HOSTILE_RELEASE=0)
+# - ``termbackground`` a command that leaves ``nohup sleep &``, a double-forked sleep ignoring HUP, a
+#                      ``setsid sleep &`` and a setsid'd loop ignoring TERM behind and exits; then
+#                      wait_for_exit and release (not with HOSTILE_RELEASE=0)
 # - ``termcancel``     terminal/create of a long command, then on session/cancel terminal/kill at once, then
 #                      wait_for_exit and release
 # Commands carry HOSTILE_TERMINAL_MARKER=$HOSTILE_MARKER in their environment, so a test can find them.
@@ -577,15 +577,18 @@ def show_termrace(agent: Agent) -> list[Any]:
     return []
 
 
-# Three sleeps outlive the command, each told apart by its duration. The command ends only once each is
-# immune to the SIGHUP its end sends to the terminal's session (a file says so; at most ~10 s).
+# Four things outlive the command, the sleeps told apart by their duration: nohup'd, double-forked ignoring
+# HUP, setsid'd, and a setsid'd loop ignoring TERM and HUP that keeps starting sleeps. The command ends only
+# once each is immune to the SIGHUP its end sends to the terminal's session (a file says so; at most ~10 s).
 BACKGROUND = """
 d=$(mktemp -d)
 nohup sh -c 'touch "$1/1"; exec sleep 301' sh "$d" >/dev/null 2>&1 &
 ( ( trap '' HUP; touch "$d/2"; exec sleep 302 ) >/dev/null 2>&1 & )
 setsid sh -c 'touch "$1/3"; exec sleep 303' sh "$d" >/dev/null 2>&1 &
+loop='trap "" TERM HUP; touch "$1/4"; while :; do sleep 304 & sleep 0.2; done'
+setsid sh -c "$loop" sh "$d" >/dev/null 2>&1 &
 n=0
-while [ ! -e "$d/1" ] || [ ! -e "$d/2" ] || [ ! -e "$d/3" ]; do
+while [ ! -e "$d/1" ] || [ ! -e "$d/2" ] || [ ! -e "$d/3" ] || [ ! -e "$d/4" ]; do
   n=$((n + 1)); [ "$n" -lt 1000 ] || break; sleep 0.01
 done
 rm -rf "$d"
