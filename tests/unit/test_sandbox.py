@@ -118,9 +118,12 @@ def test_remembered_answer_applies_to_the_real_path(tree: dict[str, Path]) -> No
     sb = Sandbox([str(tree["project"])], outside="ask")
     sb.remember(str(link), allow=True)
     assert sb.check(str(tree["outside"] / "secret.txt")) is Verdict.ALLOW
-    # An explicitly allowed target is reachable through a link in the project too.
+    # Through a link in the project it is an escape: a remembered "always" does not lift that (issue 15),
+    # an entry of the configured allow list does.
     (tree["project"] / "out").symlink_to(tree["outside"], target_is_directory=True)
-    assert sb.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.ALLOW
+    assert sb.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.DENY
+    configured = Sandbox([str(tree["project"])], allow=[str(tree["outside"])], outside="deny")
+    assert configured.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.ALLOW
 
 
 def test_deny_list_beats_roots(tree: dict[str, Path]) -> None:
