@@ -21,7 +21,16 @@ end
 ---@param path string
 ---@return string
 local function basename(path)
-  return path:match("[^/]*$")
+  return path:match("^.*/(.*)$") or path
+end
+
+--- Whether `name`'s last component is `tail`, without building a string (a thousand names per request).
+---@param name string
+---@param tail string
+---@return boolean
+local function ends_in(name, tail)
+  local start = #name - #tail
+  return start >= 1 and name:byte(start) == 47 and name:sub(start + 1) == tail
 end
 
 --- The path as the file system sees it: its real path when it exists; else the real path of its longest
@@ -88,9 +97,20 @@ end
 
 -- Whether a buffer's file name is itself a symlink, per buffer and name: a buffer opened through a link can
 -- have any name, and asking the file system for each of a thousand buffers on every request is what must not
--- happen. Forgotten when Neovim (re)reads, writes or renames the buffer's file.
+-- happen. Learnt when Neovim reads, writes or renames the buffer's file (one readlink beside reading a file),
+-- else on the first lookup that meets the buffer.
 ---@type table<integer, { name: string, link: boolean }>
 local links = {}
+
+---@param buf integer
+---@param name string
+---@return boolean
+local function learn(buf, name)
+  -- readlink fails at once on anything but a symlink, and builds no stat table.
+  local link = uv.fs_readlink(name) ~= nil
+  links[buf] = { name = name, link = link }
+  return link
+end
 
 ---@param buf integer
 ---@param name string
@@ -100,22 +120,22 @@ local function is_link(buf, name)
   if known and known.name == name then
     return known.link
   end
-  local st = uv.fs_lstat(name)
-  local link = st ~= nil and st.type == "link"
-  links[buf] = { name = name, link = link }
-  return link
+  return learn(buf, name)
 end
 
 local group = api.nvim_create_augroup("acp_nvim_fs_path", { clear = true })
-api.nvim_create_autocmd(
-  { "BufReadPost", "BufWritePost", "BufFilePost", "FileChangedShellPost", "BufUnload", "BufWipeout" },
-  {
-    group = group,
-    callback = function(ev)
-      links[ev.buf] = nil
-    end,
-  }
-)
+api.nvim_create_autocmd({ "BufReadPost", "BufWritePost", "BufFilePost", "FileChangedShellPost" }, {
+  group = group,
+  callback = function(ev)
+    learn(ev.buf, api.nvim_buf_get_name(ev.buf))
+  end,
+})
+api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
+  group = group,
+  callback = function(ev)
+    links[ev.buf] = nil
+  end,
+})
 
 ---@param buf integer
 ---@return boolean
@@ -137,7 +157,7 @@ function M.find_buffer(path)
       if holds_a_file(buf) then
         return buf
       end
-    elseif name ~= "" and api.nvim_buf_is_loaded(buf) and (basename(name) == tail or is_link(buf, name)) then
+    elseif name ~= "" and api.nvim_buf_is_loaded(buf) and (ends_in(name, tail) or is_link(buf, name)) then
       others[#others + 1] = buf
     end
   end
