@@ -22,7 +22,9 @@ from tests.conftest import ROOT
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
 
-# The round-trip bound the issue asks for, asserted where it holds on a loaded machine (see each test).
+# The round-trip bound the issue asks for is asserted where nothing reaches Neovim (absurd paths); elsewhere
+# the maxima seen were 1-35 ms on this shared 2-core machine, so the bound there is generous and the figures
+# are printed.
 MAX_ROUND_TRIP_MS = 50.0
 GENEROUS_ROUND_TRIP_MS = 500.0
 
@@ -107,8 +109,9 @@ def test_symlink_then_dotdot_is_the_file_the_kernel_opens(
         {"read": {"path": f"{sneaky}/new.txt"}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "symlink then .."):
+    with round_trips(nvim, "symlink then ..") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     missing = error(got[0])
     assert missing["code"] == -32002
     assert missing["data"]["uri"] == (project / "outside" / "secret.txt").as_uri()
@@ -156,8 +159,9 @@ def test_a_folder_swapped_for_a_symlink_after_the_check(
     ]
     agent.start([steps], project)
     nvim.lua(SWAP_BEFORE_OPEN, str(project / "x"), str(outside))
-    with round_trips(nvim, "swap after the check"):
+    with round_trips(nvim, "swap after the check") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     assert (project / "x").is_symlink(), "the swap did not happen"
     assert "text outside" not in json.dumps(got)
     assert not (outside / "new.txt").exists()
@@ -179,8 +183,9 @@ def test_dollar_var_in_a_name_is_that_name(nvim: Nvim, agent: Scripted, dirs: tu
         {"write": {"path": "${CWD}/notes$HOME.txt", "content": "rewritten\n"}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "$VAR"):
+    with round_trips(nvim, "$VAR") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     assert result(got[0])["content"] == "literal name\n"
     assert result(got[1]) is not None
     assert literal.read_text() == "rewritten\n"
@@ -199,8 +204,9 @@ def test_proc_self_is_refused(nvim: Nvim, agent: Scripted, dirs: tuple[Path, Pat
     agent.start([steps], project)
     # The user moved on: Neovim's cwd (and its terminals') is now outside, the host's is not.
     nvim.api.command(f"cd {outside}")
-    with round_trips(nvim, "/proc/self"):
+    with round_trips(nvim, "/proc/self") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     assert len(got) == 4, got
     for entry in got:
         assert error(entry)["code"] == -32602
@@ -221,8 +227,9 @@ def test_always_to_a_read_is_no_yes_to_a_write(nvim: Nvim, agent: Scripted, dirs
     ]
     agent.start([steps], project)
     nvim.lua("acp_test.answers = {...}", "always", "deny")
-    with round_trips(nvim, "always to a read"):
+    with round_trips(nvim, "always to a read") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     assert result(got[0])["content"] == SECRET
     assert result(got[1])["content"] == SECRET
     refused = error(got[2])
@@ -283,8 +290,9 @@ def test_terminal_cwd_is_checked_and_resolved(nvim: Nvim, agent: Scripted, dirs:
         {"terminal": {"command": "pwd", "cwd": "${CWD}/esc", "then": ["wait", "output"]}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "terminal cwd"):
+    with round_trips(nvim, "terminal cwd") as figures:
         got = agent.turn()
+    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
     outputs = [e["result"]["output"] for e in got if e["kind"] == "result" and e["call"] == "terminal/output"]
     assert outputs == [f"{(project / 'x').resolve()}\n"], got
     (escape,) = [e for e in got if e["kind"] == "error"]
