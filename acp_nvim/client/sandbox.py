@@ -110,18 +110,16 @@ def _process_relative(parts: list[str]) -> bool:
     return len(parts) >= 2 and parts[0] == "proc" and (parts[1] in _PROCESS_DIRS or parts[1].isdigit())
 
 
-def resolve(path: str) -> str:
+def resolve(path: object) -> str:
     """The real absolute path, resolved once as described above; PathRefused for a path that is refused
     whatever the sandbox says."""
-    validate(path)
+    path = validate(path)
     done: list[str] = []
     # Components still to walk, the next one last.
     todo = [name for name in reversed(path.split("/")) if name not in ("", ".")]
     links = 0
     while todo:
         name = todo.pop()
-        if name in ("", "."):
-            continue
         if name == "..":
             if done:
                 done.pop()

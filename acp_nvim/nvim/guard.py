@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve, validate
+from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.options import EditorOptions
@@ -46,7 +46,7 @@ def refused_error(path: object, refused: PathRefused) -> RpcError:
 def resolved(path: object) -> str:
     """The real path the sandbox judges and Neovim opens, or the agent's -32602 for a refused one."""
     try:
-        return resolve(validate(path))
+        return resolve(path)
     except PathRefused as refused:
         raise refused_error(path, refused) from None
 
