@@ -1,6 +1,7 @@
 """`fs/read_text_file` and `fs/write_text_file` through Neovim's buffers (`lua/acp_nvim/fs.lua`).
 
-Each request is: the sandbox check here, then one `exec_lua` into `fs.read` / `fs.write`, whose
+Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
+`fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise), whose
 `{ok = false, code, message, data}` becomes the JSON-RPC error the agent gets. Writes are recorded for review
 per session; a write that follows an allowed permission request showing a diff for that path is linked to
 that tool call. With `follow = true` the editor then shows where the agent is reading or writing.
@@ -14,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from acp_nvim.client.sandbox import resolve
+from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.guard import PathGuard
@@ -72,28 +73,28 @@ class FileService:
         self._edits: dict[tuple[str, str], str] = {}
 
     async def read(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        await self._guard.check(params.session_id, params.path, "read")
+        real = await self._guard.check(params.session_id, params.path, "read")
         opts = self._options()
         # Lua validates line >= 1 and limit >= 0 (the generated types accept any int) and answers -32602.
         result = unwrap(
             await self._bridge.lua_result(
-                READ, params.path, params.line, params.limit, {"max_bytes": opts.max_read_bytes}
+                READ, real, params.line, params.limit, {"max_bytes": opts.max_read_bytes}
             ),
             "fs/read_text_file",
         )
-        content = clean_text(result.get("content"), params.path)
+        content = clean_text(result.get("content"), real)
         if opts.follow:
-            self._bridge.lua(FOLLOW, params.path, params.line or 1, None)
+            self._bridge.lua(FOLLOW, real, params.line or 1, None)
         return s.ReadTextFileResponse(content=content)
 
     async def write(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        await self._guard.check(params.session_id, params.path, "write")
+        real = await self._guard.check(params.session_id, params.path, "write")
         opts = self._options()
-        tool_call_id = self._edits.pop((params.session_id, resolve(params.path)), None)
+        tool_call_id = self._edits.pop((params.session_id, real), None)
         result = unwrap(
             await self._bridge.lua_result(
                 WRITE,
-                params.path,
+                real,
                 params.content,
                 {
                     "session_id": params.session_id,
@@ -104,7 +105,7 @@ class FileService:
             "fs/write_text_file",
         )
         if opts.follow:
-            self._bridge.lua(FOLLOW, params.path, None, result.get("bufnr"))
+            self._bridge.lua(FOLLOW, real, None, result.get("bufnr"))
         return s.WriteTextFileResponse()
 
     def permission_answered(
@@ -121,5 +122,8 @@ class FileService:
         if not paths and call.kind == "edit":
             paths = [loc.path for loc in call.locations or []]
         for path in paths:
-            if isinstance(path, str) and path.startswith("/"):
-                self._edits[(request.session_id, resolve(path))] = call.tool_call_id
+            try:
+                real = resolve(path)
+            except PathRefused:
+                continue  # its write will be refused too
+            self._edits[(request.session_id, real)] = call.tool_call_id

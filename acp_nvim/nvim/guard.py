@@ -6,7 +6,9 @@ later count). A path outside them follows `sandbox.outside`; "ask" opens `vim.ui
 always for this path / deny, in the one queue of pickers (`ui.py`). Without a UI (`nvim --headless` with
 Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a
 plugin or a test is asked as usual. Paths that are written inside a root but really lead outside it (a symlink
-or `..`) are refused without asking.
+or `..`) are refused without asking, also after an "always". `check` resolves the agent's path once and
+returns that real path: callers hand Neovim exactly it, so the file the sandbox judged is the file opened. An
+"always" holds for that real path and that action only.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 
-from acp_nvim.client.sandbox import Sandbox, Verdict, resolve
+from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.options import EditorOptions
@@ -28,12 +31,24 @@ ASK = "require('acp_nvim.sandbox_prompt').ask(...)"
 RootsOf = Callable[[str], "list[str] | None"]
 
 
-def outside_error(path: str, message: str) -> RpcError:
-    return RpcError(
-        INVALID_PARAMS,
-        message,
-        {"uri": "file://" + resolve(path), "reason": "outside_project"},
-    )
+def outside_error(real: str, message: str) -> RpcError:
+    """The agent's error for a refused path; `data.uri` names the real path that was judged."""
+    return RpcError(INVALID_PARAMS, message, {"uri": Path(real).as_uri(), "reason": "outside_project"})
+
+
+def refused_error(path: object, refused: PathRefused) -> RpcError:
+    data: dict[str, str] = {"reason": refused.reason}
+    if isinstance(path, str) and refused.reason == "process_relative":
+        data["uri"] = Path(path).as_uri()
+    return RpcError(INVALID_PARAMS, refused.message, data)
+
+
+def resolved(path: object) -> str:
+    """The real path the sandbox judges and Neovim opens, or the agent's -32602 for a refused one."""
+    try:
+        return resolve(path)
+    except PathRefused as refused:
+        raise refused_error(path, refused) from None
 
 
 class PathGuard:
@@ -71,64 +86,59 @@ class PathGuard:
     def forget(self, session_id: str) -> None:
         self._sandboxes.pop(session_id, None)
 
-    async def check(self, session_id: str, path: str, action: str) -> None:
-        """Returns when the agent may `action` ("read", "write", "run a command in") `path`; raises the
-        error the agent gets otherwise."""
-        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
-            raise RpcError(INVALID_PARAMS, f"path must be absolute: {path!r}")
+    async def check(self, session_id: str, path: str, action: str) -> str:
+        """The real path the agent may `action` ("read", "write", "run a command in"): the one path to open,
+        resolved once here. Raises the error the agent gets otherwise."""
+        real = resolved(path)
         box = self.sandbox(session_id)
-        verdict = box.check(path)
+        verdict = box.decide(path, real, action)
         if verdict is Verdict.ASK:
             # One picker at a time, shared with every other question to the user.
             async with self._ui.pickers:
                 # The user may have answered "always" for this path while we waited for the picker.
-                verdict = box.check(path)
+                verdict = box.decide(path, real, action)
                 if verdict is Verdict.ASK:
-                    verdict = await self._ask(box, path, action, session_id)
+                    verdict = await self._ask(box, path, real, action, session_id)
         if verdict is Verdict.ALLOW:
-            return
-        raise outside_error(path, self._why_denied(box, self.roots(session_id), path, action))
+            return real
+        raise outside_error(real, self._why_denied(box, path, real, action))
 
-    async def _ask(self, box: Sandbox, path: str, action: str, session_id: str) -> Verdict:
-        real = resolve(path)
+    async def _ask(self, box: Sandbox, path: str, real: str, action: str, session_id: str) -> Verdict:
         view = {"path": path, "real": real, "action": action, "session_id": session_id}
         answer = await self._ui.ask(ASK, view)
         if answer == "always":
-            box.remember(path, True)
+            # For this action and this real path only: "always" to a read is no yes to a write.
+            box.remember(real, True, action)
             return Verdict.ALLOW
         if answer == "once":
             return Verdict.ALLOW
         if answer == "noui":
             raise outside_error(
-                path,
+                real,
                 f"{path} is outside the project and there is no UI to ask the user "
                 "(headless Neovim; set sandbox.outside or sandbox.allow)",
             )
-        raise outside_error(path, f"the user refused to let the agent {action} {path}: outside the project")
+        raise outside_error(real, f"the user refused to let the agent {action} {path}: outside the project")
 
     @staticmethod
-    def _why_denied(box: Sandbox, roots: list[str], path: str, action: str) -> str:
-        if box.is_inside(path):
+    def _why_denied(box: Sandbox, path: str, real: str, action: str) -> str:
+        if box.is_inside(real):
             return f"the agent may not {action} {path}: denied by sandbox.deny"
-        spellings = roots + box.roots
-        if _written_inside(path, spellings) or _written_inside(os.path.normpath(path), spellings):
+        if box.written_inside(path):
             return (
-                f"{path} leads to {resolve(path)}, outside the project: "
-                "escapes through a symlink or '..' are refused"
+                f"{path} leads to {real}, outside the project: escapes through a symlink or '..' are refused"
             )
         return f"the agent may not {action} {path}: outside the project"
 
 
-def _written_inside(path: str, roots: list[str]) -> bool:
-    """The spelling (`..` kept as written) starts inside a root, in the root's real or written form."""
-    parts = [p for p in path.split(os.sep) if p not in ("", ".")]
-    for root in roots:
-        base = [p for p in root.split(os.sep) if p]
-        if parts[: len(base)] == base:
-            return True
-    return False
+def _valid(path: str) -> bool:
+    try:
+        resolve(path)
+    except PathRefused:
+        return False
+    return True
 
 
 def _absolute(paths: list[str]) -> list[str]:
     # Validated in Lua (expanded to absolute there); anything else is dropped rather than failing every check.
-    return [p for p in paths if os.path.isabs(p)]
+    return [p for p in paths if os.path.isabs(p) and _valid(p)]

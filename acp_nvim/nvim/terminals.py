@@ -96,7 +96,8 @@ class TerminalService:
         if cwd is None:
             cwd = roots[0]
         else:
-            await self._guard.check(params.session_id, cwd, "run a command in")
+            # The command starts in the real path checked, not in the agent's spelling of it.
+            cwd = await self._guard.check(params.session_id, cwd, "run a command in")
         spec = {
             "command": params.command,
             "args": list(params.args or []),

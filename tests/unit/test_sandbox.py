@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.client.sandbox import Sandbox, Verdict
+from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 
 
 @pytest.fixture
@@ -118,9 +118,12 @@ def test_remembered_answer_applies_to_the_real_path(tree: dict[str, Path]) -> No
     sb = Sandbox([str(tree["project"])], outside="ask")
     sb.remember(str(link), allow=True)
     assert sb.check(str(tree["outside"] / "secret.txt")) is Verdict.ALLOW
-    # An explicitly allowed target is reachable through a link in the project too.
+    # Through a link in the project it is an escape: a remembered "always" does not lift that (issue 15),
+    # an entry of the configured allow list does.
     (tree["project"] / "out").symlink_to(tree["outside"], target_is_directory=True)
-    assert sb.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.ALLOW
+    assert sb.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.DENY
+    configured = Sandbox([str(tree["project"])], allow=[str(tree["outside"])], outside="deny")
+    assert configured.check(str(tree["project"] / "out" / "secret.txt")) is Verdict.ALLOW
 
 
 def test_deny_list_beats_roots(tree: dict[str, Path]) -> None:
@@ -135,3 +138,132 @@ def test_relative_roots_and_rules_are_rejected(tree: dict[str, Path]) -> None:
     sb = Sandbox([str(tree["project"])])
     with pytest.raises(ValueError):
         sb.remember("relative", allow=True)
+
+
+# ---- issue 15: the path checked is the path opened ---------------------------------------------------------
+
+
+def test_symlink_then_dotdot_resolves_as_the_kernel_does(tree: dict[str, Path]) -> None:
+    project = tree["project"]
+    (project / "x" / "y").mkdir(parents=True)
+    (project / "l").symlink_to(project / "x" / "y", target_is_directory=True)
+    (project / "outside").mkdir()
+    (project / "outside" / "secret.txt").write_text("inside after all\n")
+    written = f"{project}/l/../../outside/secret.txt"
+    # `..` goes to the parent of the link's target: the file the kernel opens for that spelling.
+    assert resolve(written) == os.path.realpath(project / "outside" / "secret.txt")
+    assert os.path.samefile(written, resolve(written))
+    assert Sandbox([str(project)], outside="deny").check(written) is Verdict.ALLOW
+    # Not the file a lexical fold of `..` names.
+    assert not os.path.samefile(resolve(written), tree["outside"] / "secret.txt")
+    # A file not there yet: resolved the same way, for the write that creates it.
+    assert resolve(f"{project}/l/../../outside/new.txt") == f"{os.path.realpath(project)}/outside/new.txt"
+
+
+def test_nothing_in_a_path_is_expanded(tree: dict[str, Path]) -> None:
+    project = os.path.realpath(tree["project"])
+    for name in ("notes$HOME.txt", "${HOME}.txt", "~", "~root", "a$PWD"):
+        assert resolve(f"{project}/{name}") == f"{project}/{name}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/proc/self/cwd/secret.txt",
+        "/proc/self",
+        "/proc/thread-self/root/etc/passwd",
+        "/proc/1/root",
+        f"/proc/{os.getpid()}/cwd",
+        f"/proc/{os.getpid()}/fd/0",
+        "/dev/fd/0",
+        "/dev/stdin",
+        "/proc/net/dev",
+    ],
+)
+def test_process_relative_paths_are_refused(tree: dict[str, Path], path: str) -> None:
+    with pytest.raises(PathRefused) as refused:
+        resolve(path)
+    assert refused.value.reason == "process_relative"
+    assert "relative to a process" in refused.value.message
+    assert Sandbox([str(tree["project"])], outside="allow").check(path) is Verdict.DENY
+
+
+def test_proc_files_of_no_process_are_just_outside(tree: dict[str, Path]) -> None:
+    assert resolve("/proc/cpuinfo") == "/proc/cpuinfo"
+    assert Sandbox([str(tree["project"])]).check("/proc/cpuinfo") is Verdict.ASK
+
+
+def test_absurd_paths_are_refused_before_any_file_system_call(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = os.path.realpath(tree["project"])
+    longest = "/" + "/".join(["b" * 255] * 16)
+    assert len(longest) == 4096
+    fine = [f"{project}/{'a' * 255}", "/a" * 256, longest]
+    for path in fine:
+        assert resolve(path) == path
+    too_long = {
+        "/x" * 10_000: "20000 bytes, the limit is 4096 (PATH_MAX)",
+        longest + "/x": "4098 bytes",
+        f"{project}/{'a' * 256}": "256 bytes, the limit is 255 (NAME_MAX)",
+        f"{project}/{'é' * 128}": "256 bytes, the limit is 255 (NAME_MAX)",
+        "/a" * 257: "257 components, the limit is 256",
+    }
+
+    def no_file_system(*args: object) -> None:
+        raise AssertionError(f"file system call for a refused path: {args!r:.80}")
+
+    monkeypatch.setattr(os, "lstat", no_file_system)
+    monkeypatch.setattr(os, "readlink", no_file_system)
+    for path, why in too_long.items():
+        with pytest.raises(PathRefused) as refused:
+            resolve(path)
+        assert refused.value.reason == "path_too_long"
+        assert why in refused.value.message
+        # The message never echoes the whole path back.
+        assert len(refused.value.message) < 300
+    for path, why in {
+        "relative/x": "absolute",
+        "": "non-empty",
+        f"{project}/a\0b": "NUL",
+        f"{project}/\udcff": "UTF-8",
+    }.items():
+        with pytest.raises(PathRefused) as refused:
+            resolve(path)
+        assert why in refused.value.message
+
+
+def test_a_symlink_loop_is_refused(tree: dict[str, Path]) -> None:
+    project = tree["project"]
+    (project / "a").symlink_to(project / "b")
+    (project / "b").symlink_to(project / "a")
+    with pytest.raises(PathRefused) as refused:
+        resolve(str(project / "a" / "x"))
+    assert refused.value.reason == "symlink_loop"
+    assert Sandbox([str(project)]).check(str(project / "a")) is Verdict.DENY
+
+
+def test_always_holds_for_the_action_asked_only(tree: dict[str, Path]) -> None:
+    sb = Sandbox([str(tree["project"])])
+    secret = str(tree["outside"] / "secret.txt")
+    sb.remember(secret, True, "read")
+    assert sb.check(secret, "read") is Verdict.ALLOW
+    assert sb.check(secret, "write") is Verdict.ASK
+    assert sb.check(str(tree["outside"] / "other.txt"), "read") is Verdict.ASK
+    sb.remember(secret, True, "write")
+    assert sb.check(secret, "write") is Verdict.ALLOW
+
+
+def test_an_escape_is_refused_even_after_a_grant(tree: dict[str, Path]) -> None:
+    project, outside = tree["project"], tree["outside"]
+    secret = str(outside / "secret.txt")
+    sneaky = f"{project}/../outside/secret.txt"
+    sb = Sandbox([str(project)])
+    sb.remember(secret, True, "read")
+    sb.remember(str(outside), True)
+    assert sb.check(secret, "read") is Verdict.ALLOW
+    assert sb.check(sneaky, "read") is Verdict.DENY
+    # Not even the configured allow list opens a `..` escape: the agent can name the real path.
+    listed = Sandbox([str(project)], allow=[str(outside)])
+    assert listed.check(secret, "read") is Verdict.ALLOW
+    assert listed.check(sneaky, "read") is Verdict.DENY
