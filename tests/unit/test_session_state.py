@@ -319,3 +319,84 @@ def test_dismissing_picks_the_first_reject_option_else_cancelled() -> None:
     reject = s.PermissionOption(option_id="r", name="R", kind="reject_always")
     assert dismissed_outcome([allow, reject]) == s.RequestPermissionOutcomeSelected(option_id="r")
     assert dismissed_outcome([allow]) == s.RequestPermissionOutcomeCancelled()
+
+
+# ---- what the agent streams cannot hold Neovim: huge texts are cut, and cross in slices ------------------
+
+
+def test_a_huge_chunk_shows_its_beginning_and_a_note_and_later_chunks_follow() -> None:
+    state = SessionState("s")
+    state.apply(chunk("BEGIN" + "x" * (50 << 20)))
+    state.apply(chunk("after"))
+    item = state.items[0]
+    assert isinstance(item, MessageItem)
+    assert item.text.startswith("BEGIN") and len(item.text) < (1 << 20)
+    _, note, after = item.text.rsplit("\n", 2)
+    # 50 MiB and 5 characters sent, 256 KiB of them shown.
+    assert note == "… 49.8 MiB more not shown" and after == "after"
+
+
+def test_past_the_message_limit_only_the_note_changes() -> None:
+    state = SessionState("s")
+    state.apply(chunk("start "))
+    state.take_changes()
+    for _ in range(8):
+        state.apply(chunk("y" * (200 << 10)))
+    changes = state.take_changes()
+    assert changes.noted == ["1"]
+    ops = ops_for(state, changes, "A")
+    shown = "".join(op["text"] for op in ops if op["op"] == "append")
+    assert len("start ") + len(shown) == 1 << 20
+    assert ops[-1] == {"op": "note", "id": "1", "text": "… 576 KiB more not shown"}
+    state.apply(chunk("z" * (1 << 20)))
+    ops = ops_for(state, state.take_changes(), "A")
+    assert ops == [{"op": "note", "id": "1", "text": "… 1.6 MiB more not shown"}]
+
+
+def test_huge_tool_call_contents_are_cut_in_the_view() -> None:
+    state = SessionState("s")
+    big = "x" * (50 << 20)
+    state.apply(
+        update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t",
+                "title": "T" * (50 << 10),
+                "content": [
+                    {"type": "diff", "path": "/big", "oldText": "a", "newText": big},
+                    {"type": "content", "content": {"type": "text", "text": big}},
+                ],
+                "rawInput": {"blob": big},
+                "rawOutput": big,
+            }
+        )
+    )
+    item = state.tool_call("t")
+    assert item is not None and item.raw_input == "(50.0 MiB not kept)" == item.raw_output
+    encoded = msgspec.json.encode(ops_for(state, state.take_changes(), "A"))
+    assert len(encoded) < 100 << 10
+    text = encoded.decode()
+    assert "diff of /big: 50.0 MiB, not shown" in text and "… 49.9 MiB more not shown" in text
+
+
+@pytest.mark.anyio
+async def test_no_notification_carries_more_than_a_frame_and_the_rest_follows_in_order() -> None:
+    bridge = FakeBridge()
+    async with anyio.create_task_group() as tasks:
+        state = SessionState("s")
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        texts = [f"{n}:" + "w" * (100 << 10) for n in range(10)]
+        for n, text in enumerate(texts):
+            state.apply(chunk(text, message_id=f"m{n}"))
+            state.apply(update({"sessionUpdate": "tool_call", "toolCallId": f"t{n}", "title": f"t{n}"}))
+        renderer.flush()
+    sizes = [sum(len(chunk) for chunk in chunks) for _, (_, chunks) in bridge.calls]
+    assert len(sizes) > 1 and max(sizes) <= 300 << 10, sizes
+    ops = [op for _, (_, chunks) in bridge.calls for chunk in chunks for op in msgspec.json.decode(chunk)]
+    shown: dict[str, str] = {}
+    for op in ops:
+        if op["op"] == "add" and op["item"]["kind"] == "agent":
+            shown[op["item"]["id"]] = op["item"]["lines"][1]["s"][0][0]
+        elif op["op"] == "append":
+            shown[op["id"]] += op["text"]
+    assert list(shown.values()) == texts
