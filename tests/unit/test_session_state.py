@@ -324,10 +324,11 @@ def test_dismissing_picks_the_first_reject_option_else_cancelled() -> None:
 # ---- what the agent streams cannot hold Neovim: huge texts are cut, and cross in slices ------------------
 
 
-def test_a_huge_chunk_shows_its_beginning_and_a_note_and_later_chunks_follow() -> None:
+@pytest.mark.parametrize("kind", ["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"])
+def test_a_huge_chunk_shows_its_beginning_and_a_note_and_later_chunks_follow(kind: str) -> None:
     state = SessionState("s")
-    state.apply(chunk("BEGIN" + "x" * (50 << 20)))
-    state.apply(chunk("after"))
+    state.apply(chunk("BEGIN" + "x" * (50 << 20), kind))
+    state.apply(chunk("after", kind))
     item = state.items[0]
     assert isinstance(item, MessageItem)
     assert item.text.startswith("BEGIN") and len(item.text) < (1 << 20)
@@ -377,6 +378,17 @@ def test_huge_tool_call_contents_are_cut_in_the_view() -> None:
     assert len(encoded) < 100 << 10
     text = encoded.decode()
     assert "diff of /big: 50.0 MiB, not shown" in text and "… 49.9 MiB more not shown" in text
+
+
+def test_a_huge_plan_is_cut_in_the_view() -> None:
+    state = SessionState("s")
+    entries = [{"content": "E" * (10 << 20), "priority": "high", "status": "pending"}]
+    entries += [{"content": f"step {n}", "priority": "low", "status": "pending"} for n in range(100_000)]
+    state.apply(update({"sessionUpdate": "plan", "entries": entries}))
+    (op,) = ops_for(state, state.take_changes(), "A")
+    lines = ["".join(seg[0] for seg in line["s"]) for line in op["item"]["lines"]]
+    assert len(msgspec.json.encode(op)) < 64 << 10
+    assert lines[1].endswith("… 10.0 MiB more not shown  !") and lines[-1] == "  … 99901 more entries"
 
 
 @pytest.mark.anyio
