@@ -8,6 +8,7 @@ an append of its text (O(chunk)), a tool call update a replacement of that one i
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -29,6 +30,10 @@ CANCELLED = "cancelled"
 # agent sends next still follows it; past the message's limit only the note (kept up to date) is shown.
 MAX_SHOWN_CHUNK_CHARS = 256 * 1024
 MAX_SHOWN_MESSAGE_CHARS = 1024 * 1024
+# Tool calls that keep their details (content, locations, raw input and output) in memory and in the chat:
+# the newest ones. An older one, once finished, is folded to its summary line: a turn of 100,000 tool calls
+# cost Neovim ~2.5 KB and the host ~1 KB per call.
+KEEP_TOOL_DETAILS = 100
 # rawInput / rawOutput are not shown; kept up to this size (as JSON) for whoever needs them, else dropped.
 MAX_KEPT_RAW_CHARS = 64 * 1024
 
@@ -115,6 +120,8 @@ class ToolCallItem(msgspec.Struct):
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
+    # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
+    folded: bool = False
 
 
 class PlanItem(msgspec.Struct):
@@ -191,6 +198,9 @@ class SessionState:
         self._tool_calls: dict[str, ToolCallItem] = {}
         self._messages: dict[tuple[MessageRole, str], MessageItem] = {}
         self._plan: PlanItem | None = None
+        # Tool calls with their details, oldest first; and older ones waiting to finish before they fold.
+        self._detailed: deque[ToolCallItem] = deque()
+        self._fold_when_finished: set[str] = set()
         self._commands_item: CommandsItem | None = None
         self._counter = 0
         self.commands: list[s.AvailableCommand] = []
@@ -295,6 +305,9 @@ class SessionState:
                 item.status = CANCELLED
                 item.awaiting_permission = False
                 self._replace(item.key)
+                if item.key in self._fold_when_finished:
+                    self._fold_when_finished.discard(item.key)
+                    self._fold(item)
 
     def set_awaiting_permission(self, tool_call: s.ToolCallUpdate, awaiting: bool) -> ToolCallItem:
         """A permission request is open (or answered) for this tool call; its fields update the item."""
@@ -404,16 +417,19 @@ class SessionState:
             item = ToolCallItem(key=self._new_key(), tool_call_id=update.tool_call_id, title=update.title)
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
+            self._detailed.append(item)
         else:
             # A repeated tool_call is taken as a full restatement of it.
             item.title = update.title
             self._replace(item.key)
         item.kind = update.kind or "other"
         item.status = update.status or "pending"
-        item.content = list(update.content or [])
-        item.locations = list(update.locations or [])
-        item.raw_input = _bounded_raw(update.raw_input)
-        item.raw_output = _bounded_raw(update.raw_output)
+        if not item.folded:
+            item.content = list(update.content or [])
+            item.locations = list(update.locations or [])
+            item.raw_input = _bounded_raw(update.raw_input)
+            item.raw_output = _bounded_raw(update.raw_output)
+        self._fold_old_tool_calls(item)
 
     def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
         item = self._tool_calls.get(update.tool_call_id)
@@ -426,6 +442,7 @@ class SessionState:
             )
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
+            self._detailed.append(item)
         else:
             self._replace(item.key)
         if update.title is not None:
@@ -434,16 +451,41 @@ class SessionState:
             item.kind = update.kind
         if update.status is not None:
             item.status = update.status
-        # Collections are replaced, not merged (protocol rule).
-        if update.content is not None:
-            item.content = list(update.content)
-        if update.locations is not None:
-            item.locations = list(update.locations)
-        if update.raw_input is not None:
-            item.raw_input = _bounded_raw(update.raw_input)
-        if update.raw_output is not None:
-            item.raw_output = _bounded_raw(update.raw_output)
+        if not item.folded:
+            # Collections are replaced, not merged (protocol rule).
+            if update.content is not None:
+                item.content = list(update.content)
+            if update.locations is not None:
+                item.locations = list(update.locations)
+            if update.raw_input is not None:
+                item.raw_input = _bounded_raw(update.raw_input)
+            if update.raw_output is not None:
+                item.raw_output = _bounded_raw(update.raw_output)
+        self._fold_old_tool_calls(item)
         return item
+
+    def _fold_old_tool_calls(self, changed: ToolCallItem) -> None:
+        """Folds the finished tool calls older than the newest KEEP_TOOL_DETAILS (`changed` may be one)."""
+        detailed = self._detailed
+        while len(detailed) > KEEP_TOOL_DETAILS:
+            oldest = detailed.popleft()
+            if self._finished(oldest):
+                self._fold(oldest)
+            else:
+                self._fold_when_finished.add(oldest.key)
+        if changed.key in self._fold_when_finished and self._finished(changed):
+            self._fold_when_finished.discard(changed.key)
+            self._fold(changed)
+
+    @staticmethod
+    def _finished(item: ToolCallItem) -> bool:
+        return item.status in FINISHED_STATUSES and not item.awaiting_permission
+
+    def _fold(self, item: ToolCallItem) -> None:
+        item.folded = True
+        item.content, item.locations = [], []
+        item.raw_input = item.raw_output = None
+        self._replace(item.key)
 
     def _plan_update(self, entries: Sequence[s.PlanEntry]) -> None:
         if self._plan is None:

@@ -120,11 +120,17 @@ def tool_call_view(item: ToolCallItem) -> list[Line]:
     status = "awaiting permission" if item.awaiting_permission else item.status
     group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
     icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
+    title = _clip_line(item.title)
+    if item.folded:
+        # One highlight for the line: an extmark per segment was most of what an old tool call cost Neovim.
+        return [
+            {"s": [["  " + icon + " " + title + "  " + item.kind + "  " + status.replace("_", " "), group]]}
+        ]
     lines: list[Line] = [
         {
             "s": [
                 ["  " + icon + " ", group],
-                [_clip_line(item.title), "AcpChatToolTitle"],
+                [title, "AcpChatToolTitle"],
                 ["  " + item.kind, "AcpChatToolKind"],
                 ["  " + status.replace("_", " "), group],
             ]

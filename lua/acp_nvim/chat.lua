@@ -11,11 +11,10 @@ local ns_loc = api.nvim_create_namespace("acp_nvim_loc")
 local ns_term = api.nvim_create_namespace("acp_nvim_term")
 
 ---@class AcpChatItem
----@field id string
 ---@field kind string
 ---@field mark integer extmark of the item's first line
 ---@field idx integer position in chat.order
----@field sep boolean the item starts with a blank separator line
+---@field sep boolean|nil the item starts with a blank separator line
 ---@field noted boolean|nil the item's last line is a note of what is not shown (see M.apply, op "note")
 
 ---@class AcpChat
@@ -262,14 +261,12 @@ local function add_items(chat, items)
     local sep = not (was_empty and i == 1)
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    local entry = {
-      id = item.id,
-      kind = item.kind,
-      mark = mark,
-      idx = #chat.order + 1,
-      sep = sep,
-      noted = drawns[i].noted,
-    }
+    -- At most four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
+    -- has as many of these): `sep` is nil when false, `noted` is set only when true.
+    local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
+    if drawns[i].noted then
+      entry.noted = true
+    end
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])

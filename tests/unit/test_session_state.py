@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.client.session import MessageItem, PlanItem, SessionState, ToolCallItem
+from acp_nvim.client.session import KEEP_TOOL_DETAILS, MessageItem, PlanItem, SessionState, ToolCallItem
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
@@ -412,3 +412,51 @@ async def test_no_notification_carries_more_than_a_frame_and_the_rest_follows_in
         elif op["op"] == "append":
             shown[op["id"]] += op["text"]
     assert list(shown.values()) == texts
+
+
+# ---- memory per tool call: old finished ones keep only their summary --------------------------------------
+
+
+def tool_call(n: int, status: str = "in_progress") -> s.SessionUpdate:
+    return update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": f"t{n}",
+            "title": f"Read {n}",
+            "kind": "read",
+            "status": status,
+            "locations": [{"path": f"/f{n}"}],
+            "content": [{"type": "content", "content": {"type": "text", "text": f"output {n}"}}],
+            "rawInput": {"path": f"/f{n}"},
+        }
+    )
+
+
+def chat_text(state: SessionState) -> list[str]:
+    ops = ops_for(state, state.take_changes(), "A")
+    return ["".join(seg[0] for seg in line["s"]) for op in ops for line in op["item"]["lines"] if "s" in line]
+
+
+def test_finished_tool_calls_past_the_newest_fold_to_their_summary_line() -> None:
+    state = SessionState("s")
+    state.apply(tool_call(0))  # still running when it becomes old
+    for n in range(1, KEEP_TOOL_DETAILS + 2):
+        state.apply(tool_call(n, "completed"))
+    lines = chat_text(state)
+    # The oldest finished one shows its summary only, with the same text; the newest keep their details.
+    assert "  ✓ Read 1  read  completed" in lines and "    output 1" not in lines
+    assert "    output 2" in lines and f"    output {KEEP_TOOL_DETAILS + 1}" in lines
+    first = state.tool_call("t1")
+    assert first is not None and first.folded and first.content == [] and first.raw_input is None
+    # The running one keeps its details until it finishes, then folds (one line, replaced in place).
+    assert "    output 0" in lines
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "failed"}))
+    changes = state.take_changes()
+    assert changes.replaced == ["1"]
+    (op,) = ops_for(state, changes, "A")
+    assert op["item"]["lines"] == [{"s": [["  ✗ Read 0  read  failed", "AcpChatStatusFailed"]]}]
+    # A folded call still takes its status and title; its details are not kept again.
+    state.apply(
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read one", "content": []})
+    )
+    assert chat_text(state) == ["  ✓ Read one  read  completed"]
