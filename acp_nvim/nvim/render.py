@@ -82,6 +82,11 @@ class ChatRenderer:
         if backlog:
             self.changed()
 
+    def discard(self) -> None:
+        """Sends nothing more: the chat is reset for another transcript of the same session id."""
+        self._backlog.clear()
+        self._state.take_changes()
+
 
 def encode_ops(ops: list[Op]) -> list[bytes]:
     """`ops` as JSON arrays of at most CHUNK_OPS ops and, unless one op alone is larger, CHUNK_BYTES each

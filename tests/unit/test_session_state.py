@@ -460,3 +460,21 @@ def test_finished_tool_calls_past_the_newest_fold_to_their_summary_line() -> Non
         update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read one", "content": []})
     )
     assert chat_text(state) == ["  ✓ Read one  read  completed"]
+
+
+@pytest.mark.anyio
+async def test_a_discarded_renderer_sends_nothing_more_of_its_transcript() -> None:
+    bridge = FakeBridge()
+    async with anyio.create_task_group() as tasks:
+        state = SessionState("s")
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        for n in range(10):
+            state.apply(chunk("w" * (100 << 10), message_id=f"m{n}"))
+        renderer.flush()
+        sent = len(bridge.calls)
+        # A reload resets the chat and draws it again: the old transcript's rest must not follow.
+        renderer.discard()
+        state.apply(chunk("late"))
+        renderer.discard()
+        renderer.flush()
+    assert sent == 1 and len(bridge.calls) == 1
