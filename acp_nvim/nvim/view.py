@@ -222,7 +222,7 @@ def _short_count(n: int) -> str:
 
 def header_text(state: SessionState, agent_name: str) -> str:
     """One line above the chat (winbar): session title or agent, mode, context usage."""
-    parts = [state.title or agent_name]
+    parts = [_clip_line(state.title) if state.title else agent_name]
     if state.current_mode:
         parts.append(f"mode: {state.current_mode_name}")
     for option in state.config_options:
@@ -250,7 +250,7 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     return {
         "op": "meta",
         "header": header_text(state, agent_name),
-        "title": state.title,
+        "title": _clip_line(state.title) if state.title else state.title,
         "mode": state.current_mode,
         "modes": modes,
         "commands": commands,

@@ -478,3 +478,11 @@ async def test_a_discarded_renderer_sends_nothing_more_of_its_transcript() -> No
         renderer.discard()
         renderer.flush()
     assert sent == 1 and len(bridge.calls) == 1
+
+
+def test_a_huge_session_title_is_cut_for_the_window_bar() -> None:
+    state = SessionState("s")
+    state.apply(update({"sessionUpdate": "session_info_update", "title": "T" * (10 << 20)}))
+    (op,) = ops_for(state, state.take_changes(), "A")
+    assert len(msgspec.json.encode(op)) < 16 << 10
+    assert op["header"].endswith("… 10.0 MiB more not shown")
