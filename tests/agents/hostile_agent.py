@@ -19,7 +19,8 @@ Shows (sizes from the environment, defaults in brackets):
 - ``sigkill``            a line on stderr, then SIGKILL to itself
 - ``hang``               starts a child in its group, ignores SIGTERM and stdin EOF, never answers again
 - ``hugechunk``          an agent_message_chunk of HOSTILE_HUGECHUNK_MB MiB [50], a thought, a tool call
-                         with a diff, text content and rawOutput as large; a small chunk after each
+                         with a diff, text content and rawOutput as large; a small chunk after each; then
+                         2.5 MiB in 64 KiB chunks of one message, and a message after it
 - ``toolstorm``          HOSTILE_TOOLSTORM [100000] tool_call + tool_call_update (completed) pairs in one turn
 ``HOSTILE_INIT=mute`` makes it never answer ``initialize``.
 
@@ -565,7 +566,22 @@ def show_hugechunk(agent: Agent) -> list[Any]:
         size,
     )
     agent.chunk("after the huge tool call")
+    # One message streamed past what the chat shows of a message, in two bursts (so the note of what is
+    # not shown is written, then rewritten); then a message of its own.
+    piece = "y" * (63 << 10) + "\n"
+    for burst in range(2):
+        for _ in range(20):
+            send(message_chunk(piece, "long"))
+        if burst == 0:
+            time.sleep(0.1)  # the agent's pace: the second burst comes frames later
+    send(message_chunk("after the long message", "after-long"))
     return []
+
+
+def message_chunk(text: str, message_id: str) -> dict[str, Any]:
+    message = chunk_message(text)
+    message["params"]["update"]["messageId"] = message_id
+    return message
 
 
 def show_toolstorm(agent: Agent) -> list[Any]:

@@ -94,6 +94,13 @@ def test_huge_updates_are_cut_with_a_note_and_what_follows_renders_in_order(
         order[-1] + line_index(rest, "HUGE-BEGIN"),
         order[-1] + line_index(rest, "not shown"),
         order[-1] + line_index(rest, "after the huge tool call"),
+    ]
+    rest = lines[order[-1] :]
+    # Past what a message shows, one note, rewritten in place as the message grew (40 x 64 KiB sent).
+    assert sum("more not shown" in line for line in rest) == 1, [line for line in rest if "not shown" in line]
+    order += [
+        order[-1] + line_index(rest, "… 1.5 MiB more not shown"),
+        order[-1] + line_index(rest, "after the long message"),
         order[-1] + line_index(rest, "survived"),
     ]
     assert order == sorted(order), order
