@@ -8,6 +8,7 @@ an append of its text (O(chunk)), a tool call update a replacement of that one i
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -23,13 +24,26 @@ MetaField = Literal["commands", "modes", "mode", "config", "title", "usage"]
 FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 CANCELLED = "cancelled"
 
+# What the chat shows of one streamed chunk and of one message (or thought), in characters; the rest is
+# counted, not kept, and a note says how much. Pushing a 50 MiB chunk into Neovim froze it for seconds and
+# cost it a gigabyte; no one reads that far in a chat. A cut chunk's note is part of the text, so what the
+# agent sends next still follows it; past the message's limit only the note (kept up to date) is shown.
+MAX_SHOWN_CHUNK_CHARS = 256 * 1024
+MAX_SHOWN_MESSAGE_CHARS = 1024 * 1024
+# Tool calls that keep their details (content, locations, raw input and output) in memory and in the chat:
+# the newest ones. An older one, once finished, is folded to its summary line: a turn of 100,000 tool calls
+# cost Neovim ~2.5 KB and the host ~1 KB per call.
+KEEP_TOOL_DETAILS = 100
+# rawInput / rawOutput are not shown; kept up to this size (as JSON) for whoever needs them, else dropped.
+MAX_KEPT_RAW_CHARS = 64 * 1024
+
 
 class MessageItem:
     """A message or thought. Its text arrives in many small chunks: they are kept as pieces and joined when
     the text is read, because growing one string with `+=` copies all of it every time (quadratic: 12 s of the
     host's time for 100,000 streamed words)."""
 
-    __slots__ = ("_pieces", "key", "local", "message_id", "role")
+    __slots__ = ("_pieces", "hidden", "key", "local", "message_id", "role", "size")
 
     def __init__(
         self, key: str, role: MessageRole, message_id: str | None, text: str = "", local: bool = False
@@ -41,6 +55,9 @@ class MessageItem:
         # must not glue its text onto ours).
         self.local = local
         self._pieces = [text]
+        self.size = len(text)
+        # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
+        self.hidden = 0
 
     @property
     def text(self) -> str:
@@ -51,9 +68,26 @@ class MessageItem:
     @text.setter
     def text(self, value: str) -> None:
         self._pieces = [value]
+        self.size = len(value)
 
     def append(self, text: str) -> None:
         self._pieces.append(text)
+        self.size += len(text)
+
+    def clip(self, text: str) -> str:
+        """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
+        if self.local:
+            return text
+        if self.hidden:
+            self.hidden += len(text)
+            return ""
+        if len(text) > MAX_SHOWN_CHUNK_CHARS:
+            text = f"{text[:MAX_SHOWN_CHUNK_CHARS]}\n{not_shown(len(text) - MAX_SHOWN_CHUNK_CHARS)}\n"
+        room = MAX_SHOWN_MESSAGE_CHARS - self.size
+        if len(text) > room:
+            self.hidden = len(text) - room
+            return text[:room]
+        return text
 
     def __repr__(self) -> str:
         return (
@@ -86,6 +120,8 @@ class ToolCallItem(msgspec.Struct):
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
+    # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
+    folded: bool = False
 
 
 class PlanItem(msgspec.Struct):
@@ -119,10 +155,12 @@ class Changes(msgspec.Struct):
     appended: dict[str, list[str]] = msgspec.field(default_factory=dict)
     # Items to re-render whole (not in `added`).
     replaced: list[str] = msgspec.field(default_factory=list)
+    # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
+    noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.appended or self.replaced or self.meta)
+        return bool(self.added or self.appended or self.replaced or self.noted or self.meta)
 
 
 class Usage(msgspec.Struct):
@@ -160,6 +198,9 @@ class SessionState:
         self._tool_calls: dict[str, ToolCallItem] = {}
         self._messages: dict[tuple[MessageRole, str], MessageItem] = {}
         self._plan: PlanItem | None = None
+        # Tool calls with their details, oldest first; and older ones waiting to finish before they fold.
+        self._detailed: deque[ToolCallItem] = deque()
+        self._fold_when_finished: set[str] = set()
         self._commands_item: CommandsItem | None = None
         self._counter = 0
         self.commands: list[s.AvailableCommand] = []
@@ -264,6 +305,9 @@ class SessionState:
                 item.status = CANCELLED
                 item.awaiting_permission = False
                 self._replace(item.key)
+                if item.key in self._fold_when_finished:
+                    self._fold_when_finished.discard(item.key)
+                    self._fold(item)
 
     def set_awaiting_permission(self, tool_call: s.ToolCallUpdate, awaiting: bool) -> ToolCallItem:
         """A permission request is open (or answered) for this tool call; its fields update the item."""
@@ -323,8 +367,14 @@ class SessionState:
         self._changes.appended.pop(key, None)
 
     def _append(self, item: MessageItem, text: str) -> None:
-        item.append(text)
+        hidden = item.hidden
+        text = item.clip(text)
         key = item.key
+        if item.hidden != hidden and key not in self._whole and key not in self._changes.noted:
+            self._changes.noted.append(key)
+        if not text:
+            return
+        item.append(text)
         if key in self._whole:
             return
         appended = self._changes.appended.get(key)
@@ -352,7 +402,8 @@ class SessionState:
                 self._messages[(role, message_id)] = last
             self._append(last, text)
             return
-        item = MessageItem(key=self._new_key(), role=role, message_id=message_id, text=text)
+        item = MessageItem(key=self._new_key(), role=role, message_id=message_id)
+        item.append(item.clip(text))
         if message_id is not None:
             self._messages[(role, message_id)] = item
         if role == "user":
@@ -366,16 +417,19 @@ class SessionState:
             item = ToolCallItem(key=self._new_key(), tool_call_id=update.tool_call_id, title=update.title)
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
+            self._detailed.append(item)
         else:
             # A repeated tool_call is taken as a full restatement of it.
             item.title = update.title
             self._replace(item.key)
         item.kind = update.kind or "other"
         item.status = update.status or "pending"
-        item.content = list(update.content or [])
-        item.locations = list(update.locations or [])
-        item.raw_input = update.raw_input
-        item.raw_output = update.raw_output
+        if not item.folded:
+            item.content = list(update.content or [])
+            item.locations = list(update.locations or [])
+            item.raw_input = _bounded_raw(update.raw_input)
+            item.raw_output = _bounded_raw(update.raw_output)
+        self._fold_old_tool_calls(item)
 
     def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
         item = self._tool_calls.get(update.tool_call_id)
@@ -388,6 +442,7 @@ class SessionState:
             )
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
+            self._detailed.append(item)
         else:
             self._replace(item.key)
         if update.title is not None:
@@ -396,16 +451,41 @@ class SessionState:
             item.kind = update.kind
         if update.status is not None:
             item.status = update.status
-        # Collections are replaced, not merged (protocol rule).
-        if update.content is not None:
-            item.content = list(update.content)
-        if update.locations is not None:
-            item.locations = list(update.locations)
-        if update.raw_input is not None:
-            item.raw_input = update.raw_input
-        if update.raw_output is not None:
-            item.raw_output = update.raw_output
+        if not item.folded:
+            # Collections are replaced, not merged (protocol rule).
+            if update.content is not None:
+                item.content = list(update.content)
+            if update.locations is not None:
+                item.locations = list(update.locations)
+            if update.raw_input is not None:
+                item.raw_input = _bounded_raw(update.raw_input)
+            if update.raw_output is not None:
+                item.raw_output = _bounded_raw(update.raw_output)
+        self._fold_old_tool_calls(item)
         return item
+
+    def _fold_old_tool_calls(self, changed: ToolCallItem) -> None:
+        """Folds the finished tool calls older than the newest KEEP_TOOL_DETAILS (`changed` may be one)."""
+        detailed = self._detailed
+        while len(detailed) > KEEP_TOOL_DETAILS:
+            oldest = detailed.popleft()
+            if self._finished(oldest):
+                self._fold(oldest)
+            else:
+                self._fold_when_finished.add(oldest.key)
+        if changed.key in self._fold_when_finished and self._finished(changed):
+            self._fold_when_finished.discard(changed.key)
+            self._fold(changed)
+
+    @staticmethod
+    def _finished(item: ToolCallItem) -> bool:
+        return item.status in FINISHED_STATUSES and not item.awaiting_permission
+
+    def _fold(self, item: ToolCallItem) -> None:
+        item.folded = True
+        item.content, item.locations = [], []
+        item.raw_input = item.raw_output = None
+        self._replace(item.key)
 
     def _plan_update(self, entries: Sequence[s.PlanEntry]) -> None:
         if self._plan is None:
@@ -431,6 +511,27 @@ class SessionState:
             self._changes.meta.add("title")
         if not isinstance(update.updated_at, UnsetType):
             self.updated_at = update.updated_at
+
+
+def _bounded_raw(value: Any) -> Any:
+    """`value`, or a short note in its place when its JSON is larger than MAX_KEPT_RAW_CHARS."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    size = len(value) if isinstance(value, str) else len(msgspec.json.encode(value))
+    if size <= MAX_KEPT_RAW_CHARS:
+        return value
+    return f"({rough_size(size)} not kept)"
+
+
+def not_shown(chars: int) -> str:
+    return f"… {rough_size(chars)} more not shown"
+
+
+def rough_size(chars: int) -> str:
+    """A size for the user: KiB under a MiB, else MiB (characters of text, close to bytes)."""
+    if chars >= 1 << 20:
+        return f"{chars / (1 << 20):.1f} MiB"
+    return f"{max(chars >> 10, 1)} KiB"
 
 
 def _config_value(option: s.SessionConfigOption) -> str | bool:

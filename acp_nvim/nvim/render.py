@@ -9,11 +9,16 @@ ops of a replayed history of 10,000 updates (5,000 items) cost ~150 ms: pynvim w
 Python before packing it, then Neovim converts the msgpack objects to Lua tables in one go, inside the call,
 in its main loop. As JSON they cost ~9 ms to encode, and Neovim decodes a chunk (~1 ms) at a time between the
 keys the user types.
+
+A notification carries at most `FRAME_BYTES` of chunks (one chunk more when a single one is larger); what
+is left waits for the next frames, in order. Neovim reads a whole notification in one go before anything
+else: 50 MiB of text in one call held it for seconds, whatever the Lua side did with it afterwards.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -29,6 +34,10 @@ log = logging.getLogger("acp_nvim.render")
 APPLY = "require('acp_nvim.chat').apply_json(...)"
 # Ops per JSON chunk: what Lua decodes in one go (~0.5 ms for 128 ops of a replayed history).
 CHUNK_OPS = 128
+# A chunk larger than this is split (down to one op); the view keeps single ops smaller (view.SLICE_CHARS).
+CHUNK_BYTES = 64 * 1024
+# JSON sent to Neovim per notification, about: a frame's worth of work for it to read and decode.
+FRAME_BYTES = 256 * 1024
 
 _encode = msgspec.json.Encoder().encode
 
@@ -42,6 +51,8 @@ class ChatRenderer:
         self._agent_name = agent_name
         self._spawn = spawn
         self._scheduled = False
+        # Encoded chunks not sent yet (beyond a notification's FRAME_BYTES), oldest first.
+        self._backlog: deque[bytes] = deque()
 
     def changed(self) -> None:
         """The state changed: render within a frame (several changes in a frame share one call)."""
@@ -54,14 +65,44 @@ class ChatRenderer:
         self.flush()
 
     def flush(self) -> None:
+        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on)."""
         self._scheduled = False
         changes = self._state.take_changes()
-        if not changes:
+        backlog = self._backlog
+        if changes:
+            backlog.extend(encode_ops(ops_for(self._state, changes, self._agent_name)))
+        if not backlog:
             return
-        ops = ops_for(self._state, changes, self._agent_name)
-        self._bridge.lua(APPLY, self._state.session_id, encode_ops(ops))
+        chunks = [backlog.popleft()]
+        size = len(chunks[0])
+        while backlog and size + len(backlog[0]) <= FRAME_BYTES:
+            size += len(backlog[0])
+            chunks.append(backlog.popleft())
+        self._bridge.lua(APPLY, self._state.session_id, chunks)
+        if backlog:
+            self.changed()
+
+    def discard(self) -> None:
+        """Sends nothing more: the chat is reset for another transcript of the same session id."""
+        self._backlog.clear()
+        self._state.take_changes()
 
 
 def encode_ops(ops: list[Op]) -> list[bytes]:
-    """`ops` as JSON arrays of at most CHUNK_OPS ops each (bytes: a msgpack bin, a Lua string to Neovim)."""
-    return [_encode(ops[start : start + CHUNK_OPS]) for start in range(0, len(ops), CHUNK_OPS)]
+    """`ops` as JSON arrays of at most CHUNK_OPS ops and, unless one op alone is larger, CHUNK_BYTES each
+    (bytes: a msgpack bin, a Lua string to Neovim)."""
+    chunks: list[bytes] = []
+    for start in range(0, len(ops), CHUNK_OPS):
+        _encode_within(ops[start : start + CHUNK_OPS], chunks)
+    return chunks
+
+
+def _encode_within(ops: list[Op], chunks: list[bytes]) -> None:
+    encoded = _encode(ops)
+    if len(encoded) <= CHUNK_BYTES or len(ops) == 1:
+        chunks.append(encoded)
+        return
+    # Rare (long texts): halves until each part fits, so the common case costs one encode per chunk.
+    middle = len(ops) // 2
+    _encode_within(ops[:middle], chunks)
+    _encode_within(ops[middle:], chunks)

@@ -342,6 +342,9 @@ class SessionCommands:
             self._c.reattach(run, old)
             session = old
         else:
+            # The chat is drawn again from the replay: what the old transcript still had to send must not
+            # arrive after the reset.
+            old.renderer.discard()
             session = self._c.open_chat(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
 
         try:

@@ -4,7 +4,9 @@ An item becomes a list of lines; a line is a dict with one of
   ``s``:    segments ``[[text, highlight_group], ...]`` (group ``""`` for none), optionally ``loc``
             ``{path, lnum}`` (the line jumps there with <CR>/gf),
   ``diff``: ``{path, old, new}`` (Lua expands it with `vim.diff`, which is C and fast on big files),
-  ``term``: a terminal id (a placeholder line the terminal UI can attach live output to).
+  ``term``: a terminal id (a placeholder line the terminal UI can attach live output to);
+a line with ``note`` true is a message's last line, saying how much of it is not shown (a ``note`` op
+rewrites it).
 A batch of ops (`ops_for`) is what one `chat.apply` call receives.
 """
 
@@ -24,6 +26,8 @@ from acp_nvim.client.session import (
     SessionState,
     ToolCallItem,
     content_text,
+    not_shown,
+    rough_size,
 )
 from acp_nvim.protocol import schema as s
 
@@ -40,6 +44,16 @@ STATUS_ICONS = {
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 HEADERS = {"user": ("You", "AcpChatUser"), "thought": ("Thinking", "AcpChatThoughtHeader")}
 RAW_OUTPUT_MAX_LINES = 20
+# Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
+# keeps to its budget per tick only between ops. A larger message travels as an add and appends.
+SLICE_CHARS = 32 * 1024
+# Of a tool call, shown at most: its text content (re-sent whole on every update of the call), a diff's old
+# plus new text (vim.diff works in one call), a line (title, plan entry), its locations, a plan's entries.
+MAX_TOOL_TEXT_CHARS = 64 * 1024
+MAX_DIFF_CHARS = 1024 * 1024
+MAX_LINE_CHARS = 2048
+MAX_LOCATIONS = 50
+MAX_PLAN_ENTRIES = 100
 
 
 STATUS_GROUPS = {
@@ -67,51 +81,100 @@ def status_group(status: str) -> str:
     return STATUS_GROUPS.get(status, "AcpChatStatusPending")
 
 
-def message_view(item: MessageItem, agent_name: str) -> list[Line]:
+def _clip_line(text: str) -> str:
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return text[:MAX_LINE_CHARS] + " " + not_shown(len(text) - MAX_LINE_CHARS)
+
+
+def note_line(item: MessageItem) -> Line:
+    return {"s": [[not_shown(item.hidden), "AcpChatNotice"]], "note": True}
+
+
+def message_view(item: MessageItem, agent_name: str, text: str | None = None) -> list[Line]:
+    """`text` (a beginning of the message's) in place of all of it: the rest follows as appends."""
     role = item.role
     title, group = HEADERS.get(role, (agent_name, "AcpChatAgent"))
     body_group = "AcpChatThought" if role == "thought" else ""
-    return [{"s": [["▍ " + title, group]]}, *_text_lines(item.text, group=body_group)]
+    lines = [
+        {"s": [["▍ " + title, group]]},
+        *_text_lines(item.text if text is None else text, group=body_group),
+    ]
+    if item.hidden and text is None:
+        lines.append(note_line(item))
+    return lines
+
+
+def _tool_text_lines(text: str) -> list[Line]:
+    note = None
+    if len(text) > MAX_TOOL_TEXT_CHARS:
+        note = not_shown(len(text) - MAX_TOOL_TEXT_CHARS)
+        text = text[:MAX_TOOL_TEXT_CHARS]
+    lines = _text_lines(text, indent="    ", group="AcpChatToolOutput")
+    if note is not None:
+        lines.append({"s": [["    " + note, "AcpChatNotice"]]})
+    return lines
 
 
 def tool_call_view(item: ToolCallItem) -> list[Line]:
     status = "awaiting permission" if item.awaiting_permission else item.status
     group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
     icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
+    title = _clip_line(item.title)
+    if item.folded:
+        # One highlight for the line: an extmark per segment was most of what an old tool call cost Neovim.
+        return [
+            {"s": [["  " + icon + " " + title + "  " + item.kind + "  " + status.replace("_", " "), group]]}
+        ]
     lines: list[Line] = [
         {
             "s": [
                 ["  " + icon + " ", group],
-                [item.title, "AcpChatToolTitle"],
+                [title, "AcpChatToolTitle"],
                 ["  " + item.kind, "AcpChatToolKind"],
                 ["  " + status.replace("_", " "), group],
             ]
         }
     ]
-    for location in item.locations:
-        where = location.path + (f":{location.line}" if location.line else "")
+    for location in item.locations[:MAX_LOCATIONS]:
+        where = _clip_line(location.path) + (f":{location.line}" if location.line else "")
         line = _line(("    → ", "AcpChatToolKind"), (where, "AcpChatLocation"))
         line["loc"] = {"path": location.path, "lnum": location.line or 1}
         lines.append(line)
+    if len(item.locations) > MAX_LOCATIONS:
+        lines.append(_line((f"    … {len(item.locations) - MAX_LOCATIONS} more locations", "AcpChatNotice")))
     for content in item.content:
         if isinstance(content, s.ToolCallContentDiff):
-            lines.append({"diff": {"path": content.path, "old": content.old_text, "new": content.new_text}})
+            size = len(content.old_text or "") + len(content.new_text)
+            if size <= MAX_DIFF_CHARS:
+                lines.append(
+                    {"diff": {"path": content.path, "old": content.old_text, "new": content.new_text}}
+                )
+                continue
+            # Too large to diff in one go on Neovim's main loop: the file can still be opened from here.
+            line = _line(
+                (f"    diff of {_clip_line(content.path)}: {rough_size(size)}, not shown", "AcpChatNotice")
+            )
+            line["loc"] = {"path": content.path, "lnum": 1}
+            lines.append(line)
         elif isinstance(content, s.ToolCallContentTerminal):
             lines.append({"term": content.terminal_id})
         elif isinstance(content, s.ToolCallContentContent):
-            lines.extend(_text_lines(content_text(content.content), indent="    ", group="AcpChatToolOutput"))
+            lines.extend(_tool_text_lines(content_text(content.content)))
     return lines
 
 
 def plan_view(item: PlanItem) -> list[Line]:
     lines: list[Line] = [{"s": [["▍ Plan", "AcpChatPlan"]]}]
-    for entry in item.entries:
+    for entry in item.entries[:MAX_PLAN_ENTRIES]:
         group = PLAN_GROUPS.get(entry.status, "AcpChatPlanPending")
         mark = PLAN_MARKS.get(entry.status, "[ ]")
-        segments = [["  " + mark + " ", group], [entry.content, group]]
+        segments = [["  " + mark + " ", group], [_clip_line(entry.content), group]]
         if entry.priority == "high":
             segments.append(["  !", "AcpChatPlanHigh"])
         lines.append({"s": segments})
+    if len(item.entries) > MAX_PLAN_ENTRIES:
+        lines.append(_line((f"  … {len(item.entries) - MAX_PLAN_ENTRIES} more entries", "AcpChatNotice")))
     return lines
 
 
@@ -127,7 +190,10 @@ def commands_view(item: CommandsItem) -> list[Line]:
 
 def notice_view(item: NoticeItem) -> list[Line]:
     group = {"error": "AcpChatError", "warning": "AcpChatWarning"}.get(item.level, "AcpChatNotice")
-    return _text_lines(item.text, indent="  ", group=group)
+    text = item.text
+    if len(text) > MAX_TOOL_TEXT_CHARS:
+        text = text[:MAX_TOOL_TEXT_CHARS] + " " + not_shown(len(text) - MAX_TOOL_TEXT_CHARS)
+    return _text_lines(text, indent="  ", group=group)
 
 
 def item_view(item: Item, agent_name: str) -> dict[str, Any]:
@@ -156,7 +222,7 @@ def _short_count(n: int) -> str:
 
 def header_text(state: SessionState, agent_name: str) -> str:
     """One line above the chat (winbar): session title or agent, mode, context usage."""
-    parts = [state.title or agent_name]
+    parts = [_clip_line(state.title) if state.title else agent_name]
     if state.current_mode:
         parts.append(f"mode: {state.current_mode_name}")
     for option in state.config_options:
@@ -184,7 +250,7 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     return {
         "op": "meta",
         "header": header_text(state, agent_name),
-        "title": state.title,
+        "title": _clip_line(state.title) if state.title else state.title,
         "mode": state.current_mode,
         "modes": modes,
         "commands": commands,
@@ -192,14 +258,44 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     }
 
 
+def _append_ops(key: str, text: str) -> list[Op]:
+    return [
+        {"op": "append", "id": key, "text": text[start : start + SLICE_CHARS]}
+        for start in range(0, len(text), SLICE_CHARS)
+    ]
+
+
+def _add_ops(item: Item, agent_name: str) -> list[Op]:
+    if not isinstance(item, MessageItem) or item.size <= SLICE_CHARS:
+        return [{"op": "add", "item": item_view(item, agent_name)}]
+    # A long message: its beginning as the item, the rest in slices, its note last.
+    text = item.text
+    lines = message_view(item, agent_name, text[:SLICE_CHARS])
+    ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
+    ops.extend(_append_ops(item.key, text[SLICE_CHARS:]))
+    if item.hidden:
+        ops.append({"op": "note", "id": item.key, "text": not_shown(item.hidden)})
+    return ops
+
+
 def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
     """The smallest batch that brings the chat from the previous flush to `state`."""
     item = state.item
-    ops: list[Op] = [{"op": "add", "item": item_view(item(key), agent_name)} for key in changes.added]
+    ops: list[Op] = []
+    for key in changes.added:
+        ops.extend(_add_ops(item(key), agent_name))
     for key in changes.replaced:
         ops.append({"op": "replace", "item": item_view(item(key), agent_name)})
     for key, pieces in changes.appended.items():
-        ops.append({"op": "append", "id": key, "text": "".join(pieces)})
+        text = "".join(pieces)
+        if len(text) <= SLICE_CHARS:
+            ops.append({"op": "append", "id": key, "text": text})
+        else:
+            ops.extend(_append_ops(key, text))
+    for key in changes.noted:
+        message = item(key)
+        if isinstance(message, MessageItem):
+            ops.append({"op": "note", "id": key, "text": not_shown(message.hidden)})
     if changes.meta:
         ops.append(meta_op(state, agent_name))
     return ops

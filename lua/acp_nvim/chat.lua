@@ -11,11 +11,11 @@ local ns_loc = api.nvim_create_namespace("acp_nvim_loc")
 local ns_term = api.nvim_create_namespace("acp_nvim_term")
 
 ---@class AcpChatItem
----@field id string
 ---@field kind string
 ---@field mark integer extmark of the item's first line
 ---@field idx integer position in chat.order
----@field sep boolean the item starts with a blank separator line
+---@field sep boolean|nil the item starts with a blank separator line
+---@field noted boolean|nil the item's last line is a note of what is not shown (see M.apply, op "note")
 
 ---@class AcpChat
 ---@field session_id string
@@ -72,6 +72,7 @@ local denil = require("acp_nvim.result").opt
 ---@field hls table[] {row, col, end_col, group} (rows relative to the item)
 ---@field locs table[] {row, loc}
 ---@field terms table[] {row, terminal_id}
+---@field noted boolean|nil the last line is a note (a view line with `note`)
 
 ---@param text string|nil
 ---@return string
@@ -166,6 +167,7 @@ local function draw(item)
         text = table.concat(parts)
       end
       out.lines[row + 1] = text
+      out.noted = line.note == true or nil
       if line.loc then
         table.insert(out.locs, { row, line.loc })
       end
@@ -259,7 +261,12 @@ local function add_items(chat, items)
     local sep = not (was_empty and i == 1)
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    local entry = { id = item.id, kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep }
+    -- At most four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
+    -- has as many of these): `sep` is nil when false, `noted` is set only when true.
+    local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
+    if drawns[i].noted then
+      entry.noted = true
+    end
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
@@ -292,6 +299,33 @@ function M._replace(chat, item)
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
+  entry.noted = drawn.noted
+end
+
+--- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
+--- time, rewritten in place after that. The host appends nothing to a message once it has a note.
+---@param chat AcpChat
+---@param id string
+---@param text string
+local function set_note(chat, id, text)
+  local entry = chat.items[id]
+  if entry == nil then
+    return
+  end
+  local buf = chat.buf
+  local _, last = item_range(chat, entry)
+  local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
+  local row = last
+  if entry.noted then
+    api.nvim_buf_clear_namespace(buf, ns_hl, row, row + 1)
+    api.nvim_buf_set_text(buf, row, 0, row, width, { text })
+  else
+    -- From the end of the last line, as append_text does: the next item's mark moves down with it.
+    api.nvim_buf_set_text(buf, row, width, row, width, { "", text })
+    row = row + 1
+    entry.noted = true
+  end
+  api.nvim_buf_set_extmark(buf, ns_hl, row, 0, { end_col = #text, hl_group = "AcpChatNotice" })
 end
 
 ---@param chat AcpChat
@@ -536,6 +570,8 @@ local function apply_op(chat, op)
     M._replace(chat, op.item)
   elseif op.op == "append" then
     append_text(chat, op.id, op.text)
+  elseif op.op == "note" then
+    set_note(chat, op.id, op.text)
   elseif op.op == "meta" then
     set_meta(chat, op)
   end
@@ -656,7 +692,8 @@ local function enqueue(session_id, batches)
   end
 end
 
---- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append", id, text} | {op="meta"}.
+--- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append"|"note", id, text} |
+--- {op="meta"}.
 --- Within the tick's budget at once; the rest on the next ticks, always in order (a batch arriving while an
 --- earlier one is unfinished waits behind it).
 ---@param session_id string

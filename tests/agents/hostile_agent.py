@@ -18,6 +18,10 @@ Shows (sizes from the environment, defaults in brackets):
 - ``exit``               a line on stderr, then exit code 3 in the middle of the turn
 - ``sigkill``            a line on stderr, then SIGKILL to itself
 - ``hang``               starts a child in its group, ignores SIGTERM and stdin EOF, never answers again
+- ``hugechunk``          an agent_message_chunk of HOSTILE_HUGECHUNK_MB MiB [50], a thought, a tool call
+                         with a diff, text content and rawOutput as large; a small chunk after each; then
+                         2.5 MiB in 64 KiB chunks of one message, and a message after it
+- ``toolstorm``          HOSTILE_TOOLSTORM [100000] tool_call + tool_call_update (completed) pairs in one turn
 ``HOSTILE_INIT=mute`` makes it never answer ``initialize``.
 
 Journal (file named by ``HOSTILE_JOURNAL``), one JSON object per line:
@@ -661,6 +665,110 @@ def show_termcancel(agent: Agent) -> list[Any]:
     return []
 
 
+# ---- load: what the agent streams (huge updates, very many tool calls) -----------------------------------
+
+HUGE_BEGIN = "HUGE-BEGIN"
+# A line of the huge texts as JSON string bytes: 99 characters and an escaped newline.
+HUGE_LINE = b"x" * 99 + b"\\n"
+
+
+def write_huge_update(update_head: bytes, update_tail: bytes, size: int) -> None:
+    """One session/update whose JSON string starts with HUGE_BEGIN and holds `size` bytes of lines, written
+    from byte templates: json.dumps of 50 MiB would cost the agent more than the client spends on it."""
+    head = (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"'
+        + SESSION_ID.encode()
+        + b'","update":'
+        + update_head
+        + HUGE_BEGIN.encode()
+        + HUGE_LINE
+    )
+    block = HUGE_LINE * ((1 << 20) // len(HUGE_LINE))
+    with _out_lock:
+        _out.write(head)
+        written = len(HUGE_LINE)
+        while written < size:
+            piece = block[: min(len(block), size - written)]
+            _out.write(piece)
+            written += len(piece)
+        _out.write(update_tail + b"}}\n")
+        _out.flush()
+
+
+def show_hugechunk(agent: Agent) -> list[Any]:
+    size = env_int("HOSTILE_HUGECHUNK_MB", 50) << 20
+    text_tail = b'"}'
+    write_huge_update(
+        b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"', text_tail + b"}", size
+    )
+    agent.chunk("after the huge chunk")
+    write_huge_update(
+        b'{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"', text_tail + b"}", size
+    )
+    agent.chunk("after the huge thought")
+    write_huge_update(
+        b'{"sessionUpdate":"tool_call","toolCallId":"huge-tool","title":"huge edit","kind":"edit",'
+        b'"status":"in_progress","content":[{"type":"diff","path":"/huge.txt","oldText":"old\\n","newText":"',
+        b'"}]}',
+        size,
+    )
+    write_huge_update(
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"huge-tool",'
+        b'"content":[{"type":"content","content":{"type":"text","text":"',
+        b'"}}]}',
+        size,
+    )
+    write_huge_update(
+        b'{"sessionUpdate":"tool_call_update","toolCallId":"huge-tool","status":"completed","rawOutput":"',
+        b'"}',
+        size,
+    )
+    agent.chunk("after the huge tool call")
+    # One message streamed past what the chat shows of a message, in two bursts (so the note of what is
+    # not shown is written, then rewritten); then a message of its own.
+    piece = "y" * (63 << 10) + "\n"
+    for burst in range(2):
+        for _ in range(20):
+            send(message_chunk(piece, "long"))
+        if burst == 0:
+            time.sleep(0.1)  # the agent's pace: the second burst comes frames later
+    send(message_chunk("after the long message", "after-long"))
+    return []
+
+
+def message_chunk(text: str, message_id: str) -> dict[str, Any]:
+    message = chunk_message(text)
+    message["params"]["update"]["messageId"] = message_id
+    return message
+
+
+def show_toolstorm(agent: Agent) -> list[Any]:
+    count = env_int("HOSTILE_TOOLSTORM", 100000)
+    prefix = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION_ID.encode()
+    batch = 1000
+    for start in range(0, count, batch):
+        lines = []
+        for index in range(start, min(count, start + batch)):
+            call = f"storm-{index}".encode()
+            lines.append(
+                prefix
+                + b'","update":{"sessionUpdate":"tool_call","toolCallId":"'
+                + call
+                + b'","title":"Read file '
+                + str(index).encode()
+                + b'","kind":"read","status":"in_progress"}}}\n'
+            )
+            lines.append(
+                prefix
+                + b'","update":{"sessionUpdate":"tool_call_update","toolCallId":"'
+                + call
+                + b'","status":"completed","content":[{"type":"content","content":{"type":"text","text":'
+                b'"contents of file ' + str(index).encode() + b'"}}]}}}\n'
+            )
+        write_raw(b"".join(lines))
+    return []
+
+
 SHOWS = {
     "garbage": show_garbage,
     "huge": show_huge,
@@ -678,6 +786,8 @@ SHOWS = {
     "termrace": show_termrace,
     "termbackground": show_termbackground,
     "termcancel": show_termcancel,
+    "hugechunk": show_hugechunk,
+    "toolstorm": show_toolstorm,
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.client.session import MessageItem, PlanItem, SessionState, ToolCallItem
+from acp_nvim.client.session import KEEP_TOOL_DETAILS, MessageItem, PlanItem, SessionState, ToolCallItem
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
@@ -319,3 +319,170 @@ def test_dismissing_picks_the_first_reject_option_else_cancelled() -> None:
     reject = s.PermissionOption(option_id="r", name="R", kind="reject_always")
     assert dismissed_outcome([allow, reject]) == s.RequestPermissionOutcomeSelected(option_id="r")
     assert dismissed_outcome([allow]) == s.RequestPermissionOutcomeCancelled()
+
+
+# ---- what the agent streams cannot hold Neovim: huge texts are cut, and cross in slices ------------------
+
+
+@pytest.mark.parametrize("kind", ["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"])
+def test_a_huge_chunk_shows_its_beginning_and_a_note_and_later_chunks_follow(kind: str) -> None:
+    state = SessionState("s")
+    state.apply(chunk("BEGIN" + "x" * (50 << 20), kind))
+    state.apply(chunk("after", kind))
+    item = state.items[0]
+    assert isinstance(item, MessageItem)
+    assert item.text.startswith("BEGIN") and len(item.text) < (1 << 20)
+    _, note, after = item.text.rsplit("\n", 2)
+    # 50 MiB and 5 characters sent, 256 KiB of them shown.
+    assert note == "… 49.8 MiB more not shown" and after == "after"
+
+
+def test_past_the_message_limit_only_the_note_changes() -> None:
+    state = SessionState("s")
+    state.apply(chunk("start "))
+    state.take_changes()
+    for _ in range(8):
+        state.apply(chunk("y" * (200 << 10)))
+    changes = state.take_changes()
+    assert changes.noted == ["1"]
+    ops = ops_for(state, changes, "A")
+    shown = "".join(op["text"] for op in ops if op["op"] == "append")
+    assert len("start ") + len(shown) == 1 << 20
+    assert ops[-1] == {"op": "note", "id": "1", "text": "… 576 KiB more not shown"}
+    state.apply(chunk("z" * (1 << 20)))
+    ops = ops_for(state, state.take_changes(), "A")
+    assert ops == [{"op": "note", "id": "1", "text": "… 1.6 MiB more not shown"}]
+
+
+def test_huge_tool_call_contents_are_cut_in_the_view() -> None:
+    state = SessionState("s")
+    big = "x" * (50 << 20)
+    state.apply(
+        update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t",
+                "title": "T" * (50 << 10),
+                "content": [
+                    {"type": "diff", "path": "/big", "oldText": "a", "newText": big},
+                    {"type": "content", "content": {"type": "text", "text": big}},
+                ],
+                "rawInput": {"blob": big},
+                "rawOutput": big,
+            }
+        )
+    )
+    item = state.tool_call("t")
+    assert item is not None and item.raw_input == "(50.0 MiB not kept)" == item.raw_output
+    encoded = msgspec.json.encode(ops_for(state, state.take_changes(), "A"))
+    assert len(encoded) < 100 << 10
+    text = encoded.decode()
+    assert "diff of /big: 50.0 MiB, not shown" in text and "… 49.9 MiB more not shown" in text
+
+
+def test_a_huge_plan_is_cut_in_the_view() -> None:
+    state = SessionState("s")
+    entries = [{"content": "E" * (10 << 20), "priority": "high", "status": "pending"}]
+    entries += [{"content": f"step {n}", "priority": "low", "status": "pending"} for n in range(100_000)]
+    state.apply(update({"sessionUpdate": "plan", "entries": entries}))
+    (op,) = ops_for(state, state.take_changes(), "A")
+    lines = ["".join(seg[0] for seg in line["s"]) for line in op["item"]["lines"]]
+    assert len(msgspec.json.encode(op)) < 64 << 10
+    assert lines[1].endswith("… 10.0 MiB more not shown  !") and lines[-1] == "  … 99901 more entries"
+
+
+@pytest.mark.anyio
+async def test_no_notification_carries_more_than_a_frame_and_the_rest_follows_in_order() -> None:
+    bridge = FakeBridge()
+    async with anyio.create_task_group() as tasks:
+        state = SessionState("s")
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        texts = [f"{n}:" + "w" * (100 << 10) for n in range(10)]
+        for n, text in enumerate(texts):
+            state.apply(chunk(text, message_id=f"m{n}"))
+            state.apply(update({"sessionUpdate": "tool_call", "toolCallId": f"t{n}", "title": f"t{n}"}))
+        renderer.flush()
+    sizes = [sum(len(chunk) for chunk in chunks) for _, (_, chunks) in bridge.calls]
+    assert len(sizes) > 1 and max(sizes) <= 300 << 10, sizes
+    ops = [op for _, (_, chunks) in bridge.calls for chunk in chunks for op in msgspec.json.decode(chunk)]
+    shown: dict[str, str] = {}
+    for op in ops:
+        if op["op"] == "add" and op["item"]["kind"] == "agent":
+            shown[op["item"]["id"]] = op["item"]["lines"][1]["s"][0][0]
+        elif op["op"] == "append":
+            shown[op["id"]] += op["text"]
+    assert list(shown.values()) == texts
+
+
+# ---- memory per tool call: old finished ones keep only their summary --------------------------------------
+
+
+def tool_call(n: int, status: str = "in_progress") -> s.SessionUpdate:
+    return update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": f"t{n}",
+            "title": f"Read {n}",
+            "kind": "read",
+            "status": status,
+            "locations": [{"path": f"/f{n}"}],
+            "content": [{"type": "content", "content": {"type": "text", "text": f"output {n}"}}],
+            "rawInput": {"path": f"/f{n}"},
+        }
+    )
+
+
+def chat_text(state: SessionState) -> list[str]:
+    ops = ops_for(state, state.take_changes(), "A")
+    return ["".join(seg[0] for seg in line["s"]) for op in ops for line in op["item"]["lines"] if "s" in line]
+
+
+def test_finished_tool_calls_past_the_newest_fold_to_their_summary_line() -> None:
+    state = SessionState("s")
+    state.apply(tool_call(0))  # still running when it becomes old
+    for n in range(1, KEEP_TOOL_DETAILS + 2):
+        state.apply(tool_call(n, "completed"))
+    lines = chat_text(state)
+    # The oldest finished one shows its summary only, with the same text; the newest keep their details.
+    assert "  ✓ Read 1  read  completed" in lines and "    output 1" not in lines
+    assert "    output 2" in lines and f"    output {KEEP_TOOL_DETAILS + 1}" in lines
+    first = state.tool_call("t1")
+    assert first is not None and first.folded and first.content == [] and first.raw_input is None
+    # The running one keeps its details until it finishes, then folds (one line, replaced in place).
+    assert "    output 0" in lines
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "failed"}))
+    changes = state.take_changes()
+    assert changes.replaced == ["1"]
+    (op,) = ops_for(state, changes, "A")
+    assert op["item"]["lines"] == [{"s": [["  ✗ Read 0  read  failed", "AcpChatStatusFailed"]]}]
+    # A folded call still takes its status and title; its details are not kept again.
+    state.apply(
+        update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read one", "content": []})
+    )
+    assert chat_text(state) == ["  ✓ Read one  read  completed"]
+
+
+@pytest.mark.anyio
+async def test_a_discarded_renderer_sends_nothing_more_of_its_transcript() -> None:
+    bridge = FakeBridge()
+    async with anyio.create_task_group() as tasks:
+        state = SessionState("s")
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        for n in range(10):
+            state.apply(chunk("w" * (100 << 10), message_id=f"m{n}"))
+        renderer.flush()
+        sent = len(bridge.calls)
+        # A reload resets the chat and draws it again: the old transcript's rest must not follow.
+        renderer.discard()
+        state.apply(chunk("late"))
+        renderer.discard()
+        renderer.flush()
+    assert sent == 1 and len(bridge.calls) == 1
+
+
+def test_a_huge_session_title_is_cut_for_the_window_bar() -> None:
+    state = SessionState("s")
+    state.apply(update({"sessionUpdate": "session_info_update", "title": "T" * (10 << 20)}))
+    (op,) = ops_for(state, state.take_changes(), "A")
+    assert len(msgspec.json.encode(op)) < 16 << 10
+    assert op["header"].endswith("… 10.0 MiB more not shown")
