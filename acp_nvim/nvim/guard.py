@@ -15,6 +15,7 @@ import logging
 import os
 from collections.abc import Callable
 
+from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.sandbox import Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
@@ -53,7 +54,7 @@ class PathGuard:
     def roots(self, session_id: str) -> list[str]:
         roots = self._roots_of(session_id)
         if not roots:
-            raise RpcError(INVALID_PARAMS, f"unknown session: {session_id}")
+            raise unknown_session(session_id)
         return roots
 
     def sandbox(self, session_id: str) -> Sandbox:
