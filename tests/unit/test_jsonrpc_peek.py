@@ -19,7 +19,12 @@ PROPERTIES = property_settings(max_examples=300)
 # naive one: quotes, backslashes, brackets, colons.
 tricky_text = st.sampled_from(['"id"', "id", '\\"id\\":1', "]}", "{[", '","id":7,"', "\\", ":", "method"])
 keys = st.sampled_from(["id", "method", "result", "error", "params", "x"]) | tricky_text
-scalars = st.none() | st.booleans() | st.integers(-(1 << 70), 1 << 70) | st.floats(allow_nan=False)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(1 << 70), 1 << 70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
 scalars |= st.text(max_size=8) | tricky_text
 values = json_trees(scalars, keys, width=4, max_leaves=10)
 ids = st.integers(-(1 << 63), (1 << 63) - 1) | st.text(max_size=12) | tricky_text
