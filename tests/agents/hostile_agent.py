@@ -525,9 +525,9 @@ def show_deepnest(agent: Agent) -> list[Any]:
     ids: list[Any] = [agent.read_request("/before-deep")]
     depths = [int(d) for d in os.environ.get("HOSTILE_DEPTHS", "1000,100000").split(",")]
     lines = []
-    for depth in depths:
+    for index, depth in enumerate(depths):
         deep = nested(depth)
-        first, after = f"deep-{depth}-first", f"deep-{depth}-after"
+        first, after = f"deep{index}-{depth}-first", f"deep{index}-{depth}-after"
         for request_id in (first, after):
             agent.journal.write({"event": "sent", "show": agent.show, "id": request_id, "expect": -32602})
         params = b'{"sessionId":"' + sid + b'","path":"/deep","_meta":{"deep":' + deep + b"}}"

@@ -26,9 +26,9 @@ async def test_deep_nesting_is_answered_and_the_session_goes_on(tmp_path: Path, 
         answers = await survives(h, "deepnest")
         # Two requests and two notifications per depth (1,000 and 100,000), each reported for the log.
         assert h.agent.diagnostics.totals() == {"too_deep": 8}
-    for depth in (1000, 100_000):
+    for index, depth in enumerate((1000, 100_000)):
         for where in ("first", "after"):
-            (answer,) = answers[answer_key(f"deep-{depth}-{where}")]
+            (answer,) = answers[answer_key(f"deep{index}-{depth}-{where}")]
             assert answer["error"] == {
                 "code": -32602,
                 "message": "Invalid params: nested too deeply to decode",
