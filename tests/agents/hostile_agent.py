@@ -296,6 +296,8 @@ def show_huge(agent: Agent) -> list[Any]:
             written += len(piece)
         _out.write(b'"}}}}\n')
         _out.flush()
+    # No id before the bulk: whether it is a request cannot be known, so it is answered under null.
+    agent.journal.write({"event": "expect_null", "show": agent.show, "code": -32600, "count": 1})
     agent.chunk("after the huge line")
     return [agent.read_request("/after-huge")]
 
