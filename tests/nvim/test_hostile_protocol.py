@@ -85,6 +85,13 @@ def test_every_request_is_answered_once_and_neovim_stays_responsive(
         assert len(notes) == 1 and kind in notes[0], notes
     assert nvim.errors() == [], nvim.notes()
     assert "Traceback" not in nvim.chat_text() + repr(nvim.notes())
+    if show == "deepnest":
+        # The deep lines are in the traffic log, and :AcpLog still shows it (with them as placeholders).
+        nvim.api.command("AcpLog")
+        assert nvim.lua("return vim.bo.filetype") == "acp_nvim_log", nvim.notes()
+        text = "\n".join(nvim.api.current.buffer[:])
+        assert "fs/read_text_file" in text and "nested too deeply to show" in text
+        assert nvim.errors() == [], nvim.notes()
     if show == "permissionunknown":
         # Nobody was asked about a session that does not exist; both requests got the same error.
         asked = repr(nvim.lua("return acp_test.selects"))
