@@ -20,7 +20,8 @@ Shows (sizes from the environment, defaults in brackets):
 - ``hang``               starts a child in its group, ignores SIGTERM and stdin EOF, never answers again
 - ``deepnest``           requests and notifications nested HOSTILE_DEPTHS deep [1000,100000] (and 100 deep)
 - ``oversized``          requests of HOSTILE_OVERSIZED_MB MiB [65], id first and id after the bulk
-- ``permissionunknown``  a permission request and an elicitation for a session that does not exist
+- ``permissionunknown``  a permission request and an elicitation (and with HOSTILE_GHOST_FS=1 an
+  fs/read_text_file) for a session that does not exist
 ``HOSTILE_INIT=mute`` makes it never answer ``initialize``. Outside a turn, the request
 ``_hostile/oversized_answer`` is answered with a result of HOSTILE_OVERSIZED_MB MiB.
 
@@ -169,8 +170,8 @@ class Agent:
         send(message)
         return request_id
 
-    def read_request(self, path: str, **kwargs: Any) -> Any:
-        params = {"sessionId": SESSION_ID, "path": path}
+    def read_request(self, path: str, session_id: str = SESSION_ID, **kwargs: Any) -> Any:
+        params = {"sessionId": session_id, "path": path}
         return self.request("fs/read_text_file", params, path=path, **kwargs)
 
     def wait_answers(self, ids: list[Any]) -> list[Any]:
@@ -603,10 +604,14 @@ def show_permissionunknown(agent: Agent) -> list[Any]:
     }
     # A client that does not do forms knows no such method at all.
     advertised = "form" in (agent.client_capabilities.get("elicitation") or {})
-    return [
+    ids = [
         agent.request("session/request_permission", permission, expect=-32002),
         agent.request("elicitation/create", elicitation, expect=-32002 if advertised else -32601),
     ]
+    if os.environ.get("HOSTILE_GHOST_FS"):
+        # For a client whose fs methods know their sessions (the test editors serve any).
+        ids.append(agent.read_request("/ghost", expect=-32002, session_id=ghost))
+    return ids
 
 
 SHOWS = {

@@ -65,7 +65,11 @@ def test_every_request_is_answered_once_and_neovim_stays_responsive(
     nvim: Nvim, tmp_path: Path, show: str
 ) -> None:
     journal = tmp_path / "journal.jsonl"
-    configure(nvim, tmp_path, hostile=hostile_agent(HOSTILE_JOURNAL=str(journal), HOSTILE_DEPTHS=DEPTHS))
+    configure(
+        nvim,
+        tmp_path,
+        hostile=hostile_agent(HOSTILE_JOURNAL=str(journal), HOSTILE_DEPTHS=DEPTHS, HOSTILE_GHOST_FS="1"),
+    )
     nvim.lua(STAMP_KEYS)
     nvim.api.command("AcpStart hostile")
     nvim.wait_state("ready")
@@ -93,11 +97,12 @@ def test_every_request_is_answered_once_and_neovim_stays_responsive(
         assert "fs/read_text_file" in text and "nested too deeply to show" in text
         assert nvim.errors() == [], nvim.notes()
     if show == "permissionunknown":
-        # Nobody was asked about a session that does not exist; both requests got the same error.
+        # Nobody was asked about a session that does not exist.
         asked = repr(nvim.lua("return acp_test.selects"))
         assert "rm -rf" not in asked and "password" not in asked, asked
         unknown = [
             a["error"] for v in answers.values() for a in v if a.get("error", {}).get("code") == -32002
         ]
-        assert len(unknown) == 2, answers
+        # The permission request, the elicitation and an fs read: one error for all.
+        assert len(unknown) == 3, answers
         assert all(e["message"] == "unknown session: no-such-session" for e in unknown), unknown
