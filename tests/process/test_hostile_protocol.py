@@ -5,13 +5,23 @@ which answers it got; the session goes on afterwards."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 from pathlib import Path
 
 import anyio
 import pytest
 
 from acp_nvim.jsonrpc import InternalError
-from tests.process.test_hostile import SHOW_DEADLINE, MiB, answer_key, hostile, report, survives, wire
+from tests.process.test_hostile import (
+    SHOW_DEADLINE,
+    MiB,
+    answer_key,
+    hostile,
+    report,
+    rss_mib,
+    survives,
+    wire,
+)
 from tests.wire_check import WireCheck
 
 pytestmark = pytest.mark.anyio
@@ -56,10 +66,23 @@ async def test_oversized_requests_are_answered_under_their_id_or_null(
 
 async def test_a_65_mib_request_against_the_default_cap(tmp_path: Path) -> None:
     async with hostile(tmp_path) as h:
-        started = time.monotonic()
-        await survives(h, "oversized")
-        elapsed = time.monotonic() - started
-    report(f"two 65 MiB requests over the 64 MiB cap: both answered, turn took {elapsed:.1f} s")
+        rss_before = rss_mib()
+        tracemalloc.start()
+        try:
+            started = time.monotonic()
+            await survives(h, "oversized")
+            elapsed = time.monotonic() - started
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        rss_growth = rss_mib() - rss_before
+    report(
+        f"two 65 MiB requests over the 64 MiB cap: both answered, turn took {elapsed:.1f} s; "
+        f"traced peak {peak / MiB:.1f} MiB; peak RSS growth {rss_growth:.1f} MiB"
+    )
+    # As for any line over the cap: at most the cap is buffered, the 4 KiB head kept, the rest dropped.
+    assert peak < 80 * MiB
+    assert rss_growth < 80
 
 
 async def test_an_oversized_answer_fails_our_request_instead_of_hanging(tmp_path: Path) -> None:
