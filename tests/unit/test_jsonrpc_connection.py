@@ -689,6 +689,15 @@ async def test_deep_nesting_gets_one_answer_per_request_and_the_connection_goes_
     assert kinds == ["too_deep", "too_deep", "invalid_message", "too_deep", "too_deep", "too_deep"]
 
 
+async def test_an_id_past_the_scanned_part_of_a_deep_line_is_answered_under_null() -> None:
+    line = b'{"jsonrpc":"2.0","method":"m","params":' + nested(200_000) + b',"id":1}'
+    async with running() as h:
+        await h.wire.write(line + b"\n")
+        answer = await h.wire.read()
+        assert await h.end_input_and_drain() == []
+    assert answer["id"] is None and answer["error"]["code"] == -32700
+
+
 async def test_100_deep_is_fine() -> None:
     async with running() as h:
         await h.wire.write(b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + nested(100) + b"}\n")
