@@ -18,7 +18,7 @@ import msgspec
 
 from acp_nvim import __version__
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
-from acp_nvim.client.editor import Editor
+from acp_nvim.client.editor import Editor, unknown_session
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError
 from acp_nvim.jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -243,6 +243,10 @@ class AgentConnection:
         except msgspec.ValidationError as err:
             # An RpcError, so callers handle it with the agent's own errors instead of crashing on it.
             raise InvalidAnswer(f"{self.display_name} sent an invalid answer to {method}: {err}") from None
+        except RecursionError:
+            raise InvalidAnswer(
+                f"{self.display_name} sent an answer to {method} nested too deeply to decode"
+            ) from None
 
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
         if not any(method.id == method_id for method in self.auth_methods):
@@ -471,6 +475,10 @@ async def _initialize(
         response = codec.decode(raw, s.InitializeResponse)
     except msgspec.ValidationError as err:
         raise HandshakeFailed(f"agent {command.name} sent an invalid initialize answer: {err}") from None
+    except RecursionError:
+        raise HandshakeFailed(
+            f"agent {command.name} sent an initialize answer nested too deeply to decode"
+        ) from None
     if response.protocol_version != m.PROTOCOL_VERSION:
         raise VersionMismatch(
             f"agent {command.name} speaks ACP protocol version {response.protocol_version}; "
@@ -542,7 +550,15 @@ class _Dispatcher:
                 scopes.discard(scope)
         return cancelled
 
+    def _check_session(self, session_id: str) -> None:
+        # While a session/new is in flight its id is unknown here: the editor, which knows its sessions,
+        # answers for it then.
+        if session_id not in self.sessions and not self._opening:
+            raise unknown_session(session_id)
+
     async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+        # An error, not `cancelled`: nothing was cancelled, the agent named a session that is not open.
+        self._check_session(params.session_id)
         return await self._until_turn_cancelled(
             params.session_id,
             lambda: self.editor.request_permission(params),
@@ -556,8 +572,7 @@ class _Dispatcher:
         session_id = params.session_id
         if session_id is None:
             return await self.editor.create_elicitation(params)
-        if session_id not in self.sessions and not self._opening:
-            raise RpcError(INVALID_PARAMS, f"unknown session {session_id!r}")
+        self._check_session(session_id)
         # Like a permission request, an elicitation of a session whose turn is cancelled is answered
         # `cancel` at once.
         return await self._until_turn_cancelled(

@@ -26,6 +26,7 @@ TroubleKind: TypeAlias = Literal[
     "bad_notification",
     "malformed_update",
     "unknown_session",
+    "too_deep",
 ]
 TroubleSink: TypeAlias = Callable[[str], None]
 
@@ -50,6 +51,10 @@ _PHRASES: dict[TroubleKind, tuple[str, str]] = {
         "sent updates for a session that is not open; they are ignored",
         "more updates for sessions that are not open (ignored)",
     ),
+    "too_deep": (
+        "sent a message nested too deeply to read; it was refused",
+        "more messages nested too deeply (refused)",
+    ),
 }
 
 # The connection's finer kinds, grouped as the user would see them: a line that is not UTF-8 is, to a
@@ -61,6 +66,7 @@ _FROM_PROTOCOL_ERROR: dict[str, TroubleKind] = {
     "invalid_message": "not_jsonrpc",
     "malformed_error": "not_jsonrpc",
     "invalid_params": "bad_notification",
+    "too_deep": "too_deep",
 }
 
 

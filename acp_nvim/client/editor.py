@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
+
+# ACP's "Resource not found" (schema ErrorCode: "a given resource, such as a session or file, was not found").
+RESOURCE_NOT_FOUND = -32002
+
+
+def unknown_session(session_id: str) -> RpcError:
+    """What the agent gets for a request naming a session this client does not run, whatever the method."""
+    return RpcError(RESOURCE_NOT_FOUND, f"unknown session: {session_id}", {"sessionId": session_id})
 
 
 class Editor(Protocol):

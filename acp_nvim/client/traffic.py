@@ -88,15 +88,23 @@ def describe(entry: TrafficEntry) -> dict[str, Any]:
     }
     try:
         message: Any = json.loads(entry.line)
+        redacted = redact(message)
     except ValueError:
         record["raw"] = entry.line.decode("utf-8", "replace")
+        record["size"] = entry.size
+        record["truncated"] = entry.truncated
+        return record
+    except RecursionError:
+        # Valid JSON too deep to parse or redact here: its text is not shown, since it could not be redacted.
+        record["raw"] = f"(nested too deeply to show: {entry.size} bytes)"
+        record["too_deep"] = True
         record["size"] = entry.size
         record["truncated"] = entry.truncated
         return record
     if isinstance(message, dict):
         record["method"] = message.get("method")
         record["id"] = message.get("id")
-    record["message"] = redact(message)
+    record["message"] = redacted
     return record
 
 

@@ -27,6 +27,7 @@ from .errors import (
     RpcError,
 )
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+from .peek import Head, peek
 
 logger = logging.getLogger("acp_nvim.jsonrpc")
 
@@ -36,7 +37,7 @@ NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[N
 Direction: TypeAlias = Literal["in", "out"]
 MessageHook: TypeAlias = Callable[[Direction, bytes], None]
 ProtocolErrorKind: TypeAlias = Literal[
-    "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error"
+    "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error", "too_deep"
 ]
 ProtocolErrorHook: TypeAlias = Callable[[str], None]
 ClosedReason: TypeAlias = Callable[[], Awaitable[str]]
@@ -45,6 +46,10 @@ CANCEL_REQUEST_METHOD = "$/cancel_request"
 
 _NULL = msgspec.Raw(b"null")
 _PREVIEW_LENGTH = 200
+# How much of a line too deep for msgspec is scanned for its id: all of a message nested 100,000 deep, and
+# bounded, since the scanner is Python: its worst input ("[1," repeated) costs about 0.1 s per 256 KiB here.
+_DEEP_SCAN_LIMIT = 256 << 10
+_TOO_DEEP = "nested too deeply to decode"
 
 
 class ProtocolError(str):
@@ -131,6 +136,8 @@ def _usable_id(line: bytes) -> RequestId:
         value = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return None
+    except RecursionError:
+        return peek(line[:_DEEP_SCAN_LIMIT]).id
     if isinstance(value, dict):
         candidate = value.get("id")
         if isinstance(candidate, str) or (isinstance(candidate, int) and not isinstance(candidate, bool)):
@@ -353,12 +360,7 @@ class Connection:
 
     async def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> None:
         if isinstance(item, Oversized):
-            # Its id is somewhere in the dropped bytes, so a request among them cannot be answered.
-            self._protocol_error(
-                "oversized",
-                f"message of more than {format_size(self._splitter.max_size)} from the {self._peer} "
-                f"was dropped ({item.size} bytes)",
-            )
+            self._oversized(item)
             return
         if self._on_message is not None:
             self._hook_message("in", item)
@@ -382,6 +384,11 @@ class Connection:
             )
             self._send_error(None, ParseError())
             return
+        except RecursionError:
+            # msgspec's depth limit is Python's recursion limit: valid JSON a few hundred levels deep is
+            # refused by the decoder, not by us, and must be answered like any other bad line.
+            self._too_deep(item)
+            return
 
         params = envelope.params if envelope.params and envelope.params != _NULL else None
         method = envelope.method
@@ -398,6 +405,10 @@ class Connection:
                     self._protocol_error(
                         "invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}"
                     )
+                except RecursionError:
+                    self._protocol_error(
+                        "too_deep", f"the {self._peer} sent params {_TOO_DEEP} in {method}: {_preview(item)}"
+                    )
                 except Exception:
                     logger.exception("handler for the %s notification failed", method)
             else:
@@ -407,6 +418,59 @@ class Connection:
         else:
             request_id = None if isinstance(envelope.id, UnsetType) else envelope.id
             self._invalid_request(request_id, "no method, result or error", item)
+
+    def _oversized(self, item: Oversized) -> None:
+        limit = format_size(self._splitter.max_size)
+        self._protocol_error(
+            "oversized",
+            f"message of more than {limit} from the {self._peer} was dropped ({item.size} bytes)",
+        )
+        # The head kept by the framing tells whom to answer when the id came before the bulk of the message.
+        head = peek(item.head)
+        data = {"size": item.size, "limit": self._splitter.max_size}
+        if self._fails_pending(
+            head,
+            InternalError(
+                f"the answer of the {self._peer} was dropped: {item.size} bytes, over {limit}", data
+            ),
+        ):
+            return
+        # -32600: the message is not a request this side accepts (its size is), and nothing was parsed.
+        error = InvalidRequest(
+            f"Invalid request: message of {item.size} bytes dropped, over the {limit} limit", data
+        )
+        self._answer_unreadable(head, error)
+
+    def _too_deep(self, line: bytes) -> None:
+        self._protocol_error("too_deep", f"the {self._peer} sent a message {_TOO_DEEP}: {_preview(line)}")
+        head = peek(line[:_DEEP_SCAN_LIMIT])
+        if self._fails_pending(head, InternalError(f"the answer of the {self._peer} is {_TOO_DEEP}")):
+            return
+        if head.method and head.id is not None:
+            # The request itself is readable; what the decoder refused is inside it, in practice its params.
+            self._send_error(head.id, InvalidParams(f"Invalid params: {_TOO_DEEP}"))
+            return
+        self._answer_unreadable(head, ParseError(f"Parse error: message {_TOO_DEEP}"))
+
+    def _fails_pending(self, head: Head, error: RpcError) -> bool:
+        """True when `head` is an answer (never answered back): the request of ours it answers fails with
+        `error` instead of waiting forever, when its id could be read."""
+        if not head.response or head.method:
+            return False
+        waiter = self._pending.pop(head.id, None) if isinstance(head.id, int) else None
+        if waiter is None:
+            logger.warning("an unreadable answer from the %s (id %r) matches no request", self._peer, head.id)
+            return True
+        waiter.error = error
+        waiter.done.set()
+        return True
+
+    def _answer_unreadable(self, head: Head, error: RpcError) -> None:
+        """A line that could not be decoded gets one answer, under its id when that could be read, else under
+        null (JSON-RPC 2.0 §5) — except a notification, recognised only when the whole object was read."""
+        if head.method and head.complete and not head.has_id:
+            return
+        self._send_error(head.id if head.has_id else None, error)
 
     def _invalid_request(self, request_id: RequestId, detail: str, line: bytes) -> None:
         self._protocol_error(
@@ -418,7 +482,7 @@ class Connection:
     def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
         try:
             request_id = self._cancel_decoder.decode(params if params is not None else _NULL).request_id
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             logger.warning("ignored malformed %s from the %s: %s", CANCEL_REQUEST_METHOD, self._peer, exc)
             return
         scope = self._incoming.get(request_id)
@@ -451,6 +515,9 @@ class Connection:
                     error = exc
                 except msgspec.ValidationError as exc:
                     error = InvalidParams(f"Invalid params: {exc}")
+                except RecursionError:
+                    # The handler's typed decode runs deeper in the stack than the envelope's did.
+                    error = InvalidParams(f"Invalid params: {_TOO_DEEP}")
                 except Exception as exc:
                     logger.exception("handler for the %s request failed", method)
                     error = InternalError(f"Internal error: {_describe(exc)}")
@@ -496,7 +563,7 @@ class Connection:
     def _decode_error(self, raw: msgspec.Raw) -> RpcError:
         try:
             wire = self._error_decoder.decode(raw)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             text = _preview(bytes(memoryview(raw)))
             self._protocol_error(
                 "malformed_error", f"the {self._peer} sent a malformed error ({exc}): {text}"

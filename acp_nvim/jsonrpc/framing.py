@@ -5,13 +5,18 @@ from __future__ import annotations
 import msgspec
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+# What is kept of a dropped line: enough for the id of a request (or a response) written before its params,
+# so the connection can still answer it, and little enough to cost nothing next to the line itself.
+HEAD_SIZE = 4096
 
 
 class Oversized(msgspec.Struct, frozen=True):
     """A line longer than the cap went by and was dropped; `size` is how many bytes were dropped (at the
-    end of the stream the line may have been cut short, so this is a lower bound of what the peer meant)."""
+    end of the stream the line may have been cut short, so this is a lower bound of what the peer meant),
+    `head` its first `HEAD_SIZE` bytes."""
 
     size: int
+    head: bytes = b""
 
 
 def format_size(size: int) -> str:
@@ -39,6 +44,7 @@ class LineSplitter:
         self._partial = bytearray()
         self._dropping = False
         self._dropped = 0
+        self._head = b""
 
     @property
     def buffered(self) -> int:
@@ -71,8 +77,12 @@ class LineSplitter:
         """Adds `part` to the unfinished line, or starts dropping it once it is past the cap."""
         if self._dropping:
             self._dropped += len(part)
+            if len(self._head) < HEAD_SIZE:
+                self._head += part[: HEAD_SIZE - len(self._head)]
         elif len(self._partial) + len(part) > self._streaming_limit:
             self._dropped = len(self._partial) + len(part)
+            # Only on the way into dropping, once per oversized line: normal lines never pay for the head.
+            self._head = bytes(self._partial[:HEAD_SIZE]) + part[: max(0, HEAD_SIZE - len(self._partial))]
             self._partial = bytearray()
             self._dropping = True
         else:
@@ -87,9 +97,10 @@ class LineSplitter:
 
     def _end_line(self, out: list[bytes | Oversized]) -> None:
         if self._dropping:
-            out.append(Oversized(self._dropped))
+            out.append(Oversized(self._dropped, self._head))
             self._dropping = False
             self._dropped = 0
+            self._head = b""
             return
         line = bytes(self._partial)
         self._partial.clear()
@@ -98,9 +109,10 @@ class LineSplitter:
     def _emit(self, out: list[bytes | Oversized], line: bytes) -> None:
         # The size reported counts a trailing "\r", as the bytes dropped while streaming do.
         size = len(line)
+        whole = line
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > self.max_size:
-            out.append(Oversized(size))
+            out.append(Oversized(size, whole[:HEAD_SIZE]))
         elif line and not line.isspace():
             out.append(line)

@@ -80,7 +80,7 @@ def header(entry: TrafficEntry, record: dict[str, Any]) -> str:
     arrow = ">>" if entry.direction == "out" else "<<"
     message = record.get("message")
     if "raw" in record:
-        what = f"(not JSON, {entry.size} bytes)"
+        what = f"({'nested too deeply' if record.get('too_deep') else 'not JSON'}, {entry.size} bytes)"
     elif not isinstance(message, dict):
         what = "(not a JSON-RPC object)"
     elif isinstance(message.get("method"), str):
@@ -110,7 +110,14 @@ def _body(record: dict[str, Any]) -> list[str]:
         lines = [raw.replace("\n", "\\n")]
         return [*lines, note] if note else lines
     # ensure_ascii=False: the user reads text as the agent wrote it; json escapes newlines inside strings.
-    return json.dumps(record.get("message"), indent=2, ensure_ascii=False).split("\n")
+    try:
+        return json.dumps(record.get("message"), indent=2, ensure_ascii=False).split("\n")
+    except RecursionError:
+        # Indenting is done in Python, one frame per level; the compact encoder (in C) goes deeper.
+        try:
+            return [json.dumps(record.get("message"), ensure_ascii=False)]
+        except RecursionError:
+            return ["(nested too deeply to show)"]
 
 
 def view(agent_name: str | None = None) -> dict[str, Any]:

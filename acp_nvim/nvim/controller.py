@@ -23,6 +23,7 @@ import anyio.abc
 import msgspec
 
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
+from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.session import NoticeLevel, SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.nvim import agent_log
@@ -747,7 +748,11 @@ class Controller:
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
         session = self.sessions.get(request.session_id)
-        if session is None or session.cancelling:
+        if session is None:
+            # A session this controller does not run (never opened, or closed since): the agent's mistake,
+            # answered as every client method answers it, not hidden behind `cancelled`.
+            raise unknown_session(request.session_id)
+        if session.cancelling:
             return s.RequestPermissionOutcomeCancelled()
         state = session.state
         item = state.set_awaiting_permission(request.tool_call, True)

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
@@ -68,7 +69,7 @@ class PathGuard:
     def roots(self, session_id: str) -> list[str]:
         roots = self._roots_of(session_id)
         if not roots:
-            raise RpcError(INVALID_PARAMS, f"unknown session: {session_id}")
+            raise unknown_session(session_id)
         return roots
 
     def sandbox(self, session_id: str) -> Sandbox:

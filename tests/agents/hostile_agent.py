@@ -22,7 +22,12 @@ Shows (sizes from the environment, defaults in brackets):
                          with a diff, text content and rawOutput as large; a small chunk after each; then
                          2.5 MiB in 64 KiB chunks of one message, and a message after it
 - ``toolstorm``          HOSTILE_TOOLSTORM [100000] tool_call + tool_call_update (completed) pairs in one turn
-``HOSTILE_INIT=mute`` makes it never answer ``initialize``.
+- ``deepnest``           requests and notifications nested HOSTILE_DEPTHS deep [1000,100000] (and 100 deep)
+- ``oversized``          requests of HOSTILE_OVERSIZED_MB MiB [65], id first and id after the bulk
+- ``permissionunknown``  a permission request and an elicitation (and with HOSTILE_GHOST_FS=1 an
+  fs/read_text_file) for a session that does not exist
+``HOSTILE_INIT=mute`` makes it never answer ``initialize``. Outside a turn, the request
+``_hostile/oversized_answer`` is answered with a result of HOSTILE_OVERSIZED_MB MiB.
 
 Journal (file named by ``HOSTILE_JOURNAL``), one JSON object per line:
 - ``{"event": "sent", "show": S, "id": ID, "expect": "result" | CODE, "path"?: P}`` for each request it sent
@@ -108,6 +113,7 @@ class Agent:
         self.next_id = 1
         self.show = "none"
         self.ignore_eof = False
+        self.client_capabilities: dict[str, Any] = {}
 
     # ---- reading (its own thread, so the client's answers are taken in while a show writes) -----------
 
@@ -170,8 +176,8 @@ class Agent:
         send(message)
         return request_id
 
-    def read_request(self, path: str, **kwargs: Any) -> Any:
-        params = {"sessionId": SESSION_ID, "path": path}
+    def read_request(self, path: str, session_id: str = SESSION_ID, **kwargs: Any) -> Any:
+        params = {"sessionId": session_id, "path": path}
         return self.request("fs/read_text_file", params, path=path, **kwargs)
 
     def wait_answers(self, ids: list[Any]) -> list[Any]:
@@ -210,6 +216,7 @@ class Agent:
             if method == "initialize":
                 if os.environ.get("HOSTILE_INIT") == "mute":
                     continue
+                self.client_capabilities = (message.get("params") or {}).get("clientCapabilities") or {}
                 send(
                     {
                         "jsonrpc": "2.0",
@@ -228,6 +235,8 @@ class Agent:
                 write_raw(encode(answer) + encode(chunk_message("hello ")))
             elif method == "session/prompt":
                 self.prompt(request_id, message.get("params") or {})
+            elif method == "_hostile/oversized_answer":
+                answer_oversized(request_id)
             else:
                 send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no"}})
 
@@ -294,6 +303,8 @@ def show_huge(agent: Agent) -> list[Any]:
             written += len(piece)
         _out.write(b'"}}}}\n')
         _out.flush()
+    # No id before the bulk: whether it is a request cannot be known, so it is answered under null.
+    agent.journal.write({"event": "expect_null", "show": agent.show, "code": -32600, "count": 1})
     agent.chunk("after the huge line")
     return [agent.read_request("/after-huge")]
 
@@ -769,6 +780,106 @@ def show_toolstorm(agent: Agent) -> list[Any]:
     return []
 
 
+# ---- every request answered exactly once, whatever its shape or size (issue 15) ---------------------
+
+
+def nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+def show_deepnest(agent: Agent) -> list[Any]:
+    """Deeper than the client's decoder goes: each request is answered -32602 under its id (read from the
+    line, before or after the deep part), each notification only reported; 100 deep is served as usual."""
+    sid = SESSION_ID.encode()
+    ids: list[Any] = [agent.read_request("/before-deep")]
+    depths = [int(d) for d in os.environ.get("HOSTILE_DEPTHS", "1000,100000").split(",")]
+    lines = []
+    for index, depth in enumerate(depths):
+        deep = nested(depth)
+        first, after = f"deep{index}-{depth}-first", f"deep{index}-{depth}-after"
+        for request_id in (first, after):
+            agent.journal.write({"event": "sent", "show": agent.show, "id": request_id, "expect": -32602})
+        params = b'{"sessionId":"' + sid + b'","path":"/deep","_meta":{"deep":' + deep + b"}}"
+        lines.append(
+            b'{"jsonrpc":"2.0","id":"' + first.encode() + b'","method":"fs/read_text_file","params":'
+        )
+        lines[-1] += params + b"}"
+        lines.append(b'{"jsonrpc":"2.0","method":"fs/read_text_file","params":' + params)
+        lines[-1] += b',"id":"' + after.encode() + b'"}'
+        ids += [first, after]
+        lines.append(b'{"jsonrpc":"2.0","method":"_hostile/deep","params":' + deep + b"}")
+        lines.append(
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + sid + b'","update":'
+            b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"deep","_meta":'
+            b'{"deep":' + deep + b"}}}}}"
+        )
+    write_raw(b"\n".join(lines) + b"\n")
+    fine = {"sessionId": SESSION_ID, "path": "/deep-100", "_meta": {"deep": json.loads(nested(100))}}
+    ids.append(agent.request("fs/read_text_file", fine, path="/deep-100"))
+    return ids
+
+
+def oversized_line(size: int, before: bytes, after: bytes) -> None:
+    """Writes `before`, a JSON string of `size` bytes, `after` and a newline, without holding it all."""
+    block = b"x" * (1 << 20)
+    with _out_lock:
+        _out.write(before + b'"')
+        written = 0
+        while written < size:
+            piece = block[: min(len(block), size - written)]
+            _out.write(piece)
+            written += len(piece)
+        _out.write(b'"' + after + b"\n")
+        _out.flush()
+
+
+def show_oversized(agent: Agent) -> list[Any]:
+    """Over the client's size cap: answered -32600 under the id when it comes first, else under null."""
+    size = env_int("HOSTILE_OVERSIZED_MB", 65) << 20
+    sid = SESSION_ID.encode()
+    request_id = agent.new_id()
+    agent.journal.write({"event": "sent", "show": agent.show, "id": request_id, "expect": -32600})
+    head = b'{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":' % request_id
+    oversized_line(size, head + b'{"sessionId":"' + sid + b'","path":"/big","_meta":{"blob":', b"}}}")
+    agent.journal.write({"event": "expect_null", "show": agent.show, "code": -32600, "count": 1})
+    head = b'{"jsonrpc":"2.0","method":"fs/read_text_file","params":{"sessionId":"' + sid + b'","_meta":'
+    oversized_line(size, head, b',"path":"/big"},"id":"after-the-bulk"}')
+    return [request_id, agent.read_request("/after-oversized")]
+
+
+def answer_oversized(request_id: Any) -> None:
+    size = env_int("HOSTILE_OVERSIZED_MB", 65) << 20
+    oversized_line(
+        size, b'{"jsonrpc":"2.0","id":%s,"result":{"blob":' % json.dumps(request_id).encode(), b"}}"
+    )
+
+
+def show_permissionunknown(agent: Agent) -> list[Any]:
+    """Requests naming a session that does not exist: an error (-32002), not `cancelled`."""
+    ghost = "no-such-session"
+    permission = {
+        "sessionId": ghost,
+        "toolCall": {"toolCallId": "ghost-1", "title": "rm -rf /"},
+        "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+    }
+    elicitation = {
+        "sessionId": ghost,
+        "mode": "form",
+        "message": "Your password?",
+        "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
+    }
+    # A client that does not do forms knows no such method at all.
+    advertised = "form" in (agent.client_capabilities.get("elicitation") or {})
+    ids = [
+        agent.request("session/request_permission", permission, expect=-32002),
+        agent.request("elicitation/create", elicitation, expect=-32002 if advertised else -32601),
+    ]
+    if os.environ.get("HOSTILE_GHOST_FS"):
+        # For a client whose fs methods know their sessions (the test editors serve any).
+        ids.append(agent.read_request("/ghost", expect=-32002, session_id=ghost))
+    return ids
+
+
 SHOWS = {
     "garbage": show_garbage,
     "huge": show_huge,
@@ -788,6 +899,9 @@ SHOWS = {
     "termcancel": show_termcancel,
     "hugechunk": show_hugechunk,
     "toolstorm": show_toolstorm,
+    "deepnest": show_deepnest,
+    "oversized": show_oversized,
+    "permissionunknown": show_permissionunknown,
 }
 
 

@@ -502,10 +502,49 @@ async def test_oversized_line_is_dropped_and_the_next_line_is_processed() -> Non
             await h.wire.write(big[start : start + 700])
         await h.wire.write(b"\n")
         await h.wire.send(request(2, "small"))
+        # Its id came before the bulk, in the head the framing kept: it is answered, once, and first.
+        dropped = await h.wire.read()
+        assert dropped["id"] == 1 and dropped["error"]["code"] == -32600
+        assert dropped["error"]["data"] == {"size": len(big), "limit": 1024}
+        assert "over the 1 KiB limit" in dropped["error"]["message"]
         assert (await h.wire.read())["id"] == 2
-        assert await h.end_input_and_drain() == []  # nobody knows the big one's id: no answer
+        assert await h.end_input_and_drain() == []
     assert len(h.protocol_errors) == 1
     assert "message of more than 1 KiB from the agent was dropped" in h.protocol_errors[0]
+
+
+async def test_oversized_request_with_its_id_after_the_bulk_is_answered_under_null() -> None:
+    async with running(max_message_size=1024) as h:
+        blob = "x" * 5000
+        await h.wire.write(b'{"jsonrpc":"2.0","method":"big","params":"' + blob.encode() + b'","id":9}\n')
+        await h.wire.send(request(2, "small"))
+        dropped = await h.wire.read()
+        assert dropped["id"] is None and dropped["error"]["code"] == -32600
+        assert (await h.wire.read())["id"] == 2
+        assert await h.end_input_and_drain() == []
+
+
+async def test_oversized_answer_fails_our_request_instead_of_leaving_it_waiting() -> None:
+    async with running(max_message_size=1024, peer_name="agent") as h, anyio.create_task_group() as tg:
+        failures: list[RpcError] = []
+
+        async def ask() -> None:
+            try:
+                await h.conn.request("big/please")
+            except RpcError as err:
+                failures.append(err)
+
+        tg.start_soon(ask)
+        ours = await h.wire.read()
+        await h.wire.send({"jsonrpc": "2.0", "id": ours["id"], "result": {"blob": "x" * 5000}})
+        with anyio.fail_after(DEADLINE):
+            while not failures:
+                await anyio.wait_all_tasks_blocked()
+        (failure,) = failures
+        assert isinstance(failure, InternalError)
+        assert "the answer of the agent was dropped" in failure.message and "over 1 KiB" in failure.message
+        # An answer is never answered back.
+        assert await h.end_input_and_drain() == []
 
 
 async def test_default_cap_is_at_least_64_mib() -> None:
@@ -611,3 +650,91 @@ async def test_cancelling_serve_fails_pending_requests() -> None:
     assert len(failures) == 1 and "closed" in str(failures[0])
     with pytest.raises(RuntimeError):
         await conn.serve()
+
+
+# --- nested deeper than the decoder goes
+
+
+def nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+async def test_deep_nesting_gets_one_answer_per_request_and_the_connection_goes_on(depth: int) -> None:
+    deep = nested(depth)
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + deep + b"}",
+        # Found after the deep params by the scanner: the decoder never got that far.
+        b'{"jsonrpc":"2.0","method":"m","params":' + deep + b',"id":"after"}',
+        # An id no request can have: an invalid request, answered under null.
+        b'{"jsonrpc":"2.0","id":' + deep + b',"method":"m"}',
+        # No method, no id: nobody to answer but null.
+        b'{"jsonrpc":"2.0","params":' + deep + b"}",
+        # A notification is never answered; it is reported.
+        b'{"jsonrpc":"2.0","method":"n","params":' + deep + b"}",
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":' + deep + b"}}}",
+    ]
+    async with running(peer_name="agent") as h:
+        await h.wire.write(b"\n".join(lines) + b"\n")
+        await h.wire.send(request(2, "still/alive"))
+        answers = [await h.wire.read() for _ in range(5)]
+        answers += await h.end_input_and_drain()
+    by_id = {json_key(a["id"]): a for a in answers if a["id"] is not None}
+    assert len(by_id) == 3, answers
+    assert by_id["1"]["error"] == {"code": -32602, "message": "Invalid params: nested too deeply to decode"}
+    assert by_id['"after"']["error"]["code"] == -32602
+    assert by_id["2"]["result"]["method"] == "still/alive"
+    assert sorted(a["error"]["code"] for a in answers if a["id"] is None) == [-32700, -32600]
+    kinds = [getattr(e, "kind", None) for e in h.protocol_errors]
+    assert kinds == ["too_deep", "too_deep", "invalid_message", "too_deep", "too_deep", "too_deep"]
+
+
+async def test_an_id_past_the_scanned_part_of_a_deep_line_is_answered_under_null() -> None:
+    line = b'{"jsonrpc":"2.0","method":"m","params":' + nested(200_000) + b',"id":1}'
+    async with running() as h:
+        await h.wire.write(line + b"\n")
+        answer = await h.wire.read()
+        assert await h.end_input_and_drain() == []
+    assert answer["id"] is None and answer["error"]["code"] == -32700
+
+
+async def test_100_deep_is_fine() -> None:
+    async with running() as h:
+        await h.wire.write(b'{"jsonrpc":"2.0","id":1,"method":"m","params":' + nested(100) + b"}\n")
+        answer = await h.wire.read()
+    assert answer["result"]["params"] == msgspec.json.decode(nested(100))
+
+
+async def test_deep_answer_fails_our_request() -> None:
+    async with running(peer_name="agent") as h, anyio.create_task_group() as tg:
+        failures: list[RpcError] = []
+
+        async def ask() -> None:
+            try:
+                await h.conn.request("deep/please")
+            except RpcError as err:
+                failures.append(err)
+
+        tg.start_soon(ask)
+        ours = await h.wire.read()
+        await h.wire.write(b'{"jsonrpc":"2.0","id":%d,"result":%s}\n' % (ours["id"], nested(5000)))
+        with anyio.fail_after(DEADLINE):
+            while not failures:
+                await anyio.wait_all_tasks_blocked()
+        assert failures[0].message == "the answer of the agent is nested too deeply to decode"
+        assert await h.end_input_and_drain() == []
+
+
+async def test_a_handler_hitting_the_recursion_limit_answers_invalid_params() -> None:
+    async def handler(method: str, params: msgspec.Raw | None) -> object:
+        # What a typed decode deeper in the stack than the envelope's raises for the same params.
+        raise RecursionError("maximum recursion depth exceeded while deserializing an object")
+
+    async with running(on_request=handler) as h:
+        await h.wire.send(request(1, "m", {"a": 1}))
+        answer = await h.wire.read()
+    assert answer["error"] == {"code": -32602, "message": "Invalid params: nested too deeply to decode"}
+
+
+def json_key(value: object) -> str:
+    return msgspec.json.encode(value).decode()

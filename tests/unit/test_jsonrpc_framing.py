@@ -6,6 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+from acp_nvim.jsonrpc.framing import HEAD_SIZE
 
 
 def feed_all(splitter: LineSplitter, chunks: list[bytes]) -> list[bytes | Oversized]:
@@ -51,8 +52,8 @@ def test_cap_is_exact() -> None:
     line_at_cap = b"x" * cap
     assert feed_all(LineSplitter(cap), [line_at_cap + b"\n"]) == [line_at_cap]
     assert feed_all(LineSplitter(cap), [line_at_cap + b"\r\n"]) == [line_at_cap]
-    assert feed_all(LineSplitter(cap), [line_at_cap + b"y\n"]) == [Oversized(cap + 1)]
-    assert feed_all(LineSplitter(cap), [b"x" * 5, b"x" * 6, b"\nok\n"]) == [Oversized(11), b"ok"]
+    assert feed_all(LineSplitter(cap), [line_at_cap + b"y\n"]) == [Oversized(cap + 1, line_at_cap + b"y")]
+    assert feed_all(LineSplitter(cap), [b"x" * 5, b"x" * 6, b"\nok\n"]) == [Oversized(11, b"x" * 11), b"ok"]
 
 
 def test_oversized_line_is_dropped_while_streaming_and_the_next_line_survives() -> None:
@@ -62,14 +63,17 @@ def test_oversized_line_is_dropped_while_streaming_and_the_next_line_survives() 
     for _ in range(160):  # 10 MiB of one line
         assert splitter.feed(chunk) == []
         assert splitter.buffered <= cap + 1
-    assert splitter.feed(b'tail\n{"next":true}\n') == [Oversized(160 * 65536 + 4), b'{"next":true}']
+    assert splitter.feed(b'tail\n{"next":true}\n') == [
+        Oversized(160 * 65536 + 4, b"z" * HEAD_SIZE),
+        b'{"next":true}',
+    ]
     assert splitter.buffered == 0
 
 
 def test_oversized_line_cut_by_end_of_stream_is_reported() -> None:
     splitter = LineSplitter(4)
     assert splitter.feed(b"ok\n123456789") == [b"ok"]
-    assert splitter.finish() == [Oversized(9)]
+    assert splitter.finish() == [Oversized(9, b"123456789")]
 
 
 def test_many_small_lines_in_large_chunks() -> None:
@@ -125,7 +129,7 @@ def test_any_chunking_with_a_cap(lines: list[bytes], cuts: list[int], cap: int) 
     for line in lines:
         stripped = line[:-1] if line.endswith(b"\r") else line
         if len(stripped) > cap:
-            expected.append(Oversized(len(line)))
+            expected.append(Oversized(len(line), line[:HEAD_SIZE]))
         elif stripped and not stripped.isspace():
             expected.append(stripped)
     assert out == expected

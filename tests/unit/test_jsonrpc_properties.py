@@ -11,7 +11,8 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.jsonrpc import Connection
+from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, Connection
+from acp_nvim.jsonrpc.framing import HEAD_SIZE
 
 from .strategies import cut, json_trees, property_settings
 from .test_jsonrpc_connection import DEADLINE, Wire, echo, ignore
@@ -19,7 +20,9 @@ from .test_jsonrpc_connection import DEADLINE, Wire, echo, ignore
 PROPERTY_SETTINGS = property_settings(max_examples=60)
 
 
-def run_session(chunks: list[bytes], probe_ids: list[str]) -> list[Any]:
+def run_session(
+    chunks: list[bytes], probe_ids: list[str], max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+) -> list[Any]:
     """Feed the chunks, wait for an answer to every probe id, end the input; return all the answers."""
 
     async def main() -> list[Any]:
@@ -30,6 +33,7 @@ def run_session(chunks: list[bytes], probe_ids: list[str]) -> list[Any]:
             on_request=echo,
             on_notification=ignore,
             on_protocol_error=lambda message: None,
+            max_message_size=max_message_size,
         )
         answers: list[Any] = []
         async with anyio.create_task_group() as tg:
@@ -116,3 +120,60 @@ def test_valid_requests_split_anywhere_are_each_answered_once(
     answers = run_session(cut(data, points), [f"probe-{i}" for i in range(count)])
     assert len(answers) == count
     assert_each_probe_answered_once(answers, count)
+
+
+# Requests of every shape the decoder may choke on. Each is (params, whether its params are over the cap).
+SHAPE_CAP = 3 * HEAD_SIZE
+shapes = st.one_of(
+    st.integers(0, 3000).map(lambda depth: b"[" * depth + b"]" * depth),
+    st.integers(0, 1500).map(lambda depth: b'{"a":' * depth + b"1" + b"}" * depth),
+    st.integers(SHAPE_CAP // 2, 2 * SHAPE_CAP).map(lambda size: b'"' + b"x" * size + b'"'),
+    st.binary(max_size=20).map(lambda raw: b'"' + raw.replace(b"\n", b"") + b'"'),  # bad UTF-8, bad JSON
+    st.sampled_from([b"{}", b"null", b'"ok"', b"[1,2]"]),
+)
+
+
+@PROPERTY_SETTINGS
+@given(
+    requests=st.lists(st.tuples(shapes, st.booleans()), max_size=6), points=st.lists(st.integers(0, 1 << 15))
+)
+def test_every_request_of_any_shape_and_size_gets_exactly_one_answer(
+    requests: list[tuple[bytes, bool]], points: list[int]
+) -> None:
+    """Deep nesting, over the cap, bad UTF-8, invalid JSON: one answer each, under the request's id when the
+    id could be read (before the params in a line over the cap; anywhere in one within it), else under null;
+    and the probe after each line is answered as usual."""
+    lines = []
+    under_null = 0
+    readable_ids = []
+    for index, (params, id_first) in enumerate(requests):
+        request_id = b'"r-%d"' % index
+        members = [b'"jsonrpc":"2.0"', b'"method":"m"', b'"params":' + params]
+        members.insert(0 if id_first else 3, b'"id":' + request_id)
+        line = b"{" + b",".join(members) + b"}"
+        lines.append(line)
+        readable = id_first if len(line) > SHAPE_CAP else _is_json(line)
+        under_null += not readable
+        readable_ids.append(readable)
+        lines.append(probe(index))
+    data = b"\n".join(lines) + b"\n"
+    answers = run_session(cut(data, points), [f"probe-{i}" for i in range(len(requests))], SHAPE_CAP)
+    assert_each_probe_answered_once(answers, len(requests))
+    ids = Counter(a.get("id") for a in answers)
+    assert ids[None] == under_null
+    for index, readable in enumerate(readable_ids):
+        assert ids[f"r-{index}"] == readable
+    # One answer per request (under its id or null) and one per probe, nothing else.
+    assert len(answers) == 2 * len(requests)
+
+
+def _is_json(data: bytes) -> bool:
+    """UTF-8 JSON, however deep: what is not is answered under null (-32700), its id unknowable."""
+    try:
+        data.decode("utf-8")
+        msgspec.json.decode(data)
+    except (UnicodeDecodeError, msgspec.DecodeError):
+        return False
+    except RecursionError:
+        pass
+    return True

@@ -112,3 +112,15 @@ def test_reading_while_another_thread_records() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_message_too_deep_to_parse_is_a_placeholder_not_an_error() -> None:
+    log = TrafficLog()
+    deep = (
+        b'{"jsonrpc":"2.0","method":"m","params":{"token":"s3cret","v":' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    )
+    log.record("in", deep)
+    (record,) = log.messages()
+    # Not shown as text: it could not be redacted.
+    assert record["raw"] == f"(nested too deeply to show: {len(deep)} bytes)"
+    assert "s3cret" not in log.to_ndjson()
