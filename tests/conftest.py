@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PEERS = ROOT / "tests" / "peers" / "node_modules"
 SCHEMA_PATH = PEERS / "acp-sdk-schema" / "schema" / "v1" / "schema.json"
 TS_EXAMPLE_AGENT = PEERS / "acp-sdk-example" / "dist" / "examples" / "agent.js"
-TRANSCRIPTS = ROOT.parent / "shared" / "acp" / "transcripts"
+# Re-recorded by tools/record_transcripts.py from the pinned peer agents (CONTRIBUTING.md).
+TRANSCRIPTS = ROOT / "tests" / "fixtures" / "transcripts"
 VENV_BIN = Path(sys.executable).parent
 NVIM = str(VENV_BIN / "nvim") if (VENV_BIN / "nvim").exists() else shutil.which("nvim") or "nvim"
 NODE = shutil.which("node") or "node"
