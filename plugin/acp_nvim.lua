@@ -5,7 +5,8 @@ if vim.g.loaded_acp_nvim then
 end
 vim.g.loaded_acp_nvim = true
 
-if vim.fn.has("nvim-0.10") == 0 then
+-- Terminals need jobstart(..., { term = true }), new in 0.11; setup() names the version to the user.
+if vim.fn.has("nvim-0.11") == 0 then
   return
 end
 

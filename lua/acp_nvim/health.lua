@@ -23,10 +23,10 @@ function M.check()
   health.start("Neovim")
   local v = vim.version()
   local version = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. version)
   else
-    health.error("Neovim " .. version .. ": acp.nvim needs 0.10 or newer")
+    health.error("Neovim " .. version .. ": acp.nvim needs 0.11 or newer")
   end
 
   health.start("Python host")

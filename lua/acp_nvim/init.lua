@@ -19,9 +19,9 @@ end
 ---@param opts table|nil
 ---@return boolean ok false when Neovim is too old or an option was rejected
 function M.setup(opts)
-  if vim.fn.has("nvim-0.10") == 0 then
+  if vim.fn.has("nvim-0.11") == 0 then
     local v = vim.version()
-    notify(("requires Neovim 0.10 or newer (this is %d.%d.%d)"):format(v.major, v.minor, v.patch))
+    notify(("requires Neovim 0.11 or newer (this is %d.%d.%d)"):format(v.major, v.minor, v.patch))
     return false
   end
   did_setup = true

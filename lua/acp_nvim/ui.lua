@@ -54,6 +54,7 @@ function M.terminal(token, opts)
       env = nil
     end
     local job_opts = {
+      term = true,
       env = env,
       on_exit = function(_, code)
         vim.schedule(function()
@@ -67,13 +68,7 @@ function M.terminal(token, opts)
         answer(token, code)
       end,
     }
-    local ok, job
-    if vim.fn.has("nvim-0.11") == 1 then
-      job_opts.term = true
-      ok, job = pcall(vim.fn.jobstart, opts.argv, job_opts)
-    else
-      ok, job = pcall(vim.fn.termopen, opts.argv, job_opts)
-    end
+    local ok, job = pcall(vim.fn.jobstart, opts.argv, job_opts)
     if not ok or job <= 0 then
       pcall(vim.api.nvim_win_close, win, true)
       vim.notify(

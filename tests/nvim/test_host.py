@@ -66,14 +66,28 @@ def test_old_neovim_is_refused_with_a_clear_message(nvim: Nvim) -> None:
     ok = nvim.lua(
         """
         local has = vim.fn.has
-        vim.fn.has = function(feature) if feature == 'nvim-0.10' then return 0 end return has(feature) end
+        vim.fn.has = function(feature) if feature == 'nvim-0.11' then return 0 end return has(feature) end
         local ok = require('acp_nvim').setup({})
         vim.fn.has = has
         return ok
         """
     )
     assert ok is False
-    assert "requires Neovim 0.10 or newer" in nvim.errors()[-1]
+    assert "requires Neovim 0.11 or newer" in nvim.errors()[-1]
+
+
+def test_checkhealth_names_the_supported_version_on_an_older_neovim(nvim: Nvim) -> None:
+    nvim.lua(
+        """
+        local has = vim.fn.has
+        vim.fn.has = function(feature) if feature == 'nvim-0.11' then return 0 end return has(feature) end
+        vim.cmd('checkhealth acp_nvim')
+        vim.fn.has = has
+        """
+    )
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "acp.nvim needs 0.11 or newer" in report, report
+    assert_responsive(nvim)
 
 
 def test_agent_info_title_and_version_in_status_and_statusline(nvim: Nvim, tmp_path: Path) -> None:
