@@ -5,6 +5,7 @@ local M = {}
 local result = require("acp_nvim.result")
 local path_of = require("acp_nvim.fs.path")
 local edit = require("acp_nvim.fs.edit")
+local open = require("acp_nvim.fs.open")
 
 local api = vim.api
 local uv = vim.uv
@@ -154,9 +155,11 @@ function M.read_disk(path, max_bytes)
         ("%s is too large to read: %d bytes, the limit is %d"):format(path, stat.size, max_bytes)
       )
   end
-  local fd, omsg = uv.fs_open(path, "r", 0)
+  -- The real file, opened without following a symlink swapped in since the stat and without blocking on a
+  -- FIFO swapped in.
+  local fd, omsg = open.open_read(uv.fs_realpath(path) or path)
   if not fd then
-    return nil, err(result.ERR_INTERNAL, ("cannot open %s: %s"):format(path, omsg))
+    return nil, err(result.ERR_INTERNAL, ("cannot open %s: %s"):format(path, tostring(omsg)))
   end
   local chunks, total = {}, 0
   while true do
@@ -199,13 +202,23 @@ end
 ---@param path string absolute path
 ---@param line integer? 1-based first line
 ---@param limit integer? maximum number of lines
----@param opts { max_bytes: integer? }?
+---@param opts { max_bytes: integer?, checked_path: boolean? }?
 ---@return table { ok = true, content = string, from_buffer = boolean } or an error table
 function M.read(path, line, limit, opts)
   opts = opt(opts) or {}
   local p, e = path_of.check_path(path)
   if not p then
     return e --[[@as table]]
+  end
+  if opts.checked_path then
+    -- `p` is the real path the host checked; a symlink there now was put there after the check.
+    local why = open.path_changed(p)
+    if why then
+      return err(result.ERR_INVALID_PARAMS, ("refusing to read %s: %s"):format(p, why), {
+        uri = path_of.file_uri(p),
+        reason = "path_changed",
+      })
+    end
   end
   local l, le = check_uint(line, "line", 1)
   if le then
