@@ -28,7 +28,7 @@ class NvimEditor:
         bridge = controller.bridge
         self.options = EditorOptions()
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
-        self.files = FileService(bridge, self.guard, lambda: self.options)
+        self.files = FileService(bridge, self.guard, lambda: self.options, controller.ui)
         self.terminals = TerminalService(bridge, self.guard, controller.ui)
         self._elicitations = ElicitationBroker(controller.ui, bridge.lua)
 

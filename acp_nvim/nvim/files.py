@@ -20,12 +20,14 @@ from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.options import EditorOptions
+from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.files")
 
 READ = "return require('acp_nvim.fs').read(...)"
-WRITE = "return require('acp_nvim.fs').write(...)"
+# Answered through `acp_reply`: a large write without a buffer answers once it is on disk, Neovim going on.
+WRITE = "require('acp_nvim.fs').write_for_host(...)"
 FOLLOW = "require('acp_nvim.follow').show(...)"
 
 ALLOW_KINDS = ("allow_once", "allow_always")
@@ -65,8 +67,11 @@ def clean_text(value: Any, path: str) -> str:
 
 
 class FileService:
-    def __init__(self, bridge: Bridge, guard: PathGuard, options: Callable[[], EditorOptions]) -> None:
+    def __init__(
+        self, bridge: Bridge, guard: PathGuard, options: Callable[[], EditorOptions], ui: Ui
+    ) -> None:
         self._bridge = bridge
+        self._ui = ui
         self._guard = guard
         self._options = options
         # (session id, real path) -> tool call whose diff the user allowed, for the next write there.
@@ -76,9 +81,14 @@ class FileService:
         real = await self._guard.check(params.session_id, params.path, "read")
         opts = self._options()
         # Lua validates line >= 1 and limit >= 0 (the generated types accept any int) and answers -32602.
+        # Lua gets the real path the guard checked and refuses it if a symlink appeared on it since.
         result = unwrap(
             await self._bridge.lua_result(
-                READ, real, params.line, params.limit, {"max_bytes": opts.max_read_bytes}
+                READ,
+                real,
+                params.line,
+                params.limit,
+                {"max_bytes": opts.max_read_bytes, "checked_path": True},
             ),
             "fs/read_text_file",
         )
@@ -92,7 +102,7 @@ class FileService:
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
         result = unwrap(
-            await self._bridge.lua_result(
+            await self._ui.ask(
                 WRITE,
                 real,
                 params.content,
@@ -100,6 +110,8 @@ class FileService:
                     "session_id": params.session_id,
                     "tool_call_id": tool_call_id,
                     "autocmds": opts.autocmds,
+                    "checked_path": True,
+                    "max_buffer_bytes": opts.max_buffer_bytes,
                 },
             ),
             "fs/write_text_file",

@@ -63,6 +63,10 @@ M.defaults = {
   fs = {
     -- Largest file (bytes) the agent may read.
     max_read_bytes = 10 * 1024 * 1024,
+    -- Largest file (bytes) an agent's write loads into a hidden buffer when no buffer holds it (that buffer
+    -- is what :AcpReview reviews). A larger write goes straight to disk: not reviewable, but it never holds
+    -- Neovim while a huge file is loaded.
+    max_buffer_bytes = 4 * 1024 * 1024,
     -- Run BufWritePre/BufWritePost autocommands (formatters) on the agent's writes.
     autocmds = false,
   },
@@ -170,6 +174,7 @@ local rules = {
   },
   fs = {
     max_read_bytes = "number",
+    max_buffer_bytes = "number",
     autocmds = "boolean",
   },
   sandbox = {

@@ -41,6 +41,7 @@ local read = require("acp_nvim.fs.read")
 local stamp = require("acp_nvim.fs.stamp")
 local edit = require("acp_nvim.fs.edit")
 local save = require("acp_nvim.fs.save")
+local open = require("acp_nvim.fs.open")
 
 M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
 M.ERR_INTERNAL = result.ERR_INTERNAL
@@ -60,6 +61,75 @@ local api = vim.api
 local uv = vim.uv
 
 local err, opt = result.err, result.opt
+
+--- Default of `opts.max_buffer_bytes` of writes (`setup{ fs = { max_buffer_bytes } }`).
+M.default_max_buffer_bytes = 4 * 1024 * 1024
+
+---@param kind string? the second value of a failed `save` call
+---@return integer
+local function failure_code(kind)
+  -- A path that no longer leads where the host checked is refused like a path the check refuses.
+  return kind == save.CHANGED and M.ERR_INVALID_PARAMS or M.ERR_INTERNAL
+end
+
+--- Whether the review keeps hunks of `buf` for the session (its extmarks live in the buffer).
+---@param review table
+---@param buf integer
+---@param session_id string
+---@return boolean
+local function reviewed(review, buf, session_id)
+  for _, f in ipairs(review.files(session_id)) do
+    if f.bufnr == buf then
+      return true
+    end
+  end
+  return false
+end
+
+--- Unload a buffer this write loaded and nobody needs: a hidden buffer must not hold the file's text after
+--- the write. Unloaded, not wiped: its number stays valid for the caller and a later load reuses it.
+---@param buf integer
+local function release(buf)
+  pcall(api.nvim_buf_delete, buf, { unload = true, force = true })
+end
+
+--- Write `content` to `p`, a file no buffer holds, straight to disk without loading it (too large for a
+--- buffer): atomic like `write_buffer`, not reviewable (the review lives in a buffer). With `done`, the bytes
+--- are written in libuv's thread pool and `done(answer)` gets the answer; else it is returned.
+---@param p string
+---@param content string
+---@param existed boolean
+---@param done fun(answer: table)?
+---@return table?
+local function write_without_buffer(p, content, existed, done)
+  local dir = vim.fs.dirname(p)
+  local ferr = save.ensure_folder(dir)
+  if ferr then
+    return err(M.ERR_INTERNAL, ferr, { uri = path_of.file_uri(p) })
+  end
+  local target = uv.fs_realpath(p) or vim.fs.joinpath(uv.fs_realpath(dir) or dir, vim.fs.basename(p))
+  ---@param werr string?
+  ---@param kind string?
+  ---@return table
+  local function answer(werr, kind)
+    if werr then
+      return err(failure_code(kind), werr, { uri = path_of.file_uri(p) })
+    end
+    pcall(api.nvim_exec_autocmds, "User", {
+      pattern = "AcpNvimFileWritten",
+      modeline = false,
+      data = { path = p },
+    })
+    return { ok = true, lines_touched = 0, hunks = 0, created = not existed, had_unsaved_edits = false }
+  end
+  if done then
+    save.write_file(target, content, function(werr, kind)
+      done(answer(werr, kind))
+    end)
+    return nil
+  end
+  return answer(save.write_file(target, content))
+end
 
 --- The file's buffer, loading a hidden one when there is none. Returns buf, created_buffer.
 ---@param path string
@@ -84,9 +154,11 @@ end
 --- Answer `fs/write_text_file`.
 ---@param path string absolute path
 ---@param content string the whole new text of the file
----@param opts { session_id: string?, tool_call_id: string?, autocmds: boolean?, review: boolean? }?
----@return table { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or an error table
-function M.write(path, content, opts)
+---@param opts { session_id: string?, tool_call_id: string?, autocmds: boolean?, review: boolean?, checked_path: boolean?, max_buffer_bytes: integer? }?
+---@param done fun(answer: table)? for a write that goes to disk without a buffer: its bytes are then written
+---  in libuv's thread pool (Neovim goes on meanwhile), `done` gets the answer and nothing is returned
+---@return table? { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or an error table
+function M.write(path, content, opts, done)
   opts = opt(opts) or {}
   local p, e = path_of.check_path(path)
   if not p then
@@ -98,10 +170,24 @@ function M.write(path, content, opts)
   if content:find("\0", 1, true) then
     return err(M.ERR_INVALID_PARAMS, ("refusing to write binary content (NUL byte) to %s"):format(p))
   end
-  local st = uv.fs_stat(p)
-  if st and st.type == "directory" then
-    return err(M.ERR_INVALID_PARAMS, ("%s is a directory"):format(p))
+  if opts.checked_path then
+    -- `p` is the real path the host checked; anything else there now was put there after the check.
+    local why = open.path_changed(p)
+    if why then
+      return err(M.ERR_INVALID_PARAMS, ("refusing to write %s: %s"):format(p, why), {
+        uri = path_of.file_uri(p),
+        reason = "path_changed",
+      })
+    end
   end
+  -- Decided by stat, which never opens: a FIFO would block the load until someone opens its other end.
+  local kind = open.not_regular(p)
+  if kind == "directory" then
+    return err(M.ERR_INVALID_PARAMS, ("%s is a directory"):format(p))
+  elseif kind then
+    return err(M.ERR_INVALID_PARAMS, ("%s is not a regular file (%s); refusing to write it"):format(p, kind))
+  end
+  local st = uv.fs_stat(p)
   local file_existed = st ~= nil
 
   local existing = M.find_buffer(p)
@@ -123,6 +209,12 @@ function M.write(path, content, opts)
     end
   end
 
+  local max_buffer = opt(opts.max_buffer_bytes) or M.default_max_buffer_bytes
+  if not existing and (#content > max_buffer or (st and st.size > max_buffer)) then
+    -- Loading it would hold Neovim for as long as the read and the line split take, and keep its text.
+    return write_without_buffer(p, content, file_existed, done)
+  end
+
   local buf, created_buf, lerr = buffer_for_write(p)
   if not buf then
     return err(M.ERR_INTERNAL, lerr or ("cannot load " .. p))
@@ -136,6 +228,9 @@ function M.write(path, content, opts)
   local eol_changed = (#new > 0) and (edit.buf_writes_eol(buf) ~= eol)
 
   if #hunks == 0 and not eol_changed and not had_unsaved and file_existed then
+    if created_buf then
+      release(buf)
+    end
     return { ok = true, bufnr = buf, lines_touched = 0, hunks = 0, created = false, had_unsaved_edits = false }
   end
 
@@ -157,7 +252,7 @@ function M.write(path, content, opts)
 
   -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
   local lines_now = opts.autocmds ~= true and new or nil
-  local werr = M.write_buffer(buf, opts.autocmds == true, lines_now)
+  local werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
     if #hunks > 0 then
@@ -176,7 +271,7 @@ function M.write(path, content, opts)
     if created_buf then
       pcall(api.nvim_buf_delete, buf, { force = true })
     end
-    return err(M.ERR_INTERNAL, werr, { uri = path_of.file_uri(p) })
+    return err(failure_code(wkind), werr, { uri = path_of.file_uri(p) })
   end
 
   if review and original then
@@ -187,6 +282,9 @@ function M.write(path, content, opts)
       fixeol = old_fixeol,
       lines = lines_now,
     })
+  end
+  if created_buf and not (review and reviewed(review, buf, opts.session_id)) then
+    release(buf)
   end
   if had_unsaved then
     vim.notify(
@@ -204,6 +302,24 @@ function M.write(path, content, opts)
     created = not file_existed,
     had_unsaved_edits = had_unsaved,
   }
+end
+
+--- `fs/write_text_file` for the host, answered with `acp_reply(token, answer)` (`acp_nvim.ui`): at once, or
+--- when a large write without a buffer is on disk. Every call is answered, a Lua error included.
+---@param token integer
+---@param path string
+---@param content string
+---@param opts table?
+function M.write_for_host(token, path, content, opts)
+  local answer = require("acp_nvim.ui").answer
+  local ok, res = pcall(M.write, path, content, opts, function(late)
+    answer(token, late)
+  end)
+  if not ok then
+    answer(token, err(M.ERR_INTERNAL, ("cannot write %s: %s"):format(tostring(path), tostring(res))))
+  elseif res ~= nil then
+    answer(token, res)
+  end
 end
 
 return M

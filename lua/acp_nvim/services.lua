@@ -26,6 +26,7 @@ function M.options()
     terminal = o.capabilities.terminal,
     follow = o.follow,
     max_read_bytes = o.fs.max_read_bytes,
+    max_buffer_bytes = o.fs.max_buffer_bytes,
     autocmds = o.fs.autocmds,
     outside = o.sandbox.outside,
     allow = absolute(o.sandbox.allow),

@@ -167,7 +167,11 @@ def test_format_is_kept_byte_for_byte(nvim_clean: Any, tmp_path: Path, loaded: b
     assert res["ok"] is False and str(latin) in res["message"] and "conversion" in res["message"].lower()
     assert latin.read_bytes() == "caf\u00e9\nna\u00efve\n".encode("latin-1")
     buf = nvim_clean.funcs.bufnr(str(latin))
-    assert nvim_clean.api.buf_get_lines(buf, 0, -1, False) == ["caf\u00e9", "na\u00efve"]
+    if loaded:
+        assert nvim_clean.api.buf_get_lines(buf, 0, -1, False) == ["caf\u00e9", "na\u00efve"]
+    else:
+        # The hidden buffer a write loads does not outlive the write (no review keeps it here).
+        assert buf == -1 or not nvim_clean.api.buf_is_loaded(buf)
     assert leftovers(tmp_path) == []
 
 

@@ -142,11 +142,6 @@ end
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="this slice passes Lua the resolved path; refusing a symlink swapped into it after the check is "
-    "the open-time check of Lua's open side (the other half of the contract, issue 15)",
-)
 def test_a_folder_swapped_for_a_symlink_after_the_check(
     nvim: Nvim, agent: Scripted, dirs: tuple[Path, Path]
 ) -> None:

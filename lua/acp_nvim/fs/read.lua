@@ -5,6 +5,7 @@ local M = {}
 local result = require("acp_nvim.result")
 local path_of = require("acp_nvim.fs.path")
 local edit = require("acp_nvim.fs.edit")
+local open = require("acp_nvim.fs.open")
 
 local api = vim.api
 local uv = vim.uv
@@ -14,10 +15,64 @@ local err, opt = result.err, result.opt
 --- Default for `opts.max_bytes` of reads.
 M.default_max_bytes = 10 * 1024 * 1024
 
+local has_ffi, ffi = pcall(require, "ffi")
+
+--- `M.valid_utf8` over the bytes through LuaJIT's FFI: a loop the JIT compiles, about 25 times faster than
+--- pattern matching on ASCII text (10 MiB: 10 ms instead of 250 ms, longer than a frame).
+---@param s string
+---@return boolean
+local function valid_utf8_ffi(s)
+  local p = ffi.cast("const uint8_t *", s)
+  local i, n = 0, #s
+  while i < n do
+    local c = p[i]
+    if c < 0x80 then
+      i = i + 1
+    else
+      local len, lo, hi
+      if c >= 0xC2 and c <= 0xDF then
+        len, lo, hi = 2, 0x80, 0xBF
+      elseif c == 0xE0 then
+        len, lo, hi = 3, 0xA0, 0xBF
+      elseif c == 0xED then
+        len, lo, hi = 3, 0x80, 0x9F
+      elseif c >= 0xE1 and c <= 0xEF then
+        len, lo, hi = 3, 0x80, 0xBF
+      elseif c == 0xF0 then
+        len, lo, hi = 4, 0x90, 0xBF
+      elseif c >= 0xF1 and c <= 0xF3 then
+        len, lo, hi = 4, 0x80, 0xBF
+      elseif c == 0xF4 then
+        len, lo, hi = 4, 0x80, 0x8F
+      else
+        return false
+      end
+      if i + len > n then
+        return false
+      end
+      local c2 = p[i + 1]
+      if c2 < lo or c2 > hi then
+        return false
+      end
+      for k = i + 2, i + len - 1 do
+        local ck = p[k]
+        if ck < 0x80 or ck > 0xBF then
+          return false
+        end
+      end
+      i = i + len
+    end
+  end
+  return true
+end
+
 --- True when the string is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
 ---@param s string
 ---@return boolean
 function M.valid_utf8(s)
+  if has_ffi then
+    return valid_utf8_ffi(s)
+  end
   local byte, find = string.byte, string.find
   local i, n = 1, #s
   while true do
@@ -154,13 +209,18 @@ function M.read_disk(path, max_bytes)
         ("%s is too large to read: %d bytes, the limit is %d"):format(path, stat.size, max_bytes)
       )
   end
-  local fd, omsg = uv.fs_open(path, "r", 0)
+  -- The real file, opened without following a symlink swapped in since the stat and without blocking on a
+  -- FIFO swapped in.
+  local fd, omsg = open.open_read(uv.fs_realpath(path) or path)
   if not fd then
-    return nil, err(result.ERR_INTERNAL, ("cannot open %s: %s"):format(path, omsg))
+    return nil, err(result.ERR_INTERNAL, ("cannot open %s: %s"):format(path, tostring(omsg)))
   end
   local chunks, total = {}, 0
+  -- One read for the whole file as stat saw it (one byte more tells that it grew); 1 MiB ones after.
+  local want = math.min(max_bytes, stat.size) + 1
   while true do
-    local data, rmsg = uv.fs_read(fd, 1024 * 1024, total)
+    local data, rmsg = uv.fs_read(fd, want, total)
+    want = 1024 * 1024
     if not data then
       uv.fs_close(fd)
       return nil, err(result.ERR_INTERNAL, ("cannot read %s: %s"):format(path, rmsg))
@@ -199,13 +259,23 @@ end
 ---@param path string absolute path
 ---@param line integer? 1-based first line
 ---@param limit integer? maximum number of lines
----@param opts { max_bytes: integer? }?
+---@param opts { max_bytes: integer?, checked_path: boolean? }?
 ---@return table { ok = true, content = string, from_buffer = boolean } or an error table
 function M.read(path, line, limit, opts)
   opts = opt(opts) or {}
   local p, e = path_of.check_path(path)
   if not p then
     return e --[[@as table]]
+  end
+  if opts.checked_path then
+    -- `p` is the real path the host checked; a symlink there now was put there after the check.
+    local why = open.path_changed(p)
+    if why then
+      return err(result.ERR_INVALID_PARAMS, ("refusing to read %s: %s"):format(p, why), {
+        uri = path_of.file_uri(p),
+        reason = "path_changed",
+      })
+    end
   end
   local l, le = check_uint(line, "line", 1)
   if le then

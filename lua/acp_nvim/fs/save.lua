@@ -4,30 +4,15 @@ local M = {}
 
 local stamp = require("acp_nvim.fs.stamp")
 local edit = require("acp_nvim.fs.edit")
+local open = require("acp_nvim.fs.open")
 
 local api = vim.api
 local uv = vim.uv
 
-local temp_counter = 0
-
---- A fresh name for a temporary file next to `target`: the same folder (so the rename stays on one file
---- system and is atomic), hidden, and short enough for NAME_MAX even when the target's name is long.
----@param target string
----@return string
-local function temp_name(target)
-  temp_counter = temp_counter + 1
-  local base = vim.fs.basename(target)
-  if #base > 180 then
-    -- Cut on a character boundary: trailing bytes of a cut multibyte character are dropped with it.
-    base = base:sub(1, 180):gsub("[\128-\255]+$", "")
-  end
-  return ("%s/.%s.acp-%d-%d.tmp"):format(vim.fs.dirname(target), base, uv.os_getpid(), temp_counter)
-end
-
---- fsync a file or a folder by path.
+--- fsync a folder by path (makes a rename in it durable).
 ---@param path string
 ---@return boolean, string?
-local function fsync_path(path)
+local function fsync_dir(path)
   local fd, oerr = uv.fs_open(path, "r", 0)
   if not fd then
     return false, oerr
@@ -76,98 +61,299 @@ local function plain_bytes(buf, lines)
   return edit.buf_writes_eol(buf) and text .. nl or text
 end
 
---- Writes `data` to the new file `path` and syncs it. Returns nil or an error message.
----@param path string
+--- The second value of a failed write when the path no longer leads where it did when it was resolved (a
+--- folder swapped for a symlink, the file replaced by one): nothing was written, and the agent is refused as
+--- for a path the host's check refuses.
+M.CHANGED = "changed"
+
+--- Write all of `data` at the start of `fd`, continuing after a short write.
+---@param fd integer
 ---@param data string
----@return string?
-local function write_new_file(path, data)
-  -- "x": never clobbers a file that appeared at this name meanwhile.
-  local fd, oerr = uv.fs_open(path, "wx", 438)
-  if not fd then
-    return tostring(oerr)
-  end
-  local written, werr = uv.fs_write(fd, data, 0)
-  local synced, serr = uv.fs_fsync(fd)
-  uv.fs_close(fd)
-  if written ~= #data then
-    return tostring(werr or "short write")
-  end
-  if not synced then
-    return "fsync failed: " .. tostring(serr)
+---@return string? error
+local function write_all(fd, data)
+  local off = 0
+  while off < #data do
+    local n, werr = uv.fs_write(fd, off == 0 and data or data:sub(off + 1), off)
+    if not n or n <= 0 then
+      return tostring(werr or "short write")
+    end
+    off = off + n
   end
   return nil
 end
 
---- Write `buf` to `target` by temp file and rename, so `target` holds either its old or its new bytes at every
---- moment, also across a crash. The bytes are those of Neovim's own `:write` of the buffer: joined here when
---- that is all `:write` would do (`plain_bytes`, twice as fast for a large file), else produced by `:write`
---- to the temp file, so 'fileformat', 'eol'/'fixeol', 'fileencoding', 'bomb' and 'binary' mean exactly what
---- they mean for `:write`, and a text that cannot be converted to 'fileencoding' fails here (E513) instead of
---- being saved mangled. On failure the temp file is removed and `target` is untouched.
+--- Set global options without running OptionSet (a user's autocmd must not see this save's internals).
+---@param assignments string
+local function set_quietly(assignments)
+  vim.cmd("noautocmd set " .. assignments)
+end
+
+--- `:write` of `buf` into the temp file this module created and holds open as `fd`. Pointed at
+--- /proc/self/fd/N where that exists, :write opens exactly that inode whatever its name leads to by then;
+--- elsewhere at the name, checked right before to still be that file. 'writebackup' and 'backup' are off for
+--- the call: making a backup renames or copies the temp file, and :write would then create a new file by
+--- name, which is what a planted symlink waits for.
+---@param buf integer
+---@param fd integer
+---@param tmp string
+---@param st table the temp file's stat
+---@return string? error
+local function vim_write(buf, fd, tmp, st)
+  local via = "/proc/self/fd/" .. fd
+  local magic = uv.fs_stat(via)
+  if not (magic and magic.ino == st.ino and magic.dev == st.dev) then
+    via = tmp
+    if not open.still(tmp, st) then
+      return "the temp file was replaced before it was written"
+    end
+  end
+  local writebackup, backup = vim.o.writebackup, vim.o.backup
+  set_quietly("nowritebackup nobackup")
+  -- Without autocmds: this writes a temp file, not the user's file; BufWrite* for the real file are the
+  -- caller's.
+  local ok, werr = pcall(api.nvim_buf_call, buf, function()
+    vim.cmd("noautocmd keepalt keepjumps lockmarks silent write! " .. vim.fn.fnameescape(via))
+  end)
+  set_quietly(
+    (writebackup and "writebackup" or "nowritebackup") .. " " .. (backup and "backup" or "nobackup")
+  )
+  if not ok then
+    return (tostring(werr):gsub("^Vim%b():", ""))
+  end
+  return nil
+end
+
+--- Write all of `data` at the start of `fd` in libuv's thread pool, Neovim's loop running meanwhile; then
+--- `k(error?)` on the main loop.
+---@param fd integer
+---@param data string
+---@param k fun(err: string?)
+local function write_all_async(fd, data, k)
+  local off = 0
+  local function step()
+    -- luv keeps `data` alive until the request is done.
+    uv.fs_write(fd, off == 0 and data or data:sub(off + 1), off, function(werr, n)
+      vim.schedule(function()
+        if werr or not n or n <= 0 then
+          return k(tostring(werr or "short write"))
+        end
+        off = off + n
+        if off < #data then
+          step()
+        else
+          k(nil)
+        end
+      end)
+    end)
+  end
+  step()
+end
+
+---@param dir string
+---@param target string
+---@return string?, string?
+local function moved(dir, target)
+  local why = open.folder_changed(dir)
+  if why then
+    return ("cannot write %s: %s"):format(target, why), M.CHANGED
+  end
+  local now = uv.fs_lstat(target)
+  if now and now.type == "link" then
+    return ("cannot write %s: it became a symlink after its path was resolved"):format(target), M.CHANGED
+  end
+  if now and now.type ~= "file" then
+    return ("cannot write %s: it is not a regular file (%s)"):format(target, now.type), M.CHANGED
+  end
+  return nil, nil
+end
+
+--- Replace `target` by a new file whose bytes `fill(fd, tmp, st, k)` writes (then calls `k(error?)`): temp
+--- file (exclusive, random name, 0600), the old file's owner and permission bits, fsync, rename. `target`
+--- holds its old or its new bytes at every moment, also across a crash. Right before the temp file is
+--- created and again right before the rename (each time in one stretch of Lua with the step that follows),
+--- the folder must still resolve to itself and `target` must be a regular file or absent: a symlink put there
+--- meanwhile is refused, never followed. On failure the temp file is removed and `target` is untouched.
+--- `done(error?, kind?)` is called once; with `async` the fsync runs in libuv's thread pool.
+---@param target string the real path (symlinks resolved)
+---@param fill fun(fd: integer, tmp: string, st: table, k: fun(err: string?))
+---@param async boolean
+---@param done fun(err: string?, kind: string?)
+local function replace(target, fill, async, done)
+  local dir = vim.fs.dirname(target)
+  local merr, mkind = moved(dir, target)
+  if merr then
+    return done(merr, mkind)
+  end
+  local old = uv.fs_lstat(target)
+  local fd, tmp, st = open.create_temp(target)
+  if not fd then
+    return done(("cannot write %s: cannot create a temp file: %s"):format(target, tostring(st)))
+  end
+  local tmp_st = st --[[@as table]]
+  local open_fd = fd --[[@as integer?]]
+  ---@param msg string
+  ---@param kind string?
+  local function fail(msg, kind)
+    if open_fd then
+      uv.fs_close(open_fd)
+      open_fd = nil
+    end
+    -- Only the file this write created is removed, never what someone put at its name.
+    if open.still(tmp, tmp_st) then
+      uv.fs_unlink(tmp)
+    end
+    done(msg, kind)
+  end
+  ---@param synced boolean
+  ---@param serr string?
+  local function commit(synced, serr)
+    uv.fs_close(fd)
+    open_fd = nil
+    if not synced then
+      return fail(("cannot write %s: fsync failed: %s"):format(target, tostring(serr)))
+    end
+    if not open.still(tmp, tmp_st) then
+      return fail(("cannot write %s: its temp file was replaced while it was written"):format(target))
+    end
+    local cerr, ckind = moved(dir, target)
+    if cerr then
+      return fail(cerr, ckind)
+    end
+    local renamed, rerr = uv.fs_rename(tmp, target)
+    if not renamed then
+      return fail(("cannot write %s: %s"):format(target, tostring(rerr)))
+    end
+    -- Makes the rename itself durable; a folder that cannot be opened or synced loses only that.
+    fsync_dir(dir)
+    done(nil, nil)
+  end
+  fill(fd, tmp, tmp_st, function(ferr)
+    if ferr then
+      return fail(("cannot write %s: %s"):format(target, ferr))
+    end
+    if old then
+      if old.uid ~= uv.getuid() or old.gid ~= uv.getgid() then
+        -- Keeps the owner when allowed (root, or the group of a member); otherwise the file becomes the
+        -- user's, as with any editor that saves by rename.
+        uv.fs_fchown(fd, old.uid, old.gid)
+      end
+      local chmod_ok, cerr = uv.fs_fchmod(fd, bit.band(old.mode, 4095))
+      if not chmod_ok then
+        return fail(("cannot write %s: cannot copy its permissions: %s"):format(target, tostring(cerr)))
+      end
+    elseif uv.fs_fchmod(fd, bit.band(438, bit.bnot(M.umask()))) ~= true then
+      return fail(("cannot write %s: cannot set its permissions"):format(target))
+    end
+    -- The data must be on disk before the rename makes it the file ('fsync' may be off).
+    if async then
+      uv.fs_fsync(fd, function(serr)
+        vim.schedule(function()
+          local ok, cerr = pcall(commit, serr == nil, serr)
+          if not ok then
+            fail(("cannot write %s: %s"):format(target, tostring(cerr)))
+          end
+        end)
+      end)
+    else
+      local synced, serr = uv.fs_fsync(fd)
+      commit(synced == true, serr)
+    end
+  end)
+end
+
+--- `replace` done before it returns, `fill(fd, tmp, st)` returning its error.
+---@param target string
+---@param fill fun(fd: integer, tmp: string, st: table): string?
+---@return string? error, string? kind
+local function replace_now(target, fill)
+  local out_err, out_kind
+  replace(
+    target,
+    function(fd, tmp, st, k)
+      k(fill(fd, tmp, st))
+    end,
+    false,
+    function(e, kind)
+      out_err, out_kind = e, kind
+    end
+  )
+  return out_err, out_kind
+end
+
+--- The process umask, for the mode of a new file (the temp file is created 0600; a new file gets what
+--- `:write` would give it).
+---@return integer
+function M.umask()
+  local ok, mask = pcall(function()
+    local line = io.open("/proc/self/status")
+    if not line then
+      return nil
+    end
+    local text = line:read("*a")
+    line:close()
+    local m = text:match("Umask:%s*(%d+)")
+    return m and tonumber(m, 8) or nil
+  end)
+  return ok and mask or 18
+end
+
+--- Write `buf` to `target` atomically (see `replace`). The bytes are those of Neovim's own `:write` of the
+--- buffer: joined here when that is all `:write` would do (`plain_bytes`, twice as fast for a large file),
+--- else produced by `:write` into the temp file, so 'fileformat', 'eol'/'fixeol', 'fileencoding', 'bomb' and
+--- 'binary' mean exactly what they mean for `:write`, and a text that cannot be converted to 'fileencoding'
+--- fails here (E513) instead of being saved mangled.
 ---@param buf integer
 ---@param target string the real path (symlinks resolved)
 ---@param lines string[]? the buffer's lines, when the caller has them
----@return string? error
+---@return string? error, string? kind
 local function write_atomic(buf, target, lines)
   local loss = encoding_loss(buf)
   if loss then
     return ("cannot write %s: %s"):format(target, loss)
   end
-  local old = uv.fs_stat(target)
-  local tmp = temp_name(target)
-  for _ = 1, 4 do
-    if not uv.fs_lstat(tmp) then
-      break
-    end
-    tmp = temp_name(target)
-  end
-  ---@param msg string
-  ---@return string
-  local function fail(msg)
-    if uv.fs_lstat(tmp) then
-      uv.fs_unlink(tmp)
-    end
-    return msg
-  end
   local bytes = plain_bytes(buf, lines)
-  if bytes then
-    local werr = write_new_file(tmp, bytes)
-    if werr then
-      return fail(("cannot write %s: %s"):format(target, werr))
+  return replace_now(target, function(fd, tmp, st)
+    if bytes then
+      return write_all(fd, bytes)
     end
-  else
-    -- Without "!" :write refuses an existing name, so a file appearing at `tmp` meanwhile is never clobbered.
-    -- noautocmd: this writes a temp file, not the user's file; BufWrite* for the real file are the caller's.
-    local ok, werr = pcall(api.nvim_buf_call, buf, function()
-      vim.cmd("noautocmd keepalt keepjumps lockmarks silent write " .. vim.fn.fnameescape(tmp))
-    end)
-    if not ok then
-      return fail(("cannot write %s: %s"):format(target, tostring(werr):gsub("^Vim%b():", "")))
-    end
-    -- The data must be on disk before the rename makes it the file ('fsync' may be off).
-    local synced, serr = fsync_path(tmp)
-    if not synced then
-      return fail(("cannot write %s: fsync failed: %s"):format(target, tostring(serr)))
-    end
+    return vim_write(buf, fd, tmp, st)
+  end)
+end
+
+--- Write `data` as the file `target` (a real path) without any buffer, atomically as `write_buffer` does.
+--- Returns nil or an error message and its kind (`M.CHANGED`). With `done`, the data is written and synced in
+--- libuv's thread pool while Neovim goes on, `done(error?, kind?)` is called on the main loop when it is
+--- over, and nothing is returned.
+---@param target string
+---@param data string
+---@param done fun(err: string?, kind: string?)?
+---@return string?, string?
+function M.write_file(target, data, done)
+  if done then
+    local answered = false
+    replace(
+      target,
+      function(fd, _, _, k)
+        write_all_async(fd, data, k)
+      end,
+      true,
+      function(e, kind)
+        -- Once, and never lost: the caller's answer to the agent depends on it.
+        if answered then
+          return
+        end
+        answered = true
+        local ok, cerr = pcall(done, e, kind)
+        if not ok then
+          vim.notify("acp: " .. tostring(cerr), vim.log.levels.ERROR)
+        end
+      end
+    )
+    return nil, nil
   end
-  if old then
-    if old.uid ~= uv.getuid() or old.gid ~= uv.getgid() then
-      -- Keeps the owner when allowed (root, or the group of a member); otherwise the file becomes the
-      -- user's, as with any editor that saves by rename.
-      uv.fs_chown(tmp, old.uid, old.gid)
-    end
-    local chmod_ok, cerr = uv.fs_chmod(tmp, bit.band(old.mode, 4095))
-    if not chmod_ok then
-      return fail(("cannot write %s: cannot copy its permissions: %s"):format(target, tostring(cerr)))
-    end
-  end
-  local renamed, rerr = uv.fs_rename(tmp, target)
-  if not renamed then
-    return fail(("cannot write %s: %s"):format(target, tostring(rerr)))
-  end
-  -- Makes the rename itself durable; a folder that cannot be opened or synced loses only that.
-  fsync_path(vim.fs.dirname(target))
-  return nil
+  return replace_now(target, function(fd)
+    return write_all(fd, data)
+  end)
 end
 
 --- Run `:checktime` for `buf` with a one-shot FileChangedShell that answers `choice`.
@@ -231,6 +417,20 @@ local function adopt_file(buf, target)
   end)
 end
 
+--- Create the folder `dir` (and its parents) when missing. Returns nil or an error message.
+---@param dir string
+---@return string?
+function M.ensure_folder(dir)
+  if uv.fs_stat(dir) then
+    return nil
+  end
+  local ok, mkerr = pcall(vim.fn.mkdir, dir, "p")
+  if not ok or not uv.fs_stat(dir) then
+    return ("cannot create folder %s: %s"):format(dir, mkerr or "mkdir failed")
+  end
+  return nil
+end
+
 --- Write `buf` to its file atomically (temp file and rename), the buffer staying as it is and Neovim taking the
 --- new file as written; the stamp is refreshed. With `autocmds`, BufWritePre runs before (formatters may still
 --- change the buffer) and BufWritePost after. Returns nil or an error message; on error the file is untouched.
@@ -239,15 +439,13 @@ end
 ---@param buf integer
 ---@param autocmds boolean?
 ---@param lines string[]?
----@return string?
+---@return string? error, string? kind (`M.CHANGED` when the path no longer leads where it did)
 function M.write_buffer(buf, autocmds, lines)
   local path = api.nvim_buf_get_name(buf)
   local parent = vim.fs.dirname(path)
-  if not uv.fs_stat(parent) then
-    local ok, mkerr = pcall(vim.fn.mkdir, parent, "p")
-    if not ok or not uv.fs_stat(parent) then
-      return ("cannot create folder %s: %s"):format(parent, mkerr or "mkdir failed")
-    end
+  local ferr = M.ensure_folder(parent)
+  if ferr then
+    return ferr
   end
   -- A symlink stays a symlink: the file it points to is the one replaced.
   local target = uv.fs_realpath(path)
@@ -271,9 +469,9 @@ function M.write_buffer(buf, autocmds, lines)
     end
   end
   local known = stamp.known(buf)
-  local werr = write_atomic(buf, target, not autocmds and lines or nil)
+  local werr, kind = write_atomic(buf, target, not autocmds and lines or nil)
   if werr then
-    return werr
+    return werr, kind
   end
   if not existed or (known and not known.exists) then
     -- Neovim never read this file (the buffer was made for a missing one): reading it now is the only way to
