@@ -6,7 +6,9 @@ Each request is: the sandbox check here, which resolves the agent's path once, t
 per session; a write that follows an allowed permission request showing a diff for that path is linked to
 that tool call. With `follow = true` the editor then shows where the agent is reading or writing.
 Writes are atomic on disk (temp file and rename, in `fs.write_buffer`): a failed one leaves the file, the
-buffer and the user's unsaved text as they were, and its message is the agent's error.
+buffer and the user's unsaved text as they were, and its message is the agent's error. A write larger than
+`fs.max_buffer_bytes` to a file no buffer holds never reaches Neovim: passing its text to Neovim alone would
+hold the editor longer than a frame, so the host writes it to disk itself (`client/disk.py`), as atomically.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
+
+from acp_nvim.client.disk import NotRegular, PathChanged, write_atomically
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
@@ -29,6 +34,11 @@ READ = "return require('acp_nvim.fs').read(...)"
 # Answered through `acp_reply`: a large write without a buffer answers once it is on disk, Neovim going on.
 WRITE = "require('acp_nvim.fs').write_for_host(...)"
 FOLLOW = "require('acp_nvim.follow').show(...)"
+FIND_BUFFER = "return require('acp_nvim.fs').find_buffer(...)"
+FILE_WRITTEN = (
+    "vim.api.nvim_exec_autocmds('User', "
+    "{ pattern = 'AcpNvimFileWritten', modeline = false, data = { path = ... } })"
+)
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 
@@ -101,6 +111,14 @@ class FileService:
         real = await self._guard.check(params.session_id, params.path, "write")
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
+        if (
+            len(params.content) > opts.max_buffer_bytes
+            and await self._bridge.lua_result(FIND_BUFFER, real) is None
+        ):
+            await self._write_to_disk(real, params.content)
+            if opts.follow:
+                self._bridge.lua(FOLLOW, real, None, None)
+            return s.WriteTextFileResponse()
         result = unwrap(
             await self._ui.ask(
                 WRITE,
@@ -119,6 +137,27 @@ class FileService:
         if opts.follow:
             self._bridge.lua(FOLLOW, real, None, result.get("bufnr"))
         return s.WriteTextFileResponse()
+
+    async def _write_to_disk(self, real: str, content: str) -> None:
+        """The write of a file no buffer holds, by the host (not reviewable: the review lives in buffers)."""
+        uri = "file://" + real
+        if "\0" in content:
+            raise RpcError(INVALID_PARAMS, f"refusing to write binary content (NUL byte) to {real}")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RpcError(INVALID_PARAMS, f"the content for {real} is not valid UTF-8 text") from None
+        try:
+            await anyio.to_thread.run_sync(write_atomically, real, data)
+        except PathChanged as err:
+            raise RpcError(INVALID_PARAMS, str(err), {"uri": uri, "reason": "path_changed"}) from None
+        except NotRegular as err:
+            raise RpcError(INVALID_PARAMS, str(err), {"uri": uri}) from None
+        except OSError as err:
+            raise RpcError(
+                INTERNAL_ERROR, f"cannot write {real}: {err.strerror or err}", {"uri": uri}
+            ) from None
+        self._bridge.lua(FILE_WRITTEN, real)
 
     def permission_answered(
         self, request: s.RequestPermissionRequest, outcome: s.RequestPermissionOutcome

@@ -6,72 +6,21 @@ Neovim's server socket measures `nvim_eval` round trips; the figures are printed
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
+from tests.nvim.probe import round_trips
 
 # The round-trip bound the issue asks for is asserted where nothing reaches Neovim (absurd paths); elsewhere
 # the maxima seen were 1-35 ms on this shared 2-core machine, so the bound there is generous and the figures
 # are printed.
 MAX_ROUND_TRIP_MS = 50.0
 GENEROUS_ROUND_TRIP_MS = 500.0
-
-# The second client: a round trip every 10 ms until a line arrives on stdin, then the figures as JSON.
-PROBE = r"""
-import json, select, sys, time
-import pynvim
-
-nvim = pynvim.attach("socket", path=sys.argv[1])
-rtts = []
-while True:
-    t0 = time.monotonic_ns()
-    nvim.eval("1")
-    rtts.append((time.monotonic_ns() - t0) / 1e6)
-    if len(rtts) == 1:
-        print("ready", flush=True)
-    if select.select([sys.stdin], [], [], 0.01)[0]:
-        break
-print(json.dumps(rtts), flush=True)
-"""
-
-
-@contextmanager
-def round_trips(nvim: Nvim, case: str) -> Iterator[dict[str, Any]]:
-    """Measures Neovim's round trips while the block runs; the figures land in the yielded dict."""
-    address = nvim.lua("return vim.fn.serverstart()")
-    probe = subprocess.Popen(
-        [sys.executable, "-c", PROBE, address],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert probe.stdout is not None
-    try:
-        ready, _, _ = select.select([probe.stdout], [], [], 30)
-        assert ready and probe.stdout.readline().strip() == "ready", "the probe did not connect"
-        figures: dict[str, Any] = {"case": case}
-        yield figures
-        out, _ = probe.communicate("stop\n", timeout=60)
-    finally:
-        if probe.poll() is None:
-            probe.kill()
-            probe.wait()
-    rtts = json.loads(out.strip().splitlines()[-1])
-    figures.update(n=len(rtts), max_ms=round(max(rtts), 2), p50_ms=round(sorted(rtts)[len(rtts) // 2], 2))
-    print(f"\nROUNDTRIP {json.dumps(figures)}")
 
 
 @pytest.fixture
@@ -109,9 +58,9 @@ def test_symlink_then_dotdot_is_the_file_the_kernel_opens(
         {"read": {"path": f"{sneaky}/new.txt"}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "symlink then ..") as figures:
+    with round_trips(nvim.api, "symlink then ..") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     missing = error(got[0])
     assert missing["code"] == -32002
     assert missing["data"]["uri"] == (project / "outside" / "secret.txt").as_uri()
@@ -154,9 +103,9 @@ def test_a_folder_swapped_for_a_symlink_after_the_check(
     ]
     agent.start([steps], project)
     nvim.lua(SWAP_BEFORE_OPEN, str(project / "x"), str(outside))
-    with round_trips(nvim, "swap after the check") as figures:
+    with round_trips(nvim.api, "swap after the check") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     assert (project / "x").is_symlink(), "the swap did not happen"
     assert "text outside" not in json.dumps(got)
     assert not (outside / "new.txt").exists()
@@ -178,9 +127,9 @@ def test_dollar_var_in_a_name_is_that_name(nvim: Nvim, agent: Scripted, dirs: tu
         {"write": {"path": "${CWD}/notes$HOME.txt", "content": "rewritten\n"}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "$VAR") as figures:
+    with round_trips(nvim.api, "$VAR") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     assert result(got[0])["content"] == "literal name\n"
     assert result(got[1]) is not None
     assert literal.read_text() == "rewritten\n"
@@ -199,9 +148,9 @@ def test_proc_self_is_refused(nvim: Nvim, agent: Scripted, dirs: tuple[Path, Pat
     agent.start([steps], project)
     # The user moved on: Neovim's cwd (and its terminals') is now outside, the host's is not.
     nvim.api.command(f"cd {outside}")
-    with round_trips(nvim, "/proc/self") as figures:
+    with round_trips(nvim.api, "/proc/self") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     assert len(got) == 4, got
     for entry in got:
         assert error(entry)["code"] == -32602
@@ -222,9 +171,9 @@ def test_always_to_a_read_is_no_yes_to_a_write(nvim: Nvim, agent: Scripted, dirs
     ]
     agent.start([steps], project)
     nvim.lua("acp_test.answers = {...}", "always", "deny")
-    with round_trips(nvim, "always to a read") as figures:
+    with round_trips(nvim.api, "always to a read") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     assert result(got[0])["content"] == SECRET
     assert result(got[1])["content"] == SECRET
     refused = error(got[2])
@@ -248,7 +197,7 @@ def test_absurd_paths_are_refused_at_once(nvim: Nvim, agent: Scripted, dirs: tup
         {"read": {"path": "${CWD}" + "/d" * 300}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "absurd paths") as figures:
+    with round_trips(nvim.api, "absurd paths") as figures:
         started = time.monotonic()
         got = agent.turn()
         figures["turn_s"] = round(time.monotonic() - started, 2)
@@ -259,7 +208,7 @@ def test_absurd_paths_are_refused_at_once(nvim: Nvim, agent: Scripted, dirs: tup
         assert len(entry["message"]) < 300
     assert list(project.iterdir()) == []
     # Refused in Python before any file system call: Neovim never saw these paths.
-    assert figures["max_ms"] < MAX_ROUND_TRIP_MS, figures
+    assert figures.max_ms < MAX_ROUND_TRIP_MS, figures
 
 
 def test_a_long_path_given_to_lua_is_linear(nvim: Nvim, tmp_path: Path) -> None:
@@ -285,9 +234,9 @@ def test_terminal_cwd_is_checked_and_resolved(nvim: Nvim, agent: Scripted, dirs:
         {"terminal": {"command": "pwd", "cwd": "${CWD}/esc", "then": ["wait", "output"]}},
     ]
     agent.start([steps], project)
-    with round_trips(nvim, "terminal cwd") as figures:
+    with round_trips(nvim.api, "terminal cwd") as figures:
         got = agent.turn()
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
     outputs = [e["result"]["output"] for e in got if e["kind"] == "result" and e["call"] == "terminal/output"]
     assert outputs == [f"{(project / 'x').resolve()}\n"], got
     (escape,) = [e for e in got if e["kind"] == "error"]
@@ -323,15 +272,15 @@ def test_a_thousand_buffers_and_a_read(nvim: Nvim, agent: Scripted, dirs: tuple[
         " fs.read = function(...) local t = vim.uv.hrtime() local r = read(...)"
         " table.insert(acp_read_ms, (vim.uv.hrtime() - t) / 1e6) return r end"
     )
-    with round_trips(nvim, "1000 buffers") as figures:
+    with round_trips(nvim.api, "1000 buffers") as figures:
         got = agent.turn()
     read_ms = nvim.lua("return acp_read_ms")
     figures["read_ms_first"] = round(read_ms[0], 2)
     figures["read_ms_max"] = round(max(read_ms), 2)
-    print(f"\nREAD-1000-BUFFERS {json.dumps(figures)}")
+    print(f"\nREAD-1000-BUFFERS {json.dumps(figures.figures())}")
     contents = [result(e)["content"] for e in got]
     assert contents == ["plain\n", "unsaved through the link\n"] * 5
     # About 1 ms (the lookup walks the buffer list without a file system call per buffer); the bound is half
     # a frame, with room for a loaded machine.
-    assert figures["read_ms_max"] < 8, figures
-    assert figures["max_ms"] < GENEROUS_ROUND_TRIP_MS, figures
+    assert figures.extra["read_ms_max"] < 8, figures.figures()
+    assert figures.max_ms < GENEROUS_ROUND_TRIP_MS, figures
