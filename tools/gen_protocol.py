@@ -587,7 +587,7 @@ Who handles each method, its params and result types (no I/O). The names and sid
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from acp_nvim.protocol import schema
 from acp_nvim.protocol.runtime import MethodSpec as MethodSpec
@@ -596,6 +596,16 @@ from acp_nvim.protocol.runtime import Side as Side
 #: The protocol version this client speaks (sent in ``initialize``).
 PROTOCOL_VERSION: Final = {version}
 '''
+
+METHODS_FOOTER = """
+METHODS: Final[dict[str, MethodSpec]] = {
+    name: MethodSpec(name=name, params=params, result=result, side=side, is_notification=result is None)
+    for name, (params, result, side) in _TABLE.items()
+}
+
+AGENT_METHODS: Final = frozenset(n for n, m in METHODS.items() if m.side == "agent")
+CLIENT_METHODS: Final = frozenset(n for n, m in METHODS.items() if m.side == "client")
+"""
 
 SIDE_COMMENTS = {
     "agent": "Methods handled by the agent (we call them).",
@@ -613,18 +623,15 @@ def render_methods(package: SchemaPackage, table: MethodTable, types: dict[str, 
             out.append(f"\n# {SIDE_COMMENTS[side]}\n")
         out.append(f"{name.constant}: Final = {name.method!r}\n")
     constants = {n.method: n.constant for n in table.names}
-    out.append("\nMETHODS: Final[dict[str, MethodSpec]] = {\n")
+    # A compact table and one comprehension: this module is compiled at every start when bytecode is off.
+    out.append("\n# method -> (params type, result type or None for a notification, side that handles it)\n")
+    out.append("_TABLE: Final[dict[str, tuple[Any, Any, Side]]] = {\n")
     for method in sorted(constants):
         row = types[method]
         result = "None" if row.result is None else f"schema.{row.result}"
-        out.append(
-            f"    {constants[method]}: MethodSpec(name={constants[method]}, params=schema.{row.params}, "
-            f"result={result}, side={row.side!r}, is_notification={row.result is None}),\n"
-        )
+        out.append(f"    {constants[method]}: (schema.{row.params}, {result}, {row.side!r}),\n")
     out.append("}\n")
-    for side, title in (("agent", "AGENT_METHODS"), ("client", "CLIENT_METHODS")):
-        members = ", ".join(n.constant for n in table.names if n.side == side)
-        out.append(f"\n{title}: Final = frozenset({{{members}}})\n")
+    out.append(METHODS_FOOTER)
     return "".join(out)
 
 

@@ -7,7 +7,7 @@ Who handles each method, its params and result types (no I/O). The names and sid
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from acp_nvim.protocol import schema
 from acp_nvim.protocol.runtime import MethodSpec as MethodSpec
@@ -47,210 +47,43 @@ ELICITATION_COMPLETE: Final = "elicitation/complete"
 # Either side may send it.
 CANCEL_REQUEST: Final = "$/cancel_request"
 
-METHODS: Final[dict[str, MethodSpec]] = {
-    CANCEL_REQUEST: MethodSpec(
-        name=CANCEL_REQUEST,
-        params=schema.CancelRequestNotification,
-        result=None,
-        side="protocol",
-        is_notification=True,
+# method -> (params type, result type or None for a notification, side that handles it)
+_TABLE: Final[dict[str, tuple[Any, Any, Side]]] = {
+    CANCEL_REQUEST: (schema.CancelRequestNotification, None, "protocol"),
+    AUTHENTICATE: (schema.AuthenticateRequest, schema.AuthenticateResponse, "agent"),
+    ELICITATION_COMPLETE: (schema.CompleteElicitationNotification, None, "client"),
+    ELICITATION_CREATE: (schema.CreateElicitationRequest, schema.CreateElicitationResponse, "client"),
+    FS_READ_TEXT_FILE: (schema.ReadTextFileRequest, schema.ReadTextFileResponse, "client"),
+    FS_WRITE_TEXT_FILE: (schema.WriteTextFileRequest, schema.WriteTextFileResponse, "client"),
+    INITIALIZE: (schema.InitializeRequest, schema.InitializeResponse, "agent"),
+    LOGOUT: (schema.LogoutRequest, schema.LogoutResponse, "agent"),
+    SESSION_CANCEL: (schema.CancelNotification, None, "agent"),
+    SESSION_CLOSE: (schema.CloseSessionRequest, schema.CloseSessionResponse, "agent"),
+    SESSION_DELETE: (schema.DeleteSessionRequest, schema.DeleteSessionResponse, "agent"),
+    SESSION_LIST: (schema.ListSessionsRequest, schema.ListSessionsResponse, "agent"),
+    SESSION_LOAD: (schema.LoadSessionRequest, schema.LoadSessionResponse, "agent"),
+    SESSION_NEW: (schema.NewSessionRequest, schema.NewSessionResponse, "agent"),
+    SESSION_PROMPT: (schema.PromptRequest, schema.PromptResponse, "agent"),
+    SESSION_REQUEST_PERMISSION: (schema.RequestPermissionRequest, schema.RequestPermissionResponse, "client"),
+    SESSION_RESUME: (schema.ResumeSessionRequest, schema.ResumeSessionResponse, "agent"),
+    SESSION_SET_CONFIG_OPTION: (
+        schema.SetSessionConfigOptionRequest,
+        schema.SetSessionConfigOptionResponse,
+        "agent",
     ),
-    AUTHENTICATE: MethodSpec(
-        name=AUTHENTICATE,
-        params=schema.AuthenticateRequest,
-        result=schema.AuthenticateResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    ELICITATION_COMPLETE: MethodSpec(
-        name=ELICITATION_COMPLETE,
-        params=schema.CompleteElicitationNotification,
-        result=None,
-        side="client",
-        is_notification=True,
-    ),
-    ELICITATION_CREATE: MethodSpec(
-        name=ELICITATION_CREATE,
-        params=schema.CreateElicitationRequest,
-        result=schema.CreateElicitationResponse,
-        side="client",
-        is_notification=False,
-    ),
-    FS_READ_TEXT_FILE: MethodSpec(
-        name=FS_READ_TEXT_FILE,
-        params=schema.ReadTextFileRequest,
-        result=schema.ReadTextFileResponse,
-        side="client",
-        is_notification=False,
-    ),
-    FS_WRITE_TEXT_FILE: MethodSpec(
-        name=FS_WRITE_TEXT_FILE,
-        params=schema.WriteTextFileRequest,
-        result=schema.WriteTextFileResponse,
-        side="client",
-        is_notification=False,
-    ),
-    INITIALIZE: MethodSpec(
-        name=INITIALIZE,
-        params=schema.InitializeRequest,
-        result=schema.InitializeResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    LOGOUT: MethodSpec(
-        name=LOGOUT,
-        params=schema.LogoutRequest,
-        result=schema.LogoutResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_CANCEL: MethodSpec(
-        name=SESSION_CANCEL, params=schema.CancelNotification, result=None, side="agent", is_notification=True
-    ),
-    SESSION_CLOSE: MethodSpec(
-        name=SESSION_CLOSE,
-        params=schema.CloseSessionRequest,
-        result=schema.CloseSessionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_DELETE: MethodSpec(
-        name=SESSION_DELETE,
-        params=schema.DeleteSessionRequest,
-        result=schema.DeleteSessionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_LIST: MethodSpec(
-        name=SESSION_LIST,
-        params=schema.ListSessionsRequest,
-        result=schema.ListSessionsResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_LOAD: MethodSpec(
-        name=SESSION_LOAD,
-        params=schema.LoadSessionRequest,
-        result=schema.LoadSessionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_NEW: MethodSpec(
-        name=SESSION_NEW,
-        params=schema.NewSessionRequest,
-        result=schema.NewSessionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_PROMPT: MethodSpec(
-        name=SESSION_PROMPT,
-        params=schema.PromptRequest,
-        result=schema.PromptResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_REQUEST_PERMISSION: MethodSpec(
-        name=SESSION_REQUEST_PERMISSION,
-        params=schema.RequestPermissionRequest,
-        result=schema.RequestPermissionResponse,
-        side="client",
-        is_notification=False,
-    ),
-    SESSION_RESUME: MethodSpec(
-        name=SESSION_RESUME,
-        params=schema.ResumeSessionRequest,
-        result=schema.ResumeSessionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_SET_CONFIG_OPTION: MethodSpec(
-        name=SESSION_SET_CONFIG_OPTION,
-        params=schema.SetSessionConfigOptionRequest,
-        result=schema.SetSessionConfigOptionResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_SET_MODE: MethodSpec(
-        name=SESSION_SET_MODE,
-        params=schema.SetSessionModeRequest,
-        result=schema.SetSessionModeResponse,
-        side="agent",
-        is_notification=False,
-    ),
-    SESSION_UPDATE: MethodSpec(
-        name=SESSION_UPDATE,
-        params=schema.SessionNotification,
-        result=None,
-        side="client",
-        is_notification=True,
-    ),
-    TERMINAL_CREATE: MethodSpec(
-        name=TERMINAL_CREATE,
-        params=schema.CreateTerminalRequest,
-        result=schema.CreateTerminalResponse,
-        side="client",
-        is_notification=False,
-    ),
-    TERMINAL_KILL: MethodSpec(
-        name=TERMINAL_KILL,
-        params=schema.KillTerminalRequest,
-        result=schema.KillTerminalResponse,
-        side="client",
-        is_notification=False,
-    ),
-    TERMINAL_OUTPUT: MethodSpec(
-        name=TERMINAL_OUTPUT,
-        params=schema.TerminalOutputRequest,
-        result=schema.TerminalOutputResponse,
-        side="client",
-        is_notification=False,
-    ),
-    TERMINAL_RELEASE: MethodSpec(
-        name=TERMINAL_RELEASE,
-        params=schema.ReleaseTerminalRequest,
-        result=schema.ReleaseTerminalResponse,
-        side="client",
-        is_notification=False,
-    ),
-    TERMINAL_WAIT_FOR_EXIT: MethodSpec(
-        name=TERMINAL_WAIT_FOR_EXIT,
-        params=schema.WaitForTerminalExitRequest,
-        result=schema.WaitForTerminalExitResponse,
-        side="client",
-        is_notification=False,
-    ),
+    SESSION_SET_MODE: (schema.SetSessionModeRequest, schema.SetSessionModeResponse, "agent"),
+    SESSION_UPDATE: (schema.SessionNotification, None, "client"),
+    TERMINAL_CREATE: (schema.CreateTerminalRequest, schema.CreateTerminalResponse, "client"),
+    TERMINAL_KILL: (schema.KillTerminalRequest, schema.KillTerminalResponse, "client"),
+    TERMINAL_OUTPUT: (schema.TerminalOutputRequest, schema.TerminalOutputResponse, "client"),
+    TERMINAL_RELEASE: (schema.ReleaseTerminalRequest, schema.ReleaseTerminalResponse, "client"),
+    TERMINAL_WAIT_FOR_EXIT: (schema.WaitForTerminalExitRequest, schema.WaitForTerminalExitResponse, "client"),
 }
 
-AGENT_METHODS: Final = frozenset(
-    {
-        INITIALIZE,
-        AUTHENTICATE,
-        SESSION_NEW,
-        SESSION_LOAD,
-        SESSION_SET_MODE,
-        SESSION_SET_CONFIG_OPTION,
-        SESSION_PROMPT,
-        SESSION_CANCEL,
-        SESSION_LIST,
-        SESSION_DELETE,
-        SESSION_RESUME,
-        SESSION_CLOSE,
-        LOGOUT,
-    }
-)
+METHODS: Final[dict[str, MethodSpec]] = {
+    name: MethodSpec(name=name, params=params, result=result, side=side, is_notification=result is None)
+    for name, (params, result, side) in _TABLE.items()
+}
 
-CLIENT_METHODS: Final = frozenset(
-    {
-        SESSION_REQUEST_PERMISSION,
-        SESSION_UPDATE,
-        FS_WRITE_TEXT_FILE,
-        FS_READ_TEXT_FILE,
-        TERMINAL_CREATE,
-        TERMINAL_OUTPUT,
-        TERMINAL_RELEASE,
-        TERMINAL_WAIT_FOR_EXIT,
-        TERMINAL_KILL,
-        ELICITATION_CREATE,
-        ELICITATION_COMPLETE,
-    }
-)
+AGENT_METHODS: Final = frozenset(n for n, m in METHODS.items() if m.side == "agent")
+CLIENT_METHODS: Final = frozenset(n for n, m in METHODS.items() if m.side == "client")

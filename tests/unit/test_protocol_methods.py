@@ -213,7 +213,7 @@ def test_a_method_added_upstream_gets_a_generated_constant(tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stderr
     generated = (tmp_path / "methods.py").read_text()
     assert constants_of(tmp_path / "methods.py")["EDITOR_PING"] == "editor/ping"
-    assert "params=schema.PingEditorRequest" in generated and "result=schema.PingEditorResponse" in generated
+    assert 'EDITOR_PING: (schema.PingEditorRequest, schema.PingEditorResponse, "client"),' in generated
     assert "class PingEditorRequest(AcpStruct" in (tmp_path / "schema.py").read_text()
 
 
