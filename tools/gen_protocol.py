@@ -31,8 +31,7 @@ DEFAULT_METHODS_OUTPUT = ROOT / "acp_nvim" / "protocol" / "methods.py"
 
 JsonObj = dict[str, Any]
 
-# The generated module's docstring tells the rules of the generator, so that code can be written against
-# the names without reading this file.
+# The body of schema.py's docstring, under a first line that carries the package stamp.
 SCHEMA_RULES = """\
 Rules of the generator (so code can be written against the names without reading it):
 
@@ -622,14 +621,14 @@ def render_methods(package: SchemaPackage, table: MethodTable, types: dict[str, 
             side = name.side
             out.append(f"\n# {SIDE_COMMENTS[side]}\n")
         out.append(f"{name.constant}: Final = {name.method!r}\n")
-    constants = {n.method: n.constant for n in table.names}
+    declared = {n.method: n for n in table.names}
     # A compact table and one comprehension: this module is compiled at every start when bytecode is off.
     out.append("\n# method -> (params type, result type or None for a notification, side that handles it)\n")
     out.append("_TABLE: Final[dict[str, tuple[Any, Any, Side]]] = {\n")
-    for method in sorted(constants):
-        row = types[method]
+    for method in sorted(declared):
+        name, row = declared[method], types[method]
         result = "None" if row.result is None else f"schema.{row.result}"
-        out.append(f"    {constants[method]}: (schema.{row.params}, {result}, {row.side!r}),\n")
+        out.append(f"    {name.constant}: (schema.{row.params}, {result}, {name.side!r}),\n")
     out.append("}\n")
     out.append(METHODS_FOOTER)
     return "".join(out)

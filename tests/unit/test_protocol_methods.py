@@ -139,6 +139,16 @@ def test_generator_check_reports_a_stale_file(tmp_path: Path) -> None:
     assert stale.read_text() == "# stale\n"
 
 
+def test_generator_check_reports_a_stale_methods_module(tmp_path: Path) -> None:
+    stale = tmp_path / "methods.py"
+    stale.write_text("# stale\n")
+    argv = [sys.executable, str(GENERATOR), "--check", "--methods-output", str(stale)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert f"{stale} is out of date" in proc.stderr and "schema.py" not in proc.stderr
+    assert stale.read_text() == "# stale\n"
+
+
 def test_generated_structs_keep_camel_case_keys() -> None:
     fields = {f.name: f.encode_name for f in msgspec.structs.fields(acp.RequestPermissionRequest)}
     assert fields == {
