@@ -8,7 +8,8 @@ Rules of the generator (so code can be written against the names without reading
   Optional fields default to ``None`` (omitted), to the schema's default, or, where the schema gives ``null``
   a meaning of its own ("set to null to clear"), to ``msgspec.UNSET`` so that ``None`` is sent as ``null``.
 - String enums (ToolKind, ToolCallStatus, StopReason, ...) are typed ``str`` so an unknown value from a newer
-  peer decodes and is kept as the raw string; the known values are the ``Known<Name>`` Literal alias.
+  peer decodes and is kept as the raw string; the known values are the ``Known<Name>`` Literal alias, defined
+  for type checkers only (``if TYPE_CHECKING``).
 - A tagged variant (a oneOf item = ``$ref X`` + const tag T) is the subclass ``{Union}{CamelCase(T)}(X)``
   carrying tag T, e.g. ``SessionUpdateToolCall(ToolCall)``, ``ContentBlockText(TextContent)``; when that name
   is X itself (``McpServerHttp``) X carries the tag. Variants of an object with its own properties (e.g.
@@ -43,21 +44,13 @@ RequestId: TypeAlias = int | str | None
 SessionId: TypeAlias = str
 ToolCallId: TypeAlias = str
 ToolKind: TypeAlias = str
-KnownToolKind: TypeAlias = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
-]
 ToolCallStatus: TypeAlias = str
-KnownToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
 Role: TypeAlias = str
-KnownRole: TypeAlias = Literal["assistant", "user"]
 TerminalId: TypeAlias = str
 PermissionOptionId: TypeAlias = str
 PermissionOptionKind: TypeAlias = str
-KnownPermissionOptionKind: TypeAlias = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 ElicitationSchemaType: TypeAlias = str
-KnownElicitationSchemaType: TypeAlias = Literal["object"]
 StringFormat: TypeAlias = str
-KnownStringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 ElicitationId: TypeAlias = str
 ExtRequest: TypeAlias = Any
 ProtocolVersion: TypeAlias = int
@@ -65,26 +58,41 @@ AuthMethodId: TypeAlias = str
 SessionModeId: TypeAlias = str
 SessionConfigId: TypeAlias = str
 SessionConfigOptionCategory: TypeAlias = str
-KnownSessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "model_config", "thought_level"]
 SessionConfigValueId: TypeAlias = str
 SessionConfigGroupId: TypeAlias = str
 StopReason: TypeAlias = str
-KnownStopReason: TypeAlias = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 ExtResponse: TypeAlias = Any
 ErrorCode: TypeAlias = int
-KnownErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
 MessageId: TypeAlias = str
 PlanEntryPriority: TypeAlias = str
-KnownPlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
 PlanEntryStatus: TypeAlias = str
-KnownPlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
 NoticeSeverity: TypeAlias = str
-KnownNoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
 CompactionId: TypeAlias = str
 CompactionStatus: TypeAlias = str
-KnownCompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"]
 ExtNotification: TypeAlias = Any
 ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+
+# The known values of the enums above, for type checkers.
+if TYPE_CHECKING:
+    KnownToolKind: TypeAlias = Literal[
+        "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+    ]
+    KnownToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
+    KnownRole: TypeAlias = Literal["assistant", "user"]
+    KnownPermissionOptionKind: TypeAlias = Literal[
+        "allow_once", "allow_always", "reject_once", "reject_always"
+    ]
+    KnownElicitationSchemaType: TypeAlias = Literal["object"]
+    KnownStringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
+    KnownSessionConfigOptionCategory: TypeAlias = Literal["mode", "model", "model_config", "thought_level"]
+    KnownStopReason: TypeAlias = Literal[
+        "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"
+    ]
+    KnownErrorCode: TypeAlias = Literal[-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002]
+    KnownPlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
+    KnownPlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
+    KnownNoticeSeverity: TypeAlias = Literal["info", "warning", "error"]
+    KnownCompactionStatus: TypeAlias = Literal["in_progress", "completed", "failed", "cancelled"]
 
 # Structs.
 
