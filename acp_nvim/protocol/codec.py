@@ -1,7 +1,7 @@
 """JSON encoding and lenient decoding of ACP messages (no I/O).
 
 Everything that turns bytes into ``schema`` types goes through here: the cached per-type decoders carry the
-``dec_hook`` that resolves the unions msgspec cannot express natively (``schema.UntaggedUnion``).
+``dec_hook`` that resolves the unions msgspec cannot express natively (``runtime.UntaggedUnion``).
 Validation errors are ``msgspec.ValidationError`` whose message names the field path, e.g.
 ``Expected `str`, got `int` - at `$.update.content.text```, so the JSON-RPC layer can answer -32602 with it.
 """
@@ -16,6 +16,7 @@ from typing import Any, TypeVar, overload
 import msgspec
 
 from acp_nvim.protocol import schema
+from acp_nvim.protocol.runtime import LenientList, UntaggedUnion
 
 log = logging.getLogger("acp_nvim.protocol")
 
@@ -54,7 +55,7 @@ def _convert(obj: Any, type_: Any) -> Any:
         raise _nested_error(error) from None
 
 
-def _dispatch(union: type[schema.UntaggedUnion], obj: Any) -> Any:
+def _dispatch(union: type[UntaggedUnion], obj: Any) -> Any:
     """Pick the variant of an untagged or partly tagged union, like serde's internally tagged + untagged."""
     tag: Any = None
     if union.tag_field is not None and isinstance(obj, dict):
@@ -75,7 +76,7 @@ def _dispatch(union: type[schema.UntaggedUnion], obj: Any) -> Any:
     raise ValueError(f"Expected `{union.__name__}`, got `{type(obj).__name__}`")
 
 
-def _lenient_list(marker: type[schema.LenientList], obj: Any) -> list[Any]:
+def _lenient_list(marker: type[LenientList], obj: Any) -> list[Any]:
     """Decode the items that are valid, drop the rest: one unknown config option or tool-call content kind
     from a newer agent must not make the whole response or update unusable."""
     if not isinstance(obj, list):
@@ -91,9 +92,9 @@ def _lenient_list(marker: type[schema.LenientList], obj: Any) -> list[Any]:
 
 def _dec_hook(type_: Any, obj: Any) -> Any:
     if isinstance(type_, type):
-        if issubclass(type_, schema.UntaggedUnion):
+        if issubclass(type_, UntaggedUnion):
             return _dispatch(type_, obj)
-        if issubclass(type_, schema.LenientList):
+        if issubclass(type_, LenientList):
             return _lenient_list(type_, obj)
     raise NotImplementedError
 
