@@ -141,3 +141,87 @@ def write_atomically(path: str, data: bytes) -> bool:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dir_fd)
         os.close(dir_fd)
+
+
+class ReadRefused(Exception):
+    """A read answered with an error: `code` is the JSON-RPC code (as `jsonrpc` numbers them)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+_NOT_FOUND = -32002
+_INVALID_PARAMS = -32602
+_INTERNAL = -32603
+
+_KINDS = {
+    stat.S_IFIFO: "fifo",
+    stat.S_IFSOCK: "socket",
+    stat.S_IFCHR: "char",
+    stat.S_IFBLK: "block",
+    stat.S_IFLNK: "link",
+}
+
+
+def read_text(path: str, max_bytes: int) -> str:
+    """The text of the file at the checked real `path`, as an agent's read gets it: exactly valid UTF-8 with
+    no NUL byte, CRLF folded to LF, at most `max_bytes` bytes; ReadRefused otherwise. The file is opened
+    without following a symlink swapped in since the check and without blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ReadRefused(_NOT_FOUND, f"file not found: {path}") from None
+    except NotADirectoryError:
+        raise ReadRefused(_NOT_FOUND, f"file not found: {path}") from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise ReadRefused(_INVALID_PARAMS, f"refusing to read {path}: it became a symlink") from None
+        raise ReadRefused(_INTERNAL, f"cannot read {path}: {err.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ReadRefused(_INVALID_PARAMS, f"{path} is a directory, not a text file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = _KINDS.get(stat.S_IFMT(st.st_mode), "unknown")
+            raise ReadRefused(_INVALID_PARAMS, f"{path} is not a regular file ({kind})")
+        if st.st_size > max_bytes:
+            raise ReadRefused(
+                _INVALID_PARAMS, f"{path} is too large to read: {st.st_size} bytes, the limit is {max_bytes}"
+            )
+        # One byte more than the limit tells that the file grew past it since the stat.
+        data = os.read(fd, max_bytes + 1) if st.st_size else b""
+        while len(data) <= max_bytes:
+            more = os.read(fd, max_bytes + 1 - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) > max_bytes:
+            raise ReadRefused(_INVALID_PARAMS, f"{path} grew beyond the read limit of {max_bytes} bytes")
+    except OSError as err:
+        raise ReadRefused(_INTERNAL, f"cannot read {path}: {err.strerror}") from None
+    finally:
+        os.close(fd)
+    if b"\0" in data:
+        raise ReadRefused(_INVALID_PARAMS, f"{path} is binary (contains NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReadRefused(_INVALID_PARAMS, f"{path} is not valid UTF-8 text") from None
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
+def slice_lines(text: str, line: int | None, limit: int | None) -> str:
+    """What a read with `line` (1-based) and `limit` (lines) answers: the whole text when neither is given,
+    else those lines joined by "\\n" without a trailing newline ("" past the end or for limit 0)."""
+    if line is None and limit is None:
+        return text
+    if limit == 0:
+        return ""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it starts none
+    start = (line or 1) - 1
+    chosen = lines[start:] if limit is None else lines[start : start + limit]
+    return "\n".join(chosen)

@@ -9,17 +9,27 @@ Writes are atomic on disk (temp file and rename, in `fs.write_buffer`): a failed
 buffer and the user's unsaved text as they were, and its message is the agent's error. A write larger than
 `fs.max_buffer_bytes` to a file no buffer holds never reaches Neovim: passing its text to Neovim alone would
 hold the editor longer than a frame, so the host writes it to disk itself (`client/disk.py`), as atomically.
+For the same reason a read of a file no buffer holds is answered by the host from disk (Lua says that no
+buffer holds it): only buffers' text comes from Neovim.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
-from acp_nvim.client.disk import NotRegular, PathChanged, write_atomically
+from acp_nvim.client.disk import (
+    NotRegular,
+    PathChanged,
+    ReadRefused,
+    read_text,
+    slice_lines,
+    write_atomically,
+)
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
@@ -98,11 +108,14 @@ class FileService:
                 real,
                 params.line,
                 params.limit,
-                {"max_bytes": opts.max_read_bytes, "checked_path": True},
+                {"max_bytes": opts.max_read_bytes, "checked_path": True, "buffer_only": True},
             ),
             "fs/read_text_file",
         )
-        content = clean_text(result.get("content"), real)
+        if result.get("no_buffer"):
+            content = await self._read_from_disk(real, params.line, params.limit, opts.max_read_bytes)
+        else:
+            content = clean_text(result.get("content"), real)
         if opts.follow:
             self._bridge.lua(FOLLOW, real, params.line or 1, None)
         return s.ReadTextFileResponse(content=content)
@@ -137,6 +150,14 @@ class FileService:
         if opts.follow:
             self._bridge.lua(FOLLOW, real, None, result.get("bufnr"))
         return s.WriteTextFileResponse()
+
+    async def _read_from_disk(self, real: str, line: int | None, limit: int | None, max_bytes: int) -> str:
+        """The read of a file no buffer holds, by the host: its text never passes through Neovim."""
+        try:
+            text = await anyio.to_thread.run_sync(read_text, real, max_bytes)
+        except ReadRefused as err:
+            raise RpcError(err.code, err.message, {"uri": Path(real).as_uri()}) from None
+        return slice_lines(text, line, limit)
 
     async def _write_to_disk(self, real: str, content: str) -> None:
         """The write of a file no buffer holds, by the host (not reviewable: the review lives in buffers)."""

@@ -301,6 +301,10 @@ function M.read(path, line, limit, opts)
     end
     return { ok = true, content = content, from_buffer = true }
   end
+  if opts.buffer_only then
+    -- The host reads the disk itself: sending the text of a large file back through Neovim would hold it.
+    return { ok = true, no_buffer = true }
+  end
 
   local text, re = M.read_disk(p, max_bytes)
   if not text then
