@@ -30,6 +30,7 @@ from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.auth import AuthFlow
 from acp_nvim.nvim.bridge import ERROR, INFO, WARN, Bridge
 from acp_nvim.nvim.editor import NvimEditor
+from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
@@ -145,6 +146,7 @@ class Controller:
         self._early: dict[str, list[s.SessionUpdate]] = {}
         self.opening = 0
         self.terminal_auth = True
+        self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
         self.broker = PermissionBroker(self.ui, self._permission_busy)
         self.auth = AuthFlow(self)
@@ -250,11 +252,10 @@ class Controller:
         }
 
     def push_status(self) -> None:
-        # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
-        self.bridge.lua_later("status", "require('acp_nvim.status').set(...)", self.status())
+        self.lua.status_set(self.status())
 
     def notify(self, message: str, level: int = ERROR) -> None:
-        self.bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})
+        self.lua.notify("acp.nvim: " + message, level)
 
     def _set_run_state(self, run: AgentRun, state: AgentState, error: str | None = None) -> None:
         run.state, run.error = state, error
@@ -522,9 +523,9 @@ class Controller:
         self.sessions[session_id] = session
         info = {"agent": run.name, "display_name": run.display_name, "cwd": cwd}
         if clear_chat:
-            self.bridge.lua("require('acp_nvim.chat').reset(...)", session_id, info)
+            self.lua.chat_reset(session_id, info)
         else:
-            self.bridge.lua("require('acp_nvim.chat').create(...)", session_id, info)
+            self.lua.chat_create(session_id, info)
         for update in self._early.pop(session_id, []):
             state.apply(update)
         renderer.flush()
@@ -547,7 +548,7 @@ class Controller:
         """A session that failed to open (or closed): forgotten, its chat removed when asked."""
         self._forget(session_id)
         if destroy_chat:
-            self.bridge.lua("require('acp_nvim.chat').destroy(...)", session_id)
+            self.lua.chat_destroy(session_id)
         self.push_status()
 
     async def close_session(self, session_id: str) -> None:
@@ -681,7 +682,7 @@ class Controller:
             return
         from acp_nvim.nvim.prompt import build_prompt  # a prompt's needs (mimetypes, base64) wait for one
 
-        built = build_prompt(text, raw_selections, agent, self.bridge.lua)
+        built = build_prompt(text, raw_selections, agent, self.lua.prompt_refused)
         if built is None:
             return
         blocks = built.blocks

@@ -17,6 +17,7 @@ from typing import Any
 
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.options import EditorOptions
@@ -24,9 +25,9 @@ from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.files")
 
-READ = "return require('acp_nvim.fs').read(...)"
-WRITE = "return require('acp_nvim.fs').write(...)"
-FOLLOW = "require('acp_nvim.follow').show(...)"
+READ = lua_api.FS_READ
+WRITE = lua_api.FS_WRITE
+FOLLOW = lua_api.FOLLOW_SHOW
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 
