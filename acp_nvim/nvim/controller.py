@@ -30,7 +30,7 @@ from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.auth import AuthFlow
 from acp_nvim.nvim.bridge import ERROR, INFO, WARN, Bridge
 from acp_nvim.nvim.editor import NvimEditor
-from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_api import AgentIdentity, ChatInfo, LuaApi, Status, Usage, UsageCost
 from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
@@ -220,15 +220,15 @@ class Controller:
 
     # ---- status ------------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         session = self.session
         run = self.current_run()
-        agent: dict[str, Any] | None = None
+        agent: AgentIdentity | None = None
         state: State = "stopped"
         if run is not None:
-            agent = {"name": run.name}
+            agent = AgentIdentity(name=run.name)
             if run.info is not None:
-                agent = {"name": run.info.name, "title": run.info.title, "version": run.info.version}
+                agent = AgentIdentity(name=run.info.name, title=run.info.title, version=run.info.version)
             state = run.state
             if state == "ready" and session is not None:
                 if session.permissions:
@@ -236,20 +236,20 @@ class Controller:
                 elif session.in_turn:
                     state = "running"
         connection = run.connection if run is not None else None
-        return {
-            "agent": agent,
-            "agent_name": run.name if run is not None else None,
-            "state": state,
-            "session_id": session.session_id if session else None,
-            "mode": session.state.current_mode if session else None,
-            "model": _model(session.state) if session else None,
-            "title": session.state.title if session else None,
-            "usage": _usage(session.state) if session else None,
-            "sessions": len(self.sessions),
-            "auth_methods": [method.id for method in self.auth.methods(connection)] if connection else [],
-            "protocol_version": connection.protocol_version if connection else None,
-            "error": run.error if run is not None else None,
-        }
+        return Status(
+            agent=agent,
+            agent_name=run.name if run is not None else None,
+            state=state,
+            session_id=session.session_id if session else None,
+            mode=session.state.current_mode if session else None,
+            model=_model(session.state) if session else None,
+            title=session.state.title if session else None,
+            usage=_usage(session.state) if session else None,
+            sessions=len(self.sessions),
+            auth_methods=[method.id for method in self.auth.methods(connection)] if connection else [],
+            protocol_version=connection.protocol_version if connection else None,
+            error=run.error if run is not None else None,
+        )
 
     def push_status(self) -> None:
         self.lua.status_set(self.status())
@@ -521,7 +521,7 @@ class Controller:
         renderer = ChatRenderer(self.bridge, state, run.display_name, self._spawn)
         session = ChatSession(session_id, run.name, cwd, directories, state, renderer)
         self.sessions[session_id] = session
-        info = {"agent": run.name, "display_name": run.display_name, "cwd": cwd}
+        info = ChatInfo(agent=run.name, display_name=run.display_name, cwd=cwd)
         if clear_chat:
             self.lua.chat_reset(session_id, info)
         else:
@@ -814,11 +814,13 @@ def _model(state: SessionState) -> str | None:
     return None
 
 
-def _usage(state: SessionState) -> dict[str, Any] | None:
+def _usage(state: SessionState) -> Usage | None:
     usage = state.usage
     if usage is None:
         return None
-    out: dict[str, Any] = {"used": usage.used, "size": usage.size}
-    if usage.cost_amount is not None:
-        out["cost"] = {"amount": usage.cost_amount, "currency": usage.cost_currency}
-    return out
+    cost = (
+        UsageCost(amount=usage.cost_amount, currency=usage.cost_currency)
+        if usage.cost_amount is not None
+        else None
+    )
+    return Usage(used=usage.used, size=usage.size, cost=cost)

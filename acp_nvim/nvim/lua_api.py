@@ -62,6 +62,73 @@ ASK_ELICITATION = "require('acp_nvim.elicitation').ask(...)"
 # ---- what crosses ---------------------------------------------------------------------------------
 
 
+class AgentIdentity(msgspec.Struct, frozen=True):
+    """Who the agent says it is (`initialize`), or only its configured name before it answered."""
+
+    name: str
+    title: str | None = None
+    version: str | None = None
+
+
+class UsageCost(msgspec.Struct, frozen=True):
+    amount: float
+    currency: str | None
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """The context window's use, as the agent last reported it."""
+
+    used: int
+    size: int
+    cost: UsageCost | None = None
+
+
+class Status(msgspec.Struct, frozen=True, kw_only=True):
+    """What `status.set` receives (`AcpStatus` in lua/acp_nvim/status.lua), which strips the None fields."""
+
+    agent: AgentIdentity | None
+    agent_name: str | None
+    state: str
+    session_id: str | None
+    mode: str | None
+    model: str | None
+    title: str | None
+    usage: Usage | None
+    sessions: int
+    auth_methods: list[str]
+    protocol_version: int | None
+    error: str | None
+
+
+class ChatInfo(msgspec.Struct, frozen=True):
+    """What `chat.create` and `chat.reset` show of a session's agent."""
+
+    agent: str
+    display_name: str
+    cwd: str
+
+
+class PickerItem(msgspec.Struct, frozen=True):
+    id: str
+    label: str
+
+
+class SelectRequest(msgspec.Struct, frozen=True):
+    """A `ui.select` picker: the chosen item's id comes back."""
+
+    prompt: str
+    kind: str
+    items: list[PickerItem]
+
+
+class LoginTerminalRequest(msgspec.Struct, frozen=True):
+    """A `ui.terminal` command (a login): its exit code comes back."""
+
+    title: str
+    argv: list[str]
+    env: dict[str, str]
+
+
 class TerminalEnvVar(msgspec.Struct, frozen=True):
     name: str
     value: str
@@ -109,11 +176,11 @@ class LuaApi:
 
     # chat (lua/acp_nvim/chat.lua)
 
-    def chat_create(self, session_id: str, info: dict[str, Any]) -> None:
-        self._bridge.lua(CHAT_CREATE, session_id, info)
+    def chat_create(self, session_id: str, info: ChatInfo) -> None:
+        self._bridge.lua(CHAT_CREATE, session_id, to_lua(info))
 
-    def chat_reset(self, session_id: str, info: dict[str, Any]) -> None:
-        self._bridge.lua(CHAT_RESET, session_id, info)
+    def chat_reset(self, session_id: str, info: ChatInfo) -> None:
+        self._bridge.lua(CHAT_RESET, session_id, to_lua(info))
 
     def chat_destroy(self, session_id: str) -> None:
         self._bridge.lua(CHAT_DESTROY, session_id)
@@ -127,9 +194,9 @@ class LuaApi:
 
     # status line, notifications
 
-    def status_set(self, status: dict[str, Any]) -> None:
+    def status_set(self, status: Status) -> None:
         # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
-        self._bridge.lua_later("status", STATUS_SET, status)
+        self._bridge.lua_later("status", STATUS_SET, to_lua(status))
 
     def notify(self, message: str, level: int, title: str = "acp.nvim") -> None:
         self._bridge.lua(NOTIFY, message, level, {"title": title})

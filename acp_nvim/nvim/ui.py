@@ -100,13 +100,15 @@ class Ui:
         """The id the user picked, or None when the picker was dismissed."""
         if not choices:
             return None
-        items = [{"id": choice.id, "label": choice.label} for choice in choices]
+        items = [lua_api.PickerItem(id=choice.id, label=choice.label) for choice in choices]
+        request = lua_api.SelectRequest(prompt=prompt, kind=kind, items=items)
         async with self.pickers:
-            value = await self.ask(lua_api.ASK_SELECT, {"prompt": prompt, "kind": kind, "items": items})
+            value = await self.ask(lua_api.ASK_SELECT, lua_api.to_lua(request))
         known = {choice.id for choice in choices}
         return value if isinstance(value, str) and value in known else None
 
     async def terminal(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs `argv` in a Neovim terminal window; returns its exit code (-1 when it could not start)."""
-        value = await self.ask(lua_api.ASK_TERMINAL, {"title": title, "argv": list(argv), "env": env})
+        request = lua_api.LoginTerminalRequest(title=title, argv=list(argv), env=env)
+        value = await self.ask(lua_api.ASK_TERMINAL, lua_api.to_lua(request))
         return value if isinstance(value, int) else -1
