@@ -19,13 +19,14 @@ from typing import Any, Protocol
 import anyio
 import anyio.from_thread
 
+from acp_nvim.nvim.lua_api import BATCH
+
 log = logging.getLogger("acp_nvim.bridge")
 
 #: vim.log.levels, for what the host shows with vim.notify.
 ERROR, WARN, INFO = 4, 3, 2
 #: One frame at 60 Hz: how long a `lua_later` call waits for company; the chat's render period.
 FRAME_SECONDS = 0.016
-BATCH = "require('acp_nvim.batch').run(...)"
 
 Call = tuple[str, tuple[Any, ...]]
 

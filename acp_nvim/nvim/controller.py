@@ -30,6 +30,7 @@ from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.auth import AuthFlow
 from acp_nvim.nvim.bridge import ERROR, INFO, WARN, Bridge
 from acp_nvim.nvim.editor import NvimEditor
+from acp_nvim.nvim.lua_api import AgentIdentity, ChatInfo, LuaApi, Status, Usage, UsageCost
 from acp_nvim.nvim.modes import ModeCommands
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
@@ -145,6 +146,7 @@ class Controller:
         self._early: dict[str, list[s.SessionUpdate]] = {}
         self.opening = 0
         self.terminal_auth = True
+        self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
         self.broker = PermissionBroker(self.ui, self._permission_busy)
         self.auth = AuthFlow(self)
@@ -218,15 +220,15 @@ class Controller:
 
     # ---- status ------------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> Status:
         session = self.session
         run = self.current_run()
-        agent: dict[str, Any] | None = None
+        agent: AgentIdentity | None = None
         state: State = "stopped"
         if run is not None:
-            agent = {"name": run.name}
+            agent = AgentIdentity(name=run.name)
             if run.info is not None:
-                agent = {"name": run.info.name, "title": run.info.title, "version": run.info.version}
+                agent = AgentIdentity(name=run.info.name, title=run.info.title, version=run.info.version)
             state = run.state
             if state == "ready" and session is not None:
                 if session.permissions:
@@ -234,27 +236,26 @@ class Controller:
                 elif session.in_turn:
                     state = "running"
         connection = run.connection if run is not None else None
-        return {
-            "agent": agent,
-            "agent_name": run.name if run is not None else None,
-            "state": state,
-            "session_id": session.session_id if session else None,
-            "mode": session.state.current_mode if session else None,
-            "model": _model(session.state) if session else None,
-            "title": session.state.title if session else None,
-            "usage": _usage(session.state) if session else None,
-            "sessions": len(self.sessions),
-            "auth_methods": [method.id for method in self.auth.methods(connection)] if connection else [],
-            "protocol_version": connection.protocol_version if connection else None,
-            "error": run.error if run is not None else None,
-        }
+        return Status(
+            agent=agent,
+            agent_name=run.name if run is not None else None,
+            state=state,
+            session_id=session.session_id if session else None,
+            mode=session.state.current_mode if session else None,
+            model=_model(session.state) if session else None,
+            title=session.state.title if session else None,
+            usage=_usage(session.state) if session else None,
+            sessions=len(self.sessions),
+            auth_methods=[method.id for method in self.auth.methods(connection)] if connection else [],
+            protocol_version=connection.protocol_version if connection else None,
+            error=run.error if run is not None else None,
+        )
 
     def push_status(self) -> None:
-        # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
-        self.bridge.lua_later("status", "require('acp_nvim.status').set(...)", self.status())
+        self.lua.status_set(self.status())
 
     def notify(self, message: str, level: int = ERROR) -> None:
-        self.bridge.lua("vim.notify(...)", "acp.nvim: " + message, level, {"title": "acp.nvim"})
+        self.lua.notify("acp.nvim: " + message, level)
 
     def _set_run_state(self, run: AgentRun, state: AgentState, error: str | None = None) -> None:
         run.state, run.error = state, error
@@ -520,11 +521,11 @@ class Controller:
         renderer = ChatRenderer(self.bridge, state, run.display_name, self._spawn)
         session = ChatSession(session_id, run.name, cwd, directories, state, renderer)
         self.sessions[session_id] = session
-        info = {"agent": run.name, "display_name": run.display_name, "cwd": cwd}
+        info = ChatInfo(agent=run.name, display_name=run.display_name, cwd=cwd)
         if clear_chat:
-            self.bridge.lua("require('acp_nvim.chat').reset(...)", session_id, info)
+            self.lua.chat_reset(session_id, info)
         else:
-            self.bridge.lua("require('acp_nvim.chat').create(...)", session_id, info)
+            self.lua.chat_create(session_id, info)
         for update in self._early.pop(session_id, []):
             state.apply(update)
         renderer.flush()
@@ -547,7 +548,7 @@ class Controller:
         """A session that failed to open (or closed): forgotten, its chat removed when asked."""
         self._forget(session_id)
         if destroy_chat:
-            self.bridge.lua("require('acp_nvim.chat').destroy(...)", session_id)
+            self.lua.chat_destroy(session_id)
         self.push_status()
 
     async def close_session(self, session_id: str) -> None:
@@ -681,7 +682,7 @@ class Controller:
             return
         from acp_nvim.nvim.prompt import build_prompt  # a prompt's needs (mimetypes, base64) wait for one
 
-        built = build_prompt(text, raw_selections, agent, self.bridge.lua)
+        built = build_prompt(text, raw_selections, agent, self.lua.prompt_refused)
         if built is None:
             return
         blocks = built.blocks
@@ -813,11 +814,13 @@ def _model(state: SessionState) -> str | None:
     return None
 
 
-def _usage(state: SessionState) -> dict[str, Any] | None:
+def _usage(state: SessionState) -> Usage | None:
     usage = state.usage
     if usage is None:
         return None
-    out: dict[str, Any] = {"used": usage.used, "size": usage.size}
-    if usage.cost_amount is not None:
-        out["cost"] = {"amount": usage.cost_amount, "currency": usage.cost_currency}
-    return out
+    cost = (
+        UsageCost(amount=usage.cost_amount, currency=usage.cost_currency)
+        if usage.cost_amount is not None
+        else None
+    )
+    return Usage(used=usage.used, size=usage.size, cost=cost)

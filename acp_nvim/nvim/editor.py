@@ -30,7 +30,7 @@ class NvimEditor:
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
         self.files = FileService(bridge, self.guard, lambda: self.options, controller.ui)
         self.terminals = TerminalService(bridge, self.guard, controller.ui)
-        self._elicitations = ElicitationBroker(controller.ui, bridge.lua)
+        self._elicitations = ElicitationBroker(controller.ui, controller.lua)
 
     def configure(self, raw: Any) -> None:
         """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""

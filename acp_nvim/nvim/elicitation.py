@@ -19,21 +19,18 @@ import datetime
 import logging
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
 import msgspec
 
 from acp_nvim.nvim.bridge import INFO
+from acp_nvim.nvim.lua_api import ASK_ELICITATION, LuaApi
 from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.elicitation")
 
-ASK = "require('acp_nvim.elicitation').ask(...)"
-CLOSE = "require('acp_nvim.elicitation').close(...)"
-NOTIFY = "vim.notify(...)"
 #: How often a form is asked when the content fails validation here.
 ATTEMPTS = 2
 
@@ -210,11 +207,10 @@ def openable(url: str) -> bool:
 
 
 class ElicitationBroker:
-    def __init__(self, ui: Ui, show: Callable[..., None]) -> None:
-        """`ui` shows the form and carries the answer back (its `pickers` lock is held while one is open);
-        `show(code, *args)` runs Lua (the bridge)."""
+    def __init__(self, ui: Ui, lua: LuaApi) -> None:
+        """`ui` shows the form and carries the answer back (its `pickers` lock is held while one is open)."""
         self._ui = ui
-        self._show = show
+        self._lua = lua
         # Elicitations on screen, by the token of their current slot.
         self._open: dict[int, tuple[Slot, _Pending]] = {}
         # URL elicitations the user accepted, waiting for `elicitation/complete`: id -> message.
@@ -232,13 +228,13 @@ class ElicitationBroker:
         with self._ui.slot() as slot:
             self._open[slot.token] = (slot, pending)
             try:
-                answer = await self._ui.ask_with(slot, ASK, view)
+                answer = await self._ui.ask_with(slot, ASK_ELICITATION, view)
             finally:
                 del self._open[slot.token]
                 if not slot.done:
                     # Cancelled from outside (session/cancel, $/cancel_request, agent gone): the rest of the
                     # form is not asked.
-                    self._show(CLOSE, slot.token)
+                    self._lua.elicitation_close(slot.token)
         if isinstance(answer, dict):
             action = answer.get("action")
             pending.action = action if action in ("accept", "decline") else "cancel"
@@ -289,9 +285,9 @@ class ElicitationBroker:
                 if not slot.done:
                     pending.completed = True
                     slot.set({"action": "accept"})
-                    self._show(CLOSE, slot.token)
+                    self._lua.elicitation_close(slot.token)
                 message = request.message
         if message is None:
             log.debug("elicitation/complete for unknown or completed id %r ignored", elicitation_id)
             return
-        self._show(NOTIFY, f"acp.nvim: done: {message}", INFO, {"title": "acp.nvim"})
+        self._lua.notify(f"acp.nvim: done: {message}", INFO)

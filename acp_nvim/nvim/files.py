@@ -32,6 +32,7 @@ from acp_nvim.client.disk import (
 )
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.options import EditorOptions
@@ -40,15 +41,12 @@ from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.files")
 
-READ = "return require('acp_nvim.fs').read(...)"
+READ = lua_api.FS_READ
 # Answered through `acp_reply`: a large write without a buffer answers once it is on disk, Neovim going on.
-WRITE = "require('acp_nvim.fs').write_for_host(...)"
-FOLLOW = "require('acp_nvim.follow').show(...)"
-FIND_BUFFER = "return require('acp_nvim.fs').find_buffer(...)"
-FILE_WRITTEN = (
-    "vim.api.nvim_exec_autocmds('User', "
-    "{ pattern = 'AcpNvimFileWritten', modeline = false, data = { path = ... } })"
-)
+WRITE = lua_api.FS_WRITE_FOR_HOST
+FOLLOW = lua_api.FOLLOW_SHOW
+FIND_BUFFER = lua_api.FS_FIND_BUFFER
+FILE_WRITTEN = lua_api.FS_FILE_WRITTEN
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 

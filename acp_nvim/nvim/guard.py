@@ -21,13 +21,13 @@ from pathlib import Path
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.ui import Ui
 
 log = logging.getLogger("acp_nvim.guard")
 
-ASK = "require('acp_nvim.sandbox_prompt').ask(...)"
 
 RootsOf = Callable[[str], "list[str] | None"]
 
@@ -106,7 +106,7 @@ class PathGuard:
 
     async def _ask(self, box: Sandbox, path: str, real: str, action: str, session_id: str) -> Verdict:
         view = {"path": path, "real": real, "action": action, "session_id": session_id}
-        answer = await self._ui.ask(ASK, view)
+        answer = await self._ui.ask(lua_api.ASK_SANDBOX, view)
         if answer == "always":
             # For this action and this real path only: "always" to a read is no yes to a write.
             box.remember(real, True, action)

@@ -20,6 +20,7 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.reaper import GroupReporter
@@ -127,7 +128,7 @@ class Host:
         # command, so that a host started ahead (prestart, warm-up) is warm when Lua hears it is ready. A cold
         # start loses nothing: its command waits behind this handler either way.
         self._ensure_loop()
-        self._nvim.exec_lua("require('acp_nvim.host').bootstrapped(...)", info, async_=True)
+        lua_api.host_bootstrapped(self._nvim, info)
 
     def start(self, spec: Any) -> None:
         self._submit(lambda c: c.start(spec))

@@ -14,10 +14,10 @@ from typing import Any
 
 import anyio
 
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
-ASK = "require('acp_nvim.permission').ask(...)"
 REJECT_KINDS = ("reject_once", "reject_always")
 # What a cancelled request's slot is resolved with: no answer from Lua can be this object.
 _CANCELLED = object()
@@ -83,7 +83,7 @@ class PermissionBroker:
                 self._open[slot.token] = (slot, request)
                 self._on_busy(True)
                 try:
-                    answer = await self._ui.ask_with(slot, ASK, view)
+                    answer = await self._ui.ask_with(slot, lua_api.ASK_PERMISSION, view)
                 finally:
                     del self._open[slot.token]
                     self._on_busy(False)

@@ -50,8 +50,6 @@ AUDIO_TYPES = {
     ".aac": "audio/aac",
 }
 
-REFUSED = "require('acp_nvim.prompt').refused(...)"
-
 
 class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_field="kind"):
     """A range of lines from a buffer (or the whole buffer), as Lua sends it."""
@@ -226,20 +224,20 @@ def prompt_content(
 
 
 def build_prompt(
-    text: str, raw_attachments: Any, agent: AgentConnection, lua: Callable[..., None]
+    text: str, raw_attachments: Any, agent: AgentConnection, refused: Callable[[str, str, Any], None]
 ) -> BuiltPrompt | None:
     """The controller's one call: the blocks to send, or None when there is nothing to send or the prompt
-    was refused — then the user is told why and gets the text and attachments back in the prompt."""
+    was refused — then `refused(why, text, attachments)` tells the user and gives both back in the prompt."""
     try:
         attachments = parse_attachments(raw_attachments)
     except msgspec.ValidationError as err:
-        lua(REFUSED, f"invalid attachment: {err}", text, raw_attachments or [])
+        refused(f"invalid attachment: {err}", text, raw_attachments or [])
         return None
     caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
     try:
         built = prompt_content(text, attachments, caps, agent.display_name)
     except PromptRefused as err:
-        lua(REFUSED, str(err), text, raw_attachments or [])
+        refused(str(err), text, raw_attachments or [])
         return None
     return built if built.blocks else None
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from acp_nvim.client.process import AgentCommand, GroupEvent, observe_groups
 from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.lua_api import LuaApi
 
 log = logging.getLogger("acp_nvim.reaper")
 
@@ -26,7 +27,7 @@ class GroupReporter:
     """Observer of agent process groups: keeps the live set and mirrors it into Lua."""
 
     def __init__(self, bridge: Bridge) -> None:
-        self._bridge = bridge
+        self._lua = LuaApi(bridge)
         # Observers run on the anyio thread; `kill_remaining` may run on whatever thread exits the process.
         self._lock = threading.Lock()
         self._live: dict[int, str] = {}
@@ -50,9 +51,9 @@ class GroupReporter:
                 self._live.pop(pgid, None)
         try:
             if event == "started":
-                self._bridge.lua("require('acp_nvim.reaper').add(...)", pgid, command.name)
+                self._lua.reaper_add(pgid, command.name)
             else:
-                self._bridge.lua("require('acp_nvim.reaper').remove(...)", pgid)
+                self._lua.reaper_remove(pgid)
         except Exception:
             # Neovim already gone (interpreter exit): Lua has nothing left to keep in step with.
             log.debug("could not report process group %d %s to Neovim", pgid, event)

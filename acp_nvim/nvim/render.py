@@ -27,11 +27,11 @@ import msgspec
 
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
+from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.view import Op, ops_for
 
 log = logging.getLogger("acp_nvim.render")
 
-APPLY = "require('acp_nvim.chat').apply_json(...)"
 # Ops per JSON chunk: what Lua decodes in one go (~0.5 ms for 128 ops of a replayed history).
 CHUNK_OPS = 128
 # A chunk larger than this is split (down to one op); the view keeps single ops smaller (view.SLICE_CHARS).
@@ -46,7 +46,7 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 class ChatRenderer:
     def __init__(self, bridge: Bridge, state: SessionState, agent_name: str, spawn: Spawn) -> None:
-        self._bridge = bridge
+        self._lua = LuaApi(bridge)
         self._state = state
         self._agent_name = agent_name
         self._spawn = spawn
@@ -78,7 +78,7 @@ class ChatRenderer:
         while backlog and size + len(backlog[0]) <= FRAME_BYTES:
             size += len(backlog[0])
             chunks.append(backlog.popleft())
-        self._bridge.lua(APPLY, self._state.session_id, chunks)
+        self._lua.chat_apply(self._state.session_id, chunks)
         if backlog:
             self.changed()
 

@@ -239,7 +239,7 @@ class SessionCommands:
         if known is not None:
             if known.agent == run.name:
                 self._c.use(session_id)
-                self._c.bridge.lua("require('acp_nvim.chat').open(...)", session_id)
+                self._c.lua.chat_open(session_id)
                 return known
             self._c.notify(f"session {session_id} is already open with agent {known.agent}")
             return None

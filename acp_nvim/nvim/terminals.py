@@ -17,25 +17,13 @@ from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.files import unwrap
 from acp_nvim.nvim.guard import PathGuard
+from acp_nvim.nvim.lua_api import LuaApi, TerminalEnvVar, TerminalSpec
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.terminals")
 
 NOT_FOUND = -32002
-
-CREATE = "return require('acp_nvim.terminal').create(...)"
-OUTPUT = "return require('acp_nvim.terminal').output(...)"
-KILL = "return require('acp_nvim.terminal').kill(...)"
-# Fire and forget: kill() signals the process group and keeps the terminal readable (the chat still shows it).
-KILL_MANY = "for _, id in ipairs(...) do require('acp_nvim.terminal').kill(id) end"
-RELEASE = "return require('acp_nvim.terminal').release(...)"
-WAIT = """
-local id, token = ...
-return require('acp_nvim.terminal').wait_for_exit(id, function(_, status)
-  require('acp_nvim.ui').answer(token, status)
-end)
-"""
 
 
 def output_bytes(value: Any) -> bytes:
@@ -78,7 +66,7 @@ def exit_status(raw: Any) -> s.TerminalExitStatus:
 
 class TerminalService:
     def __init__(self, bridge: Bridge, guard: PathGuard, ui: Ui) -> None:
-        self._bridge = bridge
+        self._lua = LuaApi(bridge)
         self._guard = guard
         self._ui = ui
         # terminal id -> session id that created it (and has not released it).
@@ -98,15 +86,14 @@ class TerminalService:
         else:
             # The command starts in the real path checked, not in the agent's spelling of it.
             cwd = await self._guard.check(params.session_id, cwd, "run a command in")
-        spec = {
-            "command": params.command,
-            "args": list(params.args or []),
-            # Merged over the editor's environment by jobstart (no clear_env).
-            "env": [{"name": e.name, "value": e.value} for e in params.env or []],
-            "cwd": cwd,
-            "output_byte_limit": params.output_byte_limit,
-        }
-        result = unwrap(await self._bridge.lua_result(CREATE, spec), "terminal/create")
+        spec = TerminalSpec(
+            command=params.command,
+            args=list(params.args or []),
+            env=[TerminalEnvVar(name=e.name, value=e.value) for e in params.env or []],
+            cwd=cwd,
+            output_byte_limit=params.output_byte_limit,
+        )
+        result = unwrap(await self._lua.terminal_create(spec), "terminal/create")
         terminal_id = result.get("terminal_id")
         if not isinstance(terminal_id, str):
             raise RpcError(-32603, "terminal/create: Neovim returned no terminal id")
@@ -116,9 +103,7 @@ class TerminalService:
     async def output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
         self._check(params.session_id, params.terminal_id)
         tail = self._tails.setdefault(params.terminal_id, Tail())
-        result = unwrap(
-            await self._bridge.lua_result(OUTPUT, params.terminal_id, tail.total), "terminal/output"
-        )
+        result = unwrap(await self._lua.terminal_output(params.terminal_id, tail.total), "terminal/output")
         if result["from"] != tail.total:
             # What came between was dropped by Neovim's own limit before this poll.
             tail.buf.clear()
@@ -137,9 +122,8 @@ class TerminalService:
     async def wait_for_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
         self._check(params.session_id, params.terminal_id)
         with self._ui.slot() as slot:
-            result = unwrap(
-                await self._bridge.lua_result(WAIT, params.terminal_id, slot.token), "terminal/wait_for_exit"
-            )
+            answer = await self._lua.terminal_wait_for_exit(params.terminal_id, slot.token)
+            result = unwrap(answer, "terminal/wait_for_exit")
             raw = result.get("exit_status")
             if not isinstance(raw, dict):
                 raw = await slot.wait()
@@ -148,12 +132,12 @@ class TerminalService:
 
     async def kill(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
         self._check(params.session_id, params.terminal_id)
-        unwrap(await self._bridge.lua_result(KILL, params.terminal_id), "terminal/kill")
+        unwrap(await self._lua.terminal_kill(params.terminal_id), "terminal/kill")
         return s.KillTerminalResponse()
 
     async def release(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
         self._check(params.session_id, params.terminal_id)
-        unwrap(await self._bridge.lua_result(RELEASE, params.terminal_id), "terminal/release")
+        unwrap(await self._lua.terminal_release(params.terminal_id), "terminal/release")
         self._owner.pop(params.terminal_id, None)
         self._tails.pop(params.terminal_id, None)
         return s.ReleaseTerminalResponse()
@@ -167,4 +151,4 @@ class TerminalService:
             del self._owner[terminal_id]
             self._tails.pop(terminal_id, None)
         log.info("session %s ended: killing its terminals %s", session_id, ids)
-        self._bridge.lua(KILL_MANY, ids)
+        self._lua.terminal_kill_many(ids)

@@ -2,7 +2,7 @@
 exit status.
 
 The anyio side opens a slot, hands its token to Lua and awaits the slot; Lua answers with
-`rpcnotify(channel, "acp_reply", token, value)` (`require("acp_nvim.ui").answer`) whenever the answer exists.
+`acp_reply(token, value)` (`answer` in `lua/acp_nvim/ui.lua`) whenever the answer exists.
 Nothing polls, and an answer for a slot nobody waits on any more (the request was cancelled, the agent died)
 is dropped.
 
@@ -23,10 +23,9 @@ from typing import Any
 import anyio
 import msgspec
 
-log = logging.getLogger("acp_nvim.ui")
+from acp_nvim.nvim import lua_api
 
-SELECT = "require('acp_nvim.ui').select(...)"
-TERMINAL = "require('acp_nvim.ui').terminal(...)"
+log = logging.getLogger("acp_nvim.ui")
 
 
 class Choice(msgspec.Struct, frozen=True):
@@ -101,13 +100,15 @@ class Ui:
         """The id the user picked, or None when the picker was dismissed."""
         if not choices:
             return None
-        items = [{"id": choice.id, "label": choice.label} for choice in choices]
+        items = [lua_api.PickerItem(id=choice.id, label=choice.label) for choice in choices]
+        request = lua_api.SelectRequest(prompt=prompt, kind=kind, items=items)
         async with self.pickers:
-            value = await self.ask(SELECT, {"prompt": prompt, "kind": kind, "items": items})
+            value = await self.ask(lua_api.ASK_SELECT, lua_api.to_lua(request))
         known = {choice.id for choice in choices}
         return value if isinstance(value, str) and value in known else None
 
     async def terminal(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs `argv` in a Neovim terminal window; returns its exit code (-1 when it could not start)."""
-        value = await self.ask(TERMINAL, {"title": title, "argv": list(argv), "env": env})
+        request = lua_api.LoginTerminalRequest(title=title, argv=list(argv), env=env)
+        value = await self.ask(lua_api.ASK_TERMINAL, lua_api.to_lua(request))
         return value if isinstance(value, int) else -1

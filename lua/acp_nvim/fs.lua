@@ -93,6 +93,17 @@ local function release(buf)
   pcall(api.nvim_buf_delete, buf, { unload = true, force = true })
 end
 
+--- Tell autocmds (`User AcpNvimFileWritten`) that the agent's write of `path`, which no buffer holds, is on
+--- disk: written here, or by the host itself.
+---@param path string
+function M.file_written(path)
+  pcall(api.nvim_exec_autocmds, "User", {
+    pattern = "AcpNvimFileWritten",
+    modeline = false,
+    data = { path = path },
+  })
+end
+
 --- Write `content` to `p`, a file no buffer holds, straight to disk without loading it (too large for a
 --- buffer): atomic like `write_buffer`, not reviewable (the review lives in a buffer). With `done`, the bytes
 --- are written in libuv's thread pool and `done(answer)` gets the answer; else it is returned.
@@ -115,11 +126,7 @@ local function write_without_buffer(p, content, existed, done)
     if werr then
       return err(failure_code(kind), werr, { uri = path_of.file_uri(p) })
     end
-    pcall(api.nvim_exec_autocmds, "User", {
-      pattern = "AcpNvimFileWritten",
-      modeline = false,
-      data = { path = p },
-    })
+    M.file_written(p)
     return { ok = true, lines_touched = 0, hunks = 0, created = not existed, had_unsaved_edits = false }
   end
   if done then

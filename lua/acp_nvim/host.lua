@@ -168,7 +168,7 @@ factory = function(host_info)
   channel = result
   info = { channel = channel, pid = vim.fn.jobpid(channel) }
   ready = false
-  vim.rpcnotify(channel, "acp_bootstrap", bootstrap_options())
+  require("acp_nvim.host_api").bootstrap(channel, bootstrap_options())
   vim.defer_fn(function()
     if info ~= nil and info.channel == channel and not ready then
       forget()
@@ -268,7 +268,7 @@ function M.ensure()
     return host, nil
   end
   local channel = host.channel
-  local ok, result = pcall(vim.fn.AcpNvimBootstrap, bootstrap_options())
+  local ok, result = require("acp_nvim.host_api").bootstrap_sync(bootstrap_options())
   if not ok or type(result) ~= "table" then
     -- The host died on the way: its on_exit says why.
     vim.wait(2000, function()
@@ -280,18 +280,16 @@ function M.ensure()
   return info, nil
 end
 
---- Sends a notification to the host, starting it first. Reports a failure to start and returns false.
----@param method string
----@param ... any
----@return boolean
-function M.notify(method, ...)
+--- The channel a command is sent on (host_api), starting the host first; nil after reporting a failure to
+--- start.
+---@return integer|nil
+function M.channel_for_command()
   local host, err = M.start()
   if host == nil then
     fail(err --[[@as string]])
-    return false
+    return nil
   end
-  vim.rpcnotify(host.channel, method, ...)
-  return true
+  return host.channel
 end
 
 ---@return table|nil info of the host (nil when not started); `channel` and `pid` while it starts

@@ -5,6 +5,7 @@ local M = {}
 
 local config = require("acp_nvim.config")
 local host = require("acp_nvim.host")
+local host_api = require("acp_nvim.host_api")
 local status = require("acp_nvim.status")
 
 local did_setup = false
@@ -69,7 +70,7 @@ function M.start(name)
   end
   -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
   require("acp_nvim.services").send_options()
-  host.notify("acp_start", require("acp_nvim.sessions").spec(name, agent))
+  host_api.start(require("acp_nvim.sessions").spec(name, agent))
 end
 
 --- Opens another session on the current agent (the default one when none runs).
@@ -83,7 +84,7 @@ function M.stop()
     status.update({ state = "stopped", session_id = vim.NIL, error = vim.NIL })
     return
   end
-  host.notify("acp_stop", require("acp_nvim.sessions").current() or vim.NIL)
+  host_api.stop(require("acp_nvim.sessions").current() or vim.NIL)
 end
 
 --- Stops the agent (the current one when `name` is nil) and starts it again with a new session.
@@ -98,7 +99,7 @@ function M.restart(name)
   end
   status.set({ state = "starting", agent = { name = name } })
   require("acp_nvim.services").send_options()
-  host.notify("acp_restart", require("acp_nvim.sessions").spec(name, agent))
+  host_api.restart(require("acp_nvim.sessions").spec(name, agent))
 end
 
 --- Opens (or focuses) the chat of the current session.
@@ -131,7 +132,7 @@ function M.prompt(text, selections)
   end
   require("acp_nvim.prompt").remember(text)
   local session = require("acp_nvim.sessions").current() or vim.NIL
-  if not host.notify("acp_prompt", text, selections or {}, session) then
+  if not host_api.prompt(text, selections or {}, session) then
     return false
   end
   -- At once, not when the host confirms: a second send in between must already see the agent busy.
@@ -142,7 +143,7 @@ end
 function M.cancel()
   ensure_setup()
   if host.info() ~= nil then
-    host.notify("acp_cancel", require("acp_nvim.sessions").current() or vim.NIL)
+    host_api.cancel(require("acp_nvim.sessions").current() or vim.NIL)
   end
 end
 

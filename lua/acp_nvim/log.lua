@@ -112,7 +112,7 @@ function M.command(fargs)
       notify(":AcpLog save needs a file name", vim.log.levels.WARN)
       return
     end
-    local ok, result = pcall(vim.rpcrequest, chan, "acp_log_save", fargs[3] or "", vim.fn.expand(path))
+    local ok, result = require("acp_nvim.host_api").log_save(fargs[3] or "", vim.fn.expand(path))
     if not ok then
       notify("cannot save the log: " .. tostring(result))
     elseif opt(result.error) then
@@ -125,7 +125,7 @@ function M.command(fargs)
     end
     return
   end
-  local ok, view = pcall(vim.rpcrequest, chan, "acp_log_view", fargs[1] or "")
+  local ok, view = require("acp_nvim.host_api").log_view(fargs[1] or "")
   if not ok then
     notify("cannot read the log: " .. tostring(view))
     return
@@ -150,7 +150,7 @@ function M.complete(lead, line)
   local candidates = index == 2 and { "save" } or {}
   local chan = channel()
   if chan ~= nil and (index == 2 or (words[2] == "save" and index == 4)) then
-    local ok, names = pcall(vim.rpcrequest, chan, "acp_log_names")
+    local ok, names = require("acp_nvim.host_api").log_names()
     if ok and type(names) == "table" then
       candidates = vim.list_extend(candidates, names)
     end

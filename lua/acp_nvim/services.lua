@@ -36,11 +36,7 @@ end
 
 --- Sent before every start: the capabilities advertised in `initialize` follow these options.
 function M.send_options()
-  -- Silent when the host cannot start: the acp_start that follows reports that, once.
-  local info = require("acp_nvim.host").start()
-  if info ~= nil then
-    vim.rpcnotify(info.channel, "acp_editor_options", M.options())
-  end
+  require("acp_nvim.host_api").editor_options(M.options())
 end
 
 --- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list

@@ -5,6 +5,7 @@
 local M = {}
 
 local api = vim.api
+local host_api = require("acp_nvim.host_api")
 
 ---@param message string
 ---@param level? integer
@@ -73,9 +74,6 @@ end
 
 ---@param method string
 ---@param ... any
-local function send(method, ...)
-  require("acp_nvim.host").notify(method, ...)
-end
 
 ---@return boolean
 local function host_running()
@@ -102,13 +100,13 @@ function M.sessions(...)
   spec.session = false
   require("acp_nvim.services").send_options()
   local action = vim.tbl_contains(args, "delete") and "delete" or "open"
-  send("acp_sessions", spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
+  host_api.sessions(spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
 end
 
 ---@param mode_id string|nil
 function M.mode(mode_id)
   if host_running() then
-    send("acp_mode", M.current() or vim.NIL, (mode_id and mode_id ~= "") and mode_id or vim.NIL)
+    host_api.mode(M.current() or vim.NIL, (mode_id and mode_id ~= "") and mode_id or vim.NIL)
   end
 end
 
@@ -116,8 +114,7 @@ end
 ---@param value string|nil
 function M.config(option_id, value)
   if host_running() then
-    send(
-      "acp_config",
+    host_api.config(
       M.current() or vim.NIL,
       (option_id and option_id ~= "") and option_id or vim.NIL,
       (value and value ~= "") and value or vim.NIL
@@ -128,13 +125,13 @@ end
 ---@param method_id string|nil
 function M.auth(method_id)
   if host_running() then
-    send("acp_auth", M.current() or vim.NIL, (method_id and method_id ~= "") and method_id or vim.NIL)
+    host_api.auth(M.current() or vim.NIL, (method_id and method_id ~= "") and method_id or vim.NIL)
   end
 end
 
 function M.logout()
   if host_running() then
-    send("acp_logout", M.current() or vim.NIL)
+    host_api.logout(M.current() or vim.NIL)
   end
 end
 
@@ -146,7 +143,7 @@ function M.add_dir(dir)
     table.insert(dirs, path)
   end
   if host_running() then
-    send("acp_add_dir", M.current() or vim.NIL, path)
+    host_api.add_dir(M.current() or vim.NIL, path)
   end
 end
 
@@ -260,9 +257,8 @@ function M.create_commands()
     group = group,
     callback = function(ev)
       local chat = require("acp_nvim.chat").chat_of_buf(ev.buf)
-      local info = require("acp_nvim.host").info()
-      if chat and info and require("acp_nvim.status").get().session_id ~= chat.session_id then
-        vim.rpcnotify(info.channel, "acp_focus", chat.session_id)
+      if chat and require("acp_nvim.status").get().session_id ~= chat.session_id then
+        host_api.focus(chat.session_id)
       end
     end,
   })
@@ -270,9 +266,8 @@ function M.create_commands()
     group = group,
     callback = function(ev)
       local session_id = require("acp_nvim.chat").forget_buf(ev.buf)
-      local info = require("acp_nvim.host").info()
-      if session_id and info then
-        vim.rpcnotify(info.channel, "acp_close", session_id)
+      if session_id then
+        host_api.close(session_id)
       end
     end,
   })

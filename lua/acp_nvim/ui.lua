@@ -9,15 +9,10 @@ local M = {}
 ---@param token integer
 ---@param value any
 function M.answer(token, value)
-  local info = require("acp_nvim.host").info()
-  if info == nil then
-    return
-  end
   if value == nil then
     value = vim.NIL
   end
-  -- pcall: the host may have gone away meanwhile; nobody is left to answer then.
-  pcall(vim.rpcnotify, info.channel, "acp_reply", token, value)
+  require("acp_nvim.host_api").reply(token, value)
 end
 
 local answer = M.answer

@@ -59,7 +59,7 @@ function M.enable()
         return
       end
       M.disable()
-      -- As host.prestart: a host that cannot start is reported when a command actually needs it (host.notify),
+      -- As host.prestart: a host that cannot start is reported when a command actually needs it (host_api),
       -- or by the host's own exit handler; nothing is raised while the user is typing.
       pcall(host.start)
     end,

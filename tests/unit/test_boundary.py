@@ -1,0 +1,121 @@
+"""The Python<->Lua boundary, declared once on each side, names only what exists on the other.
+
+Python reaches Lua through `acp_nvim/nvim/lua_api.py` alone; Lua reaches the host through
+`lua/acp_nvim/host_api.lua` alone. A renamed or removed function on either side fails here, not as a Lua
+error in the user's face (or a host method silently never called) at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "acp_nvim"
+LUA = ROOT / "lua"
+LUA_API = PACKAGE / "nvim" / "lua_api.py"
+HOST_API = LUA / "acp_nvim" / "host_api.lua"
+RPLUGIN = ROOT / "rplugin" / "python3" / "acp_nvim_host.py"
+
+# `require('acp_nvim.chat').open` in a Lua chunk written as a Python string.
+LUA_CALL = re.compile(r"""require\(\s*['"](acp_nvim(?:\.\w+)*)['"]\s*\)\s*\.\s*(\w+)""")
+# What a module exports: `function M.open(`, `M.open = function`, or a re-export `M.read = read.read`.
+LUA_EXPORT = re.compile(
+    r"^[ \t]*(?:function\s+M\.(\w+)\s*\(|M\.(\w+)[ \t]*=[ \t]*(?:function\b|[A-Za-z_][\w.]*[ \t]*$))",
+    re.MULTILINE,
+)
+# The host methods host_api.lua names (each is a string literal there), and the remote-plugin function.
+HOST_METHOD = re.compile(r'"(acp_\w+)"')
+HOST_FUNCTION_CALL = re.compile(r"vim\.fn\.(Acp\w+)")
+ANY_HOST_CALL = re.compile(r"vim\.rpc(?:notify|request)|vim\.fn\.Acp\w+")
+
+
+def lua_module_file(module: str) -> Path:
+    base = LUA / Path(*module.split("."))
+    plain = base.with_suffix(".lua")
+    return plain if plain.exists() else base / "init.lua"
+
+
+def lua_exports(module: str) -> set[str]:
+    path = lua_module_file(module)
+    assert path.exists(), f"Lua module {module} not found (looked for {path})"
+    return {a or b for a, b in LUA_EXPORT.findall(path.read_text(encoding="utf-8"))}
+
+
+def host_exports() -> set[str]:
+    """The names the rplugin declares: `rpc_export("acp_x")` methods and `function("AcpX")` functions."""
+    tree = ast.parse(RPLUGIN.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            if (
+                isinstance(decorator, ast.Call)
+                and isinstance(decorator.func, ast.Attribute)
+                and decorator.func.attr in ("rpc_export", "function")
+                and decorator.args
+                and isinstance(decorator.args[0], ast.Constant)
+                and isinstance(decorator.args[0].value, str)
+            ):
+                names.add(decorator.args[0].value)
+    return names
+
+
+def host_api_calls() -> set[str]:
+    source = HOST_API.read_text(encoding="utf-8")
+    return set(HOST_METHOD.findall(source)) | set(HOST_FUNCTION_CALL.findall(source))
+
+
+def test_every_lua_function_python_calls_exists_in_its_lua_module() -> None:
+    calls = set(LUA_CALL.findall(LUA_API.read_text(encoding="utf-8")))
+    # The declaration must cover the chat, status, fs, terminals, questions and start-up: not be empty.
+    assert len(calls) >= 20, calls
+    missing = sorted(f"{module}.{name}" for module, name in calls if name not in lua_exports(module))
+    assert missing == [], f"lua_api.py calls Lua functions that do not exist: {missing}"
+
+
+def test_no_python_module_but_lua_api_writes_lua_calls() -> None:
+    offenders = []
+    for path in [*PACKAGE.rglob("*.py"), RPLUGIN]:
+        if path == LUA_API:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if LUA_CALL.search(line) or ("exec_lua(" in line and path.name != "bridge.py"):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == [], "Lua entry points belong in acp_nvim/nvim/lua_api.py:\n" + "\n".join(offenders)
+
+
+def test_every_host_method_lua_calls_is_exported_by_the_host() -> None:
+    calls = host_api_calls()
+    unknown = sorted(calls - host_exports())
+    assert unknown == [], f"host_api.lua calls host methods the rplugin does not export: {unknown}"
+
+
+def test_every_host_export_has_its_lua_function() -> None:
+    exports = host_exports()
+    assert len(exports) >= 19, exports
+    unused = sorted(exports - host_api_calls())
+    assert unused == [], f"host methods no function of host_api.lua calls: {unused}"
+
+
+def test_no_lua_module_but_host_api_calls_the_host() -> None:
+    offenders = []
+    for path in LUA.rglob("*.lua"):
+        if path == HOST_API:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("--", 1)[0]
+            if ANY_HOST_CALL.search(code):
+                offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == [], "host methods belong in lua/acp_nvim/host_api.lua:\n" + "\n".join(offenders)
+
+
+def test_the_parsers_see_both_ways_of_defining_and_calling() -> None:
+    """The checks above are only as good as their patterns: each form the code uses is recognised."""
+    lua = 'function M.one(x)\nM.two = function()\nM.three = read.read\nM.NAME = "x"\nlocal no = 1\n'
+    assert {a or b for a, b in LUA_EXPORT.findall(lua)} == {"one", "two", "three"}
+    assert LUA_CALL.findall("return require('acp_nvim.fs').read(...)") == [("acp_nvim.fs", "read")]
+    assert ANY_HOST_CALL.search('pcall(vim.rpcnotify, channel, "acp_b")')
+    assert ANY_HOST_CALL.search("pcall(vim.fn.AcpNvimBootstrap, options)")
