@@ -178,13 +178,9 @@ function M.write(path, content, opts, done)
     return err(M.ERR_INVALID_PARAMS, ("refusing to write binary content (NUL byte) to %s"):format(p))
   end
   if opts.checked_path then
-    -- `p` is the real path the host checked; anything else there now was put there after the check.
-    local why = open.path_changed(p)
-    if why then
-      return err(M.ERR_INVALID_PARAMS, ("refusing to write %s: %s"):format(p, why), {
-        uri = path_of.file_uri(p),
-        reason = "path_changed",
-      })
+    local refused = open.refuse_if_changed(p, "write")
+    if refused then
+      return refused
     end
   end
   -- Decided by stat, which never opens: a FIFO would block the load until someone opens its other end.

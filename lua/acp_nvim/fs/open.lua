@@ -10,6 +10,8 @@
 --- a random name that is never reused, mode 0600.
 local M = {}
 
+local result = require("acp_nvim.result")
+
 local uv = vim.uv
 local C = uv.constants
 
@@ -83,6 +85,23 @@ function M.path_changed(path)
     dir = up
   end
   return dir and M.folder_changed(dir) or nil
+end
+
+--- The agent's error for `path`, a real path the host checked, when something other than what was checked is
+--- there now (put there after the check): the check refuses a path leading elsewhere with -32602, so does this.
+---@param path string
+---@param action string "read" or "write"
+---@return table?
+function M.refuse_if_changed(path, action)
+  local why = M.path_changed(path)
+  if not why then
+    return nil
+  end
+  return result.err(
+    result.ERR_INVALID_PARAMS,
+    ("refusing to %s %s: %s"):format(action, path, why),
+    { uri = vim.uri_from_fname(path), reason = "path_changed" }
+  )
 end
 
 --- The type of what is at `path` when it is not a regular file ("fifo", "socket", "char", "block",
