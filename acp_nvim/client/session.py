@@ -367,13 +367,19 @@ class SessionState:
         self._changes.appended.pop(key, None)
 
     def _append(self, item: MessageItem, text: str) -> None:
-        hidden = item.hidden
-        text = item.clip(text)
         key = item.key
-        if item.hidden != hidden and key not in self._whole and key not in self._changes.noted:
-            self._changes.noted.append(key)
-        if not text:
-            return
+        # The streaming hot path: a chunk that `clip` would keep whole is not handed to it.
+        if (
+            item.hidden
+            or len(text) > MAX_SHOWN_CHUNK_CHARS
+            or item.size + len(text) > MAX_SHOWN_MESSAGE_CHARS
+        ):
+            hidden = item.hidden
+            text = item.clip(text)
+            if item.hidden != hidden and key not in self._whole and key not in self._changes.noted:
+                self._changes.noted.append(key)
+            if not text:
+                return
         item.append(text)
         if key in self._whole:
             return
