@@ -109,7 +109,7 @@ def write_atomically(path: str, data: bytes) -> bool:
     dir_fd = _open_folder(folder)
     tmp: str | None = None
     try:
-        _check_folder(dir_fd, folder)
+        # The descriptor is the checked folder by construction (no symlink followed on the way to it).
         before = _existing(dir_fd, name, path)
         tmp = temp_name(name)
         fd = os.open(
