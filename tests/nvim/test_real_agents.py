@@ -235,6 +235,7 @@ def test_a_real_agent_from_start_to_stop(real_agent: RealAgent) -> None:
     assert nvim.lua("return require('acp_nvim').prompt(...)", "SLOW count slowly")
     nvim.wait_chat("tick 2 ", TURN)
     nvim.lua("require('acp_nvim').cancel()")
+    nvim.wait_chat("Turn ended: cancelled", TURN)
     nvim.wait_state("ready", TURN)
     shown = nvim.chat_text().count("tick")
     assert "tick 60" not in nvim.chat_text()
