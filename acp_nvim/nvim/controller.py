@@ -584,6 +584,12 @@ class Controller:
             return None
         return [session.cwd, *session.directories]
 
+    def session_agent_info(self, session_id: str) -> s.Implementation | None:
+        """The agentInfo of the agent that runs a session (None when unknown): for client/quirks.py."""
+        session = self.sessions.get(session_id)
+        run = self.agents.get(session.agent) if session is not None else None
+        return run.info if run is not None else None
+
     # ---- commands ----------------------------------------------------------------------------------
 
     async def sessions_command(

@@ -28,7 +28,9 @@ class NvimEditor:
         bridge = controller.bridge
         self.options = EditorOptions()
         self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
-        self.files = FileService(bridge, self.guard, lambda: self.options, controller.ui)
+        self.files = FileService(
+            bridge, self.guard, lambda: self.options, controller.ui, controller.session_agent_info
+        )
         self.terminals = TerminalService(bridge, self.guard, controller.ui)
         self._elicitations = ElicitationBroker(controller.ui, controller.lua)
 

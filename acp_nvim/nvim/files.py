@@ -30,6 +30,8 @@ from acp_nvim.client.disk import (
     slice_lines,
     write_atomically,
 )
+from acp_nvim.client.editor import RESOURCE_NOT_FOUND
+from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim import lua_api
@@ -84,11 +86,21 @@ def clean_text(value: Any, path: str) -> str:
     raise RpcError(INVALID_PARAMS, f"{path} is not valid UTF-8 text")
 
 
+AgentOf = Callable[[str], "s.Implementation | None"]
+
+
 class FileService:
     def __init__(
-        self, bridge: Bridge, guard: PathGuard, options: Callable[[], EditorOptions], ui: Ui
+        self,
+        bridge: Bridge,
+        guard: PathGuard,
+        options: Callable[[], EditorOptions],
+        ui: Ui,
+        agent_of: AgentOf = lambda session_id: None,
     ) -> None:
         self._bridge = bridge
+        # The agentInfo of the agent running a session: a few agents need a quirk (client/quirks.py).
+        self._agent_of = agent_of
         self._ui = ui
         self._guard = guard
         self._options = options
@@ -97,6 +109,16 @@ class FileService:
 
     async def read(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         real = await self._guard.check(params.session_id, params.path, "read")
+        try:
+            content = await self._read_checked(real, params)
+        except RpcError as err:
+            agent = self._agent_of(params.session_id)
+            if err.code != RESOURCE_NOT_FOUND or not missing_file_reads_empty(agent):
+                raise
+            content = ""
+        return s.ReadTextFileResponse(content=content)
+
+    async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
         # Lua validates line >= 1 and limit >= 0 (the generated types accept any int) and answers -32602.
         # Lua gets the real path the guard checked and refuses it if a symlink appeared on it since.
@@ -116,7 +138,7 @@ class FileService:
             content = clean_text(result.get("content"), real)
         if opts.follow:
             self._bridge.lua(FOLLOW, real, params.line or 1, None)
-        return s.ReadTextFileResponse(content=content)
+        return content
 
     async def write(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
         real = await self._guard.check(params.session_id, params.path, "write")
