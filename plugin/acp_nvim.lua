@@ -10,6 +10,6 @@ if vim.fn.has("nvim-0.11") == 0 then
   return
 end
 
-require("acp_nvim.commands").create()
+require("acp_nvim.ui.commands").create()
 require("acp_nvim.host").register()
-require("acp_nvim.warmup").enable_by_default()
+require("acp_nvim.host.warmup").enable_by_default()

@@ -1,16 +1,16 @@
-"""Per-hunk review of agent edits (lua/acp_nvim/review.lua) in a real headless Neovim, real files."""
+"""Per-hunk review of agent edits (lua/acp_nvim/editor/review.lua) in a real headless Neovim, real files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-R = 'require("acp_nvim.review")'
+R = 'require("acp_nvim.editor.review")'
 
 
 def write(nvim: Any, path: Path, content: str, session: str = "s1", tool_call_id: str | None = None) -> Any:
     res = nvim.exec_lua(
-        'return require("acp_nvim.fs").write(...)',
+        'return require("acp_nvim.editor.fs").write(...)',
         str(path),
         content,
         {"session_id": session, "tool_call_id": tool_call_id},

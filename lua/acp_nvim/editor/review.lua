@@ -19,7 +19,7 @@
 local M = {}
 
 local api = vim.api
-local opt = require("acp_nvim.result").opt
+local opt = require("acp_nvim.editor.answer").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
 
@@ -81,7 +81,7 @@ local drop_file_if_empty
 
 ---@return table
 local function fs()
-  return require("acp_nvim.fs")
+  return require("acp_nvim.editor.fs")
 end
 
 ---@param session_id string

@@ -41,7 +41,7 @@ end
 ---@param kind string "image" | "audio"
 ---@param types string
 local function attach_file(path, kind, types)
-  local prompt = require("acp_nvim.prompt")
+  local prompt = require("acp_nvim.ui.prompt")
   local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
   local found, mime_type = prompt.media_type(full)
   if found ~= kind then
@@ -60,7 +60,7 @@ local function attach_image(path)
     attach_file(path, "image", "PNG, JPEG, GIF or WebP image")
     return
   end
-  local prompt = require("acp_nvim.prompt")
+  local prompt = require("acp_nvim.ui.prompt")
   local image, err = prompt.clipboard_image()
   if image == nil then
     warn(err --[[@as string]])
@@ -89,7 +89,7 @@ function M.create()
     if args.range > 0 then
       table.insert(selections, selection(args.line1, args.line2))
     end
-    local prompt = require("acp_nvim.prompt")
+    local prompt = require("acp_nvim.ui.prompt")
     if args.args == "" and #selections == 0 and #prompt.pending() == 0 then
       warn(":AcpPrompt needs a text or a range")
       return
@@ -104,7 +104,7 @@ function M.create()
     if args.range > 0 then
       line1, line2 = args.line1, args.line2
     end
-    require("acp_nvim.prompt").attach(selection(line1, line2))
+    require("acp_nvim.ui.prompt").attach(selection(line1, line2))
   end, { range = true, desc = "Attach the current buffer (or a range) to the next prompt" })
   command(
     "AcpAttachImage",
@@ -117,15 +117,15 @@ function M.create()
     attach_file(args.args, "audio", "WAV, MP3, Ogg, FLAC, M4A or AAC file")
   end, { nargs = 1, complete = "file", desc = "Attach an audio file to the next prompt" })
   command("AcpAttachClear", function()
-    require("acp_nvim.prompt").clear_attachments()
+    require("acp_nvim.ui.prompt").clear_attachments()
   end, { desc = "Drop the attachments of the next prompt" })
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
-  require("acp_nvim.log").create_command()
-  require("acp_nvim.sessions").create_commands()
+  require("acp_nvim.ui.log").create_command()
+  require("acp_nvim.ui.session_commands").create_commands()
   command("AcpReview", function(args)
-    require("acp_nvim.services").review(args.args)
+    require("acp_nvim.editor").review(args.args)
   end, {
     nargs = "?",
     complete = function(lead)
@@ -136,13 +136,13 @@ function M.create()
     desc = "Review the agent's edits (quickfix); accept or reject all",
   })
   command("AcpTerminal", function(args)
-    require("acp_nvim.chat_terminal").open(args.args)
+    require("acp_nvim.ui.chat_terminal").open(args.args)
   end, {
     nargs = "?",
     complete = function(lead)
       return vim.tbl_filter(function(id)
         return vim.startswith(id, lead)
-      end, require("acp_nvim.chat_terminal").ids())
+      end, require("acp_nvim.ui.chat_terminal").ids())
     end,
     desc = "Open an agent's terminal (default: the newest)",
   })

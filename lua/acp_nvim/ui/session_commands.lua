@@ -5,7 +5,7 @@
 local M = {}
 
 local api = vim.api
-local host_api = require("acp_nvim.host_api")
+local host_api = require("acp_nvim.host.api")
 
 ---@param message string
 ---@param level? integer
@@ -25,16 +25,16 @@ end
 --- The session of the chat (or prompt) the cursor is in, if any.
 ---@return string|nil
 function M.current()
-  local chat = require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf())
+  local chat = require("acp_nvim.ui.chat").chat_of_buf(api.nvim_get_current_buf())
   return chat and chat.session_id or nil
 end
 
 --- The chat commands complete from: the one the cursor is in, else the current session's.
 ---@return AcpChat|nil
 local function current_chat()
-  local chat = require("acp_nvim.chat")
+  local chat = require("acp_nvim.ui.chat")
   return chat.chat_of_buf(api.nvim_get_current_buf())
-    or chat.chats[require("acp_nvim.status").get().session_id or ""]
+    or chat.chats[require("acp_nvim.ui.status").get().session_id or ""]
 end
 
 --- What `acp_start` sends: the agent's command, and what its sessions are opened with.
@@ -89,7 +89,7 @@ end
 function M.sessions(...)
   local args = { ... }
   local config = require("acp_nvim.config")
-  local status = require("acp_nvim.status").get()
+  local status = require("acp_nvim.ui.status").get()
   local name = status.agent_name or config.options.default_agent
   local agent, err = config.agent(name)
   if agent == nil then
@@ -98,7 +98,7 @@ function M.sessions(...)
   end
   local spec = M.spec(name, agent)
   spec.session = false
-  require("acp_nvim.services").send_options()
+  require("acp_nvim.editor").send_options()
   local action = vim.tbl_contains(args, "delete") and "delete" or "open"
   host_api.sessions(spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
 end
@@ -217,7 +217,7 @@ end
 ---@param lead string
 ---@return string[]
 function M.complete_auth(lead)
-  return starting(lead, require("acp_nvim.status").get().auth_methods or {})
+  return starting(lead, require("acp_nvim.ui.status").get().auth_methods or {})
 end
 
 -- ---- commands and autocommands ---------------------------------------------------------------------------
@@ -256,8 +256,8 @@ function M.create_commands()
   api.nvim_create_autocmd("BufEnter", {
     group = group,
     callback = function(ev)
-      local chat = require("acp_nvim.chat").chat_of_buf(ev.buf)
-      if chat and require("acp_nvim.status").get().session_id ~= chat.session_id then
+      local chat = require("acp_nvim.ui.chat").chat_of_buf(ev.buf)
+      if chat and require("acp_nvim.ui.status").get().session_id ~= chat.session_id then
         host_api.focus(chat.session_id)
       end
     end,
@@ -265,7 +265,7 @@ function M.create_commands()
   api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
     group = group,
     callback = function(ev)
-      local session_id = require("acp_nvim.chat").forget_buf(ev.buf)
+      local session_id = require("acp_nvim.ui.chat").forget_buf(ev.buf)
       if session_id then
         host_api.close(session_id)
       end

@@ -27,9 +27,9 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
-local garbage = require("acp_nvim.garbage")
-local pgroup = require("acp_nvim.pgroup")
-local result = require("acp_nvim.result")
+local garbage = require("acp_nvim.editor.job_output_gc")
+local pgroup = require("acp_nvim.editor.process_groups")
+local result = require("acp_nvim.editor.answer")
 
 M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
 M.ERR_INTERNAL = result.ERR_INTERNAL
