@@ -25,7 +25,7 @@ LUA_EXPORT = re.compile(
     r"^[ \t]*(?:function\s+M\.(\w+)\s*\(|M\.(\w+)[ \t]*=[ \t]*(?:function\b|[A-Za-z_][\w.]*[ \t]*$))",
     re.MULTILINE,
 )
-# The host methods host_api.lua names (each is a string literal there), and the remote-plugin function.
+# The host methods host/api.lua names (each is a string literal there), and the remote-plugin function.
 HOST_METHOD = re.compile(r'"(acp_\w+)"')
 HOST_FUNCTION_CALL = re.compile(r"vim\.fn\.(Acp\w+)")
 ANY_HOST_CALL = re.compile(r"vim\.rpc(?:notify|request)|vim\.fn\.Acp\w+")
@@ -90,14 +90,14 @@ def test_no_python_module_but_lua_api_writes_lua_calls() -> None:
 def test_every_host_method_lua_calls_is_exported_by_the_host() -> None:
     calls = host_api_calls()
     unknown = sorted(calls - host_exports())
-    assert unknown == [], f"host_api.lua calls host methods the rplugin does not export: {unknown}"
+    assert unknown == [], f"host/api.lua calls host methods the rplugin does not export: {unknown}"
 
 
 def test_every_host_export_has_its_lua_function() -> None:
     exports = host_exports()
     assert len(exports) >= 19, exports
     unused = sorted(exports - host_api_calls())
-    assert unused == [], f"host methods no function of host_api.lua calls: {unused}"
+    assert unused == [], f"host methods no function of host/api.lua calls: {unused}"
 
 
 def test_no_lua_module_but_host_api_calls_the_host() -> None:

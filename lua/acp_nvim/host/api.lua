@@ -165,7 +165,7 @@ function M.editor_options(options)
   end
 end
 
--- ---- :AcpLog (synchronous: the host keeps the log; log.lua says when there is none) ----------------------
+-- ---- :AcpLog (synchronous: the host keeps the log; ui/log.lua says when there is none) ----------------------
 
 ---@param method string
 ---@param ... any

@@ -19,7 +19,7 @@
 --- `:write` of the buffer to a temp file next to the file (so the bytes are what `:write` makes of
 --- 'fileformat', 'eol', 'fileencoding', 'bomb'), fsync, the file's permission bits, rename over the file (the
 --- real path: a symlink stays a symlink). A reader or a crash sees the old bytes or the new, never a truncated
---- file. Neovim is then told the new file is the buffer's own without reloading it (see `adopt_file` in `fs/save.lua`).
+--- file. Neovim is then told the new file is the buffer's own without reloading it (see `adopt_file` in `save.lua`).
 --- BufWrite* autocmds are not run (formatters must not change what the agent wrote); `opts.autocmds = true`
 --- runs BufWritePre before the save (it may still change the buffer) and BufWritePost after; BufWriteCmd is
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
