@@ -38,11 +38,6 @@ class GroupReporter:
             self._unsubscribe = observe_groups(self)
         return self
 
-    def uninstall(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-
     def __call__(self, event: GroupEvent, pgid: int, command: AgentCommand) -> None:
         with self._lock:
             if event == "started":

@@ -24,11 +24,8 @@ M.defaults = {
   agents = {},
   -- Seconds the agent has to answer `initialize`.
   handshake_timeout = 30,
-  -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log. Same as log.file (kept
-  -- for existing configurations; log.file wins when both are set).
-  log_file = nil,
   log = {
-    -- Log file of the Python side (see log_file above).
+    -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log.
     file = nil,
     -- Least severe level written: "debug" (every stderr line of the agent too), "info", "warn", "error".
     level = "info",
@@ -151,7 +148,6 @@ local rules = {
   default_agent = "string",
   agents = "agents",
   handshake_timeout = "number",
-  log_file = "string?",
   log = {
     file = "string?",
     level = { "debug", "info", "warn", "error" },
@@ -427,7 +423,6 @@ end
 ---@return string
 function M.log_file()
   return (M.options.log or {}).file
-    or M.options.log_file
     or vim.env.ACP_NVIM_LOG
     or vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "acp_nvim.log")
 end

@@ -101,7 +101,7 @@ class Nvim:
 def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "python": sys.executable,
-        "log_file": str(tmp_path / "acp_nvim.log"),
+        "log": {"file": str(tmp_path / "acp_nvim.log")},
         "agents": {"ts": {"cmd": NODE, "args": [str(TS_EXAMPLE_AGENT)]}},
         "default_agent": "ts",
     }
