@@ -98,6 +98,17 @@ M.defaults = {
     history_prev = "<Up>",
     history_next = "<Down>",
   },
+  review = {
+    -- Buffer-local mappings while a buffer has agent hunks (:AcpReview); false leaves that key unmapped.
+    keymaps = {
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      accept_hunk = "<leader>aa",
+      reject_hunk = "<leader>ar",
+      accept_file = "<leader>aA",
+      reject_file = "<leader>aR",
+    },
+  },
 }
 
 -- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents.
@@ -194,6 +205,16 @@ local rules = {
     history_prev = "string",
     history_next = "string",
   },
+  review = {
+    keymaps = {
+      next_hunk = "key",
+      prev_hunk = "key",
+      accept_hunk = "key",
+      reject_hunk = "key",
+      accept_file = "key",
+      reject_file = "key",
+    },
+  },
 }
 
 local agent_rules = {
@@ -247,6 +268,8 @@ local function has_type(value, rule)
       end
     end
     return true
+  elseif rule == "key" then
+    return value == false or (type(value) == "string" and value ~= "")
   elseif rule == "string{}" then
     if type(value) ~= "table" then
       return false
@@ -268,6 +291,7 @@ local function describe(rule)
     ["string[]"] = "a list of strings",
     ["string{}"] = "a table of strings",
     ["string?"] = "a string",
+    ["key"] = "a key (a non-empty string) or false",
     ["config{}"] = "a table of option id = string or boolean",
     ["mcp[]"] = "a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url})",
   })[rule] or ("a " .. rule)
