@@ -1,5 +1,5 @@
--- Loaded at start-up: commands, the remote host registration and the command-line warm-up (cheap; nothing
--- starts until used).
+-- Loaded at start-up: commands, highlight groups, the remote host registration and the command-line warm-up
+-- (cheap; nothing starts until used).
 if vim.g.loaded_acp_nvim then
   return
 end
@@ -11,5 +11,6 @@ if vim.fn.has("nvim-0.11") == 0 then
 end
 
 require("acp_nvim.ui.commands").create()
+require("acp_nvim.ui.highlights").setup()
 require("acp_nvim.host").register()
 require("acp_nvim.host.warmup").enable_by_default()

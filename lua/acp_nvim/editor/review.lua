@@ -26,15 +26,6 @@ local MAX_VIRT_LINES = 50
 
 local SIGNS = { add = "+", change = "~", delete = "_" }
 
-for name, link in pairs({
-  AcpNvimReviewAdd = "DiffAdd",
-  AcpNvimReviewChange = "DiffChange",
-  AcpNvimReviewDelete = "DiffDelete",
-  AcpNvimReviewOld = "DiffDelete",
-}) do
-  api.nvim_set_hl(0, name, { link = link, default = true })
-end
-
 ---@class acp_nvim.ReviewHunk
 ---@field mark integer extmark id
 ---@field old string[] the lines before the agent's edit

@@ -16,8 +16,6 @@ M.max_lines = 8
 
 local ns = api.nvim_create_namespace("acp_nvim_term")
 
-api.nvim_set_hl(0, "AcpChatTerminalOutput", { link = "Comment", default = true })
-
 ---@class acp_nvim.ChatTerminal
 ---@field lines string[] the last complete lines
 ---@field partial string the line being printed

@@ -6,8 +6,6 @@ local M = {}
 local api = vim.api
 local ns_hint = api.nvim_create_namespace("acp_nvim_prompt_hint")
 local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
-api.nvim_set_hl(0, "AcpPromptHint", { link = "Comment", default = true })
-api.nvim_set_hl(0, "AcpPromptAttachment", { link = "Special", default = true })
 
 --- Image types by extension: an @mention of one of these is sent as an image (same table as the host's).
 M.image_types = {
