@@ -11,6 +11,7 @@ if vim.fn.has("nvim-0.11") == 0 then
 end
 
 require("acp_nvim.ui.commands").create()
+require("acp_nvim.ui.session_commands").track_chats()
 require("acp_nvim.ui.highlights").setup()
 require("acp_nvim.host").register()
 require("acp_nvim.host.warmup").enable_by_default()

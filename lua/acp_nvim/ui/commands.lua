@@ -1,13 +1,20 @@
--- The :Acp* user commands and their completion.
+-- Every :Acp* user command, created here and nowhere else; what each one does lives in the module it names.
 
 local M = {}
 
 ---@param lead string
+---@param words string[]
+---@return string[]
+local function starting(lead, words)
+  return vim.tbl_filter(function(word)
+    return vim.startswith(word, lead)
+  end, words)
+end
+
+---@param lead string
 ---@return string[]
 local function complete_agents(lead)
-  return vim.tbl_filter(function(name)
-    return vim.startswith(name, lead)
-  end, require("acp_nvim.config").agent_names())
+  return starting(lead, require("acp_nvim.config").agent_names())
 end
 
 -- The lines of a range as a prompt attachment.
@@ -122,16 +129,56 @@ function M.create()
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
-  require("acp_nvim.ui.log").create_command()
-  require("acp_nvim.ui.session_commands").create_commands()
+  command("AcpLog", function(args)
+    require("acp_nvim.ui.log").command(args.fargs)
+  end, {
+    nargs = "*",
+    complete = function(lead, line)
+      return require("acp_nvim.ui.log").complete(lead, line)
+    end,
+    desc = "Show the JSON-RPC traffic with the agent (:AcpLog save {file} writes it as NDJSON)",
+  })
+
+  -- Sessions, modes, options, login: lua/acp_nvim/ui/session_commands.lua.
+  local sessions = require("acp_nvim.ui.session_commands")
+  command("AcpNew", function()
+    acp.new()
+  end, { desc = "Open another session on the current agent" })
+  command("AcpSessions", function(args)
+    acp.sessions(unpack(args.fargs))
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "delete", "all" })
+    end,
+    desc = "List the agent's sessions and open (or delete) one",
+  })
+  command("AcpMode", function(args)
+    acp.mode(args.args)
+  end, { nargs = "?", complete = sessions.complete_mode, desc = "Set the session's mode" })
+  command(
+    "AcpConfig",
+    function(args)
+      acp.config(args.fargs[1], args.fargs[2])
+    end,
+    { nargs = "*", complete = sessions.complete_config, desc = "Set a configuration option of the session" }
+  )
+  command("AcpAuth", function(args)
+    acp.auth(args.args)
+  end, { nargs = "?", complete = sessions.complete_auth, desc = "Log in to the agent" })
+  command("AcpLogout", function()
+    acp.logout()
+  end, { desc = "Log out of the agent" })
+  command("AcpAddDir", function(args)
+    acp.add_dir(args.args)
+  end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
+
   command("AcpReview", function(args)
     require("acp_nvim.editor").review(args.args)
   end, {
     nargs = "?",
     complete = function(lead)
-      return vim.tbl_filter(function(a)
-        return vim.startswith(a, lead)
-      end, { "accept", "reject" })
+      return starting(lead, { "accept", "reject" })
     end,
     desc = "Review the agent's edits (quickfix); accept or reject all",
   })
@@ -140,9 +187,7 @@ function M.create()
   end, {
     nargs = "?",
     complete = function(lead)
-      return vim.tbl_filter(function(id)
-        return vim.startswith(id, lead)
-      end, require("acp_nvim.ui.chat_terminal").ids())
+      return starting(lead, require("acp_nvim.ui.chat_terminal").ids())
     end,
     desc = "Open an agent's terminal (default: the newest)",
   })

@@ -160,14 +160,4 @@ function M.complete(lead, line)
   end, candidates)
 end
 
-function M.create_command()
-  api.nvim_create_user_command("AcpLog", function(args)
-    M.command(args.fargs)
-  end, {
-    nargs = "*",
-    complete = M.complete,
-    desc = "Show the JSON-RPC traffic with the agent (:AcpLog save {file} writes it as NDJSON)",
-  })
-end
-
 return M

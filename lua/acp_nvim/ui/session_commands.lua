@@ -1,6 +1,6 @@
--- Sessions, login, modes and configuration options: the commands, their completion, and which session a
--- command is for (the chat the cursor is in, else the host's current one). Closing a chat buffer closes its
--- session; entering a chat makes its session the current one.
+-- Sessions, login, modes and configuration options: what their commands do (ui/commands.lua creates them),
+-- their completion, and which session a command is for (the chat the cursor is in, else the host's current
+-- one). Closing a chat buffer closes its session; entering a chat makes its session the current one.
 
 local M = {}
 
@@ -71,9 +71,6 @@ function M.spec(name, agent)
     session = true,
   }
 end
-
----@param method string
----@param ... any
 
 ---@return boolean
 local function host_running()
@@ -220,38 +217,10 @@ function M.complete_auth(lead)
   return starting(lead, require("acp_nvim.ui.status").get().auth_methods or {})
 end
 
--- ---- commands and autocommands ---------------------------------------------------------------------------
+-- ---- chats and their sessions ------------------------------------------------------------------------
 
-function M.create_commands()
-  local command = api.nvim_create_user_command
-  command("AcpNew", function()
-    require("acp_nvim").new()
-  end, { desc = "Open another session on the current agent" })
-  command("AcpSessions", function(args)
-    require("acp_nvim").sessions(unpack(args.fargs))
-  end, {
-    nargs = "*",
-    complete = function(lead)
-      return starting(lead, { "delete", "all" })
-    end,
-    desc = "List the agent's sessions and open (or delete) one",
-  })
-  command("AcpMode", function(args)
-    require("acp_nvim").mode(args.args)
-  end, { nargs = "?", complete = M.complete_mode, desc = "Set the session's mode" })
-  command("AcpConfig", function(args)
-    require("acp_nvim").config(args.fargs[1], args.fargs[2])
-  end, { nargs = "*", complete = M.complete_config, desc = "Set a configuration option of the session" })
-  command("AcpAuth", function(args)
-    require("acp_nvim").auth(args.args)
-  end, { nargs = "?", complete = M.complete_auth, desc = "Log in to the agent" })
-  command("AcpLogout", function()
-    require("acp_nvim").logout()
-  end, { desc = "Log out of the agent" })
-  command("AcpAddDir", function(args)
-    require("acp_nvim").add_dir(args.args)
-  end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
-
+--- Entering a chat makes its session the current one; wiping its buffer closes the session. Idempotent.
+function M.track_chats()
   local group = api.nvim_create_augroup("acp_nvim_sessions", { clear = true })
   api.nvim_create_autocmd("BufEnter", {
     group = group,
