@@ -275,8 +275,15 @@ local function argv_of(command, args)
   return argv
 end
 
+---@class acp_nvim.TerminalSpec
+---@field command string
+---@field args string[]?
+---@field env { name: string, value: string }[]?
+---@field cwd string?
+---@field output_byte_limit integer?
+
 --- Answer `terminal/create`: start the command and return its id at once.
----@param spec { command: string, args: string[]?, env: { name: string, value: string }[]?, cwd: string?, output_byte_limit: integer? }
+---@param spec acp_nvim.TerminalSpec
 ---@return table { ok = true, terminal_id, bufnr, pid } or an error table
 function M.create(spec)
   spec = opt(spec) or {}

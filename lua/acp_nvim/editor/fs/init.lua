@@ -158,10 +158,18 @@ local function buffer_for_write(path)
   return buf, true, nil
 end
 
+---@class acp_nvim.FsWriteOpts
+---@field session_id string?
+---@field tool_call_id string?
+---@field autocmds boolean?
+---@field review boolean?
+---@field checked_path boolean?
+---@field max_buffer_bytes integer?
+
 --- Answer `fs/write_text_file`.
 ---@param path string absolute path
 ---@param content string the whole new text of the file
----@param opts { session_id: string?, tool_call_id: string?, autocmds: boolean?, review: boolean?, checked_path: boolean?, max_buffer_bytes: integer? }?
+---@param opts acp_nvim.FsWriteOpts?
 ---@param done fun(answer: table)? for a write that goes to disk without a buffer: its bytes are then written
 ---  in libuv's thread pool (Neovim goes on meanwhile), `done` gets the answer and nothing is returned
 ---@return table? { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or an error table
