@@ -213,6 +213,16 @@ def test_quickfix_and_hunk_navigation(nvim_clean: Any, tmp_path: Path) -> None:
     assert nvim_clean.current.window.cursor[0] == 18
 
 
+def buffer_maps(nvim: Any, buf: int) -> dict[str, str]:
+    """The normal-mode mappings of `buf`: key -> description."""
+    return nvim.exec_lua(  # type: ignore[no-any-return]
+        """local out = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_keymap(..., "n")) do out[m.lhs] = m.desc end
+        return out""",
+        buf,
+    )
+
+
 def setup(nvim: Any, opts: dict[str, Any]) -> Any:
     """`require("acp_nvim").setup(opts)` as a user calls it (no host started ahead), and what it notified."""
     return nvim.exec_lua(
@@ -232,12 +242,7 @@ def test_setup_changes_the_mappings(nvim_clean: Any, tmp_path: Path) -> None:
     f = tmp_path / "a.txt"
     f.write_text(ORIGINAL)
     buf = write(nvim_clean, f, three_changes())["bufnr"]
-    maps = nvim_clean.exec_lua(
-        """local out = {}
-        for _, m in ipairs(vim.api.nvim_buf_get_keymap(..., "n")) do out[m.lhs] = m.desc end
-        return out""",
-        buf,
-    )
+    maps = buffer_maps(nvim_clean, buf)
     assert maps.get("ga") == "ACP: accept agent hunk"
     assert "ACP: reject agent hunk" not in maps.values()
     assert maps.get("]h") == "ACP: next agent hunk"
@@ -266,11 +271,6 @@ def test_an_invalid_review_key_is_named_and_the_default_kept(nvim_clean: Any, tm
     f = tmp_path / "a.txt"
     f.write_text(ORIGINAL)
     buf = write(nvim_clean, f, three_changes())["bufnr"]
-    maps = nvim_clean.exec_lua(
-        """local out = {}
-        for _, m in ipairs(vim.api.nvim_buf_get_keymap(..., "n")) do out[m.lhs] = m.desc end
-        return out""",
-        buf,
-    )
+    maps = buffer_maps(nvim_clean, buf)
     assert maps.get("]h") == "ACP: next agent hunk"
     assert "ACP: accept agent hunk" in maps.values()
