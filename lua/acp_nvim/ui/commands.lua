@@ -1,5 +1,4 @@
--- Every :Acp* user command and its completion, created here and nowhere else; what each one does lives in the
--- module it calls.
+-- Every :Acp* user command, created here and nowhere else; what each one does lives in the module it names.
 
 local M = {}
 
@@ -16,78 +15,6 @@ end
 ---@return string[]
 local function complete_agents(lead)
   return starting(lead, require("acp_nvim.config").agent_names())
-end
-
--- ---- completion of the session commands -------------------------------------------------------------------
-
---- The chat commands complete from: the one the cursor is in, else the current session's.
----@return AcpChat|nil
-local function current_chat()
-  local chat = require("acp_nvim.ui.chat")
-  return chat.chat_of_buf(vim.api.nvim_get_current_buf())
-    or chat.chats[require("acp_nvim.ui.status").get().session_id or ""]
-end
-
----@param option table a config option as the host sends it
----@return string[]
-local function option_values(option)
-  if option.type == "boolean" then
-    return { "true", "false", "toggle" }
-  end
-  local values = {}
-  for _, entry in ipairs(option.options or {}) do
-    if entry.group ~= nil then
-      for _, choice in ipairs(entry.options or {}) do
-        table.insert(values, choice.value)
-      end
-    else
-      table.insert(values, entry.value)
-    end
-  end
-  return values
-end
-
----@param lead string
----@return string[]
-local function complete_mode(lead)
-  local chat = current_chat()
-  return starting(
-    lead,
-    vim.tbl_map(function(mode)
-      return mode.id
-    end, chat and chat.modes or {})
-  )
-end
-
----@param lead string
----@param line string
----@return string[]
-local function complete_config(lead, line)
-  local chat = current_chat()
-  local options = chat and chat.config or {}
-  local words = vim.split(line, "%s+", { trimempty = true })
-  -- "AcpConfig <lead>" completes option ids; "AcpConfig opt <lead>" its values.
-  local arg = #words - (lead == "" and 0 or 1)
-  if arg <= 1 then
-    return starting(
-      lead,
-      vim.tbl_map(function(option)
-        return option.id
-      end, options)
-    )
-  end
-  for _, option in ipairs(options) do
-    if option.id == words[2] then
-      return starting(lead, option_values(option))
-    end
-  end
-  return {}
-end
-
----@param lead string
----@return string[]
-local function complete_auth(lead)
-  return starting(lead, require("acp_nvim.ui.status").get().auth_methods or {})
 end
 
 -- The lines of a range as a prompt attachment.
@@ -212,7 +139,8 @@ function M.create()
     desc = "Show the JSON-RPC traffic with the agent (:AcpLog save {file} writes it as NDJSON)",
   })
 
-  -- Sessions, modes, options, login: what they do is in lua/acp_nvim/ui/session_commands.lua.
+  -- Sessions, modes, options, login: lua/acp_nvim/ui/session_commands.lua.
+  local sessions = require("acp_nvim.ui.session_commands")
   command("AcpNew", function()
     acp.new()
   end, { desc = "Open another session on the current agent" })
@@ -227,13 +155,17 @@ function M.create()
   })
   command("AcpMode", function(args)
     acp.mode(args.args)
-  end, { nargs = "?", complete = complete_mode, desc = "Set the session's mode" })
-  command("AcpConfig", function(args)
-    acp.config(args.fargs[1], args.fargs[2])
-  end, { nargs = "*", complete = complete_config, desc = "Set a configuration option of the session" })
+  end, { nargs = "?", complete = sessions.complete_mode, desc = "Set the session's mode" })
+  command(
+    "AcpConfig",
+    function(args)
+      acp.config(args.fargs[1], args.fargs[2])
+    end,
+    { nargs = "*", complete = sessions.complete_config, desc = "Set a configuration option of the session" }
+  )
   command("AcpAuth", function(args)
     acp.auth(args.args)
-  end, { nargs = "?", complete = complete_auth, desc = "Log in to the agent" })
+  end, { nargs = "?", complete = sessions.complete_auth, desc = "Log in to the agent" })
   command("AcpLogout", function()
     acp.logout()
   end, { desc = "Log out of the agent" })

@@ -1,6 +1,6 @@
--- Sessions, login, modes and configuration options: what their commands do (ui/commands.lua creates them and
--- completes their arguments), and which session a command is for (the chat the cursor is in, else the host's
--- current one). Closing a chat buffer closes its session; entering a chat makes its session the current one.
+-- Sessions, login, modes and configuration options: what their commands do (ui/commands.lua creates them),
+-- their completion, and which session a command is for (the chat the cursor is in, else the host's current
+-- one). Closing a chat buffer closes its session; entering a chat makes its session the current one.
 
 local M = {}
 
@@ -27,6 +27,14 @@ end
 function M.current()
   local chat = require("acp_nvim.ui.chat").chat_of_buf(api.nvim_get_current_buf())
   return chat and chat.session_id or nil
+end
+
+--- The chat commands complete from: the one the cursor is in, else the current session's.
+---@return AcpChat|nil
+local function current_chat()
+  local chat = require("acp_nvim.ui.chat")
+  return chat.chat_of_buf(api.nvim_get_current_buf())
+    or chat.chats[require("acp_nvim.ui.status").get().session_id or ""]
 end
 
 --- What `acp_start` sends: the agent's command, and what its sessions are opened with.
@@ -134,6 +142,79 @@ function M.add_dir(dir)
   if host_running() then
     host_api.add_dir(M.current() or vim.NIL, path)
   end
+end
+
+-- ---- completion ----------------------------------------------------------------------------------------
+
+---@param lead string
+---@param words string[]
+---@return string[]
+local function starting(lead, words)
+  return vim.tbl_filter(function(word)
+    return vim.startswith(word, lead)
+  end, words)
+end
+
+---@param option table a config option as the host sends it
+---@return string[]
+local function option_values(option)
+  if option.type == "boolean" then
+    return { "true", "false", "toggle" }
+  end
+  local values = {}
+  for _, entry in ipairs(option.options or {}) do
+    if entry.group ~= nil then
+      for _, choice in ipairs(entry.options or {}) do
+        table.insert(values, choice.value)
+      end
+    else
+      table.insert(values, entry.value)
+    end
+  end
+  return values
+end
+
+---@param lead string
+---@return string[]
+function M.complete_mode(lead)
+  local chat = current_chat()
+  return starting(
+    lead,
+    vim.tbl_map(function(mode)
+      return mode.id
+    end, chat and chat.modes or {})
+  )
+end
+
+---@param lead string
+---@param line string
+---@return string[]
+function M.complete_config(lead, line)
+  local chat = current_chat()
+  local options = chat and chat.config or {}
+  local words = vim.split(line, "%s+", { trimempty = true })
+  -- "AcpConfig <lead>" completes option ids; "AcpConfig opt <lead>" its values.
+  local arg = #words - (lead == "" and 0 or 1)
+  if arg <= 1 then
+    return starting(
+      lead,
+      vim.tbl_map(function(option)
+        return option.id
+      end, options)
+    )
+  end
+  for _, option in ipairs(options) do
+    if option.id == words[2] then
+      return starting(lead, option_values(option))
+    end
+  end
+  return {}
+end
+
+---@param lead string
+---@return string[]
+function M.complete_auth(lead)
+  return starting(lead, require("acp_nvim.ui.status").get().auth_methods or {})
 end
 
 -- ---- chats and their sessions ------------------------------------------------------------------------
