@@ -140,7 +140,7 @@ class Neovim:
         self.lua(INSTRUMENT_LUA.read_text(encoding="utf-8"))
         opts = {
             "python": sys.executable,
-            "log_file": str(workdir / "acp_nvim.log"),
+            "log": {"file": str(workdir / "acp_nvim.log")},
             "agents": {
                 "flood": {
                     "cmd": sys.executable,

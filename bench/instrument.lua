@@ -51,7 +51,7 @@ vim.notify = function(msg, level)
   table.insert(B.notes, { msg = msg, level = level })
 end
 
-local chat = real_require("acp_nvim.chat")
+local chat = real_require("acp_nvim.ui.chat")
 local real_apply = chat.apply
 chat.apply = function(session_id, ops)
   B.applies = B.applies + 1

@@ -46,7 +46,7 @@ class EncodingBridge:
     def lua(self, code: str, *args: Any) -> None:
         self.calls += 1
         self.bytes += len(msgpack.packb([2, "nvim_exec_lua", [code, list(args)]]))
-        if code.startswith("require('acp_nvim.chat').apply") and self.needle:
+        if code.startswith("require('acp_nvim.ui.chat').apply") and self.needle:
             # The ops travel as JSON chunks (acp_nvim/nvim/render.py); decoding them is not the host's cost.
             for op in (op for chunk in args[1] for op in msgspec.json.decode(chunk)):
                 if (op.get("op") == "append" and op["text"].endswith(self.needle)) or (

@@ -332,7 +332,7 @@ def fs(config: Config) -> Result:
                 nv_s, floor_s = [], []
                 for _ in range(config.runs):
                     started = time.perf_counter()
-                    answer = nv.lua("return require('acp_nvim.fs').read(...)", str(big), line, limit)
+                    answer = nv.lua("return require('acp_nvim.editor.fs').read(...)", str(big), line, limit)
                     nv_s.append(time.perf_counter() - started)
                     assert answer.get("ok"), answer
                     started = time.perf_counter()
@@ -366,7 +366,7 @@ def fs(config: Config) -> Result:
                 content = "\n".join(lines)
                 nv.lua("acp_bench.touched = 0")
                 started = time.perf_counter()
-                answer = nv.lua("return require('acp_nvim.fs').write(...)", str(small), content)
+                answer = nv.lua("return require('acp_nvim.editor.fs').write(...)", str(small), content)
                 nv_s.append(time.perf_counter() - started)
                 assert answer.get("ok"), answer
                 touched.append(int(answer["lines_touched"]))
@@ -422,20 +422,22 @@ def terminal(config: Config) -> Result:
         else:
             script = f"yes 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxy' | head -c {size}"
             created = nv.lua(
-                "return require('acp_nvim.terminal').create(...)",
+                "return require('acp_nvim.editor.terminal').create(...)",
                 {"command": "sh", "args": ["-c", script], "output_byte_limit": limit},
             )
             assert created.get("ok"), created
             polls, largest = [], 0
             while True:
                 t = time.perf_counter()
-                answer = nv.lua("return require('acp_nvim.terminal').output(...)", created["terminal_id"])
+                answer = nv.lua(
+                    "return require('acp_nvim.editor.terminal').output(...)", created["terminal_id"]
+                )
                 polls.append(time.perf_counter() - t)
                 largest = max(largest, len(answer.get("output", "")))
                 if answer.get("exit_status"):
                     break
                 time.sleep(0.05)
-            nv.lua("require('acp_nvim.terminal').release(...)", created["terminal_id"])
+            nv.lua("require('acp_nvim.editor.terminal').release(...)", created["terminal_id"])
         took = time.perf_counter() - started
         nvim_peak = proc_status_kib(nv.pid, "VmHWM")
         host_peak = proc_status_kib(host_pid, "VmHWM") if host_pid else None

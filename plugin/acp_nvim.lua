@@ -1,5 +1,5 @@
--- Loaded at start-up: commands, the remote host registration and the command-line warm-up (cheap; nothing
--- starts until used).
+-- Loaded at start-up: commands, highlight groups, the remote host registration and the command-line warm-up
+-- (cheap; nothing starts until used).
 if vim.g.loaded_acp_nvim then
   return
 end
@@ -10,6 +10,8 @@ if vim.fn.has("nvim-0.11") == 0 then
   return
 end
 
-require("acp_nvim.commands").create()
+require("acp_nvim.ui.commands").create()
+require("acp_nvim.ui.session_commands").track_chats()
+require("acp_nvim.ui.highlights").setup()
 require("acp_nvim.host").register()
-require("acp_nvim.warmup").enable_by_default()
+require("acp_nvim.host.warmup").enable_by_default()

@@ -2,9 +2,9 @@
 
 For an agent's write too large to go through a buffer: sending tens of MiB to Neovim holds its event loop for
 as long as it takes to receive and decode them, whatever Lua then does. So the host writes such a file itself,
-off the event loop, with the guarantees of the buffer path (`lua/acp_nvim/fs/save.lua`): a temp file created
-exclusively under an unpredictable name next to the file, fsync, the file's permission bits and owner, rename
-over the file, fsync of the folder. A reader or a crash sees the old bytes or the new, never a mix.
+off the event loop, with the guarantees of the buffer path (`lua/acp_nvim/editor/fs/save.lua`): a temp file
+created exclusively under an unpredictable name next to the file, fsync, the file's permission bits and owner,
+rename over the file, fsync of the folder. A reader or a crash sees the old bytes or the new, never a mix.
 
 The path is the real path the sandbox resolved and checked. Everything below works relative to a descriptor
 of its folder, and that folder is checked (through the kernel's own name of the descriptor) to still be the

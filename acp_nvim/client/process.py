@@ -240,10 +240,6 @@ class AgentProcess:
             while self._group_alive():
                 await anyio.sleep(0.02)
 
-    def kill_now(self) -> None:
-        """Last resort, callable from any thread or at interpreter exit: SIGKILL the group."""
-        self._signal_group(signal.SIGKILL)
-
     def _signal_group(self, sig: signal.Signals) -> None:
         try:
             os.killpg(self.pgid, sig)

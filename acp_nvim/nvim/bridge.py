@@ -5,7 +5,7 @@ pynvim's own loop. Fire-and-forget Lua calls are sent as notifications (no round
 comes back through a thread-safe future that the anyio side awaits without blocking its loop.
 
 Calls that need not arrive at once (a status refresh) wait up to a frame for the next call and travel with it
-in one RPC (`lua/acp_nvim/batch.lua`): while an agent streams, Neovim gets one call per frame, not two.
+in one RPC (`lua/acp_nvim/host/batch.lua`): while an agent streams, Neovim gets one call per frame, not two.
 """
 
 from __future__ import annotations

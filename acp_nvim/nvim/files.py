@@ -1,4 +1,4 @@
-"""`fs/read_text_file` and `fs/write_text_file` through Neovim's buffers (`lua/acp_nvim/fs.lua`).
+"""`fs/read_text_file` and `fs/write_text_file` through Neovim's buffers (`lua/acp_nvim/editor/fs/init.lua`).
 
 Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
 `fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise), whose

@@ -34,9 +34,7 @@ LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARN
 
 
 def log_level(name: str | None) -> int:
-    """`opts.log.level` (or $ACP_NVIM_LOG_LEVEL); $ACP_NVIM_DEBUG still forces debug, as before the option."""
-    if os.environ.get("ACP_NVIM_DEBUG"):
-        return logging.DEBUG
+    """`opts.log.level`, else $ACP_NVIM_LOG_LEVEL, else info."""
     name = (name or os.environ.get(LOG_LEVEL_ENV) or "info").lower()
     return LOG_LEVELS.get(name, logging.INFO)
 

@@ -4,7 +4,7 @@ Each method runs one function of `lua/acp_nvim/` through the bridge; its Lua cod
 else in the package (`tests/unit/test_boundary.py` checks that, and that each function exists in Lua). What
 crosses is typed where the shape is fixed (the spec of `terminal.create`); the conversion to the plain tables
 pynvim sends happens here. `files.py` still passes the `fs.read`/`fs.write` code and options itself. The other
-direction, Lua calling the host, is declared in `lua/acp_nvim/host_api.lua`.
+direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
 
 Questions (pickers, permission and sandbox prompts, forms) are asked through `Ui.ask`, which prepends the
 answer's token: for them this module declares the code the `Ui` runs (the `ASK_*` constants).
@@ -19,46 +19,46 @@ import msgspec
 
 # ---- the Lua code of each entry point ---------------------------------------------------------------
 
-CHAT_CREATE = "require('acp_nvim.chat').create(...)"
-CHAT_RESET = "require('acp_nvim.chat').reset(...)"
-CHAT_DESTROY = "require('acp_nvim.chat').destroy(...)"
-CHAT_OPEN = "require('acp_nvim.chat').open(...)"
-CHAT_APPLY = "require('acp_nvim.chat').apply_json(...)"
-STATUS_SET = "require('acp_nvim.status').set(...)"
+CHAT_CREATE = "require('acp_nvim.ui.chat').create(...)"
+CHAT_RESET = "require('acp_nvim.ui.chat').reset(...)"
+CHAT_DESTROY = "require('acp_nvim.ui.chat').destroy(...)"
+CHAT_OPEN = "require('acp_nvim.ui.chat').open(...)"
+CHAT_APPLY = "require('acp_nvim.ui.chat').apply_json(...)"
+STATUS_SET = "require('acp_nvim.ui.status').set(...)"
 NOTIFY = "vim.notify(...)"
-PROMPT_REFUSED = "require('acp_nvim.prompt').refused(...)"
-REAPER_ADD = "require('acp_nvim.reaper').add(...)"
-REAPER_REMOVE = "require('acp_nvim.reaper').remove(...)"
+PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
+REAPER_ADD = "require('acp_nvim.host.agent_groups').add(...)"
+REAPER_REMOVE = "require('acp_nvim.host.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
-BATCH = "require('acp_nvim.batch').run(...)"
-ELICITATION_CLOSE = "require('acp_nvim.elicitation').close(...)"
+BATCH = "require('acp_nvim.host.batch').run(...)"
+ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 
-FS_READ = "return require('acp_nvim.fs').read(...)"
-FS_WRITE_FOR_HOST = "require('acp_nvim.fs').write_for_host(...)"
-FS_FIND_BUFFER = "return require('acp_nvim.fs').find_buffer(...)"
-FS_FILE_WRITTEN = "require('acp_nvim.fs').file_written(...)"
-FOLLOW_SHOW = "require('acp_nvim.follow').show(...)"
+FS_READ = "return require('acp_nvim.editor.fs').read(...)"
+FS_WRITE_FOR_HOST = "require('acp_nvim.editor.fs').write_for_host(...)"
+FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
+FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
+FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
 
-TERMINAL_CREATE = "return require('acp_nvim.terminal').create(...)"
-TERMINAL_OUTPUT = "return require('acp_nvim.terminal').output(...)"
-TERMINAL_KILL = "return require('acp_nvim.terminal').kill(...)"
+TERMINAL_CREATE = "return require('acp_nvim.editor.terminal').create(...)"
+TERMINAL_OUTPUT = "return require('acp_nvim.editor.terminal').output(...)"
+TERMINAL_KILL = "return require('acp_nvim.editor.terminal').kill(...)"
 # Fire and forget: kill() signals the process group and keeps the terminal readable (the chat still shows it).
-TERMINAL_KILL_MANY = "for _, id in ipairs(...) do require('acp_nvim.terminal').kill(id) end"
-TERMINAL_RELEASE = "return require('acp_nvim.terminal').release(...)"
+TERMINAL_KILL_MANY = "for _, id in ipairs(...) do require('acp_nvim.editor.terminal').kill(id) end"
+TERMINAL_RELEASE = "return require('acp_nvim.editor.terminal').release(...)"
 # Answers at once when the command already ended, else later through `acp_reply` with the token.
 TERMINAL_WAIT_FOR_EXIT = """
 local id, token = ...
-return require('acp_nvim.terminal').wait_for_exit(id, function(_, status)
-  require('acp_nvim.ui').answer(token, status)
+return require('acp_nvim.editor.terminal').wait_for_exit(id, function(_, status)
+  require('acp_nvim.ui.ask').answer(token, status)
 end)
 """
 
 # Run by `Ui.ask(code, ...)`, which passes the answer's token first.
-ASK_SELECT = "require('acp_nvim.ui').select(...)"
-ASK_TERMINAL = "require('acp_nvim.ui').terminal(...)"
-ASK_PERMISSION = "require('acp_nvim.permission').ask(...)"
-ASK_SANDBOX = "require('acp_nvim.sandbox_prompt').ask(...)"
-ASK_ELICITATION = "require('acp_nvim.elicitation').ask(...)"
+ASK_SELECT = "require('acp_nvim.ui.ask').select(...)"
+ASK_TERMINAL = "require('acp_nvim.ui.ask').terminal(...)"
+ASK_PERMISSION = "require('acp_nvim.ui.permission').ask(...)"
+ASK_SANDBOX = "require('acp_nvim.ui.sandbox').ask(...)"
+ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"
 
 
 # ---- what crosses ---------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ class Usage(msgspec.Struct, frozen=True):
 
 
 class Status(msgspec.Struct, frozen=True, kw_only=True):
-    """What `status.set` receives (`AcpStatus` in lua/acp_nvim/status.lua), which strips the None fields."""
+    """What `status.set` receives (`AcpStatus` in lua/acp_nvim/ui/status.lua), which strips None fields."""
 
     agent: AgentIdentity | None
     agent_name: str | None
@@ -176,7 +176,7 @@ class LuaApi:
     def __init__(self, bridge: BridgeLike) -> None:
         self._bridge = bridge
 
-    # chat (lua/acp_nvim/chat.lua)
+    # chat (lua/acp_nvim/ui/chat.lua)
 
     def chat_create(self, session_id: str, info: ChatInfo) -> None:
         self._bridge.lua(CHAT_CREATE, session_id, to_lua(info))
@@ -210,7 +210,7 @@ class LuaApi:
     def elicitation_close(self, token: int) -> None:
         self._bridge.lua(ELICITATION_CLOSE, token)
 
-    # process groups (lua/acp_nvim/reaper.lua)
+    # process groups (lua/acp_nvim/host/agent_groups.lua)
 
     def reaper_add(self, pgid: int, agent_name: str) -> None:
         self._bridge.lua(REAPER_ADD, pgid, agent_name)
@@ -218,12 +218,12 @@ class LuaApi:
     def reaper_remove(self, pgid: int) -> None:
         self._bridge.lua(REAPER_REMOVE, pgid)
 
-    # files (lua/acp_nvim/fs.lua, follow.lua)
+    # files (lua/acp_nvim/editor/fs/init.lua, follow.lua)
 
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)
 
-    # terminals (lua/acp_nvim/terminal.lua)
+    # terminals (lua/acp_nvim/editor/terminal.lua)
 
     async def terminal_create(self, spec: TerminalSpec) -> Any:
         return await self._bridge.lua_result(TERMINAL_CREATE, to_lua(spec))

@@ -1,4 +1,4 @@
-"""The options of the Neovim editor services, as `lua/acp_nvim/services.lua` sends them from `setup()`.
+"""The options of the Neovim editor services, as `lua/acp_nvim/editor/init.lua` sends them from `setup()`.
 
 They reach the host before every `acp_start` (same channel, so in order), which is what lets
 `client_capabilities()` stay synchronous and still advertise exactly what the user left enabled.

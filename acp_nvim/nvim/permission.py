@@ -55,10 +55,6 @@ class PermissionBroker:
         # other picker (a mode, a session to open) happens to close.
         self._queued: list[tuple[str, anyio.CancelScope]] = []
 
-    @property
-    def pending(self) -> int:
-        return len(self._open)
-
     async def ask(
         self, request: s.RequestPermissionRequest, view: dict[str, Any]
     ) -> s.RequestPermissionOutcome:

@@ -240,15 +240,3 @@ def build_prompt(
         refused(str(err), text, raw_attachments or [])
         return None
     return built if built.blocks else None
-
-
-# ---- the names the controller used before attachments had kinds ------------------------------------------
-
-
-def prompt_blocks(text: str, selections: list[Selection], embedded_context: bool) -> list[s.ContentBlock]:
-    caps = s.PromptCapabilities(embedded_context=embedded_context)
-    return prompt_content(text, list(selections), caps).blocks
-
-
-def shown_prompt(text: str, selections: list[Selection]) -> str:
-    return prompt_content(text, list(selections), s.PromptCapabilities()).shown

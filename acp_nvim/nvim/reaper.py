@@ -2,10 +2,10 @@
 
 The host stops its agents itself (`AgentProcess.stop`), but it cannot when it is the one that dies: a
 SIGKILLed host leaves its agents reparented to init, and at `:qa` Neovim may kill the host before it has
-finished stopping them. So every agent group is reported to Lua (`lua/acp_nvim/reaper.lua`) as soon as the
-agent is spawned and withdrawn only once the group is seen empty; Lua signals whatever is still recorded when
-the host's job exits and on VimLeavePre. At interpreter exit the host also SIGKILLs the groups it still
-knows, in case Neovim is gone too.
+finished stopping them. So every agent group is reported to Lua (`lua/acp_nvim/host/agent_groups.lua`) as
+soon as the agent is spawned and withdrawn only once the group is seen empty; Lua signals whatever is still
+recorded when the host's job exits and on VimLeavePre. At interpreter exit the host also SIGKILLs the groups
+it still knows, in case Neovim is gone too.
 """
 
 from __future__ import annotations
@@ -37,11 +37,6 @@ class GroupReporter:
         if self._unsubscribe is None:
             self._unsubscribe = observe_groups(self)
         return self
-
-    def uninstall(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
 
     def __call__(self, event: GroupEvent, pgid: int, command: AgentCommand) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""`terminal/*` in Neovim terminal jobs (`lua/acp_nvim/terminal.lua`).
+"""`terminal/*` in Neovim terminal jobs (`lua/acp_nvim/editor/terminal.lua`).
 
 A command runs as a PTY job in its own process group, in the session's cwd unless the agent names one (which
 then goes through the sandbox like any path). `wait_for_exit` costs no polling: Lua answers at once when the

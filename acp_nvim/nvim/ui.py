@@ -2,7 +2,7 @@
 exit status.
 
 The anyio side opens a slot, hands its token to Lua and awaits the slot; Lua answers with
-`acp_reply(token, value)` (`answer` in `lua/acp_nvim/ui.lua`) whenever the answer exists.
+`acp_reply(token, value)` (`answer` in `lua/acp_nvim/ui/ask.lua`) whenever the answer exists.
 Nothing polls, and an answer for a slot nobody waits on any more (the request was cancelled, the agent died)
 is dropped.
 

@@ -43,7 +43,6 @@ STATUS_ICONS = {
 }
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 HEADERS = {"user": ("You", "AcpChatUser"), "thought": ("Thinking", "AcpChatThoughtHeader")}
-RAW_OUTPUT_MAX_LINES = 20
 # Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
 # keeps to its budget per tick only between ops. A larger message travels as an add and appends.
 SLICE_CHARS = 32 * 1024

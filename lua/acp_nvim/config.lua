@@ -24,11 +24,8 @@ M.defaults = {
   agents = {},
   -- Seconds the agent has to answer `initialize`.
   handshake_timeout = 30,
-  -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log. Same as log.file (kept
-  -- for existing configurations; log.file wins when both are set).
-  log_file = nil,
   log = {
-    -- Log file of the Python side (see log_file above).
+    -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log.
     file = nil,
     -- Least severe level written: "debug" (every stderr line of the agent too), "info", "warn", "error".
     level = "info",
@@ -101,6 +98,17 @@ M.defaults = {
     history_prev = "<Up>",
     history_next = "<Down>",
   },
+  review = {
+    -- Buffer-local mappings while a buffer has agent hunks (:AcpReview); false leaves that key unmapped.
+    keymaps = {
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      accept_hunk = "<leader>aa",
+      reject_hunk = "<leader>ar",
+      accept_file = "<leader>aA",
+      reject_file = "<leader>aR",
+    },
+  },
 }
 
 -- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents.
@@ -151,7 +159,6 @@ local rules = {
   default_agent = "string",
   agents = "agents",
   handshake_timeout = "number",
-  log_file = "string?",
   log = {
     file = "string?",
     level = { "debug", "info", "warn", "error" },
@@ -197,6 +204,16 @@ local rules = {
     cancel = "string",
     history_prev = "string",
     history_next = "string",
+  },
+  review = {
+    keymaps = {
+      next_hunk = "key",
+      prev_hunk = "key",
+      accept_hunk = "key",
+      reject_hunk = "key",
+      accept_file = "key",
+      reject_file = "key",
+    },
   },
 }
 
@@ -251,6 +268,8 @@ local function has_type(value, rule)
       end
     end
     return true
+  elseif rule == "key" then
+    return value == false or (type(value) == "string" and value ~= "")
   elseif rule == "string{}" then
     if type(value) ~= "table" then
       return false
@@ -272,6 +291,7 @@ local function describe(rule)
     ["string[]"] = "a list of strings",
     ["string{}"] = "a table of strings",
     ["string?"] = "a string",
+    ["key"] = "a key (a non-empty string) or false",
     ["config{}"] = "a table of option id = string or boolean",
     ["mcp[]"] = "a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url})",
   })[rule] or ("a " .. rule)
@@ -427,7 +447,6 @@ end
 ---@return string
 function M.log_file()
   return (M.options.log or {}).file
-    or M.options.log_file
     or vim.env.ACP_NVIM_LOG
     or vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "acp_nvim.log")
 end

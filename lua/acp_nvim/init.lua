@@ -5,8 +5,8 @@ local M = {}
 
 local config = require("acp_nvim.config")
 local host = require("acp_nvim.host")
-local host_api = require("acp_nvim.host_api")
-local status = require("acp_nvim.status")
+local host_api = require("acp_nvim.host.api")
+local status = require("acp_nvim.ui.status")
 
 local did_setup = false
 
@@ -27,16 +27,16 @@ function M.setup(opts)
   end
   did_setup = true
   local errors = config.apply(opts)
-  require("acp_nvim.highlights").setup()
-  require("acp_nvim.services").setup()
+  require("acp_nvim.ui.highlights").setup()
+  require("acp_nvim.editor").setup()
   host.register()
   host.prestart(config.options.prestart_host)
   if config.options.prestart_host == true then
-    require("acp_nvim.warmup").disable()
+    require("acp_nvim.host.warmup").disable()
   else
     -- Where no host was started ahead (no UI with "auto", or false), it starts while an :Acp* command is
-    -- being typed (lua/acp_nvim/warmup.lua).
-    require("acp_nvim.warmup").enable()
+    -- being typed (lua/acp_nvim/host/warmup.lua).
+    require("acp_nvim.host.warmup").enable()
   end
   if #errors > 0 then
     notify("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))
@@ -69,8 +69,8 @@ function M.start(name)
     status.set({ state = "starting", agent = { name = name } })
   end
   -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
-  require("acp_nvim.services").send_options()
-  host_api.start(require("acp_nvim.sessions").spec(name, agent))
+  require("acp_nvim.editor").send_options()
+  host_api.start(require("acp_nvim.ui.session_commands").spec(name, agent))
 end
 
 --- Opens another session on the current agent (the default one when none runs).
@@ -84,7 +84,7 @@ function M.stop()
     status.update({ state = "stopped", session_id = vim.NIL, error = vim.NIL })
     return
   end
-  host_api.stop(require("acp_nvim.sessions").current() or vim.NIL)
+  host_api.stop(require("acp_nvim.ui.session_commands").current() or vim.NIL)
 end
 
 --- Stops the agent (the current one when `name` is nil) and starts it again with a new session.
@@ -98,14 +98,14 @@ function M.restart(name)
     return
   end
   status.set({ state = "starting", agent = { name = name } })
-  require("acp_nvim.services").send_options()
-  host_api.restart(require("acp_nvim.sessions").spec(name, agent))
+  require("acp_nvim.editor").send_options()
+  host_api.restart(require("acp_nvim.ui.session_commands").spec(name, agent))
 end
 
 --- Opens (or focuses) the chat of the current session.
 function M.chat()
   ensure_setup()
-  local chat = require("acp_nvim.chat")
+  local chat = require("acp_nvim.ui.chat")
   if chat.open() then
     return
   end
@@ -130,8 +130,8 @@ function M.prompt(text, selections)
     notify(why, vim.log.levels.WARN)
     return false
   end
-  require("acp_nvim.prompt").remember(text)
-  local session = require("acp_nvim.sessions").current() or vim.NIL
+  require("acp_nvim.ui.prompt").remember(text)
+  local session = require("acp_nvim.ui.session_commands").current() or vim.NIL
   if not host_api.prompt(text, selections or {}, session) then
     return false
   end
@@ -143,34 +143,34 @@ end
 function M.cancel()
   ensure_setup()
   if host.info() ~= nil then
-    host_api.cancel(require("acp_nvim.sessions").current() or vim.NIL)
+    host_api.cancel(require("acp_nvim.ui.session_commands").current() or vim.NIL)
   end
 end
 
--- Sessions, login, modes and options (lua/acp_nvim/sessions.lua has the details).
+-- Sessions, login, modes and options (lua/acp_nvim/ui/session_commands.lua has the details).
 M.sessions = function(...)
   ensure_setup()
-  require("acp_nvim.sessions").sessions(...)
+  require("acp_nvim.ui.session_commands").sessions(...)
 end
 M.mode = function(...)
   ensure_setup()
-  require("acp_nvim.sessions").mode(...)
+  require("acp_nvim.ui.session_commands").mode(...)
 end
 M.config = function(...)
   ensure_setup()
-  require("acp_nvim.sessions").config(...)
+  require("acp_nvim.ui.session_commands").config(...)
 end
 M.auth = function(...)
   ensure_setup()
-  require("acp_nvim.sessions").auth(...)
+  require("acp_nvim.ui.session_commands").auth(...)
 end
 M.logout = function()
   ensure_setup()
-  require("acp_nvim.sessions").logout()
+  require("acp_nvim.ui.session_commands").logout()
 end
 M.add_dir = function(...)
   ensure_setup()
-  require("acp_nvim.sessions").add_dir(...)
+  require("acp_nvim.ui.session_commands").add_dir(...)
 end
 
 ---@return AcpStatus

@@ -1,7 +1,7 @@
 # mypy: disable-error-code="untyped-decorator"
 """pynvim declarations only; every handler is one line into `acp_nvim.nvim.host`.
 
-Registered by the Lua layer (`lua/acp_nvim/host.lua`), not by :UpdateRemotePlugins. Lua spawns the host
+Registered by the Lua layer (`lua/acp_nvim/host/init.lua`), not by :UpdateRemotePlugins. Lua spawns the host
 and sends `acp_bootstrap` at once, without waiting: the host answers it with a Lua call once loaded. The
 synchronous `AcpNvimBootstrap` (versions included) is for :checkhealth. Everything else arrives as `rpcnotify`
 on the host's channel.

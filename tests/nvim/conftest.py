@@ -70,7 +70,7 @@ class Nvim:
         return str(self.status()["state"])
 
     def chat_lines(self) -> list[str]:
-        return self.lua("return require('acp_nvim.chat').lines()")  # type: ignore[no-any-return]
+        return self.lua("return require('acp_nvim.ui.chat').lines()")  # type: ignore[no-any-return]
 
     def chat_text(self) -> str:
         return "\n".join(self.chat_lines())
@@ -86,7 +86,7 @@ class Nvim:
 
     def wait_chat(self, text: str, timeout: float = 20.0) -> None:
         self.wait(
-            "table.concat(require('acp_nvim.chat').lines(), '\\n'):find(args[1], 1, true) ~= nil",
+            "table.concat(require('acp_nvim.ui.chat').lines(), '\\n'):find(args[1], 1, true) ~= nil",
             timeout,
             text,
         )
@@ -101,7 +101,7 @@ class Nvim:
 def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "python": sys.executable,
-        "log_file": str(tmp_path / "acp_nvim.log"),
+        "log": {"file": str(tmp_path / "acp_nvim.log")},
         "agents": {"ts": {"cmd": NODE, "args": [str(TS_EXAMPLE_AGENT)]}},
         "default_agent": "ts",
     }

@@ -17,8 +17,8 @@ import pytest
 
 from tests.conftest import NVIM, ROOT
 
-WRITE = 'return require("acp_nvim.fs").write(...)'
-REJECT = "local ok, e = require('acp_nvim.review').reject_file(0, 's1'); return { ok, e or '' }"
+WRITE = 'return require("acp_nvim.editor.fs").write(...)'
+REJECT = "local ok, e = require('acp_nvim.editor.review').reject_file(0, 's1'); return { ok, e or '' }"
 
 
 def write(nvim: Any, path: Path | str, content: str, **opts: Any) -> Any:

@@ -22,12 +22,12 @@ def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
 
 
 def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
-    nvim.lua("require('acp_nvim.chat').apply(...)", "s1", list(ops))
+    nvim.lua("require('acp_nvim.ui.chat').apply(...)", "s1", list(ops))
 
 
 @pytest.fixture
 def chat(nvim: Nvim) -> Nvim:
-    nvim.lua("require('acp_nvim.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
     return nvim
 
 
@@ -35,7 +35,7 @@ def chat(nvim: Nvim) -> Nvim:
 
 
 def test_chat_buffer_identity(chat: Nvim) -> None:
-    buf = chat.lua("return require('acp_nvim.chat').chats.s1.buf")
+    buf = chat.lua("return require('acp_nvim.ui.chat').chats.s1.buf")
     assert chat.lua("return vim.bo[...].filetype", buf) == "acp_nvim_chat"
     assert chat.lua("return vim.api.nvim_buf_get_name(...)", buf) == "acp://a/s1"
     assert chat.lua("return vim.bo[...].modifiable", buf) is False
@@ -53,7 +53,7 @@ def test_reset_drops_what_was_still_queued_for_the_old_session(chat: Nvim) -> No
     ops = [{"op": "add", "item": message(f"m{n}", "agent", f"old {n}")} for n in range(2000)]
     pending = chat.lua(
         """
-        local chat = require('acp_nvim.chat')
+        local chat = require('acp_nvim.ui.chat')
         chat.budget_ns = 0  -- one run of items per tick: most of them stay queued
         chat.apply('s1', ...)
         local waiting = chat.pending('s1')
@@ -64,9 +64,9 @@ def test_reset_drops_what_was_still_queued_for_the_old_session(chat: Nvim) -> No
         ops,
     )
     assert pending is True
-    assert chat.lua("return require('acp_nvim.chat').pending('s1')") is False
+    assert chat.lua("return require('acp_nvim.ui.chat').pending('s1')") is False
     apply(chat, {"op": "add", "item": message("new", "agent", "replayed")})
-    assert chat.lua("return require('acp_nvim.chat').lines('s1')") == ["▍ agent", "replayed"]
+    assert chat.lua("return require('acp_nvim.ui.chat').lines('s1')") == ["▍ agent", "replayed"]
 
 
 def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
@@ -75,7 +75,7 @@ def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
     chat.lua(
         """
         _G.changes = {}
-        vim.api.nvim_buf_attach(require('acp_nvim.chat').chats.s1.buf, false, {
+        vim.api.nvim_buf_attach(require('acp_nvim.ui.chat').chats.s1.buf, false, {
           on_lines = function(_, _, _, first, last_old, last_new)
             table.insert(changes, { first, last_old, last_new })
           end,
@@ -132,7 +132,7 @@ def test_diff_is_drawn_as_a_real_diff_with_highlights(chat: Nvim) -> None:
     assert "    -b" in lines and "    +B" in lines and "    +d" in lines and "     a" in lines
     groups = chat.lua(
         """
-        local buf = require('acp_nvim.chat').chats.s1.buf
+        local buf = require('acp_nvim.ui.chat').chats.s1.buf
         local ns = vim.api.nvim_create_namespace('acp_nvim_hl')
         local out = {}
         for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
@@ -158,7 +158,7 @@ def test_thoughts_are_folded(chat: Nvim) -> None:
         {"op": "add", "item": message("2", "thought", "step one")},
     )
     apply(chat, {"op": "append", "id": "2", "text": "\nstep two"})
-    chat.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.buf)[1])")
+    chat.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1])")
     # Thought header is line 4; the fold spans the thought's header and body.
     assert chat.lua("return vim.fn.foldclosed(4)") == 4
     assert chat.lua("return vim.fn.foldclosedend(4)") == 6
@@ -173,7 +173,7 @@ def test_location_jumps_with_enter(chat: Nvim, tmp_path: Path) -> None:
     apply(chat, {"op": "add", "item": {"id": "1", "kind": "tool_call", "lines": [seg("  ✓ Read"), line]}})
     chat.lua(
         """
-        local buf = require('acp_nvim.chat').chats.s1.buf
+        local buf = require('acp_nvim.ui.chat').chats.s1.buf
         vim.api.nvim_set_current_win(vim.fn.win_findbuf(buf)[1])
         vim.api.nvim_win_set_cursor(0, { 2, 0 })
         """
@@ -195,16 +195,16 @@ def test_meta_sets_the_header_and_commands(chat: Nvim) -> None:
             "mode": "code",
         },
     )
-    winbar = chat.lua("return vim.wo[vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.buf)[1]].winbar")
+    winbar = chat.lua("return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]].winbar")
     assert "Fix bugs │ mode: Code │ 50%%" in winbar
     # The prompt's omnifunc offers the agent's commands.
     chat.lua(
-        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.chat').chats.s1.prompt_buf)[1])"
+        "vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf)[1])"
     )
     chat.api.current.buffer[:] = ["/pl"]
     chat.lua("vim.api.nvim_win_set_cursor(0, {1, 3})")
-    assert chat.lua("return require('acp_nvim.prompt').omnifunc(1, '')") == 0
-    items = chat.lua("return require('acp_nvim.prompt').omnifunc(0, '/pl')")
+    assert chat.lua("return require('acp_nvim.ui.prompt').omnifunc(1, '')") == 0
+    items = chat.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '/pl')")
     assert [item["abbr"] for item in items] == ["/plan"]
 
 
@@ -216,9 +216,9 @@ def test_redraw_thresholds_are_options(nvim: Nvim, tmp_path: Path) -> None:
     assert "`chat.highlight_max_bytes` must be a number, got string" in nvim.errors()[0]
     opts = setup_opts(tmp_path, chat={"highlight_max_bytes": 300, "long_line_bytes": 100})
     assert nvim.lua("return require('acp_nvim').setup(...)", opts)
-    nvim.lua("require('acp_nvim.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
     state = (
-        "local c = require('acp_nvim.chat').chats.s1"
+        "local c = require('acp_nvim.ui.chat').chats.s1"
         " return { c.plain == true, vim.wo[vim.fn.win_findbuf(c.buf)[1]].linebreak }"
     )
     apply(nvim, {"op": "add", "item": message("1", "agent", "Hello")})
@@ -308,7 +308,7 @@ def test_prompt_refused_while_busy_keeps_the_text(nvim: Nvim) -> None:
     nvim.wait_state("awaiting_permission")
     nvim.lua(
         """
-        local chat = require('acp_nvim.chat').chats[require('acp_nvim').status().session_id]
+        local chat = require('acp_nvim.ui.chat').chats[require('acp_nvim').status().session_id]
         vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.prompt_buf)[1])
         vim.api.nvim_buf_set_lines(chat.prompt_buf, 0, -1, false, { 'second prompt' })
         """
@@ -434,7 +434,7 @@ def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
         position = found
     assert nvim.status()["mode"] == "code"
     header = nvim.lua(
-        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.chat').chats[...].buf)[1]].winbar",
+        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]].winbar",
         nvim.status()["session_id"],
     )
     assert "Fixing hello │ mode: Code │ ctx 5.0k/100.0k" in header
@@ -496,7 +496,7 @@ def test_streaming_many_chunks_is_coalesced(nvim: Nvim, tmp_path: Path) -> None:
     nvim.wait_state("ready")
     nvim.lua(
         """
-        local chat = require('acp_nvim.chat')
+        local chat = require('acp_nvim.ui.chat')
         local apply = chat.apply
         _G.apply_calls = 0
         chat.apply = function(...) apply_calls = apply_calls + 1; return apply(...) end

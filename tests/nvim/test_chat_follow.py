@@ -11,7 +11,7 @@ from tests.nvim.test_chat import scripted_agent
 def chat_window_view(nvim: Nvim) -> dict[str, int]:
     return nvim.lua(  # type: ignore[no-any-return]
         """
-        local chat = require('acp_nvim.chat')
+        local chat = require('acp_nvim.ui.chat')
         local c = chat.chats[chat.current]
         local win = vim.fn.win_findbuf(c.buf)[1]
         return { cursor = vim.api.nvim_win_get_cursor(win)[1], last = vim.api.nvim_buf_line_count(c.buf) }
@@ -53,7 +53,7 @@ def test_a_window_the_user_scrolled_up_stays_put(nvim: Nvim, tmp_path: Path) -> 
     nvim.wait_state("ready")
     nvim.lua(
         """
-        local chat = require('acp_nvim.chat')
+        local chat = require('acp_nvim.ui.chat')
         local win = vim.fn.win_findbuf(chat.chats[chat.current].buf)[1]
         vim.api.nvim_win_set_cursor(win, { 3, 0 })
         """

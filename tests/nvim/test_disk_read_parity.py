@@ -12,7 +12,7 @@ import pytest
 
 from acp_nvim.client.disk import ReadRefused, read_text, slice_lines
 
-READ = "return require('acp_nvim.fs').read(...)"
+READ = "return require('acp_nvim.editor.fs').read(...)"
 
 TEXTS = [
     "",

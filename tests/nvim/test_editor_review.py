@@ -27,7 +27,7 @@ def keys(nvim: Nvim, text: str) -> None:
 
 
 def hunks(nvim: Nvim) -> list[dict[str, Any]]:
-    return nvim.lua("return require('acp_nvim.review').hunks()")  # type: ignore[no-any-return]
+    return nvim.lua("return require('acp_nvim.editor.review').hunks()")  # type: ignore[no-any-return]
 
 
 def test_review_hunks_files_and_all(nvim: Nvim, agent: Scripted, tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_kill_a_command_that_ignores_sigterm(nvim: Nvim, agent: Scripted, projec
         }
     ]
     agent.start([steps], project)
-    nvim.lua("require('acp_nvim.terminal').kill_grace_ms = 300")
+    nvim.lua("require('acp_nvim.editor.terminal').kill_grace_ms = 300")
     got = agent.turn()
     assert result(calls(got, "terminal/kill")[0]) == {}
     assert result(calls(got, "terminal/wait_for_exit")[0])["signal"] == "SIGKILL"
@@ -102,7 +102,7 @@ def test_no_process_left_after_stop(nvim: Nvim, agent: Scripted, project: Path) 
     ]
     agent.start([steps], project)
     agent.turn()
-    pid = nvim.lua("local t = require('acp_nvim.terminal') return t.pid(t.list()[1])")
+    pid = nvim.lua("local t = require('acp_nvim.editor.terminal') return t.pid(t.list()[1])")
     assert nvim.lua("return vim.uv.kill(-..., 0) == 0", pid)
     nvim.api.command("AcpStop")
     nvim.wait_state("stopped")
@@ -125,7 +125,7 @@ def test_chat_shows_the_embedded_terminal(nvim: Nvim, agent: Scripted, project: 
     agent.turn()
     nvim.wait_chat("⌨ terminal")
     shown = """
-    local chat = require('acp_nvim.chat')
+    local chat = require('acp_nvim.ui.chat')
     local buf = chat.chats[chat.current].buf
     local ns = vim.api.nvim_create_namespace('acp_nvim_term')
     local out = {}
@@ -144,15 +144,15 @@ def test_chat_shows_the_embedded_terminal(nvim: Nvim, agent: Scripted, project: 
     # <CR> on the placeholder opens the terminal itself.
     nvim.lua("require('acp_nvim').chat()")
     row = nvim.lua(
-        "for i, l in ipairs(require('acp_nvim.chat').lines()) do"
+        "for i, l in ipairs(require('acp_nvim.ui.chat').lines()) do"
         " if l:find('terminal term-', 1, true) then return i end end"
     )
     nvim.lua(
-        "local chat = require('acp_nvim.chat')"
+        "local chat = require('acp_nvim.ui.chat')"
         " vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.chats[chat.current].buf)[1])"
     )
     nvim.api.current.window.cursor = (row, 0)
-    nvim.lua("require('acp_nvim.chat').jump('<CR>')")
+    nvim.lua("require('acp_nvim.ui.chat').jump('<CR>')")
     assert nvim.lua("return vim.bo.buftype") == "terminal"
     assert nvim.lua("return vim.api.nvim_buf_get_name(0)").startswith("acp-terminal://term-")
 
@@ -170,8 +170,8 @@ def test_a_crashed_agent_leaves_no_process(nvim: Nvim, agent: Scripted, project:
     ]
     agent.start([steps], project)
     nvim.lua("require('acp_nvim').prompt('go')")
-    nvim.wait("#require('acp_nvim.terminal').list() == 1")
-    pid = nvim.lua("local t = require('acp_nvim.terminal') return t.pid(t.list()[1])")
+    nvim.wait("#require('acp_nvim.editor.terminal').list() == 1")
+    pid = nvim.lua("local t = require('acp_nvim.editor.terminal') return t.pid(t.list()[1])")
     nvim.wait_state("error")
     nvim.wait("select(1, pcall(vim.uv.kill, -args[1], 0)) == false or vim.uv.kill(-args[1], 0) ~= 0", 10, pid)
 

@@ -1,4 +1,4 @@
-"""fs/read_text_file and fs/write_text_file served by lua/acp_nvim/fs.lua in a real headless Neovim."""
+"""fs/read_text_file and fs/write_text_file served by lua/acp_nvim/editor/fs/ in a real headless Neovim."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-READ = 'return require("acp_nvim.fs").read(...)'
-WRITE = 'return require("acp_nvim.fs").write(...)'
+READ = 'return require("acp_nvim.editor.fs").read(...)'
+WRITE = 'return require("acp_nvim.editor.fs").write(...)'
 
 
 def read(nvim: Any, path: Path | str, line: int | None = None, limit: int | None = None, **opts: Any) -> Any:
@@ -274,7 +274,7 @@ def test_diff_hunks_rebuild_the_new_text_exactly(nvim_clean: Any) -> None:
     alphabet = ["a", "b", "c", "", "a b"]
     apply = """
     local old, new = ...
-    local fs = require("acp_nvim.fs")
+    local fs = require("acp_nvim.editor.fs")
     local buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, old)
     if #old == 0 then fs.make_empty(buf) end
@@ -325,7 +325,7 @@ def test_saved_bytes_are_what_write_saves(
     nvim_clean.api.buf_set_lines(buf, 0, -1, False, lines)
     for name, value in options.items():
         nvim_clean.api.set_option_value(name, value, {"buf": buf})
-    assert nvim_clean.exec_lua("return require('acp_nvim.fs').write_buffer(...)", buf) is None
+    assert nvim_clean.exec_lua("return require('acp_nvim.editor.fs').write_buffer(...)", buf) is None
     nvim_clean.command(f"noautocmd silent write! {reference}")
     assert target.read_bytes() == reference.read_bytes()
 
@@ -356,7 +356,7 @@ def test_cursor_and_extmarks_outside_the_change_stay(nvim_clean: Any, tmp_path: 
 @pytest.mark.parametrize("module_first", [True, False], ids=["module-loaded-first", "buffer-loaded-first"])
 def test_changed_on_disk_is_refused(nvim_clean: Any, tmp_path: Path, module_first: bool) -> None:
     if module_first:
-        nvim_clean.exec_lua('require("acp_nvim.fs")')
+        nvim_clean.exec_lua('require("acp_nvim.editor.fs")')
     f = tmp_path / "race.txt"
     f.write_text("original\n")
     edit(nvim_clean, f)

@@ -280,7 +280,7 @@ def test_batched_calls_run_in_order_with_their_arguments(nvim: Nvim) -> None:
         ["error('boom')", [], 0],
         ["acp_test_batch.after = true", [], 0],
     ]
-    ok, err = nvim.lua("return { pcall(require('acp_nvim.batch').run, ...) }", calls)
+    ok, err = nvim.lua("return { pcall(require('acp_nvim.host.batch').run, ...) }", calls)
     assert ok is False and "boom" in err
     assert nvim.lua("return { acp_test_batch[1], acp_test_batch[2] == nil, acp_test_batch[3] }") == [
         1,
@@ -445,7 +445,7 @@ def test_prestart_false_cancels_a_pending_auto(nvim: Nvim, tmp_path: Path) -> No
     with ui_attached(nvim):
         assert nvim.lua("return require('acp_nvim.host').info()") is None
     # Typing a command still starts it early.
-    assert nvim.lua("return require('acp_nvim.warmup').enabled()")
+    assert nvim.lua("return require('acp_nvim.host.warmup').enabled()")
 
 
 def test_prestart_auto_that_cannot_start_is_reported_by_the_command(nvim: Nvim, tmp_path: Path) -> None:

@@ -25,8 +25,8 @@ from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
 from tests.nvim.probe import round_trips
 
-WRITE = 'return require("acp_nvim.fs").write(...)'
-READ = 'return require("acp_nvim.fs").read(...)'
+WRITE = 'return require("acp_nvim.editor.fs").write(...)'
+READ = 'return require("acp_nvim.editor.fs").read(...)'
 # The default of `fs.max_buffer_bytes`.
 MAX_BUFFER_BYTES = 4 * 1024 * 1024
 # The bound on Neovim's round trips during each case (the maxima seen were 1-17 ms).

@@ -72,7 +72,7 @@ def test_huge_updates_are_cut_with_a_note_and_what_follows_renders_in_order(
     start(nvim, tmp_path, HOSTILE_HUGECHUNK_MB=str(HUGE_MB))
     before = memory(nvim)
     figures = measure(nvim, "hugechunk")
-    nvim.wait("not require('acp_nvim.chat').pending(require('acp_nvim.chat').current)")
+    nvim.wait("not require('acp_nvim.ui.chat').pending(require('acp_nvim.ui.chat').current)")
     after = memory(nvim)
     report("hugechunk", before, after, rtt_max_ms=figures["rtt_ms"]["max"])
     lines = nvim.chat_lines()
@@ -120,7 +120,7 @@ def test_a_storm_of_tool_calls_keeps_memory_per_call_bounded(nvim: Nvim, tmp_pat
     start(nvim, tmp_path, HOSTILE_TOOLSTORM=str(TOOL_CALLS))
     before = memory(nvim)
     figures = measure(nvim, "toolstorm")
-    nvim.wait("not require('acp_nvim.chat').pending(require('acp_nvim.chat').current)", 60)
+    nvim.wait("not require('acp_nvim.ui.chat').pending(require('acp_nvim.ui.chat').current)", 60)
     after = memory(nvim)
     per_call = {k: (after[k] - before[k]) / TOOL_CALLS for k in before}
     report(

@@ -38,7 +38,7 @@ nvim = pynvim.attach("socket", path=address)
 # The turn is over when the agent's closing "survived" is in the chat (the state alone can be stale for a
 # moment: Lua sets "running" optimistically while the host may still push an older "ready").
 SURVIVED = (
-    "local n = 0 for _ in table.concat(require('acp_nvim.chat').lines(), '\\n'):gmatch('survived') do"
+    "local n = 0 for _ in table.concat(require('acp_nvim.ui.chat').lines(), '\\n'):gmatch('survived') do"
     " n = n + 1 end return n"
 )
 before = nvim.exec_lua(SURVIVED)
@@ -226,7 +226,7 @@ def test_agent_never_answers_initialize(nvim: Nvim, tmp_path: Path) -> None:
     message = error_message(nvim)
     assert re.search(r"did not answer initialize|initialize.*(time|second)", message), message
     # The agent ignored stdin EOF: stopping it reached its process group anyway.
-    assert nvim.lua("return next(require('acp_nvim.reaper').groups()) == nil")
+    assert nvim.lua("return next(require('acp_nvim.host.agent_groups').groups()) == nil")
 
 
 def test_agent_stops_answering_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
@@ -243,5 +243,5 @@ def test_agent_stops_answering_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
     nvim.api.command("AcpStop")
     nvim.wait_state("stopped", timeout=15)
     nvim.wait_chat("was stopped: this session ended")
-    assert nvim.lua("return next(require('acp_nvim.reaper').groups()) == nil")
+    assert nvim.lua("return next(require('acp_nvim.host.agent_groups').groups()) == nil")
     restart_works(nvim)

@@ -74,7 +74,7 @@ def test_symlink_then_dotdot_is_the_file_the_kernel_opens(
 # swapped for a symlink to outside: done here right before fs.read / fs.write run, so the race is certain.
 SWAP_BEFORE_OPEN = """
 local dir, target = ...
-local fs = require('acp_nvim.fs')
+local fs = require('acp_nvim.editor.fs')
 for _, name in ipairs({ 'read', 'write' }) do
   local serve = fs[name]
   fs[name] = function(...)
@@ -211,7 +211,7 @@ def test_absurd_paths_are_refused_at_once(nvim: Nvim, agent: Scripted, dirs: tup
 def test_a_long_path_given_to_lua_is_linear(nvim: Nvim, tmp_path: Path) -> None:
     # Lua is only ever handed resolved paths, but must not go quadratic on a long one either.
     read = (
-        "local t = vim.uv.hrtime() local r = require('acp_nvim.fs').read(...)"
+        "local t = vim.uv.hrtime() local r = require('acp_nvim.editor.fs').read(...)"
         " return {r, (vim.uv.hrtime() - t) / 1e6}"
     )
     for size in (10_000, 50_000):
@@ -254,7 +254,7 @@ def test_a_thousand_buffers_and_a_read(nvim: Nvim, agent: Scripted, dirs: tuple[
     steps = [{"read": {"path": "${CWD}/plain.txt"}}, {"read": {"path": "${CWD}/real.txt"}}] * 5
     agent.start([steps], project)
     # A session that has been running: the plugin's fs modules were loaded before these buffers.
-    nvim.lua("require('acp_nvim.fs')")
+    nvim.lua("require('acp_nvim.editor.fs')")
     nvim.lua(
         "for _, f in ipairs(...) do"
         " local b = vim.fn.bufadd(f) vim.bo[b].swapfile = false vim.fn.bufload(b) end",
@@ -265,7 +265,7 @@ def test_a_thousand_buffers_and_a_read(nvim: Nvim, agent: Scripted, dirs: tuple[
     nvim.api.current.buffer[:] = ["unsaved through the link"]
     # Time spent inside fs.read (buffer lookup included), per request.
     nvim.lua(
-        "local fs = require('acp_nvim.fs') local read = fs.read _G.acp_read_ms = {}"
+        "local fs = require('acp_nvim.editor.fs') local read = fs.read _G.acp_read_ms = {}"
         " fs.read = function(...) local t = vim.uv.hrtime() local r = read(...)"
         " table.insert(acp_read_ms, (vim.uv.hrtime() - t) / 1e6) return r end"
     )

@@ -132,7 +132,7 @@ def test_cancel_right_after_a_command_starts(nvim: Nvim, tmp_path: Path) -> None
     # The user presses :AcpCancel the moment the command has started; the agent kills it on the cancel.
     nvim.lua(
         """
-        local terminal = require('acp_nvim.terminal')
+        local terminal = require('acp_nvim.editor.terminal')
         local create = terminal.create
         terminal.create = function(...)
           local created = create(...)
@@ -205,7 +205,7 @@ def test_no_signal_for_neovims_own_group(tmp_path: Path) -> None:
         assert own == pid  # the leader of its own group, so a stray signal ends Neovim, not the test
         sent = nvim.exec_lua(
             """
-            local pgroup = require('acp_nvim.pgroup')
+            local pgroup = require('acp_nvim.editor.process_groups')
             local ids = { 0, ... }
             local sent = {}
             for _, id in ipairs(ids) do
@@ -238,7 +238,7 @@ def test_kill_of_a_command_still_starting_is_deferred(nvim: Nvim) -> None:
     pid = int(nvim.lua("return vim.fn.getpid()"))
     answers = nvim.lua(
         """
-        local terminal = require('acp_nvim.terminal')
+        local terminal = require('acp_nvim.editor.terminal')
         local answers = {}
         for _ = 1, 30 do
           local created = terminal.create({ command = 'sleep', args = { '300' } })

@@ -88,7 +88,7 @@ def test_save_writes_redacted_ndjson(traffic: str, tmp_path: Path) -> None:
 
 def test_log_buffer_in_neovim(nvim: Nvim, traffic: str) -> None:
     view = agent_log.view(traffic)
-    buf = nvim.lua("return require('acp_nvim.log').show(...)", view)
+    buf = nvim.lua("return require('acp_nvim.ui.log').show(...)", view)
     assert nvim.lua("return vim.bo[...].filetype", buf) == "acp_nvim_log"
     assert nvim.lua("return vim.bo[...].buftype", buf) == "nofile"
     assert nvim.lua("return vim.bo[...].modifiable", buf) is False
@@ -97,7 +97,7 @@ def test_log_buffer_in_neovim(nvim: Nvim, traffic: str) -> None:
     for first, last in view["folds"]:
         assert nvim.lua("return {vim.fn.foldclosed(...), vim.fn.foldclosedend(...)}", first) == [first, last]
     # Shown again (a refresh), the same buffer is reused.
-    assert nvim.lua("return require('acp_nvim.log').show(...)", view) == buf
+    assert nvim.lua("return require('acp_nvim.ui.log').show(...)", view) == buf
 
 
 def test_acplog_without_a_host_says_so(nvim: Nvim) -> None:

@@ -52,7 +52,7 @@ def prompts(tmp_path: Path, schema: dict[str, Any]) -> list[list[dict[str, Any]]
 def prompt_buf(nvim: Nvim) -> int:
     return int(
         nvim.lua(
-            "local chat = require('acp_nvim.chat').chats[require('acp_nvim').status().session_id]\n"
+            "local chat = require('acp_nvim.ui.chat').chats[require('acp_nvim').status().session_id]\n"
             "return chat.prompt_buf"
         )
     )
@@ -115,10 +115,10 @@ def test_at_completion_lists_project_files(nvim: Nvim, tmp_path: Path) -> None:
         "vim.api.nvim_win_set_cursor(0, { 1, 11 })",
         buf,
     )
-    assert nvim.lua("return require('acp_nvim.prompt').omnifunc(1, '')") == 8
-    items = nvim.lua("return require('acp_nvim.prompt').omnifunc(0, '@sr')")
+    assert nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(1, '')") == 8
+    items = nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '@sr')")
     assert [(i["word"], i["menu"]) for i in items] == [("@src/app.py", "[file]")]
-    every = nvim.lua("return require('acp_nvim.prompt').omnifunc(0, '@')")
+    every = nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '@')")
     words = [i["word"] for i in every]
     assert words == sorted(words) and "@src/app.py" in words
     assert not [w for w in words if "secret" in w]  # hidden folders are skipped
@@ -137,7 +137,7 @@ def test_at_completion_in_a_git_repository_skips_ignored_files(nvim: Nvim, tmp_p
     (tmp_path / "main.py").write_text("")
     start(nvim, tmp_path, None)
     words = nvim.lua(
-        "return vim.tbl_map(function(i) return i.word end, require('acp_nvim.prompt').omnifunc(0, '@'))"
+        "return vim.tbl_map(function(i) return i.word end, require('acp_nvim.ui.prompt').omnifunc(0, '@'))"
     )
     assert "@main.py" in words and "@.gitignore" in words and "@build/out.py" not in words
 
@@ -151,13 +151,13 @@ def test_attached_buffer_is_embedded_when_accepted(
     nvim.api.command(f"edit {source}")
     nvim.api.command("call setline(2, 'beta (unsaved)')")
     nvim.api.command("AcpAttach")
-    assert nvim.lua("return require('acp_nvim.prompt').pending()[1].whole") is True
+    assert nvim.lua("return require('acp_nvim.ui.prompt').pending()[1].whole") is True
     type_and_send(nvim, "summarize")
     assert sent(nvim, tmp_path, schema) == [
         {"type": "text", "text": "summarize"},
         {"type": "resource", "resource": {"uri": source.as_uri(), "text": "alpha\nbeta (unsaved)"}},
     ]
-    assert nvim.lua("return require('acp_nvim.prompt').pending()") == []
+    assert nvim.lua("return require('acp_nvim.ui.prompt').pending()") == []
     nvim.wait_chat("summarize\n@notes.md")
 
 
@@ -212,7 +212,7 @@ def test_images_are_refused_without_the_capability(
     assert nvim.lua("return vim.api.nvim_buf_get_lines(...)", prompt_buf(nvim), 0, -1, False) == [
         "what is this"
     ]
-    assert [a["name"] for a in nvim.lua("return require('acp_nvim.prompt').pending()")] == ["shot.png"]
+    assert [a["name"] for a in nvim.lua("return require('acp_nvim.ui.prompt').pending()")] == ["shot.png"]
     # Dropping it lets the prompt through.
     nvim.api.command("AcpAttachClear")
     type_and_send(nvim, "what is this")
@@ -289,8 +289,8 @@ def test_slash_commands_complete_with_their_hint(nvim: Nvim, tmp_path: Path) -> 
         "vim.api.nvim_win_set_cursor(0, { 1, 3 })",
         buf,
     )
-    assert nvim.lua("return require('acp_nvim.prompt').omnifunc(1, '')") == 0
-    (item,) = nvim.lua("return require('acp_nvim.prompt').omnifunc(0, '/re')")
+    assert nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(1, '')") == 0
+    (item,) = nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '/re')")
     assert item["word"] == "/review " and item["abbr"] == "/review <file to review>"
     assert item["menu"] == "Review the diff" and item["info"] == "file to review"
     hint = (

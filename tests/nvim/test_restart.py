@@ -50,12 +50,12 @@ def prompt(nvim: Nvim, agent: Agent, text: str) -> None:
 
 
 def chat_buf(nvim: Nvim, session_id: str) -> int:
-    return int(nvim.lua("return require('acp_nvim.chat').chats[...].buf", session_id))
+    return int(nvim.lua("return require('acp_nvim.ui.chat').chats[...].buf", session_id))
 
 
 def wait_lines(nvim: Nvim, session_id: str, text: str) -> None:
     nvim.wait(
-        "table.concat(require('acp_nvim.chat').lines(args[1]), '\\n'):find(args[2], 1, true) ~= nil",
+        "table.concat(require('acp_nvim.ui.chat').lines(args[1]), '\\n'):find(args[2], 1, true) ~= nil",
         20,
         session_id,
         text,
@@ -186,7 +186,8 @@ def test_restart_after_a_crash_resumes_and_keeps_the_chat(nvim: Nvim, tmp_path: 
     assert agent.methods().count("session/new") == 1
     prompt(nvim, agent, "three")
     nvim.wait(
-        "select(2, table.concat(require('acp_nvim.chat').lines('s-1'), '\\n'):gsub('FIRST ANSWER', '')) == 2"
+        "select(2, table.concat(require('acp_nvim.ui.chat').lines('s-1'), '\\n')"
+        ":gsub('FIRST ANSWER', '')) == 2"
     )
 
 
@@ -218,7 +219,7 @@ def test_a_reused_session_id_gets_a_new_chat_and_the_old_one_is_kept(nvim: Nvim,
     assert nvim.lua("return #vim.fn.win_findbuf(...)", old) == 1
 
     nvim.api.command("AcpRestart")
-    nvim.wait("require('acp_nvim.chat').chats['s-1'].buf ~= args[1]", 20, old)
+    nvim.wait("require('acp_nvim.ui.chat').chats['s-1'].buf ~= args[1]", 20, old)
     nvim.wait_state("ready")
     new = chat_buf(nvim, "s-1")
     wait_lines(nvim, "s-1", "this is a new session")
@@ -227,7 +228,7 @@ def test_a_reused_session_id_gets_a_new_chat_and_the_old_one_is_kept(nvim: Nvim,
     old_text = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", old))
     assert "so this one ended" in old_text
     assert nvim.lua("return vim.api.nvim_buf_get_name(...)", old).endswith(" (ended)")
-    assert nvim.lua("return require('acp_nvim.chat').chat_of_buf(...)", old) is None
+    assert nvim.lua("return require('acp_nvim.ui.chat').chat_of_buf(...)", old) is None
 
     nvim.api.command(f"bwipeout! {old}")
     assert nvim.status()["sessions"] == 1 and nvim.status()["session_id"] == "s-1"

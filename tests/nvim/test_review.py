@@ -1,16 +1,16 @@
-"""Per-hunk review of agent edits (lua/acp_nvim/review.lua) in a real headless Neovim, real files."""
+"""Per-hunk review of agent edits (lua/acp_nvim/editor/review.lua) in a real headless Neovim, real files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-R = 'require("acp_nvim.review")'
+R = 'require("acp_nvim.editor.review")'
 
 
 def write(nvim: Any, path: Path, content: str, session: str = "s1", tool_call_id: str | None = None) -> Any:
     res = nvim.exec_lua(
-        'return require("acp_nvim.fs").write(...)',
+        'return require("acp_nvim.editor.fs").write(...)',
         str(path),
         content,
         {"session_id": session, "tool_call_id": tool_call_id},
@@ -213,17 +213,64 @@ def test_quickfix_and_hunk_navigation(nvim_clean: Any, tmp_path: Path) -> None:
     assert nvim_clean.current.window.cursor[0] == 18
 
 
-def test_setup_changes_the_mappings(nvim_clean: Any, tmp_path: Path) -> None:
-    review(nvim_clean, "setup", {"keymaps": {"accept_hunk": "ga", "reject_hunk": False}})
-    f = tmp_path / "a.txt"
-    f.write_text(ORIGINAL)
-    buf = write(nvim_clean, f, three_changes())["bufnr"]
-    maps = nvim_clean.exec_lua(
+def buffer_maps(nvim: Any, buf: int) -> dict[str, str]:
+    """The normal-mode mappings of `buf`: key -> description."""
+    return nvim.exec_lua(  # type: ignore[no-any-return]
         """local out = {}
         for _, m in ipairs(vim.api.nvim_buf_get_keymap(..., "n")) do out[m.lhs] = m.desc end
         return out""",
         buf,
     )
+
+
+def setup(nvim: Any, opts: dict[str, Any]) -> Any:
+    """`require("acp_nvim").setup(opts)` as a user calls it (no host started ahead), and what it notified."""
+    return nvim.exec_lua(
+        """local notes = {}
+        local notify = vim.notify
+        vim.notify = function(msg) table.insert(notes, msg) end
+        local ok = require("acp_nvim").setup(vim.tbl_extend("force", { prestart_host = false }, ...))
+        vim.notify = notify
+        return { ok, notes }""",
+        opts,
+    )
+
+
+def test_setup_changes_the_mappings(nvim_clean: Any, tmp_path: Path) -> None:
+    ok, notes = setup(nvim_clean, {"review": {"keymaps": {"accept_hunk": "ga", "reject_hunk": False}}})
+    assert ok is True, notes
+    f = tmp_path / "a.txt"
+    f.write_text(ORIGINAL)
+    buf = write(nvim_clean, f, three_changes())["bufnr"]
+    maps = buffer_maps(nvim_clean, buf)
     assert maps.get("ga") == "ACP: accept agent hunk"
     assert "ACP: reject agent hunk" not in maps.values()
     assert maps.get("]h") == "ACP: next agent hunk"
+
+
+def test_a_configured_key_settles_the_hunk_under_the_cursor(nvim_clean: Any, tmp_path: Path) -> None:
+    ok, notes = setup(nvim_clean, {"review": {"keymaps": {"accept_hunk": "ga"}}})
+    assert ok is True, notes
+    f = tmp_path / "a.txt"
+    f.write_text(ORIGINAL)
+    buf = write(nvim_clean, f, three_changes())["bufnr"]
+    nvim_clean.api.set_current_buf(buf)
+    nvim_clean.current.window.cursor = (2, 0)
+    nvim_clean.exec_lua('vim.api.nvim_feedkeys("ga", "x", false)')
+    assert [h["lnum"] for h in hunks(nvim_clean)] == [11, 18]
+    assert "CHANGED 2" in nvim_clean.current.buffer[1]
+
+
+def test_an_invalid_review_key_is_named_and_the_default_kept(nvim_clean: Any, tmp_path: Path) -> None:
+    ok, notes = setup(nvim_clean, {"review": {"keymaps": {"accept_hunk": 42, "next_hunk": "", "nope": "x"}}})
+    assert ok is False
+    (note,) = notes
+    assert "`review.keymaps.accept_hunk` must be a key (a non-empty string) or false, got number" in note
+    assert "`review.keymaps.next_hunk` must be a key (a non-empty string) or false, got string" in note
+    assert "unknown option `review.keymaps.nope`" in note
+    f = tmp_path / "a.txt"
+    f.write_text(ORIGINAL)
+    buf = write(nvim_clean, f, three_changes())["bufnr"]
+    maps = buffer_maps(nvim_clean, buf)
+    assert maps.get("]h") == "ACP: next agent hunk"
+    assert "ACP: accept agent hunk" in maps.values()

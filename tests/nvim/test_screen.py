@@ -105,7 +105,7 @@ vim.o.laststatus = 2
 vim.o.statusline = "%f %= %{{v:lua.require'acp_nvim'.statusline()}}"
 require("acp_nvim").setup({{
   python = {json.dumps(sys.executable)},
-  log_file = {json.dumps(str(tmp_path / "acp.log"))},
+  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
   default_agent = "screen",
   agents = {{ screen = vim.json.decode({json.dumps(json.dumps(agent))}) }},
   chat = {{ width = 70 }},
@@ -154,7 +154,7 @@ def test_host_prestarts_in_a_terminal_ui_and_ends_with_neovim(tmux: str, tmp_pat
 vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
 require("acp_nvim").setup({{
   python = {json.dumps(sys.executable)},
-  log_file = {json.dumps(str(tmp_path / "acp.log"))},
+  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
 }})
 """
     )

@@ -99,7 +99,7 @@ def selects(nvim: Nvim) -> list[dict[str, Any]]:
 
 
 def chat_lines(nvim: Nvim, session_id: str) -> list[str]:
-    return nvim.lua("return require('acp_nvim.chat').lines(...)", session_id)  # type: ignore[no-any-return]
+    return nvim.lua("return require('acp_nvim.ui.chat').lines(...)", session_id)  # type: ignore[no-any-return]
 
 
 # ---- authentication ------------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ def test_list_across_pages_then_load_replays_like_live(
     nvim.wait("require('acp_nvim').status().session_id == 'old-2'")
     nvim.wait_state("ready")
     # The chat exists before session/load is sent; the replay is drawn within a frame of arriving.
-    nvim.wait("vim.deep_equal(require('acp_nvim.chat').lines('old-2'), args[1])", 15.0, live)
+    nvim.wait("vim.deep_equal(require('acp_nvim.ui.chat').lines('old-2'), args[1])", 15.0, live)
     # Every page, this directory's sessions only (the live one included), titles and times shown.
     lists = agent.sent("session/list")
     assert [entry["params"] for entry in lists] == [{"cwd": cwd}, {"cwd": cwd, "cursor": "2"}]
@@ -398,7 +398,9 @@ def test_close_and_delete(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) ->
     assert delete["params"] == {"sessionId": "old-1"}
     assert selects(nvim)[0]["prompt"] == "Delete a session of s"
     # Wiping the chat closes its session.
-    nvim.lua("vim.api.nvim_buf_delete(require('acp_nvim.chat').chats[...].buf, { force = true })", session_id)
+    nvim.lua(
+        "vim.api.nvim_buf_delete(require('acp_nvim.ui.chat').chats[...].buf, { force = true })", session_id
+    )
     (close,) = wait_journal(nvim, agent, "session/close")
     assert close["params"] == {"sessionId": session_id}
     nvim.wait("require('acp_nvim').status().session_id == nil")
@@ -421,14 +423,14 @@ def test_two_sessions_and_two_agents(nvim: Nvim, tmp_path: Path, schema: dict[st
     # A prompt goes to the chat the cursor is in, not to the newest one.
     nvim.lua(
         """
-        local chat = require('acp_nvim.chat').chats['sess-1']
-        require('acp_nvim.chat').open('sess-1')
+        local chat = require('acp_nvim.ui.chat').chats['sess-1']
+        require('acp_nvim.ui.chat').open('sess-1')
         vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.prompt_buf)[1])
         """
     )
     nvim.wait("require('acp_nvim').status().session_id == 'sess-1'")
     nvim.lua("require('acp_nvim').prompt('to one')")
-    nvim.wait("table.concat(require('acp_nvim.chat').lines('sess-1'), '\\n'):find('A one', 1, true)")
+    nvim.wait("table.concat(require('acp_nvim.ui.chat').lines('sess-1'), '\\n'):find('A one', 1, true)")
     nvim.wait_state("ready")
     assert first.sent("session/prompt")[0]["params"]["sessionId"] == "sess-1"
     assert "A one" not in "\n".join(chat_lines(nvim, "sess-2"))
@@ -440,7 +442,7 @@ def test_two_sessions_and_two_agents(nvim: Nvim, tmp_path: Path, schema: dict[st
     nvim.wait_state("ready")
     assert nvim.status()["agent_name"] == "b"
     nvim.lua("require('acp_nvim').prompt('to b')")
-    nvim.wait("table.concat(require('acp_nvim.chat').lines('b-1'), '\\n'):find('B', 1, true)")
+    nvim.wait("table.concat(require('acp_nvim.ui.chat').lines('b-1'), '\\n'):find('B', 1, true)")
     nvim.wait_state("ready")
     assert [e["params"]["sessionId"] for e in second.sent("session/prompt")] == ["b-1"]
     assert len(first.sent("session/prompt")) == 1
@@ -614,7 +616,9 @@ def test_nothing_advertised_nothing_sent(nvim: Nvim, tmp_path: Path, schema: dic
     assert not selects(nvim)
     # Closing the chat sends nothing either.
     session_id = nvim.status()["session_id"]
-    nvim.lua("vim.api.nvim_buf_delete(require('acp_nvim.chat').chats[...].buf, { force = true })", session_id)
+    nvim.lua(
+        "vim.api.nvim_buf_delete(require('acp_nvim.ui.chat').chats[...].buf, { force = true })", session_id
+    )
     nvim.wait("require('acp_nvim').status().session_id == nil")
     nvim.lua("require('acp_nvim').prompt('hello')")  # refused: no session
     assert agent.methods() == ["initialize", "session/new"]

@@ -1,4 +1,4 @@
-"""terminal/* served by lua/acp_nvim/terminal.lua: real PTY jobs in a real headless Neovim."""
+"""terminal/* served by lua/acp_nvim/editor/terminal.lua: real PTY jobs in a real headless Neovim."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-T = 'require("acp_nvim.terminal")'
+T = 'require("acp_nvim.editor.terminal")'
 
 
 def term(nvim: Any, fn: str, *args: Any) -> Any:
@@ -191,7 +191,7 @@ def test_flooding_command_does_not_grow_neovim(nvim_clean: Any) -> None:
     it, or Neovim grows by twice what the command prints."""
     printed = 16 * 1024 * 1024
     pid = nvim_clean.exec_lua("return vim.fn.getpid()")
-    nvim_clean.exec_lua("require('acp_nvim.garbage').threshold = 1024 * 1024")
+    nvim_clean.exec_lua("require('acp_nvim.editor.job_output_gc').threshold = 1024 * 1024")
     before = vm_kib(pid, "VmRSS")
     tid = create(nvim_clean, "sh", "-c", f"yes 0123456789abcdef | head -c {printed}", output_byte_limit=1000)
     # Wait for a notification, not inside vim.wait(): Neovim's main loop must run as it does for a user.
@@ -208,7 +208,7 @@ def test_flooding_command_does_not_grow_neovim(nvim_clean: Any) -> None:
     message = nvim_clean.next_message()
     assert (message.name, message.args) == ("exit", ["done"]), message
     grown = (vm_kib(pid, "VmHWM") - before) * 1024
-    collections = nvim_clean.exec_lua("return require('acp_nvim.garbage').collections")
+    collections = nvim_clean.exec_lua("return require('acp_nvim.editor.job_output_gc').collections")
     assert collections >= 4, collections
     # Without the collections: ~5 times what is printed.
     assert grown < printed, f"Neovim grew {grown / 2**20:.1f} MiB while a command printed 16 MiB"
@@ -217,7 +217,7 @@ def test_flooding_command_does_not_grow_neovim(nvim_clean: Any) -> None:
 def test_no_collection_while_the_command_line_is_open(nvim_clean: Any) -> None:
     """A collection frees lists C code may still hold mid-evaluation (input(), the command line), so it
     waits for plain Normal mode."""
-    garbage = "require('acp_nvim.garbage')"
+    garbage = "require('acp_nvim.editor.job_output_gc')"
     nvim_clean.exec_lua(f"{garbage}.threshold = 64 * 1024")
     tid = create(nvim_clean, "sh", "-c", "yes 0123456789abcdef", output_byte_limit=1000)
     nvim_clean.input(":")
@@ -237,7 +237,7 @@ def test_no_collection_while_the_command_line_is_open(nvim_clean: Any) -> None:
 def test_collections_go_on_in_terminal_mode(nvim_clean: Any) -> None:
     """Terminal mode triggers no SafeState: watching a flooding terminal from inside it, TextChangedT is when
     the lists are collected."""
-    garbage = "require('acp_nvim.garbage')"
+    garbage = "require('acp_nvim.editor.job_output_gc')"
     nvim_clean.exec_lua(f"{garbage}.threshold = 64 * 1024")
     tid = create(nvim_clean, "sh", "-c", "yes 0123456789abcdef", output_byte_limit=1000)
     assert term(nvim_clean, "open", tid, {"enter": True})["ok"] is True
@@ -368,15 +368,15 @@ def test_chat_preview_keeps_the_last_lines_of_any_chunking(nvim_clean: Any) -> N
     """The chat's live preview of a terminal shows its last lines (the unfinished one too), however the
     output is cut into chunks: many lines in one chunk, lines across chunks, chunks without a newline."""
     rng = random.Random(7)
-    nvim_clean.exec_lua("require('acp_nvim.chat_terminal').max_lines = 3")
+    nvim_clean.exec_lua("require('acp_nvim.ui.chat_terminal').max_lines = 3")
     for case in range(200):
         text = "".join(rng.choice(["a", "b", " ", "\n", "\n\n"]) for _ in range(rng.randrange(0, 60)))
         cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randrange(0, 6))))
         chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True) if b > a]
         tid = f"preview-{case}"
         for chunk in chunks:
-            nvim_clean.exec_lua("require('acp_nvim.chat_terminal').on_output(...)", tid, chunk)
+            nvim_clean.exec_lua("require('acp_nvim.ui.chat_terminal').on_output(...)", tid, chunk)
         *complete, partial = text.split("\n")
         expected = (complete + ([partial] if partial else []))[-3:]
-        got = nvim_clean.exec_lua("return require('acp_nvim.chat_terminal').lines(...)", tid)
+        got = nvim_clean.exec_lua("return require('acp_nvim.ui.chat_terminal').lines(...)", tid)
         assert got == expected, (chunks, got, expected)

@@ -34,7 +34,7 @@ def scenario(**extra: Any) -> dict[str, Any]:
 def terminal_pids(nvim: Nvim, agent: Agent) -> list[int]:
     """The process group of each terminal the agent created (its leader's pid)."""
     ids = [e["result"]["terminalId"] for e in agent.journal() if e.get("call") == "terminal/create"]
-    pids = [nvim.lua("return require('acp_nvim.terminal').pid(...)", tid) for tid in ids]
+    pids = [nvim.lua("return require('acp_nvim.editor.terminal').pid(...)", tid) for tid in ids]
     assert all(isinstance(pid, int) for pid in pids), (ids, pids)
     return pids
 
@@ -68,11 +68,11 @@ def test_ending_one_agent_leaves_the_other_agents_terminals(nvim: Nvim, tmp_path
         nvim.wait("require('acp_nvim').status().agent_name == 'a'")
     else:
         os.kill(agent_pid(b), signal.SIGKILL)
-        nvim.wait("vim.tbl_count(require('acp_nvim.reaper').groups()) == 1")
+        nvim.wait("vim.tbl_count(require('acp_nvim.host.agent_groups').groups()) == 1")
     wait_gone(nvim, b_pid)
     # b's terminal is gone; a's still runs, and a still works.
     assert alive(nvim, a_pid)
-    nvim.lua("require('acp_nvim.chat').open('a-1')")
+    nvim.lua("require('acp_nvim.ui.chat').open('a-1')")
     nvim.wait("require('acp_nvim').status().session_id == 'a-1'")
     assert nvim.state() == "ready"
     assert alive(nvim, a_pid)
@@ -95,7 +95,7 @@ def test_closing_a_chat_kills_only_that_sessions_terminals(nvim: Nvim, tmp_path:
     creates = [e["params"] for e in agent.sent() if e["method"] == "session/prompt"]
     assert [p["sessionId"] for p in creates] == ["sess-1", "sess-2"]
 
-    nvim.lua("vim.api.nvim_buf_delete(require('acp_nvim.chat').chats['sess-1'].buf, { force = true })")
+    nvim.lua("vim.api.nvim_buf_delete(require('acp_nvim.ui.chat').chats['sess-1'].buf, { force = true })")
     wait_gone(nvim, first)
     assert alive(nvim, second)
     assert nvim.state() == "ready" and nvim.status()["session_id"] == "sess-2"

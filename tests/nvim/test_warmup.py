@@ -13,7 +13,7 @@ from bench.harness import wait_until
 from tests.nvim.conftest import INSTRUMENT, Nvim, setup_opts
 
 HOST_INFO = "return require('acp_nvim.host').info()"
-WATCHING = "return require('acp_nvim.warmup').enabled()"
+WATCHING = "return require('acp_nvim.host.warmup').enabled()"
 
 
 def type_cmdline(nvim: Nvim, keys: str, expected: str, kind: str = ":") -> None:
@@ -104,7 +104,7 @@ def test_what_counts_as_an_acp_command_line(nvim: Nvim) -> None:
         "help AcpStart": False,
     }
     found = nvim.lua(
-        "local warmup = require('acp_nvim.warmup')\n"
+        "local warmup = require('acp_nvim.host.warmup')\n"
         "local found = {}\n"
         "for line in pairs(...) do found[line] = warmup.matches(line) end\n"
         "return found",

@@ -1,7 +1,7 @@
 """The Python<->Lua boundary, declared once on each side, names only what exists on the other.
 
 Python reaches Lua through `acp_nvim/nvim/lua_api.py` alone; Lua reaches the host through
-`lua/acp_nvim/host_api.lua` alone. A renamed or removed function on either side fails here, not as a Lua
+`lua/acp_nvim/host/api.lua` alone. A renamed or removed function on either side fails here, not as a Lua
 error in the user's face (or a host method silently never called) at run time.
 """
 
@@ -15,17 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "acp_nvim"
 LUA = ROOT / "lua"
 LUA_API = PACKAGE / "nvim" / "lua_api.py"
-HOST_API = LUA / "acp_nvim" / "host_api.lua"
+HOST_API = LUA / "acp_nvim" / "host" / "api.lua"
 RPLUGIN = ROOT / "rplugin" / "python3" / "acp_nvim_host.py"
 
-# `require('acp_nvim.chat').open` in a Lua chunk written as a Python string.
+# `require('acp_nvim.ui.chat').open` in a Lua chunk written as a Python string.
 LUA_CALL = re.compile(r"""require\(\s*['"](acp_nvim(?:\.\w+)*)['"]\s*\)\s*\.\s*(\w+)""")
 # What a module exports: `function M.open(`, `M.open = function`, or a re-export `M.read = read.read`.
 LUA_EXPORT = re.compile(
     r"^[ \t]*(?:function\s+M\.(\w+)\s*\(|M\.(\w+)[ \t]*=[ \t]*(?:function\b|[A-Za-z_][\w.]*[ \t]*$))",
     re.MULTILINE,
 )
-# The host methods host_api.lua names (each is a string literal there), and the remote-plugin function.
+# The host methods host/api.lua names (each is a string literal there), and the remote-plugin function.
 HOST_METHOD = re.compile(r'"(acp_\w+)"')
 HOST_FUNCTION_CALL = re.compile(r"vim\.fn\.(Acp\w+)")
 ANY_HOST_CALL = re.compile(r"vim\.rpc(?:notify|request)|vim\.fn\.Acp\w+")
@@ -90,14 +90,14 @@ def test_no_python_module_but_lua_api_writes_lua_calls() -> None:
 def test_every_host_method_lua_calls_is_exported_by_the_host() -> None:
     calls = host_api_calls()
     unknown = sorted(calls - host_exports())
-    assert unknown == [], f"host_api.lua calls host methods the rplugin does not export: {unknown}"
+    assert unknown == [], f"host/api.lua calls host methods the rplugin does not export: {unknown}"
 
 
 def test_every_host_export_has_its_lua_function() -> None:
     exports = host_exports()
     assert len(exports) >= 19, exports
     unused = sorted(exports - host_api_calls())
-    assert unused == [], f"host methods no function of host_api.lua calls: {unused}"
+    assert unused == [], f"host methods no function of host/api.lua calls: {unused}"
 
 
 def test_no_lua_module_but_host_api_calls_the_host() -> None:
@@ -109,13 +109,15 @@ def test_no_lua_module_but_host_api_calls_the_host() -> None:
             code = line.split("--", 1)[0]
             if ANY_HOST_CALL.search(code):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
-    assert offenders == [], "host methods belong in lua/acp_nvim/host_api.lua:\n" + "\n".join(offenders)
+    assert offenders == [], "host methods belong in lua/acp_nvim/host/api.lua:\n" + "\n".join(offenders)
 
 
 def test_the_parsers_see_both_ways_of_defining_and_calling() -> None:
     """The checks above are only as good as their patterns: each form the code uses is recognised."""
     lua = 'function M.one(x)\nM.two = function()\nM.three = read.read\nM.NAME = "x"\nlocal no = 1\n'
     assert {a or b for a, b in LUA_EXPORT.findall(lua)} == {"one", "two", "three"}
-    assert LUA_CALL.findall("return require('acp_nvim.fs').read(...)") == [("acp_nvim.fs", "read")]
+    assert LUA_CALL.findall("return require('acp_nvim.editor.fs').read(...)") == [
+        ("acp_nvim.editor.fs", "read")
+    ]
     assert ANY_HOST_CALL.search('pcall(vim.rpcnotify, channel, "acp_b")')
     assert ANY_HOST_CALL.search("pcall(vim.fn.AcpNvimBootstrap, options)")

@@ -1,9 +1,13 @@
--- Highlight groups of the chat, linked to standard groups so colorschemes apply; override any with
--- vim.api.nvim_set_hl(0, "AcpChatAgent", {...}).
+-- Every highlight group of the plugin, defined here only: each is linked to a standard group with
+-- `default = true`, so a colorscheme or the user's own `nvim_set_hl(0, "AcpChatAgent", {...})` wins. A
+-- colorscheme clears all groups (`:hi clear`), so they are defined again on every ColorScheme.
 
 local M = {}
 
+local GROUP = "acp_nvim_highlights"
+
 M.groups = {
+  -- the chat
   AcpChatHeader = "WinBar",
   AcpChatUser = "Title",
   AcpChatAgent = "Function",
@@ -24,6 +28,7 @@ M.groups = {
   AcpChatDiffHunk = "DiffText",
   AcpChatDiffFile = "Directory",
   AcpChatTerminal = "Special",
+  AcpChatTerminalOutput = "Comment",
   AcpChatPlan = "Title",
   AcpChatPlanPending = "Normal",
   AcpChatPlanRunning = "DiagnosticInfo",
@@ -34,12 +39,29 @@ M.groups = {
   AcpChatNotice = "DiagnosticInfo",
   AcpChatWarning = "DiagnosticWarn",
   AcpChatError = "DiagnosticError",
+  -- the prompt window
+  AcpPromptHint = "Comment",
+  AcpPromptAttachment = "Special",
+  -- the agent's edits under review
+  AcpNvimReviewAdd = "DiffAdd",
+  AcpNvimReviewChange = "DiffChange",
+  AcpNvimReviewDelete = "DiffDelete",
+  AcpNvimReviewOld = "DiffDelete",
 }
 
-function M.setup()
+local function define()
   for group, link in pairs(M.groups) do
     vim.api.nvim_set_hl(0, group, { link = link, default = true })
   end
+end
+
+--- Defines the groups and keeps them defined across colorschemes; idempotent.
+function M.setup()
+  define()
+  vim.api.nvim_create_autocmd("ColorScheme", {
+    group = vim.api.nvim_create_augroup(GROUP, { clear = true }),
+    callback = define,
+  })
 end
 
 return M

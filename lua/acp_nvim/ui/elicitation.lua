@@ -1,6 +1,6 @@
 -- Elicitation: the agent asks for structured input (a form) or sends the user to a URL. Every choice goes
 -- through vim.ui.select, free text through vim.ui.input, so picker plugins just work. The host sends a
--- ready-made view (fields with their kind, labels, limits); the answer goes back through the `acp_nvim.ui`
+-- ready-made view (fields with their kind, labels, limits); the answer goes back through the `acp_nvim.ui.ask`
 -- token channel as an action ("accept", "decline", "cancel") and the content. Dismissing any picker cancels.
 -- The host validates the content again and may ask once more with `view.errors` and the previous `view.values`.
 
@@ -23,10 +23,10 @@ local function answer(id, action, content)
     return
   end
   closed[id] = true
-  require("acp_nvim.ui").answer(id, { action = action, content = content })
+  require("acp_nvim.ui.ask").answer(id, { action = action, content = content })
 end
 
-local denil = require("acp_nvim.result").opt
+local denil = require("acp_nvim.editor.answer").opt
 
 --- Answers "cancel" (also for a dismissed picker) or "decline" when that is what the user picked.
 ---@param id integer

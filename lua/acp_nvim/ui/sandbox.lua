@@ -27,7 +27,7 @@ end
 ---@param token integer
 ---@param view { path: string, real: string, action: string, session_id: string }
 function M.ask(token, view)
-  local ui = require("acp_nvim.ui")
+  local ui = require("acp_nvim.ui.ask")
   -- Scheduled: a picker must not run inside the RPC notification that delivered the question.
   vim.schedule(function()
     if not M.interactive() then

@@ -27,7 +27,7 @@ local function command(method, ...)
   return true
 end
 
--- ---- start-up (lua/acp_nvim/host.lua) -------------------------------------------------------------
+-- ---- start-up (lua/acp_nvim/host/init.lua) -------------------------------------------------------------
 
 --- Sent as soon as the host is spawned: it answers with `host.bootstrapped` once it has loaded.
 ---@param channel integer
@@ -78,7 +78,7 @@ function M.cancel(session_id)
   return command("acp_cancel", session_id)
 end
 
--- ---- sessions, modes, options, login (lua/acp_nvim/sessions.lua) ------------------------------------
+-- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
 ---@param spec table
 ---@param action "open"|"delete"
@@ -144,7 +144,7 @@ end
 
 -- ---- answers and options ---------------------------------------------------------------------------
 
---- The late answer to a question the host asked with `token` (lua/acp_nvim/ui.lua).
+--- The late answer to a question the host asked with `token` (lua/acp_nvim/ui/ask.lua).
 ---@param token integer
 ---@param value any vim.NIL for none
 function M.reply(token, value)
@@ -165,7 +165,7 @@ function M.editor_options(options)
   end
 end
 
--- ---- :AcpLog (synchronous: the host keeps the log; log.lua says when there is none) ----------------------
+-- ---- :AcpLog (synchronous: the host keeps the log; ui/log.lua says when there is none) ----------------------
 
 ---@param method string
 ---@param ... any

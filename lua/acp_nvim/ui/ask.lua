@@ -12,7 +12,7 @@ function M.answer(token, value)
   if value == nil then
     value = vim.NIL
   end
-  require("acp_nvim.host_api").reply(token, value)
+  require("acp_nvim.host.api").reply(token, value)
 end
 
 local answer = M.answer

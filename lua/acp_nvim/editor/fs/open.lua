@@ -10,7 +10,7 @@
 --- a random name that is never reused, mode 0600.
 local M = {}
 
-local result = require("acp_nvim.result")
+local result = require("acp_nvim.editor.answer")
 
 local uv = vim.uv
 local C = uv.constants

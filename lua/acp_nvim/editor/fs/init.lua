@@ -19,7 +19,7 @@
 --- `:write` of the buffer to a temp file next to the file (so the bytes are what `:write` makes of
 --- 'fileformat', 'eol', 'fileencoding', 'bomb'), fsync, the file's permission bits, rename over the file (the
 --- real path: a symlink stays a symlink). A reader or a crash sees the old bytes or the new, never a truncated
---- file. Neovim is then told the new file is the buffer's own without reloading it (see `adopt_file` in `fs/save.lua`).
+--- file. Neovim is then told the new file is the buffer's own without reloading it (see `adopt_file` in `save.lua`).
 --- BufWrite* autocmds are not run (formatters must not change what the agent wrote); `opts.autocmds = true`
 --- runs BufWritePre before the save (it may still change the buffer) and BufWritePost after; BufWriteCmd is
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
@@ -30,18 +30,18 @@
 --- buffer's file stamp (autocmds installed when the module is first required), because Neovim's timestamp is
 --- not readable and `:checktime` would consume the change.
 ---
---- The parts live in `acp_nvim.fs.*`: `path` (checks, buffer lookup), `read`, `stamp` (the conflict watch),
+--- The parts live in `acp_nvim.editor.fs.*`: `path` (checks, buffer lookup), `read`, `stamp` (the conflict watch),
 --- `edit` (hunks applied to the buffer) and `save` (the atomic write); this module answers the two requests
 --- and is the one other modules use.
 local M = {}
 
-local result = require("acp_nvim.result")
-local path_of = require("acp_nvim.fs.path")
-local read = require("acp_nvim.fs.read")
-local stamp = require("acp_nvim.fs.stamp")
-local edit = require("acp_nvim.fs.edit")
-local save = require("acp_nvim.fs.save")
-local open = require("acp_nvim.fs.open")
+local result = require("acp_nvim.editor.answer")
+local path_of = require("acp_nvim.editor.fs.path")
+local read = require("acp_nvim.editor.fs.read")
+local stamp = require("acp_nvim.editor.fs.stamp")
+local edit = require("acp_nvim.editor.fs.edit")
+local save = require("acp_nvim.editor.fs.save")
+local open = require("acp_nvim.editor.fs.open")
 
 M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
 M.ERR_INTERNAL = result.ERR_INTERNAL
@@ -158,10 +158,18 @@ local function buffer_for_write(path)
   return buf, true, nil
 end
 
+---@class acp_nvim.FsWriteOpts
+---@field session_id string?
+---@field tool_call_id string?
+---@field autocmds boolean?
+---@field review boolean?
+---@field checked_path boolean?
+---@field max_buffer_bytes integer?
+
 --- Answer `fs/write_text_file`.
 ---@param path string absolute path
 ---@param content string the whole new text of the file
----@param opts { session_id: string?, tool_call_id: string?, autocmds: boolean?, review: boolean?, checked_path: boolean?, max_buffer_bytes: integer? }?
+---@param opts acp_nvim.FsWriteOpts?
 ---@param done fun(answer: table)? for a write that goes to disk without a buffer: its bytes are then written
 ---  in libuv's thread pool (Neovim goes on meanwhile), `done` gets the answer and nothing is returned
 ---@return table? { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or an error table
@@ -237,7 +245,7 @@ function M.write(path, content, opts, done)
     return { ok = true, bufnr = buf, lines_touched = 0, hunks = 0, created = false, had_unsaved_edits = false }
   end
 
-  local review = opts.review ~= false and opt(opts.session_id) and require("acp_nvim.review") or nil
+  local review = opts.review ~= false and opt(opts.session_id) and require("acp_nvim.editor.review") or nil
   local original = review and review.original_lines(buf, opts.session_id, old) or nil
 
   local seq_before = edit.undo_seq(buf)
@@ -307,14 +315,14 @@ function M.write(path, content, opts, done)
   }
 end
 
---- `fs/write_text_file` for the host, answered with `acp_reply(token, answer)` (`acp_nvim.ui`): at once, or
+--- `fs/write_text_file` for the host, answered with `acp_reply(token, answer)` (`acp_nvim.ui.ask`): at once, or
 --- when a large write without a buffer is on disk. Every call is answered, a Lua error included.
 ---@param token integer
 ---@param path string
 ---@param content string
 ---@param opts table?
 function M.write_for_host(token, path, content, opts)
-  local answer = require("acp_nvim.ui").answer
+  local answer = require("acp_nvim.ui.ask").answer
   local ok, res = pcall(M.write, path, content, opts, function(late)
     answer(token, late)
   end)

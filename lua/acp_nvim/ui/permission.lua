@@ -1,6 +1,6 @@
 -- Permission requests through vim.ui.select (so any picker plugin works). The host shows one request at a
 -- time; the choice goes back as an option id, a dismissal as nil (the host then picks the first reject
--- option, else answers `cancelled`), through the ui token channel (`acp_nvim.ui`).
+-- option, else answers `cancelled`), through the ui token channel (`acp_nvim.ui.ask`).
 
 local M = {}
 
@@ -18,7 +18,7 @@ local KIND_LABELS = {
 function M.ask(token, view)
   -- Scheduled: a picker must not run inside the RPC notification that delivered the request.
   vim.schedule(function()
-    require("acp_nvim.chat").reveal(view.session_id, view.item_id)
+    require("acp_nvim.ui.chat").reveal(view.session_id, view.item_id)
     -- The built-in vim.ui.select blocks in inputlist(): draw the tool call (and its diff) first, or the
     -- user is asked about something the screen does not show yet.
     vim.cmd.redraw()
@@ -30,7 +30,7 @@ function M.ask(token, view)
         return ("%s (%s)"):format(option.name, KIND_LABELS[option.kind] or option.kind)
       end,
     }, function(choice)
-      require("acp_nvim.ui").answer(token, choice and choice.id or nil)
+      require("acp_nvim.ui.ask").answer(token, choice and choice.id or nil)
     end)
   end)
 end

@@ -1,11 +1,11 @@
 --- `fs/read_text_file`: a loaded buffer's text (unsaved edits included) or the file on disk, whole or as a
---- `line`/`limit` slice (see `acp_nvim.fs` for the rules).
+--- `line`/`limit` slice (see `acp_nvim.editor.fs` for the rules).
 local M = {}
 
-local result = require("acp_nvim.result")
-local path_of = require("acp_nvim.fs.path")
-local edit = require("acp_nvim.fs.edit")
-local open = require("acp_nvim.fs.open")
+local result = require("acp_nvim.editor.answer")
+local path_of = require("acp_nvim.editor.fs.path")
+local edit = require("acp_nvim.editor.fs.edit")
+local open = require("acp_nvim.editor.fs.open")
 
 local api = vim.api
 local uv = vim.uv

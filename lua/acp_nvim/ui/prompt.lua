@@ -6,8 +6,6 @@ local M = {}
 local api = vim.api
 local ns_hint = api.nvim_create_namespace("acp_nvim_prompt_hint")
 local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
-api.nvim_set_hl(0, "AcpPromptHint", { link = "Comment", default = true })
-api.nvim_set_hl(0, "AcpPromptAttachment", { link = "Special", default = true })
 
 --- Image types by extension: an @mention of one of these is sent as an image (same table as the host's).
 M.image_types = {
@@ -64,7 +62,7 @@ end
 --- The directory @mentions are relative to: the session's, else Neovim's.
 ---@return string
 local function session_cwd()
-  local chats = require("acp_nvim.chat")
+  local chats = require("acp_nvim.ui.chat")
   local chat = chats.current and chats.chats[chats.current]
   return (chat and chat.cwd) or vim.fn.getcwd()
 end
@@ -85,7 +83,7 @@ end
 --- Shows the pending attachments under the text of every prompt buffer.
 local function show_pending()
   local labels = vim.tbl_map(attachment_label, pending)
-  for _, chat in pairs(require("acp_nvim.chat").chats) do
+  for _, chat in pairs(require("acp_nvim.ui.chat").chats) do
     local buf = chat.prompt_buf
     if buf ~= nil and api.nvim_buf_is_valid(buf) then
       api.nvim_buf_clear_namespace(buf, ns_attach, 0, -1)
@@ -214,7 +212,7 @@ function M.refused(message, text, attachments)
       table.insert(pending, attachment)
     end
   end
-  local chats = require("acp_nvim.chat")
+  local chats = require("acp_nvim.ui.chat")
   local chat = chats.current and chats.chats[chats.current]
   local buf = chat and chat.prompt_buf
   if buf ~= nil and api.nvim_buf_is_valid(buf) then
@@ -397,7 +395,7 @@ function M.omnifunc(findstart, base)
   if vim.startswith(base, "@") then
     return complete_files(base:sub(2))
   end
-  return complete_commands(base, require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf()))
+  return complete_commands(base, require("acp_nvim.ui.chat").chat_of_buf(api.nvim_get_current_buf()))
 end
 
 --- After a completed /command that takes input, its hint shows as virtual text until the user types it.
@@ -409,7 +407,7 @@ function M.update_hint(buf)
   end
   local line = api.nvim_buf_get_lines(buf, 0, 1, false)[1]
   local word = line:match("^(/%S+)%s*$")
-  local chat = word and require("acp_nvim.chat").chat_of_buf(buf)
+  local chat = word and require("acp_nvim.ui.chat").chat_of_buf(buf)
   for _, command in ipairs(chat and chat.commands or {}) do
     if command.word == word and command.hint ~= "" then
       api.nvim_buf_set_extmark(buf, ns_hint, 0, 0, {
@@ -445,7 +443,7 @@ local function set_keymaps(buf)
   -- Typing "/" at the start of an empty prompt offers the agent's commands right away.
   vim.keymap.set("i", "/", function()
     local empty = api.nvim_buf_line_count(buf) == 1 and api.nvim_get_current_line() == ""
-    local chat = require("acp_nvim.chat").chat_of_buf(buf)
+    local chat = require("acp_nvim.ui.chat").chat_of_buf(buf)
     if empty and chat and #chat.commands > 0 then
       return "/<C-x><C-o>"
     end
@@ -480,7 +478,7 @@ function M.open(chat, chat_win)
     vim.bo[buf].swapfile = false
     pcall(api.nvim_buf_set_name, buf, api.nvim_buf_get_name(chat.buf) .. "/prompt")
     vim.bo[buf].filetype = "acp_nvim_prompt"
-    vim.bo[buf].omnifunc = "v:lua.require'acp_nvim.prompt'.omnifunc"
+    vim.bo[buf].omnifunc = "v:lua.require'acp_nvim.ui.prompt'.omnifunc"
     set_keymaps(buf)
     chat.prompt_buf = buf
     show_pending()

@@ -18,7 +18,7 @@ local function notify(message, level)
   vim.notify("acp.nvim: " .. message, level or vim.log.levels.ERROR, { title = "acp.nvim" })
 end
 
-local opt = require("acp_nvim.result").opt
+local opt = require("acp_nvim.editor.answer").opt
 
 --- The host's channel, or nil and a message (the log lives in the host: no host, no traffic).
 ---@return integer|nil, string|nil
@@ -87,7 +87,7 @@ function M.show(view)
   api.nvim_win_set_buf(0, buf)
   local wo = vim.wo[0][0]
   wo.foldmethod = "expr"
-  wo.foldexpr = "v:lua.require'acp_nvim.log'.foldexpr()"
+  wo.foldexpr = "v:lua.require'acp_nvim.ui.log'.foldexpr()"
   -- The header is the fold's first line: show it as it is.
   wo.foldtext = ""
   wo.foldlevel = 0
@@ -112,7 +112,7 @@ function M.command(fargs)
       notify(":AcpLog save needs a file name", vim.log.levels.WARN)
       return
     end
-    local ok, result = require("acp_nvim.host_api").log_save(fargs[3] or "", vim.fn.expand(path))
+    local ok, result = require("acp_nvim.host.api").log_save(fargs[3] or "", vim.fn.expand(path))
     if not ok then
       notify("cannot save the log: " .. tostring(result))
     elseif opt(result.error) then
@@ -125,7 +125,7 @@ function M.command(fargs)
     end
     return
   end
-  local ok, view = require("acp_nvim.host_api").log_view(fargs[1] or "")
+  local ok, view = require("acp_nvim.host.api").log_view(fargs[1] or "")
   if not ok then
     notify("cannot read the log: " .. tostring(view))
     return
@@ -150,7 +150,7 @@ function M.complete(lead, line)
   local candidates = index == 2 and { "save" } or {}
   local chan = channel()
   if chan ~= nil and (index == 2 or (words[2] == "save" and index == 4)) then
-    local ok, names = require("acp_nvim.host_api").log_names()
+    local ok, names = require("acp_nvim.host.api").log_names()
     if ok and type(names) == "table" then
       candidates = vim.list_extend(candidates, names)
     end
@@ -158,16 +158,6 @@ function M.complete(lead, line)
   return vim.tbl_filter(function(item)
     return vim.startswith(item, lead)
   end, candidates)
-end
-
-function M.create_command()
-  api.nvim_create_user_command("AcpLog", function(args)
-    M.command(args.fargs)
-  end, {
-    nargs = "*",
-    complete = M.complete,
-    desc = "Show the JSON-RPC traffic with the agent (:AcpLog save {file} writes it as NDJSON)",
-  })
 end
 
 return M

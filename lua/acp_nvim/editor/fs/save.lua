@@ -1,10 +1,10 @@
 --- Saving a buffer to its file atomically (temp file, fsync, rename), then making Neovim take the new file as
---- the buffer's own without a reload (see `acp_nvim.fs` for what is kept and which autocmds run).
+--- the buffer's own without a reload (see `acp_nvim.editor.fs` for what is kept and which autocmds run).
 local M = {}
 
-local stamp = require("acp_nvim.fs.stamp")
-local edit = require("acp_nvim.fs.edit")
-local open = require("acp_nvim.fs.open")
+local stamp = require("acp_nvim.editor.fs.stamp")
+local edit = require("acp_nvim.editor.fs.edit")
+local open = require("acp_nvim.editor.fs.open")
 
 local api = vim.api
 local uv = vim.uv

@@ -5,7 +5,7 @@
 --- (`vim.fs.normalize` would expand `$VAR` and fold `..` before symlinks, naming another file).
 local M = {}
 
-local result = require("acp_nvim.result")
+local result = require("acp_nvim.editor.answer")
 
 local api = vim.api
 local uv = vim.uv

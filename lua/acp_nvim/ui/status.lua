@@ -45,7 +45,7 @@ function M.set(status)
   end
   current = new
   -- The chat of the current session is the one :AcpChat opens.
-  local chat = package.loaded["acp_nvim.chat"]
+  local chat = package.loaded["acp_nvim.ui.chat"]
   if chat and new.session_id and chat.chats[new.session_id] then
     chat.current = new.session_id
   end

@@ -7,11 +7,11 @@
 --- exits and on VimLeavePre. Groups, not pids: launchers (`npx`, `uvx`, `sh -c`) leave the real agent and its
 --- helpers as grandchildren in the same group, some of them ignoring SIGTERM.
 ---
---- When the last agent is gone, the terminals the agents ran (lua/acp_nvim/terminal.lua) are ended too: no
+--- When the last agent is gone, the terminals the agents ran (lua/acp_nvim/editor/terminal.lua) are ended too: no
 --- agent is left that could read them.
 local M = {}
 
-local pgroup = require("acp_nvim.pgroup")
+local pgroup = require("acp_nvim.editor.process_groups")
 
 --- Time a group gets between SIGTERM and SIGKILL when the host died (asynchronous: Neovim keeps running).
 M.host_exit_grace_ms = 1000
@@ -45,7 +45,7 @@ end
 
 --- SIGTERM (then SIGKILL after `grace_ms`) every command of the agents' terminals, without waiting.
 function M.end_terminals()
-  local ok, terminal = pcall(require, "acp_nvim.terminal")
+  local ok, terminal = pcall(require, "acp_nvim.editor.terminal")
   if not ok then
     return
   end

@@ -1,13 +1,20 @@
--- The :Acp* user commands and their completion.
+-- Every :Acp* user command, created here and nowhere else; what each one does lives in the module it names.
 
 local M = {}
 
 ---@param lead string
+---@param words string[]
+---@return string[]
+local function starting(lead, words)
+  return vim.tbl_filter(function(word)
+    return vim.startswith(word, lead)
+  end, words)
+end
+
+---@param lead string
 ---@return string[]
 local function complete_agents(lead)
-  return vim.tbl_filter(function(name)
-    return vim.startswith(name, lead)
-  end, require("acp_nvim.config").agent_names())
+  return starting(lead, require("acp_nvim.config").agent_names())
 end
 
 -- The lines of a range as a prompt attachment.
@@ -41,7 +48,7 @@ end
 ---@param kind string "image" | "audio"
 ---@param types string
 local function attach_file(path, kind, types)
-  local prompt = require("acp_nvim.prompt")
+  local prompt = require("acp_nvim.ui.prompt")
   local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
   local found, mime_type = prompt.media_type(full)
   if found ~= kind then
@@ -60,7 +67,7 @@ local function attach_image(path)
     attach_file(path, "image", "PNG, JPEG, GIF or WebP image")
     return
   end
-  local prompt = require("acp_nvim.prompt")
+  local prompt = require("acp_nvim.ui.prompt")
   local image, err = prompt.clipboard_image()
   if image == nil then
     warn(err --[[@as string]])
@@ -89,7 +96,7 @@ function M.create()
     if args.range > 0 then
       table.insert(selections, selection(args.line1, args.line2))
     end
-    local prompt = require("acp_nvim.prompt")
+    local prompt = require("acp_nvim.ui.prompt")
     if args.args == "" and #selections == 0 and #prompt.pending() == 0 then
       warn(":AcpPrompt needs a text or a range")
       return
@@ -104,7 +111,7 @@ function M.create()
     if args.range > 0 then
       line1, line2 = args.line1, args.line2
     end
-    require("acp_nvim.prompt").attach(selection(line1, line2))
+    require("acp_nvim.ui.prompt").attach(selection(line1, line2))
   end, { range = true, desc = "Attach the current buffer (or a range) to the next prompt" })
   command(
     "AcpAttachImage",
@@ -117,32 +124,70 @@ function M.create()
     attach_file(args.args, "audio", "WAV, MP3, Ogg, FLAC, M4A or AAC file")
   end, { nargs = 1, complete = "file", desc = "Attach an audio file to the next prompt" })
   command("AcpAttachClear", function()
-    require("acp_nvim.prompt").clear_attachments()
+    require("acp_nvim.ui.prompt").clear_attachments()
   end, { desc = "Drop the attachments of the next prompt" })
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
-  require("acp_nvim.log").create_command()
-  require("acp_nvim.sessions").create_commands()
+  command("AcpLog", function(args)
+    require("acp_nvim.ui.log").command(args.fargs)
+  end, {
+    nargs = "*",
+    complete = function(lead, line)
+      return require("acp_nvim.ui.log").complete(lead, line)
+    end,
+    desc = "Show the JSON-RPC traffic with the agent (:AcpLog save {file} writes it as NDJSON)",
+  })
+
+  -- Sessions, modes, options, login: lua/acp_nvim/ui/session_commands.lua.
+  local sessions = require("acp_nvim.ui.session_commands")
+  command("AcpNew", function()
+    acp.new()
+  end, { desc = "Open another session on the current agent" })
+  command("AcpSessions", function(args)
+    acp.sessions(unpack(args.fargs))
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "delete", "all" })
+    end,
+    desc = "List the agent's sessions and open (or delete) one",
+  })
+  command("AcpMode", function(args)
+    acp.mode(args.args)
+  end, { nargs = "?", complete = sessions.complete_mode, desc = "Set the session's mode" })
+  command(
+    "AcpConfig",
+    function(args)
+      acp.config(args.fargs[1], args.fargs[2])
+    end,
+    { nargs = "*", complete = sessions.complete_config, desc = "Set a configuration option of the session" }
+  )
+  command("AcpAuth", function(args)
+    acp.auth(args.args)
+  end, { nargs = "?", complete = sessions.complete_auth, desc = "Log in to the agent" })
+  command("AcpLogout", function()
+    acp.logout()
+  end, { desc = "Log out of the agent" })
+  command("AcpAddDir", function(args)
+    acp.add_dir(args.args)
+  end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
+
   command("AcpReview", function(args)
-    require("acp_nvim.services").review(args.args)
+    require("acp_nvim.editor").review(args.args)
   end, {
     nargs = "?",
     complete = function(lead)
-      return vim.tbl_filter(function(a)
-        return vim.startswith(a, lead)
-      end, { "accept", "reject" })
+      return starting(lead, { "accept", "reject" })
     end,
     desc = "Review the agent's edits (quickfix); accept or reject all",
   })
   command("AcpTerminal", function(args)
-    require("acp_nvim.chat_terminal").open(args.args)
+    require("acp_nvim.ui.chat_terminal").open(args.args)
   end, {
     nargs = "?",
     complete = function(lead)
-      return vim.tbl_filter(function(id)
-        return vim.startswith(id, lead)
-      end, require("acp_nvim.chat_terminal").ids())
+      return starting(lead, require("acp_nvim.ui.chat_terminal").ids())
     end,
     desc = "Open an agent's terminal (default: the newest)",
   })

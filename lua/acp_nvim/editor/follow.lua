@@ -4,7 +4,7 @@
 local M = {}
 
 local api = vim.api
-local opt = require("acp_nvim.result").opt
+local opt = require("acp_nvim.editor.answer").opt
 
 ---@param win integer
 ---@return boolean
@@ -13,7 +13,7 @@ local function usable(win)
     return false
   end
   local buf = api.nvim_win_get_buf(win)
-  if require("acp_nvim.chat").chat_of_buf(buf) ~= nil then
+  if require("acp_nvim.ui.chat").chat_of_buf(buf) ~= nil then
     return false
   end
   local bt = vim.bo[buf].buftype
@@ -50,14 +50,14 @@ function M.show(path, line, bufnr)
   if win == nil then
     return
   end
-  local buf = bufnr or require("acp_nvim.fs").find_buffer(path)
+  local buf = bufnr or require("acp_nvim.editor.fs").find_buffer(path)
   if buf == nil then
     buf = vim.fn.bufadd(path)
     vim.bo[buf].buflisted = true
   end
   if line == nil then
     line = 1
-    for _, h in ipairs(require("acp_nvim.review").hunks()) do
+    for _, h in ipairs(require("acp_nvim.editor.review").hunks()) do
       if h.bufnr == buf then
         line = h.lnum
         break

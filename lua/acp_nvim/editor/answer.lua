@@ -1,6 +1,6 @@
 --- What the Lua side hands back to the Python host, and what it gets from it.
 ---
---- Modules that answer an agent's request for the host (fs.lua, terminal.lua) answer with a plain table,
+--- Modules that answer an agent's request for the host (editor/fs, editor/terminal.lua) answer with a plain table,
 --- `{ ok = true, ... }` or the error made by `M.err`, so the host makes one `exec_lua` call per request and
 --- never sees a Lua error. Values the host sends may be Python's None, which arrives as vim.NIL (truthy in
 --- Lua); `M.opt` turns it into nil.

@@ -11,52 +11,20 @@
 --- the file, so the original bytes are back on disk (final-newline state included once a file's last hunk is
 --- rejected; a file the agent created is deleted again).
 ---
---- Buffer-local mappings exist while a buffer has hunks (defaults; `setup{ keymaps = {...} }` changes them,
---- `false` disables one): `]h` / `[h` next / previous hunk, `<leader>aa` / `<leader>ar` accept / reject the hunk
---- under the cursor, `<leader>aA` / `<leader>aR` accept / reject every hunk of the buffer.
----
---- `M.on_change = function(session_id) end` may be set by the host to refresh its views after any change.
+--- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
+--- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
+--- (config.lua has the defaults).
 local M = {}
 
 local api = vim.api
-local opt = require("acp_nvim.result").opt
+local opt = require("acp_nvim.editor.answer").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
 
 --- The most old lines shown as virtual text above a hunk.
 local MAX_VIRT_LINES = 50
 
----@type fun(session_id: string)?
-M.on_change = nil
-
-local defaults = {
-  keymaps = {
-    next_hunk = "]h",
-    prev_hunk = "[h",
-    accept_hunk = "<leader>aa",
-    reject_hunk = "<leader>ar",
-    accept_file = "<leader>aA",
-    reject_file = "<leader>aR",
-  },
-  signs = { add = "+", change = "~", delete = "_" },
-  show_old_lines = true,
-}
-
-M.config = vim.deepcopy(defaults)
-
-for name, link in pairs({
-  AcpNvimReviewAdd = "DiffAdd",
-  AcpNvimReviewChange = "DiffChange",
-  AcpNvimReviewDelete = "DiffDelete",
-  AcpNvimReviewOld = "DiffDelete",
-}) do
-  api.nvim_set_hl(0, name, { link = link, default = true })
-end
-
----@param opts table?
-function M.setup(opts)
-  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
-end
+local SIGNS = { add = "+", change = "~", delete = "_" }
 
 ---@class acp_nvim.ReviewHunk
 ---@field mark integer extmark id
@@ -81,14 +49,7 @@ local drop_file_if_empty
 
 ---@return table
 local function fs()
-  return require("acp_nvim.fs")
-end
-
----@param session_id string
-local function changed(session_id)
-  if M.on_change then
-    pcall(M.on_change, session_id)
-  end
+  return require("acp_nvim.editor.fs")
 end
 
 --- Current 0-based [row, end_row) of a hunk; a zero-width range is an insertion point.
@@ -192,8 +153,9 @@ local function update_keymaps(buf)
       return
     end
     mapped[buf] = {}
+    local keymaps = require("acp_nvim.config").options.review.keymaps
     for _, name in ipairs(keymap_names) do
-      local lhs = M.config.keymaps[name]
+      local lhs = keymaps[name]
       if lhs then
         vim.keymap.set("n", lhs, function()
           M[name]()
@@ -232,7 +194,7 @@ local function place(buf, sa, ca, sb, cb, original)
     old[#old + 1] = original[sa + k]
   end
   local virt
-  if M.config.show_old_lines and #old > 0 then
+  if #old > 0 then
     virt = {}
     for k = 1, math.min(#old, MAX_VIRT_LINES) do
       virt[#virt + 1] = { { old[k], "AcpNvimReviewOld" } }
@@ -242,7 +204,6 @@ local function place(buf, sa, ca, sb, cb, original)
         { { ("… %d more removed lines"):format(#old - MAX_VIRT_LINES), "AcpNvimReviewOld" } }
     end
   end
-  local signs = M.config.signs
   local hunk = { old = old }
   if cb > 0 then
     local kind = ca == 0 and "Add" or "Change"
@@ -251,7 +212,7 @@ local function place(buf, sa, ca, sb, cb, original)
       end_col = 0,
       hl_group = "AcpNvimReview" .. kind,
       hl_eol = true,
-      sign_text = ca == 0 and signs.add or signs.change,
+      sign_text = ca == 0 and SIGNS.add or SIGNS.change,
       sign_hl_group = "AcpNvimReview" .. kind,
       virt_lines = virt,
       virt_lines_above = true,
@@ -266,7 +227,7 @@ local function place(buf, sa, ca, sb, cb, original)
   end
   hunk.after = after or nil
   hunk.mark = api.nvim_buf_set_extmark(buf, M.ns, math.min(row, count - 1), 0, {
-    sign_text = signs.delete,
+    sign_text = SIGNS.delete,
     sign_hl_group = "AcpNvimReviewDelete",
     virt_lines = virt,
     virt_lines_above = not after,
@@ -320,7 +281,6 @@ function M.record(buf, session_id, original, info)
     file.hunks[hunk.mark] = hunk
   end
   drop_file_if_empty(buf, session_id, file)
-  changed(session_id)
 end
 
 ---@param session_id string?
@@ -472,7 +432,6 @@ function M.accept_hunk(buf, row)
   file.hunks[hunk.mark] = nil
   file.accepted_any = true
   drop_file_if_empty(b, sid, file)
-  changed(sid)
   return true
 end
 
@@ -516,7 +475,6 @@ local function restore(buf, sid, file, items)
     vim.bo[buf].fixeol = file.eol and file.fixeol
   end
   drop_file_if_empty(buf, sid, file)
-  changed(sid)
   if last and file.created and not file.accepted_any and #fs().buf_lines(buf) == 0 then
     -- The agent made the file: the state before it is no file at all.
     local ok, rm_err = os.remove(file.path)
@@ -565,7 +523,6 @@ function M.accept_file(buf, session_id)
       n = n + vim.tbl_count(file.hunks)
       clear_marks(b, file)
       drop_file_if_empty(b, sid, file)
-      changed(sid)
     end
   end
   return n

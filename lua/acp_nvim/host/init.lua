@@ -9,7 +9,7 @@
 local M = {}
 
 M.NAME = "acp_nvim"
-M.root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
+M.root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h")
 M.plugin_path = vim.fs.joinpath(M.root, "rplugin", "python3", "acp_nvim_host.py")
 --- A host that neither announces itself nor exits within this time is given up (and stopped).
 M.start_timeout_ms = 30000
@@ -80,7 +80,7 @@ end
 local function fail(message)
   last_error = message
   vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-  require("acp_nvim.status").set_error(message)
+  require("acp_nvim.ui.status").set_error(message)
 end
 
 local factory
@@ -144,14 +144,14 @@ factory = function(host_info)
     end,
     on_exit = function(_, exit_code)
       -- Whatever the host left running (it may have been SIGKILLed mid-stop) is ended from here.
-      require("acp_nvim.reaper").host_exited()
+      require("acp_nvim.host.agent_groups").host_exited()
       if info == nil or info.channel ~= channel then
         return -- a host already given up
       end
       local was_ready = ready
       forget()
       if was_ready then
-        require("acp_nvim.status").host_exited(
+        require("acp_nvim.ui.status").host_exited(
           ("acp.nvim: the Python host exited (code %d)"):format(exit_code)
         )
       else
@@ -168,7 +168,7 @@ factory = function(host_info)
   channel = result
   info = { channel = channel, pid = vim.fn.jobpid(channel) }
   ready = false
-  require("acp_nvim.host_api").bootstrap(channel, bootstrap_options())
+  require("acp_nvim.host.api").bootstrap(channel, bootstrap_options())
   vim.defer_fn(function()
     if info ~= nil and info.channel == channel and not ready then
       forget()
@@ -191,7 +191,7 @@ function M.register()
     return
   end
   registered = true
-  require("acp_nvim.reaper").setup()
+  require("acp_nvim.host.agent_groups").setup()
   vim.fn["remote#host#Register"](M.NAME, "*", factory)
   for _, plugin in ipairs(vim.fn["remote#host#PluginsForHost"](M.NAME)) do
     if plugin.path == M.plugin_path then
@@ -268,7 +268,7 @@ function M.ensure()
     return host, nil
   end
   local channel = host.channel
-  local ok, result = require("acp_nvim.host_api").bootstrap_sync(bootstrap_options())
+  local ok, result = require("acp_nvim.host.api").bootstrap_sync(bootstrap_options())
   if not ok or type(result) ~= "table" then
     -- The host died on the way: its on_exit says why.
     vim.wait(2000, function()

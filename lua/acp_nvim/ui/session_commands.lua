@@ -1,11 +1,11 @@
--- Sessions, login, modes and configuration options: the commands, their completion, and which session a
--- command is for (the chat the cursor is in, else the host's current one). Closing a chat buffer closes its
--- session; entering a chat makes its session the current one.
+-- Sessions, login, modes and configuration options: what their commands do (ui/commands.lua creates them),
+-- their completion, and which session a command is for (the chat the cursor is in, else the host's current
+-- one). Closing a chat buffer closes its session; entering a chat makes its session the current one.
 
 local M = {}
 
 local api = vim.api
-local host_api = require("acp_nvim.host_api")
+local host_api = require("acp_nvim.host.api")
 
 ---@param message string
 ---@param level? integer
@@ -25,16 +25,16 @@ end
 --- The session of the chat (or prompt) the cursor is in, if any.
 ---@return string|nil
 function M.current()
-  local chat = require("acp_nvim.chat").chat_of_buf(api.nvim_get_current_buf())
+  local chat = require("acp_nvim.ui.chat").chat_of_buf(api.nvim_get_current_buf())
   return chat and chat.session_id or nil
 end
 
 --- The chat commands complete from: the one the cursor is in, else the current session's.
 ---@return AcpChat|nil
 local function current_chat()
-  local chat = require("acp_nvim.chat")
+  local chat = require("acp_nvim.ui.chat")
   return chat.chat_of_buf(api.nvim_get_current_buf())
-    or chat.chats[require("acp_nvim.status").get().session_id or ""]
+    or chat.chats[require("acp_nvim.ui.status").get().session_id or ""]
 end
 
 --- What `acp_start` sends: the agent's command, and what its sessions are opened with.
@@ -72,9 +72,6 @@ function M.spec(name, agent)
   }
 end
 
----@param method string
----@param ... any
-
 ---@return boolean
 local function host_running()
   if require("acp_nvim.host").info() == nil then
@@ -89,7 +86,7 @@ end
 function M.sessions(...)
   local args = { ... }
   local config = require("acp_nvim.config")
-  local status = require("acp_nvim.status").get()
+  local status = require("acp_nvim.ui.status").get()
   local name = status.agent_name or config.options.default_agent
   local agent, err = config.agent(name)
   if agent == nil then
@@ -98,7 +95,7 @@ function M.sessions(...)
   end
   local spec = M.spec(name, agent)
   spec.session = false
-  require("acp_nvim.services").send_options()
+  require("acp_nvim.editor").send_options()
   local action = vim.tbl_contains(args, "delete") and "delete" or "open"
   host_api.sessions(spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
 end
@@ -217,47 +214,19 @@ end
 ---@param lead string
 ---@return string[]
 function M.complete_auth(lead)
-  return starting(lead, require("acp_nvim.status").get().auth_methods or {})
+  return starting(lead, require("acp_nvim.ui.status").get().auth_methods or {})
 end
 
--- ---- commands and autocommands ---------------------------------------------------------------------------
+-- ---- chats and their sessions ------------------------------------------------------------------------
 
-function M.create_commands()
-  local command = api.nvim_create_user_command
-  command("AcpNew", function()
-    require("acp_nvim").new()
-  end, { desc = "Open another session on the current agent" })
-  command("AcpSessions", function(args)
-    require("acp_nvim").sessions(unpack(args.fargs))
-  end, {
-    nargs = "*",
-    complete = function(lead)
-      return starting(lead, { "delete", "all" })
-    end,
-    desc = "List the agent's sessions and open (or delete) one",
-  })
-  command("AcpMode", function(args)
-    require("acp_nvim").mode(args.args)
-  end, { nargs = "?", complete = M.complete_mode, desc = "Set the session's mode" })
-  command("AcpConfig", function(args)
-    require("acp_nvim").config(args.fargs[1], args.fargs[2])
-  end, { nargs = "*", complete = M.complete_config, desc = "Set a configuration option of the session" })
-  command("AcpAuth", function(args)
-    require("acp_nvim").auth(args.args)
-  end, { nargs = "?", complete = M.complete_auth, desc = "Log in to the agent" })
-  command("AcpLogout", function()
-    require("acp_nvim").logout()
-  end, { desc = "Log out of the agent" })
-  command("AcpAddDir", function(args)
-    require("acp_nvim").add_dir(args.args)
-  end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
-
+--- Entering a chat makes its session the current one; wiping its buffer closes the session. Idempotent.
+function M.track_chats()
   local group = api.nvim_create_augroup("acp_nvim_sessions", { clear = true })
   api.nvim_create_autocmd("BufEnter", {
     group = group,
     callback = function(ev)
-      local chat = require("acp_nvim.chat").chat_of_buf(ev.buf)
-      if chat and require("acp_nvim.status").get().session_id ~= chat.session_id then
+      local chat = require("acp_nvim.ui.chat").chat_of_buf(ev.buf)
+      if chat and require("acp_nvim.ui.status").get().session_id ~= chat.session_id then
         host_api.focus(chat.session_id)
       end
     end,
@@ -265,7 +234,7 @@ function M.create_commands()
   api.nvim_create_autocmd({ "BufWipeout", "BufDelete" }, {
     group = group,
     callback = function(ev)
-      local session_id = require("acp_nvim.chat").forget_buf(ev.buf)
+      local session_id = require("acp_nvim.ui.chat").forget_buf(ev.buf)
       if session_id then
         host_api.close(session_id)
       end

@@ -27,9 +27,9 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
-local garbage = require("acp_nvim.garbage")
-local pgroup = require("acp_nvim.pgroup")
-local result = require("acp_nvim.result")
+local garbage = require("acp_nvim.editor.job_output_gc")
+local pgroup = require("acp_nvim.editor.process_groups")
+local result = require("acp_nvim.editor.answer")
 
 M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
 M.ERR_INTERNAL = result.ERR_INTERNAL
@@ -275,8 +275,15 @@ local function argv_of(command, args)
   return argv
 end
 
+---@class acp_nvim.TerminalSpec
+---@field command string
+---@field args string[]?
+---@field env { name: string, value: string }[]?
+---@field cwd string?
+---@field output_byte_limit integer?
+
 --- Answer `terminal/create`: start the command and return its id at once.
----@param spec { command: string, args: string[]?, env: { name: string, value: string }[]?, cwd: string?, output_byte_limit: integer? }
+---@param spec acp_nvim.TerminalSpec
 ---@return table { ok = true, terminal_id, bufnr, pid } or an error table
 function M.create(spec)
   spec = opt(spec) or {}

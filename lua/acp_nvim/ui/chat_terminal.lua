@@ -16,8 +16,6 @@ M.max_lines = 8
 
 local ns = api.nvim_create_namespace("acp_nvim_term")
 
-api.nvim_set_hl(0, "AcpChatTerminalOutput", { link = "Comment", default = true })
-
 ---@class acp_nvim.ChatTerminal
 ---@field lines string[] the last complete lines
 ---@field partial string the line being printed
@@ -38,7 +36,7 @@ local function get(id)
     terms[id] = t
   end
   if t.bufnr == nil then
-    t.bufnr = require("acp_nvim.terminal").bufnr(id)
+    t.bufnr = require("acp_nvim.editor.terminal").bufnr(id)
   end
   return t
 end
@@ -101,7 +99,7 @@ end
 ---@param status table
 ---@return string
 local function describe(status)
-  local signal = require("acp_nvim.result").opt(status.signal)
+  local signal = require("acp_nvim.editor.answer").opt(status.signal)
   if signal then
     return "killed by " .. signal
   end
@@ -203,7 +201,7 @@ function M.ids()
   for id in pairs(terms) do
     seen[id] = true
   end
-  for _, id in ipairs(require("acp_nvim.terminal").list()) do
+  for _, id in ipairs(require("acp_nvim.editor.terminal").list()) do
     seen[id] = true
   end
   local ids = vim.tbl_keys(seen)
@@ -223,7 +221,7 @@ function M.open(id)
     id = ids[#ids]
   end
   local t = id and terms[id]
-  local buf = t and t.bufnr or (id and require("acp_nvim.terminal").bufnr(id))
+  local buf = t and t.bufnr or (id and require("acp_nvim.editor.terminal").bufnr(id))
   if buf == nil or not api.nvim_buf_is_valid(buf) then
     vim.notify(("acp.nvim: no terminal %s"):format(id or "yet"), vim.log.levels.WARN, { title = "acp.nvim" })
     return false
@@ -242,7 +240,7 @@ end
 function M.at_cursor()
   local buf = api.nvim_get_current_buf()
   local row = api.nvim_win_get_cursor(0)[1] - 1
-  local chat = require("acp_nvim.chat").chat_of_buf(buf)
+  local chat = require("acp_nvim.ui.chat").chat_of_buf(buf)
   if chat == nil then
     return nil
   end

@@ -3,7 +3,7 @@
 --- would consume the change; the autocmds are installed when the module is first required.
 local M = {}
 
-local read = require("acp_nvim.fs.read")
+local read = require("acp_nvim.editor.fs.read")
 
 local api = vim.api
 local uv = vim.uv

@@ -63,7 +63,7 @@ end
 
 M.chat_of_buf = chat_of_buf
 
-local denil = require("acp_nvim.result").opt
+local denil = require("acp_nvim.editor.answer").opt
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -736,8 +736,8 @@ local function setup_window(win, chat)
   wo.foldcolumn = "0"
   if require("acp_nvim.config").options.chat.fold_thoughts then
     wo.foldmethod = "expr"
-    wo.foldexpr = "v:lua.require'acp_nvim.chat'.foldexpr(v:lnum)"
-    wo.foldtext = "v:lua.require'acp_nvim.chat'.foldtext()"
+    wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
+    wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
     wo.foldlevel = 0
     wo.foldenable = true
   end
@@ -756,7 +756,7 @@ function M.open(session_id, opts)
   end
   local previous = api.nvim_get_current_win()
   local options = require("acp_nvim.config").options.chat
-  local prompt = require("acp_nvim.prompt")
+  local prompt = require("acp_nvim.ui.prompt")
   local chat_win = vim.fn.win_findbuf(chat.buf)[1]
   if chat_win == nil or vim.fn.win_id2tabwin(chat_win)[1] ~= vim.fn.tabpagenr() then
     -- A new session (e.g. after :AcpRestart) takes over the windows of the previous chat.
@@ -928,9 +928,9 @@ end
 ---@param fallback string normal-mode keys when there is nothing to jump to
 function M.jump(fallback)
   -- A terminal placeholder opens the agent's terminal itself.
-  local term = require("acp_nvim.chat_terminal").at_cursor()
+  local term = require("acp_nvim.ui.chat_terminal").at_cursor()
   if term then
-    require("acp_nvim.chat_terminal").open(term)
+    require("acp_nvim.ui.chat_terminal").open(term)
     return
   end
   local loc = M.location_at_cursor()

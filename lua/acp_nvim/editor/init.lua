@@ -36,15 +36,15 @@ end
 
 --- Sent before every start: the capabilities advertised in `initialize` follow these options.
 function M.send_options()
-  require("acp_nvim.host_api").editor_options(M.options())
+  require("acp_nvim.host.api").editor_options(M.options())
 end
 
 --- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list
 --- (every session's when none runs); `accept` / `reject` settles all of them.
 ---@param action string?
 function M.review(action)
-  local review = require("acp_nvim.review")
-  local sid = require("acp_nvim.status").get().session_id
+  local review = require("acp_nvim.editor.review")
+  local sid = require("acp_nvim.ui.status").get().session_id
   if sid ~= nil and #review.files(sid) == 0 then
     -- The session that made the edits may have ended (:AcpRestart): show what is left anyway.
     sid = nil
@@ -77,13 +77,13 @@ end
 --- Installs the hooks once; re-applies the options every time.
 function M.setup()
   local o = require("acp_nvim.config").options
-  local chat_terminal = require("acp_nvim.chat_terminal")
+  local chat_terminal = require("acp_nvim.ui.chat_terminal")
   chat_terminal.max_lines = o.chat.terminal_lines
   if did_hooks then
     return
   end
   did_hooks = true
-  local terminal = require("acp_nvim.terminal")
+  local terminal = require("acp_nvim.editor.terminal")
   local prev_output, prev_exit = terminal.on_output, terminal.on_exit
   terminal.on_output = function(id, data)
     if prev_output then
@@ -97,11 +97,11 @@ function M.setup()
     end
     chat_terminal.on_exit(id, status)
   end
-  require("acp_nvim.chat").on_terminal = chat_terminal.attach
+  require("acp_nvim.ui.chat").on_terminal = chat_terminal.attach
   -- No kill on status changes here: terminals belong to their session, and the host kills a session's
   -- terminals when that session ends (acp_nvim/nvim/terminals.py), so stopping one agent leaves another's
-  -- running. What no host is left to end — the last agent gone, the host dead, Neovim leaving — reaper.lua
-  -- and terminal.lua's VimLeavePre end.
+  -- running. What no host is left to end — the last agent gone, the host dead, Neovim leaving —
+  -- host/agent_groups.lua and terminal.lua's VimLeavePre end.
 end
 
 return M
