@@ -168,7 +168,7 @@ class RealAgent:
         return "\n".join(lines) + "\n"
 
     def reviewed_paths(self) -> set[str]:
-        files = self.nvim.lua("return require('acp_nvim.review').files()")
+        files = self.nvim.lua("return require('acp_nvim.editor.review').files()")
         return {Path(f["path"]).name for f in files}
 
 
