@@ -18,7 +18,6 @@ import pytest
 from anyio.abc import SocketStream
 
 from acp_nvim.jsonrpc import (
-    CANCEL_REQUEST_METHOD,
     Connection,
     ConnectionClosed,
     InternalError,
@@ -31,6 +30,8 @@ from acp_nvim.jsonrpc import (
 pytestmark = pytest.mark.anyio
 
 DEADLINE = 10
+# The jsonrpc layer knows no cancel method of its own: ACP's is passed in, as the client does.
+CANCEL_REQUEST_METHOD = "$/cancel_request"
 
 
 @pytest.fixture
@@ -107,6 +108,7 @@ async def running(
 ) -> AsyncIterator[Harness]:
     wire = Wire()
     errors: list[str] = []
+    kwargs.setdefault("cancel_method", CANCEL_REQUEST_METHOD)
     conn = Connection(
         wire.conn_receive,
         wire.conn_send,
@@ -176,8 +178,12 @@ async def test_two_connections_over_a_socket_pair_call_each_other_while_waiting(
         inner = msgspec.json.decode(await connections["right"].request("callback", {}))
         return {"right saw": method, "inner": inner}
 
-    connections["left"] = Connection(left, left, on_request=left_handler, on_notification=ignore)
-    connections["right"] = Connection(right, right, on_request=right_handler, on_notification=ignore)
+    connections["left"] = Connection(
+        left, left, on_request=left_handler, on_notification=ignore, cancel_method=CANCEL_REQUEST_METHOD
+    )
+    connections["right"] = Connection(
+        right, right, on_request=right_handler, on_notification=ignore, cancel_method=CANCEL_REQUEST_METHOD
+    )
     async with left, right, anyio.create_task_group() as tg:
         tg.start_soon(connections["left"].serve)
         tg.start_soon(connections["right"].serve)
@@ -630,7 +636,13 @@ async def test_writing_to_a_peer_that_stopped_reading_fails_requests_cleanly() -
 
 async def test_cancelling_serve_fails_pending_requests() -> None:
     wire = Wire()
-    conn = Connection(wire.conn_receive, wire.conn_send, on_request=echo, on_notification=ignore)
+    conn = Connection(
+        wire.conn_receive,
+        wire.conn_send,
+        on_request=echo,
+        on_notification=ignore,
+        cancel_method=CANCEL_REQUEST_METHOD,
+    )
     failures: list[BaseException] = []
 
     async def call() -> None:
