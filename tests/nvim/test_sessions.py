@@ -659,6 +659,27 @@ def test_additional_directories_and_mcp_when_advertised(
     agent.assert_all_valid(schema)
 
 
+def test_acpadddir_before_a_start_is_sent_by_the_host_and_leaves_the_options_alone(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    agent = Agent(
+        tmp_path, "s", {"agentCapabilities": {"sessionCapabilities": {"additionalDirectories": {}}}}
+    )
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    setup(nvim, tmp_path, {"s": agent.config()})
+    # Before any agent runs: the host keeps the list (the one owner), not the user's options.
+    nvim.api.command(f"AcpAddDir {extra}")
+    wait_note(nvim, f"{extra} is added to the sessions opened from now on")
+    nvim.api.command(f"AcpAddDir {tmp_path / 'missing'}")
+    wait_note(nvim, f"not a directory: {tmp_path / 'missing'}")
+    assert nvim.lua("return require('acp_nvim.config').options.additional_directories") == []
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    (new,) = agent.sent("session/new")
+    assert new["params"]["additionalDirectories"] == [str(extra)]
+
+
 @pytest.mark.parametrize("command", ["AcpMode", "AcpConfig", "AcpAuth", "AcpLogout"])
 def test_commands_without_an_agent_say_so(nvim: Nvim, command: str) -> None:
     nvim.api.command(command)
