@@ -74,7 +74,7 @@ class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_fie
         return uri if self.whole else uri + f"#L{self.start}-L{self.end}"
 
 
-#: The name the controller has always used.
+#: The name prompts used before attachments had kinds.
 Selection = SelectionAttachment
 
 
@@ -240,7 +240,7 @@ def build_prompt(
     return built if built.blocks else None
 
 
-# ---- the names the controller used before attachments had kinds ------------------------------------------
+# ---- the names used before attachments had kinds ------------------------------------------------------
 
 
 def prompt_blocks(text: str, selections: list[Selection], embedded_context: bool) -> list[s.ContentBlock]:
