@@ -154,13 +154,16 @@ class Registry:
     def current(self, session_id: str | None = None) -> Current:
         """The session a command is for — the chat it comes from (`session_id`), else the current one — and
         its agent: the session's, else the agent started last."""
+        current = self.sessions.get(self._current) if self._current is not None else None
         if session_id:
             session = self.sessions.get(session_id)
             missing = SESSION_CLOSED if session is None else None
         else:
-            session = self.sessions.get(self._current) if self._current is not None else None
+            session = current
             missing = NO_SESSION if session is None else None
-        name = session.agent if session is not None else self._current_agent
+        # A closed chat's command goes to the agent of the current session, else to the one started last.
+        owner = session or current
+        name = owner.agent if owner is not None else self._current_agent
         run = self.agents.get(name) if name is not None else None
         return Current(session, run, missing)
 
