@@ -14,17 +14,11 @@ from typing import Any
 
 import anyio
 
-from acp_nvim.app.auth import AuthFlow, advertise
-from acp_nvim.app.chats import Chats
-from acp_nvim.app.commands import Commands
-from acp_nvim.app.incoming import Incoming
+from acp_nvim.app.application import Application
+from acp_nvim.app.auth import advertise
 from acp_nvim.app.lifecycle import Lifecycle
-from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
-from acp_nvim.app.status import StatusBoard
-from acp_nvim.app.turns import Turns
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.nvim import agent_log
@@ -47,27 +41,11 @@ class Controller:
         self.registry = Registry()
         self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
-        self.broker = PermissionBroker(self.ui, lambda busy: self.status.push())
+        self.broker = PermissionBroker(self.ui, lambda busy: self.app.status.push())
         self.services = EditorServices(bridge, self.ui, self.lua, self.registry.roots)
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
-        self.status = StatusBoard(self.registry, self.port)
-        self.chats = Chats(self.registry, self.port, self.status)
-        auth = AuthFlow(self.port)
-        modes = ModeCommands(self.registry, self.port, self.status)
-        self.sessions = SessionCommands(self.registry, self.port, self.status, self.chats, auth, modes)
-        self.turns = Turns(self.registry, self.port, self.status)
-        self.incoming = Incoming(self.registry, self.port, self.status)
-        self.commands = Commands(
-            self.registry,
-            self.port,
-            self.status,
-            self,
-            chats=self.chats,
-            auth=auth,
-            modes=modes,
-            sessions=self.sessions,
-            turns=self.turns,
-        )
+        self.app = Application(self.registry, self.port, self)
+        self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
@@ -75,10 +53,10 @@ class Controller:
     # ---- routing: what the agents send ---------------------------------------------------------------
 
     def on_session_update(self, notification: s.SessionNotification) -> None:
-        self.incoming.session_update(notification)
+        self.app.incoming.session_update(notification)
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
-        return await self.incoming.ask_permission(request)
+        return await self.app.incoming.ask_permission(request)
 
     # ---- launch --------------------------------------------------------------------------------------
 

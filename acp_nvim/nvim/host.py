@@ -131,43 +131,43 @@ class Host:
         lua_api.host_bootstrapped(self._nvim, info)
 
     def start(self, spec: Any) -> None:
-        self._submit(lambda c: c.commands.start(spec))
+        self._submit(lambda c: c.app.commands.start(spec))
 
     def stop(self, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.commands.stop(session_id))
+        self._submit(lambda c: c.app.commands.stop(session_id))
 
     def restart(self, spec: Any) -> None:
-        self._submit(lambda c: c.commands.restart(spec))
+        self._submit(lambda c: c.app.commands.restart(spec))
 
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.turns.prompt(text, selections, session_id))
+        self._submit(lambda c: c.app.turns.prompt(text, selections, session_id))
 
     def cancel(self, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.turns.cancel(session_id))
+        self._submit(lambda c: c.app.turns.cancel(session_id))
 
     def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None) -> None:
-        self._submit(lambda c: c.commands.sessions_command(spec, action, everywhere, session_id))
+        self._submit(lambda c: c.app.commands.sessions_command(spec, action, everywhere, session_id))
 
     def mode(self, session_id: str | None, mode_id: str | None) -> None:
-        self._submit(lambda c: c.commands.mode(session_id, mode_id))
+        self._submit(lambda c: c.app.commands.mode(session_id, mode_id))
 
     def config(self, session_id: str | None, option_id: str | None, value: str | None) -> None:
-        self._submit(lambda c: c.commands.config(session_id, option_id, value))
+        self._submit(lambda c: c.app.commands.config(session_id, option_id, value))
 
     def auth(self, session_id: str | None, method_id: str | None) -> None:
-        self._submit(lambda c: c.commands.auth(session_id, method_id))
+        self._submit(lambda c: c.app.commands.auth(session_id, method_id))
 
     def logout(self, session_id: str | None) -> None:
-        self._submit(lambda c: c.commands.logout(session_id))
+        self._submit(lambda c: c.app.commands.logout(session_id))
 
     def add_dir(self, session_id: str | None, directory: str) -> None:
-        self._submit(lambda c: c.commands.add_dir(session_id, directory))
+        self._submit(lambda c: c.app.commands.add_dir(session_id, directory))
 
     def close(self, session_id: str) -> None:
-        self._submit(lambda c: c.commands.close_session(session_id))
+        self._submit(lambda c: c.app.commands.close_session(session_id))
 
     def focus(self, session_id: str) -> None:
-        self._submit(lambda c: c.commands.focus(session_id))
+        self._submit(lambda c: c.app.commands.focus(session_id))
 
     def reply(self, token: Any, value: Any) -> None:
         """A late answer from Lua: a picker's choice (permissions and elicitation forms included), a login

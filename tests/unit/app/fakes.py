@@ -7,16 +7,9 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from acp_nvim.app.auth import AuthFlow
-from acp_nvim.app.chats import Chats
-from acp_nvim.app.commands import Commands
-from acp_nvim.app.incoming import Incoming
-from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
+from acp_nvim.app.application import Application
 from acp_nvim.app.port import Choice
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
-from acp_nvim.app.status import StatusBoard
-from acp_nvim.app.turns import Turns
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import RpcError
@@ -219,33 +212,12 @@ class FakeRunner:
         run.lifecycle.stopped()
 
 
-class App:
-    """The application composed on the fakes, as `acp_nvim/nvim/controller.py` composes it on Neovim."""
+class App(Application):
+    """The application on the fakes, composed as `acp_nvim/nvim/controller.py` composes it on Neovim."""
 
     def __init__(self) -> None:
-        self.port = FakePort()
-        self.registry = Registry()
-        self.status = StatusBoard(self.registry, self.port)
-        self.chats = Chats(self.registry, self.port, self.status)
-        self.auth = AuthFlow(self.port)
-        self.modes = ModeCommands(self.registry, self.port, self.status)
-        self.sessions = SessionCommands(
-            self.registry, self.port, self.status, self.chats, self.auth, self.modes
-        )
-        self.turns = Turns(self.registry, self.port, self.status)
-        self.incoming = Incoming(self.registry, self.port, self.status)
         self.runner = FakeRunner(self)
-        self.commands = Commands(
-            self.registry,
-            self.port,
-            self.status,
-            self.runner,
-            chats=self.chats,
-            auth=self.auth,
-            modes=self.modes,
-            sessions=self.sessions,
-            turns=self.turns,
-        )
+        super().__init__(Registry(), FakePort(), self.runner)
 
     def connect(self, name: str, agent: FakeAgent, **spec: Any) -> AgentRun:
         """An agent launched and connected (its handshake done), without its first session yet."""
