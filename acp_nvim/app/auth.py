@@ -14,8 +14,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import msgspec
-
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import AgentRun
 from acp_nvim.client.agent import AgentConnection, Unsupported
@@ -43,18 +41,6 @@ def login_methods(agent: AgentConnection, terminal_auth: bool) -> list[LoginMeth
         if isinstance(method, s.AuthMethodAgent | s.AuthMethodTerminal):
             usable.append(method)
     return usable
-
-
-def advertise(caps: s.ClientCapabilities, terminal_auth: bool) -> s.ClientCapabilities:
-    """What the application adds to the editor's capabilities for one agent: boolean config options
-    (always understood here) and terminal login when enabled for it."""
-    session = caps.session or s.ClientSessionCapabilities()
-    session = msgspec.structs.replace(
-        session,
-        config_options=s.SessionConfigOptionsCapabilities(boolean=s.BooleanConfigOptionCapabilities()),
-    )
-    auth = msgspec.structs.replace(caps.auth, terminal=terminal_auth)
-    return msgspec.structs.replace(caps, session=session, auth=auth)
 
 
 class AuthFlow:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from acp_nvim.app.application import Application
-from acp_nvim.app.auth import advertise
+from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry

@@ -74,7 +74,7 @@ class NvimEditor:
         )
         # Elicitation (issue 5): forms and URLs, both served by nvim/elicitation.py.
         caps.elicitation = ELICITATION_CAPABILITIES
-        # Login and session capabilities are the application's (app/auth.py): it adds them.
+        # Login and session capabilities are the application's (app/capabilities.py): it adds them.
         return self._advertise(caps)
 
     async def session_update(self, notification: s.SessionNotification) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_nvim.app.auth import advertise
+from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.status import build_status
 from acp_nvim.protocol import schema as s
 
