@@ -454,6 +454,59 @@ async def test_incoming_cancel_request_cancels_the_handler_and_still_answers() -
         assert await h.end_input_and_drain() == []
 
 
+async def test_the_cancel_method_is_the_caller_s_other_names_are_plain_notifications() -> None:
+    seen: list[str] = []
+
+    async def notified(method: str, params: msgspec.Raw | None) -> None:
+        seen.append(method)
+
+    async with (
+        running(on_notification=notified, cancel_method="$/stop") as h,
+        anyio.create_task_group() as tg,
+    ):
+        await h.wire.send({"jsonrpc": "2.0", "method": CANCEL_REQUEST_METHOD, "params": {"requestId": 1}})
+        await h.wire.send({"jsonrpc": "2.0", "method": "$/stop", "params": {"requestId": 1}})
+        await h.wire.send({"jsonrpc": "2.0", "method": "done"})
+        with anyio.fail_after(DEADLINE):
+            while seen != [CANCEL_REQUEST_METHOD, "done"]:
+                await anyio.sleep(0.001)
+        scope = anyio.CancelScope()
+        finished = anyio.Event()
+
+        async def call() -> None:
+            with scope:
+                await h.conn.request("slow", {})
+            finished.set()
+
+        tg.start_soon(call)
+        await h.wire.read()
+        scope.cancel()
+        with anyio.fail_after(DEADLINE):
+            await finished.wait()
+        await h.conn.notify("after", {})
+        assert (await h.wire.read())["method"] == "$/stop"
+        assert (await h.wire.read())["method"] == "after"
+
+
+async def test_without_a_cancel_method_a_cancelled_request_sends_nothing() -> None:
+    async with running(cancel_method=None) as h, anyio.create_task_group() as tg:
+        scope = anyio.CancelScope()
+        finished = anyio.Event()
+
+        async def call() -> None:
+            with scope:
+                await h.conn.request("slow", {})
+            finished.set()
+
+        tg.start_soon(call)
+        await h.wire.read()
+        scope.cancel()
+        with anyio.fail_after(DEADLINE):
+            await finished.wait()
+        await h.conn.notify("after", {})
+        assert await h.wire.read() == {"jsonrpc": "2.0", "method": "after", "params": {}}
+
+
 async def test_cancelling_our_request_sends_cancel_request_and_forgets_the_id(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
