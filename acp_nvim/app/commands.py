@@ -74,7 +74,11 @@ class Commands:
             return
         run = self._registry.agents.get(spec.name)
         if run is not None and run.alive:
-            run.spec = msgspec.structs.replace(spec, cmd=run.spec.cmd, args=run.spec.args, env=run.spec.env)
+            # What its process was started with stays: its command, and the login it was offered.
+            old = run.spec
+            run.spec = msgspec.structs.replace(
+                spec, cmd=old.cmd, args=old.args, env=old.env, terminal_auth=old.terminal_auth
+            )
             self._registry.use_agent(spec.name)
             if spec.session:
                 await run.lifecycle.wait_connected()
