@@ -56,6 +56,14 @@ async def test_start_launches_an_agent_not_running_and_opens_another_session_on_
     assert app.registry.current().session is not None
 
 
+async def test_another_start_of_a_running_agent_keeps_what_its_process_was_started_with() -> None:
+    app = App()
+    run, _ = await app.start("a", FakeAgent(), args=["--acp"], terminal_auth=True)
+    await app.commands.start({**SPEC, "args": ["--other"], "terminal_auth": False, "mode": "code"})
+    assert (run.spec.args, run.spec.terminal_auth, run.spec.mode) == (["--acp"], True, "code")
+    assert len(app.runner.launched) == 1
+
+
 async def test_an_invalid_spec_is_reported_naming_the_field() -> None:
     app = App()
     await app.commands.start({"name": "a"})
