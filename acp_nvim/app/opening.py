@@ -29,7 +29,7 @@ from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
-log = logging.getLogger("acp_nvim.sessions")
+log = logging.getLogger("acp_nvim.opening")
 
 SESSION_TIMEOUT = 60.0
 Action = Literal["open", "delete"]
