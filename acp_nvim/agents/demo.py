@@ -576,6 +576,7 @@ async def serve(receive: ByteReceiveStream, send: ByteSendStream, delay: float) 
         on_request=agent.on_request,
         on_notification=agent.on_notification,
         peer_name="client",
+        cancel_method=m.CANCEL_REQUEST,
     )
     await agent.conn.serve()
 

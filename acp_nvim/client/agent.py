@@ -214,6 +214,7 @@ class AgentConnection:
                     on_message=on_message,
                     on_protocol_error=protocol_error,
                     peer_name=f"agent {command.name}",
+                    cancel_method=m.CANCEL_REQUEST,
                     max_message_size=(
                         DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size
                     ),

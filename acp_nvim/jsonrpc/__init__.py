@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .connection import (
-    CANCEL_REQUEST_METHOD,
     ClosedReason,
     Connection,
     Direction,
@@ -34,7 +33,6 @@ from .errors import (
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
 
 __all__ = [
-    "CANCEL_REQUEST_METHOD",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",

@@ -42,8 +42,6 @@ ProtocolErrorKind: TypeAlias = Literal[
 ProtocolErrorHook: TypeAlias = Callable[[str], None]
 ClosedReason: TypeAlias = Callable[[], Awaitable[str]]
 
-CANCEL_REQUEST_METHOD = "$/cancel_request"
-
 _NULL = msgspec.Raw(b"null")
 _PREVIEW_LENGTH = 200
 # How much of a line too deep for msgspec is scanned for its id: all of a message nested 100,000 deep, and
@@ -175,6 +173,7 @@ class Connection:
         on_message: MessageHook | None = None,
         on_protocol_error: ProtocolErrorHook | None = None,
         peer_name: str = "peer",
+        cancel_method: str | None = None,
     ) -> None:
         self._receive = receive
         self._send = send
@@ -184,13 +183,15 @@ class Connection:
         self._on_message = on_message
         self._on_protocol_error = on_protocol_error
         self._peer = peer_name
+        # The protocol above names its cancel notification (ACP has one); None: requests are never cancelled.
+        self._cancel_method = cancel_method
         self._splitter = LineSplitter(max_message_size)
         self._encoder = msgspec.json.Encoder()
         self._envelope_decoder = msgspec.json.Decoder(_Envelope)
         self._error_decoder = msgspec.json.Decoder(_WireError)
         self._cancel_decoder = msgspec.json.Decoder(_CancelParams)
         # Unbounded: enqueueing never waits, so the reader can answer garbage while the peer is not reading,
-        # and a cancelled caller can still queue its $/cancel_request without a checkpoint.
+        # and a cancelled caller can still queue its cancel notification without a checkpoint.
         self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[bytes](math.inf)
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
@@ -234,7 +235,7 @@ class Connection:
 
         Raises `RpcError` (the most specific subclass for the peer's code) when the peer answers with an
         error, `ConnectionClosed` when the connection ends first. Cancelling the caller sends
-        `$/cancel_request` for it and forgets the id.
+        the cancel notification (`cancel_method`) for it and forgets the id.
         """
         if self._closing:
             await self._raise_closed()
@@ -250,9 +251,9 @@ class Connection:
             # Still registered means no answer arrived and the connection is up: we are being cancelled.
             if self._pending.pop(request_id, None) is not None:
                 self._abandoned.add(request_id)
-                self._enqueue(
-                    self._encode(_OutNotification("2.0", CANCEL_REQUEST_METHOD, _CancelParams(request_id)))
-                )
+                if self._cancel_method is not None:
+                    cancel = _OutNotification("2.0", self._cancel_method, _CancelParams(request_id))
+                    self._enqueue(self._encode(cancel))
         if pending.error is not None:
             raise pending.error
         assert pending.result is not None
@@ -396,7 +397,7 @@ class Connection:
             if isinstance(envelope.id, UnsetType):
                 # A notification, the bulk of the traffic (streamed updates): dispatched here rather than
                 # through one more coroutine per message.
-                if method == CANCEL_REQUEST_METHOD:
+                if method == self._cancel_method:
                     self._cancel_incoming(params)
                     return
                 try:
@@ -483,18 +484,18 @@ class Connection:
         try:
             request_id = self._cancel_decoder.decode(params if params is not None else _NULL).request_id
         except (msgspec.DecodeError, RecursionError) as exc:
-            logger.warning("ignored malformed %s from the %s: %s", CANCEL_REQUEST_METHOD, self._peer, exc)
+            logger.warning("ignored malformed %s from the %s: %s", self._cancel_method, self._peer, exc)
             return
         scope = self._incoming.get(request_id)
         if scope is None:
-            logger.debug("%s for request %r, which is not running", CANCEL_REQUEST_METHOD, request_id)
+            logger.debug("%s for request %r, which is not running", self._cancel_method, request_id)
             return
         scope.cancel()
 
     def _start_request(
         self, request_id: RequestId, method: str, params: msgspec.Raw | None, tg: TaskGroup
     ) -> None:
-        # The scope exists before the task starts, so a $/cancel_request right behind the request finds it.
+        # The scope exists before the task starts, so a cancel notification right behind the request finds it.
         scope = anyio.CancelScope()
         if request_id in self._incoming:
             logger.warning("the %s reused id %r of a request still running", self._peer, request_id)

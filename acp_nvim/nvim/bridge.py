@@ -19,12 +19,13 @@ from typing import Any, Protocol
 import anyio
 import anyio.from_thread
 
+from acp_nvim.app.port import ERROR, INFO, WARN
 from acp_nvim.nvim.lua_api import BATCH
 
 log = logging.getLogger("acp_nvim.bridge")
 
-#: vim.log.levels, for what the host shows with vim.notify.
-ERROR, WARN, INFO = 4, 3, 2
+__all__ = ["ERROR", "FRAME_SECONDS", "INFO", "WARN", "Bridge", "NvimLike"]
+
 #: One frame at 60 Hz: how long a `lua_later` call waits for company; the chat's render period.
 FRAME_SECONDS = 0.016
 

@@ -2,37 +2,48 @@
 
 Files (`nvim/files.py`) and terminals (`nvim/terminals.py`) are advertised only when enabled by the options
 `setup()` sent (`capabilities = { fs_read, fs_write, terminal }`); what is not advertised never reaches here,
-since the client answers "method not found" itself.
+since the client answers "method not found" itself. The services are shared by every agent; each agent's
+connection gets an `NvimEditor` of its own, which advertises what the application adds for that agent.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
 
+from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.elicitation import ELICITATION_CAPABILITIES, ElicitationBroker
-from acp_nvim.nvim.files import FileService
-from acp_nvim.nvim.guard import PathGuard
+from acp_nvim.nvim.files import AgentOf, FileService
+from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.options import EditorOptions
+from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.terminals import TerminalService
+from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
-if TYPE_CHECKING:
-    from acp_nvim.nvim.controller import Controller
+RootsOf = Callable[[str], list[str] | None]
+Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 
 
-class NvimEditor:
-    def __init__(self, controller: Controller) -> None:
-        self._controller = controller
-        bridge = controller.bridge
+class SessionRoutes(Protocol):
+    """Where what concerns a session goes: the application (through the controller)."""
+
+    def on_session_update(self, notification: s.SessionNotification) -> None: ...
+
+    async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
+
+
+class EditorServices:
+    """Files, terminals, the sandbox and forms: one set for every agent."""
+
+    def __init__(self, bridge: Bridge, ui: Ui, lua: LuaApi, roots_of: RootsOf, agent_of: AgentOf) -> None:
         self.options = EditorOptions()
-        self.guard = PathGuard(bridge, controller.ui, lambda: self.options, controller.session_roots)
-        self.files = FileService(
-            bridge, self.guard, lambda: self.options, controller.ui, controller.session_agent_info
-        )
-        self.terminals = TerminalService(bridge, self.guard, controller.ui)
-        self._elicitations = ElicitationBroker(controller.ui, controller.lua)
+        self.sandboxes = SessionSandboxes(bridge, ui, lambda: self.options, roots_of)
+        self.files = FileService(bridge, self.sandboxes, lambda: self.options, ui, agent_of)
+        self.terminals = TerminalService(bridge, self.sandboxes, ui)
+        self.elicitations = ElicitationBroker(ui, lua)
 
     def configure(self, raw: Any) -> None:
         """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
@@ -41,22 +52,36 @@ class NvimEditor:
         except msgspec.ValidationError:
             return
 
+    def session_ended(self, session_id: str) -> None:
+        """Its terminals, not the ones of other sessions: another agent may still be using its own."""
+        self.terminals.end_session(session_id)
+        self.sandboxes.forget(session_id)
+
+
+class NvimEditor:
+    def __init__(self, services: EditorServices, routes: SessionRoutes, advertise: Advertise) -> None:
+        self._services = services
+        self._routes = routes
+        self._advertise = advertise
+        self.files = services.files
+        self.terminals = services.terminals
+
     def client_capabilities(self) -> s.ClientCapabilities:
-        opts = self.options
+        opts = self._services.options
         caps = s.ClientCapabilities(
             fs=s.FileSystemCapabilities(read_text_file=opts.fs_read, write_text_file=opts.fs_write),
             terminal=opts.terminal,
         )
         # Elicitation (issue 5): forms and URLs, both served by nvim/elicitation.py.
         caps.elicitation = ELICITATION_CAPABILITIES
-        # Login and session capabilities are the controller's (auth.py, modes.py): it adds them.
-        return self._controller.advertise(caps)
+        # Login and session capabilities are the application's (app/capabilities.py): it adds them.
+        return self._advertise(caps)
 
     async def session_update(self, notification: s.SessionNotification) -> None:
-        self._controller.on_session_update(notification)
+        self._routes.on_session_update(notification)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
-        outcome = await self._controller.ask_permission(params)
+        outcome = await self._routes.ask_permission(params)
         self.files.permission_answered(params, outcome)
         return s.RequestPermissionResponse(outcome=outcome)
 
@@ -86,7 +111,7 @@ class NvimEditor:
     # ---- elicitation (issue 5) -------------------------------------------------------------------
 
     async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        return await self._elicitations.ask(params)
+        return await self._services.elicitations.ask(params)
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        self._elicitations.complete(params.elicitation_id)
+        self._services.elicitations.complete(params.elicitation_id)

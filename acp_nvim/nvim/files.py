@@ -36,8 +36,8 @@ from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.options import EditorOptions
+from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
@@ -93,7 +93,7 @@ class FileService:
     def __init__(
         self,
         bridge: Bridge,
-        guard: PathGuard,
+        sandboxes: SessionSandboxes,
         options: Callable[[], EditorOptions],
         ui: Ui,
         agent_of: AgentOf = lambda session_id: None,
@@ -102,13 +102,13 @@ class FileService:
         # The agentInfo of the agent running a session: a few agents need a quirk (client/quirks.py).
         self._agent_of = agent_of
         self._ui = ui
-        self._guard = guard
+        self._sandboxes = sandboxes
         self._options = options
         # (session id, real path) -> tool call whose diff the user allowed, for the next write there.
         self._edits: dict[tuple[str, str], str] = {}
 
     async def read(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        real = await self._guard.check(params.session_id, params.path, "read")
+        real = await self._sandboxes.check(params.session_id, params.path, "read")
         try:
             content = await self._read_checked(real, params)
         except RpcError as err:
@@ -121,7 +121,7 @@ class FileService:
     async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
         # Lua validates line >= 1 and limit >= 0 (the generated types accept any int) and answers -32602.
-        # Lua gets the real path the guard checked and refuses it if a symlink appeared on it since.
+        # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
         result = unwrap(
             await self._bridge.lua_result(
                 READ,
@@ -141,7 +141,7 @@ class FileService:
         return content
 
     async def write(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        real = await self._guard.check(params.session_id, params.path, "write")
+        real = await self._sandboxes.check(params.session_id, params.path, "write")
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
         if (

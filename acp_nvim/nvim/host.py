@@ -23,7 +23,7 @@ import anyio.from_thread
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
-from acp_nvim.nvim.reaper import GroupReporter
+from acp_nvim.nvim.process_groups import GroupReporter
 
 log = logging.getLogger("acp_nvim.host")
 
@@ -129,43 +129,43 @@ class Host:
         lua_api.host_bootstrapped(self._nvim, info)
 
     def start(self, spec: Any) -> None:
-        self._submit(lambda c: c.start(spec))
+        self._submit(lambda c: c.app.commands.start(spec))
 
     def stop(self, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.stop(session_id))
+        self._submit(lambda c: c.app.commands.stop(session_id))
 
     def restart(self, spec: Any) -> None:
-        self._submit(lambda c: c.restart(spec))
+        self._submit(lambda c: c.app.commands.restart(spec))
 
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.prompt(text, selections, session_id))
+        self._submit(lambda c: c.app.turns.prompt(text, selections, session_id))
 
     def cancel(self, session_id: str | None = None) -> None:
-        self._submit(lambda c: c.cancel(session_id))
+        self._submit(lambda c: c.app.turns.cancel(session_id))
 
     def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None) -> None:
-        self._submit(lambda c: c.sessions_command(spec, action, everywhere, session_id))
+        self._submit(lambda c: c.app.commands.sessions_command(spec, action, everywhere, session_id))
 
     def mode(self, session_id: str | None, mode_id: str | None) -> None:
-        self._submit(lambda c: c.mode_command(session_id, mode_id))
+        self._submit(lambda c: c.app.commands.mode(session_id, mode_id))
 
     def config(self, session_id: str | None, option_id: str | None, value: str | None) -> None:
-        self._submit(lambda c: c.config_command(session_id, option_id, value))
+        self._submit(lambda c: c.app.commands.config(session_id, option_id, value))
 
     def auth(self, session_id: str | None, method_id: str | None) -> None:
-        self._submit(lambda c: c.auth_command(session_id, method_id))
+        self._submit(lambda c: c.app.commands.auth(session_id, method_id))
 
     def logout(self, session_id: str | None) -> None:
-        self._submit(lambda c: c.logout_command(session_id))
+        self._submit(lambda c: c.app.commands.logout(session_id))
 
     def add_dir(self, session_id: str | None, directory: str) -> None:
-        self._submit(lambda c: c.add_dir_command(session_id, directory))
+        self._submit(lambda c: c.app.commands.add_dir(session_id, directory))
 
     def close(self, session_id: str) -> None:
-        self._submit(lambda c: c.close_session(session_id))
+        self._submit(lambda c: c.app.commands.close_session(session_id))
 
     def focus(self, session_id: str) -> None:
-        self._submit(lambda c: c.focus_command(session_id))
+        self._submit(lambda c: c.app.commands.focus(session_id))
 
     def reply(self, token: Any, value: Any) -> None:
         """A late answer from Lua: a picker's choice (permissions and elicitation forms included), a login
@@ -180,7 +180,7 @@ class Host:
         """The fs/terminal/sandbox options; sent by Lua before every start, so capabilities match them."""
 
         async def configure(controller: Controller) -> None:
-            controller.editor.configure(options)
+            controller.services.configure(options)
 
         self._submit(configure)
 

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 import msgspec
 
+# What the application hands over to be shown (status, chat info): declared where it is decided.
+from acp_nvim.app.views import ChatInfo, Status
+
 # ---- the Lua code of each entry point ---------------------------------------------------------------
 
 CHAT_CREATE = "require('acp_nvim.ui.chat').create(...)"
@@ -62,52 +65,6 @@ ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"
 
 
 # ---- what crosses ---------------------------------------------------------------------------------
-
-
-class AgentIdentity(msgspec.Struct, frozen=True):
-    """Who the agent says it is (`initialize`), or only its configured name before it answered."""
-
-    name: str
-    title: str | None = None
-    version: str | None = None
-
-
-class UsageCost(msgspec.Struct, frozen=True):
-    amount: float
-    currency: str | None
-
-
-class Usage(msgspec.Struct, frozen=True):
-    """The context window's use, as the agent last reported it."""
-
-    used: int
-    size: int
-    cost: UsageCost | None = None
-
-
-class Status(msgspec.Struct, frozen=True, kw_only=True):
-    """What `status.set` receives (`AcpStatus` in lua/acp_nvim/ui/status.lua), which strips None fields."""
-
-    agent: AgentIdentity | None
-    agent_name: str | None
-    state: str
-    session_id: str | None
-    mode: str | None
-    model: str | None
-    title: str | None
-    usage: Usage | None
-    sessions: int
-    auth_methods: list[str]
-    protocol_version: int | None
-    error: str | None
-
-
-class ChatInfo(msgspec.Struct, frozen=True):
-    """What `chat.create` and `chat.reset` show of a session's agent."""
-
-    agent: str
-    display_name: str
-    cwd: str
 
 
 class PickerItem(msgspec.Struct, frozen=True):

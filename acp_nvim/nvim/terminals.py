@@ -16,8 +16,8 @@ from typing import Any
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.files import unwrap
-from acp_nvim.nvim.guard import PathGuard
 from acp_nvim.nvim.lua_api import LuaApi, TerminalEnvVar, TerminalSpec
+from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 
@@ -65,9 +65,9 @@ def exit_status(raw: Any) -> s.TerminalExitStatus:
 
 
 class TerminalService:
-    def __init__(self, bridge: Bridge, guard: PathGuard, ui: Ui) -> None:
+    def __init__(self, bridge: Bridge, sandboxes: SessionSandboxes, ui: Ui) -> None:
         self._lua = LuaApi(bridge)
-        self._guard = guard
+        self._sandboxes = sandboxes
         self._ui = ui
         # terminal id -> session id that created it (and has not released it).
         self._owner: dict[str, str] = {}
@@ -79,13 +79,13 @@ class TerminalService:
             raise RpcError(NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id})
 
     async def create(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
-        roots = self._guard.roots(params.session_id)
+        roots = self._sandboxes.roots(params.session_id)
         cwd = params.cwd
         if cwd is None:
             cwd = roots[0]
         else:
             # The command starts in the real path checked, not in the agent's spelling of it.
-            cwd = await self._guard.check(params.session_id, cwd, "run a command in")
+            cwd = await self._sandboxes.check(params.session_id, cwd, "run a command in")
         spec = TerminalSpec(
             command=params.command,
             args=list(params.args or []),

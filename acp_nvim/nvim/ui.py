@@ -21,18 +21,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
-import msgspec
 
+from acp_nvim.app.port import Choice
 from acp_nvim.nvim import lua_api
 
 log = logging.getLogger("acp_nvim.ui")
 
 
-class Choice(msgspec.Struct, frozen=True):
-    """One item of a picker: `id` comes back when chosen, `label` is what the user reads."""
-
-    id: str
-    label: str
+__all__ = ["Choice", "Slot", "Ui"]
 
 
 class Slot:

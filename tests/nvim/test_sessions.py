@@ -202,6 +202,32 @@ def test_terminal_login_failure_and_terminal_auth_off(nvim: Nvim, tmp_path: Path
     assert len(selects(nvim)) == 1
 
 
+def test_terminal_login_is_each_agents_own_not_the_one_of_the_agent_started_last(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    methods = [
+        {"id": "key", "name": "API key"},
+        {"id": "term", "name": "Terminal login", "type": "terminal", "args": ["--login"]},
+    ]
+    first = Agent(tmp_path, "a", {"authMethods": methods, "session": {"sessionId": "a-1"}})
+    second = Agent(tmp_path, "b", {"authMethods": methods, "session": {"sessionId": "b-1"}})
+    setup(nvim, tmp_path, {"a": first.config()})
+    nvim.api.command("AcpStart a")
+    nvim.wait_state("ready")
+    assert nvim.status()["auth_methods"] == ["key", "term"]
+    # setup() again with terminal login off: the next agent is offered none; the running one keeps its own.
+    setup(nvim, tmp_path, {"a": first.config(), "b": second.config()}, auth={"terminal": False})
+    nvim.api.command("AcpStart b")
+    nvim.wait(
+        "require('acp_nvim').status().session_id == 'b-1' and require('acp_nvim').status().state == 'ready'"
+    )
+    assert nvim.status()["auth_methods"] == ["key"]
+    assert not second.sent("initialize")[-1]["params"]["clientCapabilities"]["auth"].get("terminal")
+    nvim.lua("require('acp_nvim.host.api').focus('a-1')")
+    nvim.wait("require('acp_nvim').status().session_id == 'a-1'")
+    assert nvim.status()["auth_methods"] == ["key", "term"]
+
+
 def test_logout(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
     agent = Agent(tmp_path, "s", {"agentCapabilities": {"auth": {"logout": {}}}})
     setup(nvim, tmp_path, {"s": agent.config()})
@@ -661,6 +687,27 @@ def test_additional_directories_and_mcp_when_advertised(
         {"type": "http", "name": "remote", "url": "https://example.com/mcp", "headers": []}
     ]
     agent.assert_all_valid(schema)
+
+
+def test_acpadddir_before_a_start_is_sent_by_the_host_and_leaves_the_options_alone(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    agent = Agent(
+        tmp_path, "s", {"agentCapabilities": {"sessionCapabilities": {"additionalDirectories": {}}}}
+    )
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    setup(nvim, tmp_path, {"s": agent.config()})
+    # Before any agent runs: the host keeps the list (the one owner), not the user's options.
+    nvim.api.command(f"AcpAddDir {extra}")
+    wait_note(nvim, f"{extra} is added to the sessions opened from now on")
+    nvim.api.command(f"AcpAddDir {tmp_path / 'missing'}")
+    wait_note(nvim, f"not a directory: {tmp_path / 'missing'}")
+    assert nvim.lua("return require('acp_nvim.config').options.additional_directories") == []
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    (new,) = agent.sent("session/new")
+    assert new["params"]["additionalDirectories"] == [str(extra)]
 
 
 @pytest.mark.parametrize("command", ["AcpMode", "AcpConfig", "AcpAuth", "AcpLogout"])

@@ -25,6 +25,7 @@ from acp_nvim.client.diagnostics import Diagnostics
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.jsonrpc import Connection, LineSplitter
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol.methods import CANCEL_REQUEST as CANCEL_REQUEST_METHOD
 from acp_nvim.protocol.methods import METHODS
 
 from .strategies import cut, json_trees, property_settings
@@ -103,6 +104,7 @@ def run_client(chunks: list[bytes], probe_ids: set[str], max_message_size: int =
             on_notification=dispatcher.on_notification,
             on_protocol_error=diagnostics.protocol_error,
             max_message_size=max_message_size,
+            cancel_method=CANCEL_REQUEST_METHOD,
         )
         splitter = LineSplitter()
         lines: list[bytes] = []

@@ -18,7 +18,6 @@ import pytest
 from anyio.abc import SocketStream
 
 from acp_nvim.jsonrpc import (
-    CANCEL_REQUEST_METHOD,
     Connection,
     ConnectionClosed,
     InternalError,
@@ -31,6 +30,8 @@ from acp_nvim.jsonrpc import (
 pytestmark = pytest.mark.anyio
 
 DEADLINE = 10
+# The jsonrpc layer knows no cancel method of its own: ACP's is passed in, as the client does.
+CANCEL_REQUEST_METHOD = "$/cancel_request"
 
 
 @pytest.fixture
@@ -107,6 +108,7 @@ async def running(
 ) -> AsyncIterator[Harness]:
     wire = Wire()
     errors: list[str] = []
+    kwargs.setdefault("cancel_method", CANCEL_REQUEST_METHOD)
     conn = Connection(
         wire.conn_receive,
         wire.conn_send,
@@ -176,8 +178,12 @@ async def test_two_connections_over_a_socket_pair_call_each_other_while_waiting(
         inner = msgspec.json.decode(await connections["right"].request("callback", {}))
         return {"right saw": method, "inner": inner}
 
-    connections["left"] = Connection(left, left, on_request=left_handler, on_notification=ignore)
-    connections["right"] = Connection(right, right, on_request=right_handler, on_notification=ignore)
+    connections["left"] = Connection(
+        left, left, on_request=left_handler, on_notification=ignore, cancel_method=CANCEL_REQUEST_METHOD
+    )
+    connections["right"] = Connection(
+        right, right, on_request=right_handler, on_notification=ignore, cancel_method=CANCEL_REQUEST_METHOD
+    )
     async with left, right, anyio.create_task_group() as tg:
         tg.start_soon(connections["left"].serve)
         tg.start_soon(connections["right"].serve)
@@ -448,6 +454,59 @@ async def test_incoming_cancel_request_cancels_the_handler_and_still_answers() -
         assert await h.end_input_and_drain() == []
 
 
+async def test_the_cancel_method_is_the_caller_s_other_names_are_plain_notifications() -> None:
+    seen: list[str] = []
+
+    async def notified(method: str, params: msgspec.Raw | None) -> None:
+        seen.append(method)
+
+    async with (
+        running(on_notification=notified, cancel_method="$/stop") as h,
+        anyio.create_task_group() as tg,
+    ):
+        await h.wire.send({"jsonrpc": "2.0", "method": CANCEL_REQUEST_METHOD, "params": {"requestId": 1}})
+        await h.wire.send({"jsonrpc": "2.0", "method": "$/stop", "params": {"requestId": 1}})
+        await h.wire.send({"jsonrpc": "2.0", "method": "done"})
+        with anyio.fail_after(DEADLINE):
+            while seen != [CANCEL_REQUEST_METHOD, "done"]:
+                await anyio.sleep(0.001)
+        scope = anyio.CancelScope()
+        finished = anyio.Event()
+
+        async def call() -> None:
+            with scope:
+                await h.conn.request("slow", {})
+            finished.set()
+
+        tg.start_soon(call)
+        await h.wire.read()
+        scope.cancel()
+        with anyio.fail_after(DEADLINE):
+            await finished.wait()
+        await h.conn.notify("after", {})
+        assert (await h.wire.read())["method"] == "$/stop"
+        assert (await h.wire.read())["method"] == "after"
+
+
+async def test_without_a_cancel_method_a_cancelled_request_sends_nothing() -> None:
+    async with running(cancel_method=None) as h, anyio.create_task_group() as tg:
+        scope = anyio.CancelScope()
+        finished = anyio.Event()
+
+        async def call() -> None:
+            with scope:
+                await h.conn.request("slow", {})
+            finished.set()
+
+        tg.start_soon(call)
+        await h.wire.read()
+        scope.cancel()
+        with anyio.fail_after(DEADLINE):
+            await finished.wait()
+        await h.conn.notify("after", {})
+        assert await h.wire.read() == {"jsonrpc": "2.0", "method": "after", "params": {}}
+
+
 async def test_cancelling_our_request_sends_cancel_request_and_forgets_the_id(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -630,7 +689,13 @@ async def test_writing_to_a_peer_that_stopped_reading_fails_requests_cleanly() -
 
 async def test_cancelling_serve_fails_pending_requests() -> None:
     wire = Wire()
-    conn = Connection(wire.conn_receive, wire.conn_send, on_request=echo, on_notification=ignore)
+    conn = Connection(
+        wire.conn_receive,
+        wire.conn_send,
+        on_request=echo,
+        on_notification=ignore,
+        cancel_method=CANCEL_REQUEST_METHOD,
+    )
     failures: list[BaseException] = []
 
     async def call() -> None:

@@ -15,7 +15,7 @@ from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, Connection
 from acp_nvim.jsonrpc.framing import HEAD_SIZE
 
 from .strategies import cut, json_trees, property_settings
-from .test_jsonrpc_connection import DEADLINE, Wire, echo, ignore
+from .test_jsonrpc_connection import CANCEL_REQUEST_METHOD, DEADLINE, Wire, echo, ignore
 
 PROPERTY_SETTINGS = property_settings(max_examples=60)
 
@@ -34,6 +34,7 @@ def run_session(
             on_notification=ignore,
             on_protocol_error=lambda message: None,
             max_message_size=max_message_size,
+            cancel_method=CANCEL_REQUEST_METHOD,
         )
         answers: list[Any] = []
         async with anyio.create_task_group() as tg:

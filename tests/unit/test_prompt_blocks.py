@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.nvim.prompt import (
+from acp_nvim.app.prompt_content import (
     MAX_MEDIA_BYTES,
     AudioAttachment,
     FileAttachment,

@@ -50,7 +50,7 @@ function M.history()
   return vim.deepcopy(history)
 end
 
----@type table[] attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see prompt.py)
+---@type table[] attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see acp_nvim/app/prompt_content.py)
 local pending = {}
 
 ---@param message string

@@ -134,14 +134,10 @@ end
 
 ---@param dir string
 function M.add_dir(dir)
+  -- Made absolute against Neovim's own cwd (the host's may differ); whether it is a directory, and the list
+  -- it joins, are the host's (the user's options are left as configured).
   local path = (vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", ""))
-  local dirs = require("acp_nvim.config").options.additional_directories
-  if not vim.tbl_contains(dirs, path) and vim.fn.isdirectory(path) == 1 then
-    table.insert(dirs, path)
-  end
-  if host_running() then
-    host_api.add_dir(M.current() or vim.NIL, path)
-  end
+  host_api.add_dir(M.current() or vim.NIL, path)
 end
 
 -- ---- completion ----------------------------------------------------------------------------------------

@@ -18,14 +18,12 @@ import base64
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
+from acp_nvim.client.agent import AgentConnection
 from acp_nvim.protocol import schema as s
-
-if TYPE_CHECKING:
-    from acp_nvim.client.agent import AgentConnection
 
 #: Images and audio bigger than this are refused: agents reject them anyway, and base64 makes them a third
 #: larger.
@@ -76,7 +74,7 @@ class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_fie
         return uri if self.whole else uri + f"#L{self.start}-L{self.end}"
 
 
-#: The name the controller has always used.
+#: The name prompts used before attachments had kinds.
 Selection = SelectionAttachment
 
 
@@ -226,7 +224,7 @@ def prompt_content(
 def build_prompt(
     text: str, raw_attachments: Any, agent: AgentConnection, refused: Callable[[str, str, Any], None]
 ) -> BuiltPrompt | None:
-    """The controller's one call: the blocks to send, or None when there is nothing to send or the prompt
+    """The one call a turn makes: the blocks to send, or None when there is nothing to send or the prompt
     was refused — then `refused(why, text, attachments)` tells the user and gives both back in the prompt."""
     try:
         attachments = parse_attachments(raw_attachments)

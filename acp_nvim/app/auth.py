@@ -1,51 +1,51 @@
 """Authentication: the methods an agent offers, logging in on demand or when a call answers "auth required",
 and logging out.
 
-An agent method runs `authenticate`. A terminal method (offered only when we advertise `auth.terminal`) runs
-the agent's own command with the method's extra args and env in a Neovim terminal; exit 0 means logged in, and
-the agent is then restarted and initialized again, since it reads its credentials at start (the controller
-reopens the sessions that were open). A call refused with "auth required" is retried once after a successful
-login.
+An agent method runs `authenticate`. A terminal method (offered only when we advertise `auth.terminal` to
+that agent) runs the agent's own command with the method's extra args and env in a Neovim terminal; exit 0
+means logged in, and the agent is then restarted and initialized again, since it reads its credentials at
+start (its run reopens the sessions that were open). A call refused with "auth required" is retried once
+after a successful login.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
+from acp_nvim.app.registry import AgentRun
 from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
-from acp_nvim.nvim.bridge import INFO, WARN
-from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
-
-if TYPE_CHECKING:
-    from acp_nvim.nvim.controller import AgentRun, Controller
 
 log = logging.getLogger("acp_nvim.auth")
 
 T = TypeVar("T")
 AUTH_REQUIRED = -32000
 
+LoginMethod = s.AuthMethodAgent | s.AuthMethodTerminal
+
 
 class AuthAbandoned(Exception):
     """Authentication was required and did not happen (no method, picker dismissed, login failed)."""
 
 
-class AuthFlow:
-    def __init__(self, controller: Controller) -> None:
-        self._c = controller
+def login_methods(agent: AgentConnection, terminal_auth: bool) -> list[LoginMethod]:
+    """The methods the user may pick: terminal ones only when terminal login was advertised."""
+    usable: list[LoginMethod] = []
+    for method in agent.auth_methods:
+        if isinstance(method, s.AuthMethodTerminal) and not terminal_auth:
+            continue
+        if isinstance(method, s.AuthMethodAgent | s.AuthMethodTerminal):
+            usable.append(method)
+    return usable
 
-    def methods(self, agent: AgentConnection) -> list[s.AuthMethodAgent | s.AuthMethodTerminal]:
-        """The methods the user may pick: terminal ones only when we advertised terminal login."""
-        usable: list[s.AuthMethodAgent | s.AuthMethodTerminal] = []
-        for method in agent.auth_methods:
-            if isinstance(method, s.AuthMethodTerminal) and not self._c.terminal_auth:
-                continue
-            if isinstance(method, s.AuthMethodAgent | s.AuthMethodTerminal):
-                usable.append(method)
-        return usable
+
+class AuthFlow:
+    def __init__(self, port: NeovimPort) -> None:
+        self._port = port
 
     async def call(self, run: AgentRun, call: Callable[[AgentConnection], Awaitable[T]]) -> T:
         """`call` on the agent's connection; when refused with "auth required", a login and one retry."""
@@ -71,41 +71,44 @@ class AuthFlow:
         if agent is None:
             return False
         name = run.display_name
-        methods = self.methods(agent)
+        methods = login_methods(agent, run.spec.terminal_auth)
         if not methods:
-            self._c.notify(f"{name} {reason or 'needs no login'}: it offers no authentication method", WARN)
+            why = reason or "needs no login"
+            self._port.notify(f"{name} {why}: it offers no authentication method", WARN)
             return False
         if method_id is None:
             choices = [Choice(method.id, _label(method)) for method in methods]
             prompt = f"{name} {reason}: log in with" if reason else f"Log in to {name} with"
-            method_id = await self._c.ui.select(prompt, choices, "acp_nvim.auth")
+            method_id = await self._port.select(prompt, choices, "acp_nvim.auth")
             if method_id is None:
                 return False
         method = next((method for method in methods if method.id == method_id), None)
         if method is None:
             known = ", ".join(method.id for method in methods)
-            self._c.notify(f"{name} offers no authentication method {method_id!r} (known: {known})", WARN)
+            self._port.notify(f"{name} offers no authentication method {method_id!r} (known: {known})", WARN)
             return False
         if isinstance(method, s.AuthMethodTerminal):
             return await self._terminal_login(run, method)
         try:
             await agent.authenticate(method.id)
         except (RpcError, Unsupported, ConnectionClosed) as err:
-            self._c.notify(f"{name}: authentication failed: {getattr(err, 'message', None) or err}")
+            self._port.notify(f"{name}: authentication failed: {getattr(err, 'message', None) or err}", ERROR)
             return False
-        self._c.notify(f"logged in to {name} ({method.name})", INFO)
+        self._port.notify(f"logged in to {name} ({method.name})", INFO)
         return True
 
     async def _terminal_login(self, run: AgentRun, method: s.AuthMethodTerminal) -> bool:
         spec = run.spec
         argv = [spec.cmd, *spec.args, *(method.args or [])]
         env = {**spec.env, **(method.env or {})}
-        code = await self._c.ui.terminal(f"{run.display_name}: {method.name}", argv, env)
+        code = await self._port.run_login(f"{run.display_name}: {method.name}", argv, env)
         if code != 0:
-            self._c.notify(f"{run.display_name}: login failed (exit code {code})")
+            self._port.notify(f"{run.display_name}: login failed (exit code {code})", ERROR)
             return False
-        self._c.notify(f"logged in to {run.display_name} ({method.name}); restarting it", INFO)
-        return await self._c.reconnect(run)
+        self._port.notify(f"logged in to {run.display_name} ({method.name}); restarting it", INFO)
+        # Its run restarts the process; this attempt's end says whether it came back.
+        await run.lifecycle.ask_reconnect().wait()
+        return run.connection is not None
 
     async def logout(self, run: AgentRun) -> None:
         agent = run.connection
@@ -113,17 +116,19 @@ class AuthFlow:
             return
         auth = agent.capabilities.auth
         if auth is None or auth.logout is None:
-            self._c.notify(f"{run.display_name} does not support logout", WARN)
+            self._port.notify(f"{run.display_name} does not support logout", WARN)
             return
         try:
             await agent.logout()
         except (RpcError, ConnectionClosed, Unsupported) as err:
-            self._c.notify(f"{run.display_name}: logout failed: {getattr(err, 'message', None) or err}")
+            self._port.notify(
+                f"{run.display_name}: logout failed: {getattr(err, 'message', None) or err}", ERROR
+            )
             return
-        self._c.notify(f"logged out of {run.display_name}", INFO)
+        self._port.notify(f"logged out of {run.display_name}", INFO)
 
 
-def _label(method: s.AuthMethodAgent | s.AuthMethodTerminal) -> str:
+def _label(method: LoginMethod) -> str:
     label = method.name
     if isinstance(method, s.AuthMethodTerminal):
         label += " (in a terminal)"

@@ -15,47 +15,24 @@ from __future__ import annotations
 import logging
 import os
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import anyio
-import msgspec
 
+from acp_nvim.app.auth import AuthAbandoned, AuthFlow
+from acp_nvim.app.chats import Chats
+from acp_nvim.app.options import ModeCommands
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
+from acp_nvim.app.registry import AgentRun, ChatSession, Registry
+from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import AgentConnection, Unsupported
-from acp_nvim.client.session import NoticeLevel
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
-from acp_nvim.nvim.auth import AuthAbandoned
-from acp_nvim.nvim.bridge import INFO, WARN
-from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
 
-if TYPE_CHECKING:
-    from acp_nvim.nvim.controller import AgentRun, ChatSession, Controller
-
-log = logging.getLogger("acp_nvim.sessions")
+log = logging.getLogger("acp_nvim.opening")
 
 SESSION_TIMEOUT = 60.0
 Action = Literal["open", "delete"]
-
-
-class McpServerConfig(msgspec.Struct, kw_only=True):
-    """One entry of `opts.mcp_servers`: stdio (command) or http/sse (url)."""
-
-    name: str
-    type: Literal["stdio", "http", "sse"] = "stdio"
-    command: str = ""
-    args: list[str] = []
-    env: dict[str, str] = {}
-    url: str = ""
-    headers: dict[str, str] = {}
-
-    def to_protocol(self) -> s.McpServer:
-        if self.type == "stdio":
-            env = [s.EnvVariable(name=key, value=value) for key, value in sorted(self.env.items())]
-            return s.McpServerStdio(name=self.name, command=self.command, args=self.args, env=env)
-        headers = [s.HttpHeader(name=key, value=value) for key, value in sorted(self.headers.items())]
-        if self.type == "http":
-            return s.McpServerHttp(name=self.name, url=self.url, headers=headers)
-        return s.McpServerSse(name=self.name, url=self.url, headers=headers)
 
 
 def _has(agent: AgentConnection, capability: str) -> bool:
@@ -94,8 +71,21 @@ def session_label(info: s.SessionInfo, open_here: bool) -> str:
 
 
 class SessionCommands:
-    def __init__(self, controller: Controller) -> None:
-        self._c = controller
+    def __init__(
+        self,
+        registry: Registry,
+        port: NeovimPort,
+        status: StatusBoard,
+        chats: Chats,
+        auth: AuthFlow,
+        modes: ModeCommands,
+    ) -> None:
+        self._registry = registry
+        self._port = port
+        self._status = status
+        self._chats = chats
+        self._auth = auth
+        self._modes = modes
         # :AcpAddDir, for sessions opened from now on (no protocol method changes an open session's list).
         self.extra_directories: list[str] = []
 
@@ -118,7 +108,7 @@ class SessionCommands:
         servers = [server.to_protocol() for server in run.spec.mcp_servers]
         left_out = agent.mcp_left_out(servers)
         if left_out:
-            self._c.notify(
+            self._port.notify(
                 f"{run.display_name} cannot use these MCP servers: "
                 + "; ".join(f"{name} ({why})" for name, why in left_out),
                 WARN,
@@ -139,31 +129,35 @@ class SessionCommands:
             with anyio.fail_after(SESSION_TIMEOUT):
                 return await agent.new_session(cwd, servers, directories)
 
-        self._c.opening += 1
         try:
-            response = await self._c.auth.call(run, create)
+            with self._registry.expecting_session():
+                response = await self._auth.call(run, create)
         except (AuthAbandoned, Unsupported) as err:
-            self._c.session_failed(run, f"{run.name}: {err}", first)
+            self._failed(run, f"{run.name}: {err}", first)
             return None
         except TimeoutError:
-            self._c.session_failed(
-                run, f"{run.name} did not create a session within {SESSION_TIMEOUT:g} s", first
-            )
+            self._failed(run, f"{run.name} did not create a session within {SESSION_TIMEOUT:g} s", first)
             return None
         except ConnectionClosed:
             return None  # the run task reports the exit
         except RpcError as err:
-            self._c.session_failed(run, f"{run.name} refused to create a session: {err.message}", first)
+            self._failed(run, f"{run.name} refused to create a session: {err.message}", first)
             return None
-        finally:
-            self._c.opening -= 1
         agent = run.connection
         if agent is None:
             return None
-        session = self._c.open_chat(run, response.session_id, cwd, self._sent_directories(agent, directories))
+        session = self._chats.open(run, response.session_id, cwd, self._sent_directories(agent, directories))
         self._opened(session, response)
-        await self._c.modes.apply_defaults(session, run.spec)
+        await self._modes.apply_defaults(session, run.spec)
         return session
+
+    def _failed(self, run: AgentRun, message: str, first: bool) -> None:
+        """Opening a session failed: the first one of a start puts the agent in "error" (it stays up, so
+        :AcpAuth or :AcpNew can follow); later ones are only reported."""
+        if first and run.lifecycle.starting:
+            self._status.fail(run, message)
+        else:
+            self._port.notify(message, ERROR)
 
     def _opened(
         self,
@@ -176,8 +170,8 @@ class SessionCommands:
         session.state.set_config_options(response.config_options, announce=False)
         if notice:
             session.state.add_notice(notice)
-        session.renderer.flush()
-        self._c.push_status()
+        session.chat.flush()
+        self._status.push()
 
     # ---- stored sessions ---------------------------------------------------------------------------
 
@@ -189,30 +183,30 @@ class SessionCommands:
             return
         name = run.display_name
         if not _has(agent, "list"):
-            self._c.notify(f"{name} cannot list sessions", WARN)
+            self._port.notify(f"{name} cannot list sessions", WARN)
             return
         if action == "delete" and not _has(agent, "delete"):
-            self._c.notify(f"{name} cannot delete sessions", WARN)
+            self._port.notify(f"{name} cannot delete sessions", WARN)
             return
         if action == "open" and not (agent.capabilities.load_session or _has(agent, "resume")):
-            self._c.notify(f"{name} can neither load nor resume sessions", WARN)
+            self._port.notify(f"{name} can neither load nor resume sessions", WARN)
             return
         cwd = None if everywhere else (run.spec.cwd or os.getcwd())
         try:
             infos = await agent.list_all_sessions(cwd)
         except (RpcError, ConnectionClosed) as err:
-            self._c.notify(f"{name} could not list sessions: {err}")
+            self._port.notify(f"{name} could not list sessions: {err}", ERROR)
             return
         if not infos:
             where = "" if everywhere else f" in {cwd} (:AcpSessions all lists every directory)"
-            self._c.notify(f"{name} has no sessions{where}", INFO)
+            self._port.notify(f"{name} has no sessions{where}", INFO)
             return
         choices = [
-            Choice(info.session_id, session_label(info, info.session_id in self._c.sessions))
+            Choice(info.session_id, session_label(info, info.session_id in self._registry.sessions))
             for info in infos
         ]
         verb = "Delete" if action == "delete" else "Open"
-        picked = await self._c.ui.select(f"{verb} a session of {name}", choices, "acp_nvim.sessions")
+        picked = await self._port.select(f"{verb} a session of {name}", choices, "acp_nvim.sessions")
         info = next((info for info in infos if info.session_id == picked), None)
         if info is None:
             return
@@ -225,9 +219,9 @@ class SessionCommands:
         try:
             await agent.delete_session(info.session_id)
         except (RpcError, ConnectionClosed, Unsupported) as err:
-            self._c.notify(f"{run.display_name} could not delete the session: {err}")
+            self._port.notify(f"{run.display_name} could not delete the session: {err}", ERROR)
             return
-        self._c.notify(f"deleted session {info.title or info.session_id}", INFO)
+        self._port.notify(f"deleted session {info.title or info.session_id}", INFO)
 
     async def open(self, run: AgentRun, info: s.SessionInfo) -> ChatSession | None:
         """Opens a stored session in a new chat: load (history replayed) or resume (no replay)."""
@@ -235,22 +229,22 @@ class SessionCommands:
         if agent is None:
             return None
         session_id = info.session_id
-        known = self._c.sessions.get(session_id)
+        known = self._registry.sessions.get(session_id)
         if known is not None:
             if known.agent == run.name:
-                self._c.use(session_id)
-                self._c.lua.chat_open(session_id)
+                self._status.use(session_id)
+                self._port.chat_open(session_id)
                 return known
-            self._c.notify(f"session {session_id} is already open with agent {known.agent}")
+            self._port.notify(f"session {session_id} is already open with agent {known.agent}", ERROR)
             return None
         mode = _reload_mode(run, agent)
         if mode is None:
-            self._c.notify(f"{run.display_name} can neither load nor resume sessions", WARN)
+            self._port.notify(f"{run.display_name} can neither load nor resume sessions", WARN)
             return None
         cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
         directories = self.directories(run, info.additional_directories)
         servers = self.mcp_servers(run, agent)
-        session = self._c.open_chat(
+        session = self._chats.open(
             run, session_id, cwd, self._sent_directories(agent, directories), info.title
         )
 
@@ -260,8 +254,8 @@ class SessionCommands:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
             why = _failure(err)
-            self._c.drop_session(session_id, destroy_chat=True)
-            self._c.notify(f"{run.display_name} could not {mode} the session: {why}")
+            self._chats.drop(session_id, destroy_chat=True)
+            self._port.notify(f"{run.display_name} could not {mode} the session: {why}", ERROR)
             return None
         resumed = f"Resumed session {info.title or session_id} (its history is not replayed)"
         self._opened(session, response, resumed if mode == "resume" else None)
@@ -285,7 +279,7 @@ class SessionCommands:
                     return await agent.resume_session(session_id, cwd, servers, directories)
                 return await agent.load_session(session_id, cwd, servers, directories)
 
-        return await self._c.auth.call(run, reopen)
+        return await self._auth.call(run, reopen)
 
     # ---- after a restart ---------------------------------------------------------------------------
 
@@ -301,14 +295,14 @@ class SessionCommands:
         mode = _reload_mode(run, agent)
         if mode is None:
             for old in sessions:
-                self._tell(
+                self._chats.tell(
                     old, f"{name} restarted; it can neither load nor resume sessions, so this one ended"
                 )
             if not fallback_new:
                 return None
             session = await self.new(run, first=True)
             if session is not None:
-                self._tell(
+                self._chats.tell(
                     session,
                     f"{name} restarted; it can neither load nor resume sessions: this is a new session",
                 )
@@ -324,28 +318,24 @@ class SessionCommands:
             first = await self.new(run, first=True)
         return first
 
-    def _tell(self, session: ChatSession, text: str, level: NoticeLevel = "warning") -> None:
-        session.state.add_notice(text, level)
-        session.renderer.flush()
-
     async def _reopen_one(
         self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: Literal["load", "resume"]
     ) -> ChatSession | None:
         session_id = old.session_id
-        if session_id in self._c.sessions:
+        if session_id in self._registry.sessions:
             return None  # opened again meanwhile (:AcpSessions)
         directories = self.directories(run, old.directories)
         servers = self.mcp_servers(run, agent)
         sent = self._sent_directories(agent, directories)
         if mode == "resume":
             old.directories = sent
-            self._c.reattach(run, old)
+            self._chats.reattach(run, old)
             session = old
         else:
             # The chat is drawn again from the replay: what the old transcript still had to send must not
             # arrive after the reset.
-            old.renderer.discard()
-            session = self._c.open_chat(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
+            old.chat.discard()
+            session = self._chats.open(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
 
         try:
             response = await self._reload(run, session_id, old.cwd, servers, directories, mode)
@@ -354,8 +344,8 @@ class SessionCommands:
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
             why = _failure(err)
             # The chat stays (it is the user's record of the session); only the session is gone.
-            self._c.drop_session(session_id, destroy_chat=False)
-            self._tell(
+            self._chats.drop(session_id, destroy_chat=False)
+            self._chats.tell(
                 session, f"{run.display_name} could not {mode} this session after the restart: {why}", "error"
             )
             return None

@@ -9,22 +9,18 @@ know never get here (the lenient decoder drops them). Per-agent defaults (`agent
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import msgspec
 
-from acp_nvim.client.agent import Unsupported
+from acp_nvim.app.port import ERROR, WARN, Choice, NeovimPort
+from acp_nvim.app.registry import AgentSpec, ChatSession, Registry
+from acp_nvim.app.status import StatusBoard
+from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
-from acp_nvim.nvim.bridge import WARN
-from acp_nvim.nvim.ui import Choice
 from acp_nvim.protocol import schema as s
 
-if TYPE_CHECKING:
-    from acp_nvim.client.agent import AgentConnection
-    from acp_nvim.nvim.controller import AgentSpec, ChatSession, Controller
-
-log = logging.getLogger("acp_nvim.modes")
+log = logging.getLogger("acp_nvim.options")
 
 TRUE_WORDS = {"true", "on", "yes", "1"}
 FALSE_WORDS = {"false", "off", "no", "0"}
@@ -70,12 +66,14 @@ def parse_value(option: s.SessionConfigOption, raw: str | bool) -> str | bool | 
 
 
 class ModeCommands:
-    def __init__(self, controller: Controller) -> None:
-        self._c = controller
+    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
+        self._registry = registry
+        self._port = port
+        self._status = status
 
     def _changed(self, session: ChatSession) -> None:
-        session.renderer.flush()
-        self._c.push_status()
+        session.chat.flush()
+        self._status.push()
 
     # ---- modes -------------------------------------------------------------------------------------
 
@@ -83,14 +81,14 @@ class ModeCommands:
         state = session.state
         agent_name = self._agent_name(session)
         if not state.modes:
-            self._c.notify(f"{agent_name} offers no modes for this session", WARN)
+            self._port.notify(f"{agent_name} offers no modes for this session", WARN)
             return
         if mode_id is None:
             choices = [
                 Choice(mode.id, _mark(mode.name, mode.id == state.current_mode, mode.description))
                 for mode in state.modes
             ]
-            mode_id = await self._c.ui.select(f"Mode of {agent_name}", choices, "acp_nvim.mode")
+            mode_id = await self._port.select(f"Mode of {agent_name}", choices, "acp_nvim.mode")
             if mode_id is None:
                 return
         await self.set_mode(session, mode_id)
@@ -99,7 +97,7 @@ class ModeCommands:
         state = session.state
         known = [mode.id for mode in state.modes]
         if mode_id not in known:
-            self._c.notify(f"unknown mode {mode_id!r} (available: {', '.join(known)})", WARN)
+            self._port.notify(f"unknown mode {mode_id!r} (available: {', '.join(known)})", WARN)
             return False
         previous = state.current_mode
         if mode_id == previous:
@@ -126,20 +124,20 @@ class ModeCommands:
         agent_name = self._agent_name(session)
         options = state.config_options
         if not options:
-            self._c.notify(f"{agent_name} offers no configuration options for this session", WARN)
+            self._port.notify(f"{agent_name} offers no configuration options for this session", WARN)
             return
         if option_id is None:
             choices = [Choice(option.id, f"{option.name}: {value_label(option)}") for option in options]
-            option_id = await self._c.ui.select(f"Option of {agent_name}", choices, "acp_nvim.config")
+            option_id = await self._port.select(f"Option of {agent_name}", choices, "acp_nvim.config")
             if option_id is None:
                 return
         option = _find(state, option_id)
         if option is None:
             known = ", ".join(option.id for option in options)
-            self._c.notify(f"unknown option {option_id!r} (available: {known})", WARN)
+            self._port.notify(f"unknown option {option_id!r} (available: {known})", WARN)
             return
         if raw is None:
-            raw = await self._c.ui.select(option.name, self._value_choices(option), "acp_nvim.config_value")
+            raw = await self._port.select(option.name, self._value_choices(option), "acp_nvim.config_value")
             if raw is None:
                 return
         await self.set_option(session, option.id, raw)
@@ -167,7 +165,7 @@ class ModeCommands:
                 if isinstance(option, s.SessionConfigOptionBoolean)
                 else ", ".join(value for value, _ in select_choices(option))
             )
-            self._c.notify(f"invalid value {raw!r} for {option.name} (allowed: {allowed})", WARN)
+            self._port.notify(f"invalid value {raw!r} for {option.name} (allowed: {allowed})", WARN)
             return False
         if value == option.current_value:
             return True
@@ -217,17 +215,17 @@ class ModeCommands:
     # ---- helpers -----------------------------------------------------------------------------------
 
     def _agent(self, session: ChatSession) -> AgentConnection | None:
-        run = self._c.agents.get(session.agent)
+        run = self._registry.agents.get(session.agent)
         return run.connection if run is not None else None
 
     def _agent_name(self, session: ChatSession) -> str:
-        run = self._c.agents.get(session.agent)
+        run = self._registry.agents.get(session.agent)
         return run.display_name if run is not None else session.agent
 
     def _refused(self, session: ChatSession, message: str) -> None:
         session.state.add_notice(message, "error")
         self._changed(session)
-        self._c.notify(message)
+        self._port.notify(message, ERROR)
 
 
 def _find(state: SessionState, option_id: str) -> s.SessionConfigOption | None:

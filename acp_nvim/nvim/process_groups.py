@@ -20,7 +20,7 @@ from acp_nvim.client.process import AgentCommand, GroupEvent, observe_groups
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
 
-log = logging.getLogger("acp_nvim.reaper")
+log = logging.getLogger("acp_nvim.process_groups")
 
 
 class GroupReporter:

@@ -1,7 +1,7 @@
 """The sandbox between the agent and the user's files: one `Sandbox` per session, and the question to the
 user for a path outside the project.
 
-Roots are the session's cwd and additional directories (asked of the controller on every check, so roots added
+Roots are the session's cwd and additional directories (asked of the registry on every check, so roots added
 later count). A path outside them follows `sandbox.outside`; "ask" opens `vim.ui.select` with allow once /
 always for this path / deny, in the one queue of pickers (`ui.py`). Without a UI (`nvim --headless` with
 Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a
@@ -26,7 +26,7 @@ from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.ui import Ui
 
-log = logging.getLogger("acp_nvim.guard")
+log = logging.getLogger("acp_nvim.sandbox")
 
 
 RootsOf = Callable[[str], "list[str] | None"]
@@ -52,7 +52,9 @@ def resolved(path: object) -> str:
         raise refused_error(path, refused) from None
 
 
-class PathGuard:
+class SessionSandboxes:
+    """The `Sandbox` of each session, and the question to the user when one says "ask"."""
+
     def __init__(
         self,
         bridge: Bridge,

@@ -1,0 +1,42 @@
+"""The application composed: every part built once, on one registry and one `NeovimPort`.
+
+The controller (`acp_nvim/nvim/controller.py`) builds it on Neovim and is its `AgentRunner`; the unit tests
+build it on an in-memory port.
+"""
+
+from __future__ import annotations
+
+from acp_nvim.app.auth import AuthFlow
+from acp_nvim.app.chats import Chats
+from acp_nvim.app.commands import AgentRunner, Commands
+from acp_nvim.app.incoming import Incoming
+from acp_nvim.app.opening import SessionCommands
+from acp_nvim.app.options import ModeCommands
+from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.registry import Registry
+from acp_nvim.app.status import StatusBoard
+from acp_nvim.app.turns import Turns
+
+
+class Application:
+    def __init__(self, registry: Registry, port: NeovimPort, runner: AgentRunner) -> None:
+        self.registry = registry
+        self.port = port
+        self.status = StatusBoard(registry, port)
+        self.chats = Chats(registry, port, self.status)
+        self.auth = AuthFlow(port)
+        self.modes = ModeCommands(registry, port, self.status)
+        self.sessions = SessionCommands(registry, port, self.status, self.chats, self.auth, self.modes)
+        self.turns = Turns(registry, port, self.status)
+        self.incoming = Incoming(registry, port, self.status)
+        self.commands = Commands(
+            registry,
+            port,
+            self.status,
+            runner,
+            chats=self.chats,
+            auth=self.auth,
+            modes=self.modes,
+            sessions=self.sessions,
+            turns=self.turns,
+        )

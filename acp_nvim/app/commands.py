@@ -1,0 +1,223 @@
+"""The :Acp* commands: what each decides, for the session (or agent) it is for.
+
+Starting and stopping processes is the runner's (`AgentRunner`, the controller in `acp_nvim/nvim/`); every
+other decision — which session, whether to launch, what to say — is made here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Protocol
+
+import msgspec
+
+from acp_nvim.app.auth import AuthFlow
+from acp_nvim.app.chats import Chats
+from acp_nvim.app.opening import SessionCommands
+from acp_nvim.app.options import ModeCommands
+from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
+from acp_nvim.app.registry import NO_AGENT, AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.status import StatusBoard
+from acp_nvim.app.turns import Turns
+from acp_nvim.client.agent import Unsupported
+from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+
+log = logging.getLogger("acp_nvim.commands")
+
+
+class AgentRunner(Protocol):
+    def launch(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> AgentRun:
+        """Registers a new run of the agent and starts its process."""
+
+    async def stop_run(self, run: AgentRun, notice: str | None = None) -> None:
+        """Stops the run (when it runs); its chats say `notice`."""
+
+
+class Commands:
+    def __init__(
+        self,
+        registry: Registry,
+        port: NeovimPort,
+        status: StatusBoard,
+        runner: AgentRunner,
+        *,
+        chats: Chats,
+        auth: AuthFlow,
+        modes: ModeCommands,
+        sessions: SessionCommands,
+        turns: Turns,
+    ) -> None:
+        self._registry = registry
+        self._port = port
+        self._status = status
+        self._runner = runner
+        self._chats = chats
+        self._auth = auth
+        self._modes = modes
+        self._sessions = sessions
+        self._turns = turns
+
+    def spec(self, raw_spec: Any) -> AgentSpec | None:
+        try:
+            return msgspec.convert(raw_spec, AgentSpec)
+        except msgspec.ValidationError as err:
+            self._port.notify(f"invalid agent configuration: {err}", ERROR)
+            return None
+
+    # ---- agents ------------------------------------------------------------------------------------
+
+    async def start(self, raw_spec: Any) -> None:
+        """Starts the agent, or opens another session on it when it already runs."""
+        spec = self.spec(raw_spec)
+        if spec is None:
+            return
+        run = self._registry.agents.get(spec.name)
+        if run is not None and run.alive:
+            # What its process was started with stays: its command, and the login it was offered.
+            old = run.spec
+            run.spec = msgspec.structs.replace(
+                spec, cmd=old.cmd, args=old.args, env=old.env, terminal_auth=old.terminal_auth
+            )
+            self._registry.use_agent(spec.name)
+            if spec.session:
+                await run.lifecycle.wait_connected()
+                if run.connection is not None:
+                    await self._sessions.new(run)
+            return
+        self._runner.launch(spec)
+
+    async def restart(self, raw_spec: Any) -> None:
+        """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or
+        died are reopened when it can load or resume them (`SessionCommands.reopen`), else it opens a new
+        one."""
+        spec = self.spec(raw_spec)
+        if spec is None:
+            return
+        run = self._registry.agents.get(spec.name)
+        reopen: list[ChatSession] = []
+        if run is not None:
+            await self._runner.stop_run(run)
+            reopen = run.ended
+        self._runner.launch(spec, reopen)
+
+    async def stop(self, session_id: str | None = None) -> None:
+        """Stops the current agent (the one of the chat the cursor is in)."""
+        run = self._registry.current(session_id).run
+        if run is not None:
+            await self._runner.stop_run(run, f"{run.display_name} was stopped: this session ended")
+        self._status.push()
+
+    # ---- sessions ----------------------------------------------------------------------------------
+
+    async def sessions_command(
+        self, raw_spec: Any, action: str, everywhere: bool, session_id: str | None
+    ) -> None:
+        """:AcpSessions: on the agent of the target chat, else the agent `raw_spec` names (started without a
+        session when it is not running)."""
+        session = self._registry.current(session_id).session
+        run = self._registry.agents.get(session.agent) if session is not None else None
+        if run is None:
+            spec = self.spec(raw_spec)
+            if spec is None:
+                return
+            run = self._registry.agents.get(spec.name)
+            if run is None or not run.alive:
+                run = self._runner.launch(msgspec.structs.replace(spec, session=False))
+        await run.lifecycle.wait_connected()
+        if run.connection is None:
+            return
+        await self._sessions.command(run, "delete" if action == "delete" else "open", everywhere)
+
+    async def close_session(self, session_id: str) -> None:
+        """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
+        session = self._registry.sessions.get(session_id)
+        if session is None:
+            # A chat whose agent had stopped or died: it is not to be reopened by :AcpRestart any more.
+            for other in self._registry.agents.values():
+                other.forget_ended(session_id)
+            return
+        if session.in_turn:
+            await self._turns.cancel(session_id)
+        self._port.cancel_permissions(session_id)
+        self._chats.forget(session_id)
+        self._status.push()
+        run = self._registry.agents.get(session.agent)
+        agent = run.connection if run is not None else None
+        if agent is None:
+            return
+        try:
+            await agent.close_session(session_id)
+        except Unsupported:
+            log.info("%s cannot close sessions: %s forgotten locally", agent.display_name, session_id)
+        except (RpcError, ConnectionClosed) as err:
+            log.warning("session/close %s failed: %s", session_id, err)
+
+    async def focus(self, session_id: str) -> None:
+        if session_id in self._registry.sessions and session_id != self._registry.current_id:
+            self._status.use(session_id)
+
+    async def add_dir(self, session_id: str | None, directory: str) -> None:
+        """:AcpAddDir: the one list of added directories is `SessionCommands.extra_directories`."""
+        path = os.path.abspath(os.path.expanduser(directory))
+        if not os.path.isdir(path):
+            self._port.notify(f"not a directory: {path}", WARN)
+            return
+        extra = self._sessions.extra_directories
+        if path not in extra:
+            extra.append(path)
+        current = self._registry.current(session_id)
+        agent = current.connection
+        caps = agent.capabilities.session_capabilities if agent is not None else None
+        if agent is not None and (caps is None or caps.additional_directories is None):
+            name = current.run.display_name if current.run is not None else agent.display_name
+            self._port.notify(f"{name} does not support additional directories: {path} is not sent", WARN)
+            return
+        self._port.notify(f"{path} is added to the sessions opened from now on", INFO)
+
+    # ---- modes, options, login -----------------------------------------------------------------------
+
+    def _session(self, session_id: str | None) -> ChatSession | None:
+        """The session a command is for; says why when there is none."""
+        current = self._registry.current(session_id)
+        if current.session is None:
+            self._port.notify(current.missing or "", WARN)
+        return current.session
+
+    def _running(self, session_id: str | None) -> AgentRun | None:
+        """The agent a command is for, when it is running; says why when there is none."""
+        run = self._registry.current(session_id).run
+        if run is None or run.connection is None:
+            self._port.notify(NO_AGENT, WARN)
+            return None
+        return run
+
+    async def mode(self, session_id: str | None, mode_id: str | None) -> None:
+        session = self._session(session_id)
+        if session is not None:
+            await self._modes.mode(session, mode_id or None)
+
+    async def config(self, session_id: str | None, option_id: str | None, value: str | None) -> None:
+        session = self._session(session_id)
+        if session is not None:
+            await self._modes.config(session, option_id or None, value)
+
+    async def auth(self, session_id: str | None, method_id: str | None) -> None:
+        run = self._running(session_id)
+        if run is None:
+            return
+        first_failed = run.lifecycle.phase.shown == "error" and not self._registry.sessions_of(run)
+        if await self._auth.login(run, method_id or None) and first_failed and run.connection is not None:
+            # The start failed for want of a login: now it can open its session.
+            run.lifecycle.opening()
+            self._status.push()
+            try:
+                await self._sessions.new(run, first=True)
+            finally:
+                run.lifecycle.first_session_done(ready=run.connection is not None)
+                self._status.push()
+
+    async def logout(self, session_id: str | None) -> None:
+        run = self._running(session_id)
+        if run is not None:
+            await self._auth.logout(run)

@@ -1,0 +1,72 @@
+"""What the agents send that concerns a session: its updates, and its permission requests."""
+
+from __future__ import annotations
+
+from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.registry import Registry
+from acp_nvim.app.status import StatusBoard
+from acp_nvim.app.views import PermissionChoice, PermissionView
+from acp_nvim.client.editor import unknown_session
+from acp_nvim.protocol import schema as s
+
+# Update kinds that change what status() reports.
+STATUS_UPDATES = (
+    s.SessionUpdateCurrentModeUpdate,
+    s.SessionUpdateConfigOptionUpdate,
+    s.SessionUpdateSessionInfoUpdate,
+    s.SessionUpdateUsageUpdate,
+)
+
+
+class Incoming:
+    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
+        self._registry = registry
+        self._port = port
+        self._status = status
+
+    def session_update(self, notification: s.SessionNotification) -> None:
+        session = self._registry.sessions.get(notification.session_id)
+        if session is None:
+            # Possibly read before the session/new answer reached us: kept for the chat about to open.
+            self._registry.keep_early(notification)
+            return
+        session.state.apply(notification.update)
+        session.chat.changed()
+        current = session.session_id == self._registry.current_id
+        if current and isinstance(notification.update, STATUS_UPDATES):
+            self._status.push()
+
+    async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
+        session = self._registry.sessions.get(request.session_id)
+        if session is None:
+            # A session not open here (never opened, or closed since): the agent's mistake, answered as
+            # every client method answers it, not hidden behind `cancelled`.
+            raise unknown_session(request.session_id)
+        if session.cancelling:
+            return s.RequestPermissionOutcomeCancelled()
+        state = session.state
+        item = state.set_awaiting_permission(request.tool_call, True)
+        # The chat shows the tool call (and its diff) before the picker opens.
+        session.chat.flush()
+        view = PermissionView(
+            session_id=session.session_id,
+            item_id=item.key,
+            title=item.title,
+            kind=item.kind,
+            options=[
+                PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
+                for option in request.options
+            ],
+        )
+        session.permissions += 1
+        self._status.push()
+        try:
+            outcome = await self._port.ask_permission(request, view)
+        finally:
+            session.permissions -= 1
+            if self._registry.sessions.get(session.session_id) is session:
+                item.awaiting_permission = False
+                state.update_tool_call(s.ToolCallUpdate(tool_call_id=item.tool_call_id))
+                session.chat.changed()
+            self._status.push()
+        return outcome

@@ -1,0 +1,75 @@
+"""What the application layer needs of Neovim, declared once: `NeovimPort`.
+
+The application decides; Neovim shows and asks. Everything here is a fact to show (a notification, the
+status, a chat's transcript) or a question whose answer comes back (a picker, a login terminal, a permission).
+`acp_nvim/nvim/port.py` implements it on the bridge; the unit tests implement it in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import msgspec
+
+from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.client.session import SessionState
+from acp_nvim.protocol import schema as s
+
+#: vim.log.levels, the severity of a notification.
+ERROR, WARN, INFO = 4, 3, 2
+
+
+class Choice(msgspec.Struct, frozen=True):
+    """One item of a picker: `id` comes back when chosen, `label` is what the user reads."""
+
+    id: str
+    label: str
+
+
+class ChatView(Protocol):
+    """How a session's transcript reaches its chat: coalesced, so a stream costs one call per frame."""
+
+    def changed(self) -> None:
+        """The state changed: show it within a frame."""
+
+    def flush(self) -> None:
+        """Show what changed now (a turn's end, a notice)."""
+
+    def discard(self) -> None:
+        """Show nothing more of this transcript (the chat is about to be reset)."""
+
+
+class NeovimPort(Protocol):
+    def notify(self, message: str, level: int) -> None:
+        """A one-line message to the user (the port names the plugin)."""
+
+    def show_status(self, status: Status) -> None: ...
+
+    def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
+        """A chat for the session; `reset`: the chat it still has is emptied and reused."""
+
+    def chat_destroy(self, session_id: str) -> None: ...
+
+    def chat_open(self, session_id: str) -> None: ...
+
+    def chat_view(self, state: SessionState, agent_name: str) -> ChatView: ...
+
+    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+        """The prompt was not sent: its text and attachments go back to the user."""
+
+    def session_ended(self, session_id: str) -> None:
+        """What the editor services hold for the session (its terminals, its sandbox) ends."""
+
+    async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
+        """The id picked, or None when the picker was dismissed."""
+
+    async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
+        """Runs a login command in a terminal; its exit code (-1 when it could not start)."""
+
+    async def ask_permission(
+        self, request: s.RequestPermissionRequest, view: PermissionView
+    ) -> s.RequestPermissionOutcome: ...
+
+    def cancel_permissions(self, session_id: str) -> None:
+        """Every permission question of the session, open or queued, is answered `cancelled`."""

@@ -1,0 +1,240 @@
+"""The agents and sessions that exist, and the one owner of the *current* session.
+
+Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
+one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
+used last; `Registry.current` is the only place that choice is made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Literal
+
+import msgspec
+
+from acp_nvim.app.lifecycle import Lifecycle, Phase
+from acp_nvim.app.port import ChatView
+from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.session import SessionState
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.registry")
+
+# Updates for a session whose session/new answer is still on its way (at most this many are kept).
+EARLY_UPDATES_MAX = 1000
+
+NO_SESSION = "no session: start an agent with :AcpStart"
+SESSION_CLOSED = "this chat's session is closed: open a new one with :AcpNew"
+NO_AGENT = "no agent is running: start one with :AcpStart"
+
+
+class McpServerConfig(msgspec.Struct, kw_only=True):
+    """One entry of `opts.mcp_servers`: stdio (command) or http/sse (url)."""
+
+    name: str
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    command: str = ""
+    args: list[str] = []
+    env: dict[str, str] = {}
+    url: str = ""
+    headers: dict[str, str] = {}
+
+    def to_protocol(self) -> s.McpServer:
+        if self.type == "stdio":
+            env = [s.EnvVariable(name=key, value=value) for key, value in sorted(self.env.items())]
+            return s.McpServerStdio(name=self.name, command=self.command, args=self.args, env=env)
+        headers = [s.HttpHeader(name=key, value=value) for key, value in sorted(self.headers.items())]
+        if self.type == "http":
+            return s.McpServerHttp(name=self.name, url=self.url, headers=headers)
+        return s.McpServerSse(name=self.name, url=self.url, headers=headers)
+
+
+class AgentSpec(msgspec.Struct, kw_only=True):
+    """An agent as configured in Lua (`opts.agents[name]` after presets and validation), plus the options
+    of the sessions it opens."""
+
+    name: str
+    cmd: str
+    args: list[str] = []
+    env: dict[str, str] = {}
+    cwd: str = ""
+    install_hint: str = ""
+    handshake_timeout: float = 30.0
+    # Defaults applied to every new session: a mode id, and config option id -> value.
+    mode: str | None = None
+    config: dict[str, str | bool] = {}
+    mcp_servers: list[McpServerConfig] = []
+    additional_directories: list[str] = []
+    prefer_resume: bool = False
+    # Advertise `auth.terminal` to this agent: terminal login methods are then offered.
+    terminal_auth: bool = True
+    # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
+    session: bool = True
+
+
+class ChatSession(msgspec.Struct):
+    session_id: str
+    agent: str
+    cwd: str
+    directories: list[str]
+    state: SessionState
+    chat: ChatView
+    in_turn: bool = False
+    cancelling: bool = False
+    permissions: int = 0
+
+
+class AgentRun:
+    """One configured agent: its process while it runs, and how it ended after."""
+
+    def __init__(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> None:
+        self.spec = spec
+        self.lifecycle = Lifecycle()
+        self.connection: AgentConnection | None = None
+        self.info: s.Implementation | None = None
+        # The sessions open when the run ended (stopped or dead), oldest first: :AcpRestart reopens them.
+        self.ended: list[ChatSession] = []
+        # Sessions to reopen instead of opening a new one (a restart, a login's reconnect).
+        self.reopen: list[ChatSession] = list(reopen or [])
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def alive(self) -> bool:
+        phase = self.lifecycle.phase
+        return phase in (Phase.CONNECTING, Phase.OPENING, Phase.READY) or self.connection is not None
+
+    @property
+    def display_name(self) -> str:
+        info = self.info
+        # Without agentInfo the configured name says more than the executable's ("node", "uvx").
+        return (info.title or info.name) if info is not None else self.spec.name
+
+    def take_reopen(self) -> list[ChatSession]:
+        reopen, self.reopen = self.reopen, []
+        return reopen
+
+    def forget_ended(self, session_id: str) -> None:
+        self.ended = [ended for ended in self.ended if ended.session_id != session_id]
+        self.reopen = [ended for ended in self.reopen if ended.session_id != session_id]
+
+
+class Current(msgspec.Struct, frozen=True):
+    """What a command is for: a session (or None) and its agent (running or not), and why there is none."""
+
+    session: ChatSession | None
+    run: AgentRun | None
+    # Set when there is no session: the chat's session is closed, or there is none at all.
+    missing: str | None = None
+
+    @property
+    def connection(self) -> AgentConnection | None:
+        return self.run.connection if self.run is not None else None
+
+
+class Registry:
+    """Only used from the anyio thread."""
+
+    def __init__(self) -> None:
+        self.agents: dict[str, AgentRun] = {}
+        self.sessions: dict[str, ChatSession] = {}
+        self._current: str | None = None
+        self._current_agent: str | None = None
+        # Sessions by last use, most recent last: where "current" goes when a chat closes.
+        self._recent: list[str] = []
+        self._early: dict[str, list[s.SessionUpdate]] = {}
+        self._opening = 0
+
+    # ---- the current session ---------------------------------------------------------------------
+
+    def current(self, session_id: str | None = None) -> Current:
+        """The session a command is for — the chat it comes from (`session_id`), else the current one — and
+        its agent: the session's, else the agent started last."""
+        current = self.sessions.get(self._current) if self._current is not None else None
+        if session_id:
+            session = self.sessions.get(session_id)
+            missing = SESSION_CLOSED if session is None else None
+        else:
+            session = current
+            missing = NO_SESSION if session is None else None
+        # A closed chat's command goes to the agent of the current session, else to the one started last.
+        owner = session or current
+        name = owner.agent if owner is not None else self._current_agent
+        run = self.agents.get(name) if name is not None else None
+        return Current(session, run, missing)
+
+    @property
+    def current_id(self) -> str | None:
+        return self._current
+
+    def use(self, session_id: str) -> None:
+        self._current = session_id
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self._current_agent = session.agent
+        with contextlib.suppress(ValueError):
+            self._recent.remove(session_id)
+        self._recent.append(session_id)
+
+    def use_agent(self, name: str) -> None:
+        """An agent starts: its status shows until a session of its own becomes current."""
+        self._current_agent = name
+
+    def clear_current(self) -> None:
+        self._current = None
+
+    def last_used(self) -> str | None:
+        return self._recent[-1] if self._recent else None
+
+    # ---- sessions --------------------------------------------------------------------------------
+
+    def add(self, session: ChatSession) -> list[s.SessionUpdate]:
+        """Registers a session; returns the updates that arrived before it was known, oldest first."""
+        self.sessions[session.session_id] = session
+        return self._early.pop(session.session_id, [])
+
+    def forget(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        with contextlib.suppress(ValueError):
+            self._recent.remove(session_id)
+        if self._current == session_id:
+            self._current = self._recent[-1] if self._recent else None
+            if self._current is not None:
+                self._current_agent = self.sessions[self._current].agent
+
+    def sessions_of(self, run: AgentRun) -> list[ChatSession]:
+        return [session for session in self.sessions.values() if session.agent == run.name]
+
+    def roots(self, session_id: str) -> list[str] | None:
+        """The roots of a session — its cwd and the additional directories sent for it — or None for a
+        session not open here. The sandbox asks on every fs/terminal request."""
+        session = self.sessions.get(session_id)
+        return None if session is None else [session.cwd, *session.directories]
+
+    def agent_info(self, session_id: str) -> s.Implementation | None:
+        """The agentInfo of the agent that runs a session (None when unknown): for client/quirks.py."""
+        session = self.sessions.get(session_id)
+        run = self.agents.get(session.agent) if session is not None else None
+        return run.info if run is not None else None
+
+    @contextlib.contextmanager
+    def expecting_session(self) -> Iterator[None]:
+        """A session/new is on its way: updates for a session not known yet are kept for it."""
+        self._opening += 1
+        try:
+            yield
+        finally:
+            self._opening -= 1
+
+    def keep_early(self, notification: s.SessionNotification) -> None:
+        """An update for a session not open here: kept when one is being opened, else dropped."""
+        if not self._opening:
+            log.debug("update for unknown session %s dropped", notification.session_id)
+            return
+        early = self._early.setdefault(notification.session_id, [])
+        if len(early) < EARLY_UPDATES_MAX:
+            early.append(notification.update)

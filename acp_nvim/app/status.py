@@ -1,0 +1,97 @@
+"""The status (what `status()` of the Lua module returns): built here from the current session and its agent,
+pushed to Neovim on every change. Lua only shows what arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from acp_nvim.app.auth import login_methods
+from acp_nvim.app.port import ERROR, NeovimPort
+from acp_nvim.app.registry import AgentRun, Registry
+from acp_nvim.app.views import AgentIdentity, Status, Usage, UsageCost
+from acp_nvim.client.session import SessionState
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.status")
+
+
+def build_status(registry: Registry) -> Status:
+    current = registry.current()
+    session, run = current.session, current.run
+    agent: AgentIdentity | None = None
+    state = "stopped"
+    if run is not None:
+        agent = AgentIdentity(name=run.name)
+        if run.info is not None:
+            agent = AgentIdentity(name=run.info.name, title=run.info.title, version=run.info.version)
+        state = run.lifecycle.phase.shown
+        if state == "ready" and session is not None:
+            if session.permissions:
+                state = "awaiting_permission"
+            elif session.in_turn:
+                state = "running"
+    connection = current.connection
+    return Status(
+        agent=agent,
+        agent_name=run.name if run is not None else None,
+        state=state,
+        session_id=session.session_id if session else None,
+        mode=session.state.current_mode if session else None,
+        model=current_model(session.state) if session else None,
+        title=session.state.title if session else None,
+        usage=_usage(session.state) if session else None,
+        sessions=len(registry.sessions),
+        auth_methods=(
+            [method.id for method in login_methods(connection, run.spec.terminal_auth)]
+            if connection is not None and run is not None
+            else []
+        ),
+        protocol_version=connection.protocol_version if connection else None,
+        error=run.lifecycle.error if run is not None else None,
+    )
+
+
+class StatusBoard:
+    """Pushes the status, and the failures of agents that change it."""
+
+    def __init__(self, registry: Registry, port: NeovimPort) -> None:
+        self._registry = registry
+        self._port = port
+
+    def push(self) -> None:
+        self._port.show_status(build_status(self._registry))
+
+    def use(self, session_id: str) -> None:
+        """The session becomes the current one, and the status says so."""
+        self._registry.use(session_id)
+        self.push()
+
+    def fail(self, run: AgentRun, message: str) -> None:
+        log.warning("%s", message)
+        # The message first: whoever reacts to the status change finds it already shown.
+        self._port.notify(message, ERROR)
+        run.lifecycle.fail(message)
+        self.push()
+
+
+def current_model(state: SessionState) -> str | None:
+    """The current model: the select option of category "model" (or id "model")."""
+    for option in state.config_options:
+        if isinstance(option, s.SessionConfigOptionSelect) and (
+            option.category == "model" or option.id == "model"
+        ):
+            return option.current_value
+    return None
+
+
+def _usage(state: SessionState) -> Usage | None:
+    usage = state.usage
+    if usage is None:
+        return None
+    cost = (
+        UsageCost(amount=usage.cost_amount, currency=usage.cost_currency)
+        if usage.cost_amount is not None
+        else None
+    )
+    return Usage(used=usage.used, size=usage.size, cost=cost)

@@ -1,0 +1,70 @@
+"""What the application hands Neovim to show: the status, a chat's agent, a permission question.
+
+Plain msgspec Structs, decided here and drawn by Lua; `acp_nvim/nvim/lua_api.py` turns them into tables.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class AgentIdentity(msgspec.Struct, frozen=True):
+    """Who the agent says it is (`initialize`), or only its configured name before it answered."""
+
+    name: str
+    title: str | None = None
+    version: str | None = None
+
+
+class UsageCost(msgspec.Struct, frozen=True):
+    amount: float
+    currency: str | None
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """The context window's use, as the agent last reported it."""
+
+    used: int
+    size: int
+    cost: UsageCost | None = None
+
+
+class Status(msgspec.Struct, frozen=True, kw_only=True):
+    """What `status.set` receives (`AcpStatus` in lua/acp_nvim/ui/status.lua), which drops the None fields."""
+
+    agent: AgentIdentity | None
+    agent_name: str | None
+    state: str
+    session_id: str | None
+    mode: str | None
+    model: str | None
+    title: str | None
+    usage: Usage | None
+    sessions: int
+    auth_methods: list[str]
+    protocol_version: int | None
+    error: str | None
+
+
+class ChatInfo(msgspec.Struct, frozen=True):
+    """What `chat.create` and `chat.reset` show of a session's agent."""
+
+    agent: str
+    display_name: str
+    cwd: str
+
+
+class PermissionChoice(msgspec.Struct, frozen=True):
+    id: str
+    name: str
+    kind: str
+
+
+class PermissionView(msgspec.Struct, frozen=True):
+    """A permission question as `permission.ask` shows it, next to the tool call (`item_id`) in the chat."""
+
+    session_id: str
+    item_id: str
+    title: str
+    kind: str | None
+    options: list[PermissionChoice]

@@ -1,0 +1,76 @@
+"""The Neovim side of `acp_nvim.app.port.NeovimPort`: what the application shows and asks, on the bridge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from acp_nvim.app.port import Choice
+from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.client.session import SessionState
+from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.lua_api import LuaApi, to_lua
+from acp_nvim.nvim.permission import PermissionBroker
+from acp_nvim.nvim.render import ChatRenderer
+from acp_nvim.nvim.ui import Ui
+from acp_nvim.protocol import schema as s
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+
+
+class NvimPort:
+    def __init__(
+        self,
+        bridge: Bridge,
+        spawn: Spawn,
+        ui: Ui,
+        broker: PermissionBroker,
+        session_ended: Callable[[str], None],
+    ) -> None:
+        self._bridge = bridge
+        self._spawn = spawn
+        self._lua = LuaApi(bridge)
+        self._ui = ui
+        self._broker = broker
+        self._session_ended = session_ended
+
+    def notify(self, message: str, level: int) -> None:
+        self._lua.notify("acp.nvim: " + message, level)
+
+    def show_status(self, status: Status) -> None:
+        self._lua.status_set(status)
+
+    def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
+        if reset:
+            self._lua.chat_reset(session_id, info)
+        else:
+            self._lua.chat_create(session_id, info)
+
+    def chat_destroy(self, session_id: str) -> None:
+        self._lua.chat_destroy(session_id)
+
+    def chat_open(self, session_id: str) -> None:
+        self._lua.chat_open(session_id)
+
+    def chat_view(self, state: SessionState, agent_name: str) -> ChatRenderer:
+        return ChatRenderer(self._bridge, state, agent_name, self._spawn)
+
+    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+        self._lua.prompt_refused(message, text, attachments)
+
+    def session_ended(self, session_id: str) -> None:
+        self._session_ended(session_id)
+
+    async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
+        return await self._ui.select(prompt, choices, kind)
+
+    async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
+        return await self._ui.terminal(title, argv, env)
+
+    async def ask_permission(
+        self, request: s.RequestPermissionRequest, view: PermissionView
+    ) -> s.RequestPermissionOutcome:
+        return await self._broker.ask(request, to_lua(view))
+
+    def cancel_permissions(self, session_id: str) -> None:
+        self._broker.cancel_session(session_id)

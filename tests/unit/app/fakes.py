@@ -1,0 +1,236 @@
+"""An in-memory Neovim for the application layer (a `NeovimPort`), and an agent connection that answers as
+it is told: the application runs on them exactly as on the real ones, without a Neovim or a process."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from acp_nvim.app.application import Application
+from acp_nvim.app.port import Choice
+from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.client.session import SessionState
+from acp_nvim.jsonrpc import RpcError
+from acp_nvim.protocol import schema as s
+
+
+class FakeChat:
+    def __init__(self, state: SessionState) -> None:
+        self.state = state
+        self.flushes = 0
+
+    def changed(self) -> None:
+        self.flush()
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.state.take_changes()
+
+    def discard(self) -> None:
+        self.state.take_changes()
+
+
+class FakePort:
+    """Records what Neovim would show; answers pickers and logins from what the test queued."""
+
+    def __init__(self) -> None:
+        self.notes: list[tuple[str, int]] = []
+        self.statuses: list[Status] = []
+        self.chats: dict[str, ChatInfo] = {}
+        self.destroyed: list[str] = []
+        self.opened: list[str] = []
+        self.ended: list[str] = []
+        self.refused: list[str] = []
+        self.cancelled: list[str] = []
+        self.answers: deque[str | None] = deque()
+        self.pickers: list[tuple[str, list[Choice]]] = []
+        self.login_code = 0
+        self.logins: list[list[str]] = []
+        self.permission_answer: s.RequestPermissionOutcome = s.RequestPermissionOutcomeCancelled()
+        self.permission_views: list[PermissionView] = []
+        self.status_while_asked: list[str] = []
+
+    # what the application shows
+
+    def notify(self, message: str, level: int) -> None:
+        self.notes.append((message, level))
+
+    def show_status(self, status: Status) -> None:
+        self.statuses.append(status)
+
+    def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
+        self.chats[session_id] = info
+
+    def chat_destroy(self, session_id: str) -> None:
+        self.destroyed.append(session_id)
+
+    def chat_open(self, session_id: str) -> None:
+        self.opened.append(session_id)
+
+    def chat_view(self, state: SessionState, agent_name: str) -> FakeChat:
+        return FakeChat(state)
+
+    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+        self.refused.append(message)
+
+    def session_ended(self, session_id: str) -> None:
+        self.ended.append(session_id)
+
+    def cancel_permissions(self, session_id: str) -> None:
+        self.cancelled.append(session_id)
+
+    # what it asks
+
+    async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
+        self.pickers.append((prompt, list(choices)))
+        return self.answers.popleft() if self.answers else None
+
+    async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
+        self.logins.append(list(argv))
+        return self.login_code
+
+    async def ask_permission(
+        self, request: s.RequestPermissionRequest, view: PermissionView
+    ) -> s.RequestPermissionOutcome:
+        self.permission_views.append(view)
+        self.status_while_asked.append(self.statuses[-1].state)
+        return self.permission_answer
+
+    # reading it back
+
+    @property
+    def status(self) -> Status:
+        return self.statuses[-1]
+
+    def texts(self) -> list[str]:
+        return [message for message, _ in self.notes]
+
+
+class FakeAgent:
+    """The part of `AgentConnection` the application calls, answering from its attributes."""
+
+    def __init__(
+        self,
+        *,
+        capabilities: s.AgentCapabilities | None = None,
+        auth_methods: list[Any] | None = None,
+        name: str = "Fake",
+        session_prefix: str = "sess",
+    ) -> None:
+        self.capabilities = capabilities or s.AgentCapabilities()
+        self.auth_methods = auth_methods or []
+        self.display_name = name
+        self.session_prefix = session_prefix
+        self.protocol_version = 1
+        self.calls: list[tuple[str, Any]] = []
+        self.next_session = 0
+        # Raised by the next new_session / set_* / prompt, when set.
+        self.refuse: dict[str, RpcError] = {}
+        self.modes: s.SessionModeState | None = None
+        self.config_options: list[Any] | None = None
+        self.stop_reason = "end_turn"
+
+    def _maybe_refuse(self, method: str) -> None:
+        err = self.refuse.pop(method, None)
+        if err is not None:
+            raise err
+
+    def mcp_left_out(self, servers: Sequence[s.McpServer]) -> list[tuple[str, str]]:
+        return []
+
+    async def new_session(self, cwd: str, servers: Any, directories: Any) -> s.NewSessionResponse:
+        self.calls.append(("new_session", (cwd, list(directories))))
+        self._maybe_refuse("new_session")
+        self.next_session += 1
+        return s.NewSessionResponse(
+            session_id=f"{self.session_prefix}-{self.next_session}",
+            modes=self.modes,
+            config_options=self.config_options,
+        )
+
+    async def set_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
+        self.calls.append(("set_mode", mode_id))
+        self._maybe_refuse("set_mode")
+        return s.SetSessionModeResponse()
+
+    async def set_config_option(self, session_id: str, request: Any) -> s.SetSessionConfigOptionResponse:
+        self.calls.append(("set_config_option", (request.config_id, request.value)))
+        self._maybe_refuse("set_config_option")
+        options = [
+            msgspec_replace(option, current_value=request.value) if option.id == request.config_id else option
+            for option in (self.config_options or [])
+        ]
+        self.config_options = options
+        return s.SetSessionConfigOptionResponse(config_options=options)
+
+    async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
+        self.calls.append(("authenticate", method_id))
+        self._maybe_refuse("authenticate")
+        return s.AuthenticateResponse()
+
+    async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> s.PromptResponse:
+        self.calls.append(("prompt", session_id))
+        self._maybe_refuse("prompt")
+        return s.PromptResponse(stop_reason=self.stop_reason)
+
+    async def cancel(self, session_id: str) -> None:
+        self.calls.append(("cancel", session_id))
+
+    async def close_session(self, session_id: str) -> s.CloseSessionResponse:
+        self.calls.append(("close_session", session_id))
+        return s.CloseSessionResponse()
+
+
+def msgspec_replace(option: Any, **changes: Any) -> Any:
+    import msgspec
+
+    return msgspec.structs.replace(option, **changes)
+
+
+class FakeRunner:
+    """Launching and stopping without processes: a launched run is connected to `agent` at once."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+        self.launched: list[AgentSpec] = []
+        self.stopped: list[str] = []
+
+    def launch(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> AgentRun:
+        self.launched.append(spec)
+        run = AgentRun(spec, reopen)
+        self._app.registry.agents[spec.name] = run
+        self._app.registry.use_agent(spec.name)
+        return run
+
+    async def stop_run(self, run: AgentRun, notice: str | None = None) -> None:
+        self.stopped.append(run.name)
+        run.lifecycle.stopping(notice)
+        self._app.chats.end_all(run, notice)
+        run.connection = None
+        run.lifecycle.stopped()
+
+
+class App(Application):
+    """The application on the fakes, composed as `acp_nvim/nvim/controller.py` composes it on Neovim."""
+
+    def __init__(self) -> None:
+        self.runner = FakeRunner(self)
+        super().__init__(Registry(), FakePort(), self.runner)
+
+    def connect(self, name: str, agent: FakeAgent, **spec: Any) -> AgentRun:
+        """An agent launched and connected (its handshake done), without its first session yet."""
+        run = self.runner.launch(AgentSpec(name=name, cmd="fake", **spec))
+        run.connection = agent  # type: ignore[assignment]
+        run.lifecycle.connected(open_first_session=True)
+        return run
+
+    async def start(self, name: str, agent: FakeAgent, **spec: Any) -> tuple[AgentRun, ChatSession]:
+        """An agent up with its first session open, as a real start leaves it."""
+        run = self.connect(name, agent, **spec)
+        session = await self.sessions.new(run, first=True)
+        assert session is not None
+        run.lifecycle.first_session_done(ready=True)
+        self.status.push()
+        return run, session

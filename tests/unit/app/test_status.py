@@ -1,0 +1,55 @@
+"""What status() says, decided in Python from the current session and its agent."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.status import build_status
+from acp_nvim.protocol import schema as s
+
+from .fakes import App, FakeAgent
+
+METHODS = [
+    s.AuthMethodAgent(id="key", name="API key"),
+    s.AuthMethodTerminal(id="tty", name="Terminal login"),
+]
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_nothing_started_is_stopped() -> None:
+    status = build_status(App().registry)
+    assert (status.state, status.agent, status.session_id, status.sessions) == ("stopped", None, None, 0)
+
+
+async def test_the_state_follows_the_agent_then_the_session_turn_and_permission() -> None:
+    app = App()
+    run = app.connect("a", FakeAgent())
+    assert build_status(app.registry).state == "starting"
+    run, session = await app.start("b", FakeAgent())
+    assert build_status(app.registry).state == "ready"
+    session.in_turn = True
+    assert build_status(app.registry).state == "running"
+    session.permissions = 1
+    assert build_status(app.registry).state == "awaiting_permission"
+    app.status.fail(run, "b stopped: exit 1")
+    assert (app.port.status.state, app.port.status.error) == ("error", "b stopped: exit 1")
+    # The message is shown before the status changes.
+    assert app.port.notes[-1][0] == "b stopped: exit 1"
+
+
+async def test_terminal_login_is_offered_per_agent_not_by_the_agent_launched_last() -> None:
+    app = App()
+    _, with_tty = await app.start("a", FakeAgent(auth_methods=METHODS), terminal_auth=True)
+    await app.start("b", FakeAgent(auth_methods=METHODS, session_prefix="b"), terminal_auth=False)
+    assert build_status(app.registry).auth_methods == ["key"]
+    app.status.use(with_tty.session_id)
+    assert build_status(app.registry).auth_methods == ["key", "tty"]
+
+
+async def test_the_advertised_capabilities_carry_the_agents_own_terminal_login() -> None:
+    caps = s.ClientCapabilities()
+    assert advertise(caps, True).auth.terminal is True
+    assert advertise(caps, False).auth.terminal is False
+    assert advertise(caps, False).session is not None
