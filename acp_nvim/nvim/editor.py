@@ -7,6 +7,7 @@ since the client answers "method not found" itself.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from acp_nvim.nvim.controller import Controller
 
 
+log = logging.getLogger("acp_nvim.editor")
+
+
 class NvimEditor:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
@@ -33,11 +37,12 @@ class NvimEditor:
         self._elicitations = ElicitationBroker(controller.ui, controller.lua)
 
     def configure(self, raw: Any) -> None:
-        """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
+        """Options from Lua (`services.lua`), validated there at `setup()`: a table that does not decode is a
+        bug of one side, logged; the previous options stay."""
         try:
             self.options = msgspec.convert(raw or {}, EditorOptions)
-        except msgspec.ValidationError:
-            return
+        except msgspec.ValidationError as err:
+            log.error("editor options from Lua do not decode (%s): %r", err, raw)
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self.options

@@ -16,7 +16,6 @@ import msgspec
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim import files
 from acp_nvim.nvim.lua_api import FsWriteOptions, LuaApi
-from acp_nvim.nvim.options import DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_READ_BYTES
 
 T = TypeVar("T")
 
@@ -52,6 +51,11 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
     raise AssertionError("the host's fs call waited on something")
 
 
+def fs_defaults(nvim: Any) -> dict[str, Any]:
+    """The `fs` options a `setup()` without them gives (config.lua owns them)."""
+    return dict(nvim.exec_lua("return require('acp_nvim.config').defaults.fs"))
+
+
 def error_table(err: RpcError) -> dict[str, Any]:
     return {"ok": False, "code": err.code, "message": err.message, "data": err.data}
 
@@ -62,10 +66,12 @@ def read(
     line: int | None = None,
     limit: int | None = None,
     *,
-    max_bytes: int = DEFAULT_MAX_READ_BYTES,
+    max_bytes: int | None = None,
     checked_path: bool = False,
 ) -> dict[str, Any]:
     lua = LuaApi(DirectBridge(nvim))
+    if max_bytes is None:
+        max_bytes = int(fs_defaults(nvim)["max_read_bytes"])
     try:
         answer = drive(
             files.read_file(lua, str(path), line, limit, max_bytes, checked=checked_path, offload=run_now)
@@ -80,10 +86,12 @@ def write(
     path: Path | str,
     content: str,
     *,
-    max_buffer_bytes: int = DEFAULT_MAX_BUFFER_BYTES,
+    max_buffer_bytes: int | None = None,
     **opts: Any,
 ) -> dict[str, Any]:
     lua = LuaApi(DirectBridge(nvim))
+    if max_buffer_bytes is None:
+        max_buffer_bytes = int(fs_defaults(nvim)["max_buffer_bytes"])
     options = FsWriteOptions(**{"checked_path": False, **opts})
     try:
         answer = drive(files.write_file(lua, str(path), content, options, max_buffer_bytes, offload=run_now))
