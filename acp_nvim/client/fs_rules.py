@@ -64,7 +64,7 @@ def too_large(path: str, size: int, max_bytes: int) -> RpcError:
     return RpcError(INVALID_PARAMS, f"{path} is too large to read: {size} bytes, the limit is {max_bytes}")
 
 
-def buffer_text(path: str, value: object, max_bytes: int) -> str:
+def buffer_text(path: str, value: object) -> str:
     """A buffer's text as the agent gets it: exactly valid UTF-8 without NUL bytes, never half-decoded."""
     text: str | None = None
     if isinstance(value, bytes):

@@ -86,7 +86,7 @@ async def read_file(
         except ReadRefused as err:
             raise RpcError(err.code, err.message, {"uri": fs_rules.uri_of(path)}) from None
         return FsReadAnswer(ok=True, content=slice_lines(text, line, limit))
-    content = fs_rules.buffer_text(path, answer.content, max_bytes)
+    content = fs_rules.buffer_text(path, answer.content)
     return FsReadAnswer(ok=True, content=content, from_buffer=True)
 
 
