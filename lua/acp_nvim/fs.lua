@@ -13,7 +13,7 @@
 ---   * a loaded buffer for the file (matched by real path, so symlinks and other spellings count) answers with
 ---     its current text, unsaved edits included; otherwise `{ ok = true, no_buffer = true }`: the host reads
 ---     the files no buffer holds (`acp_nvim/client/disk.py`), so their text never passes through Neovim;
----   * line endings are always "\n" (CRLF on disk is folded);
+---   * line endings are always "\n" (a CRLF file's buffer has 'fileformat' dos);
 ---   * without `line`/`limit` the answer is the exact text, with the final newline if the file has one;
 ---   * with `line` and/or `limit` the answer is the selected lines joined by "\n" without a trailing newline
 ---     (as the reference client does); a `line` past the end gives "" and `limit = 0` gives "".
@@ -30,13 +30,13 @@
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
---- an error and the user a warning (both from the host), the buffer is untouched. The module keeps its own record of each
---- buffer's file stamp (autocmds installed when the module is first required), because Neovim's timestamp is
---- not readable and `:checktime` would consume the change.
+--- an error and the user a warning (both from the host), the buffer is untouched. The module keeps its own
+--- record of each buffer's file stamp (autocmds installed when the module is first required), because
+--- Neovim's timestamp is not readable and `:checktime` would consume the change.
 ---
---- The parts live in `acp_nvim.fs.*`: `path` (checks, buffer lookup), `read`, `stamp` (the conflict watch),
---- `edit` (hunks applied to the buffer) and `save` (the atomic write); this module answers the two requests
---- and is the one other modules use.
+--- The parts live in `acp_nvim.fs.*`: `path` (buffer lookup), `open` (opens that follow no new symlink),
+--- `read`, `stamp` (the conflict watch), `edit` (hunks applied to the buffer) and `save` (the atomic write);
+--- this module answers the two requests and is the one other modules use.
 local M = {}
 
 local result = require("acp_nvim.result")
