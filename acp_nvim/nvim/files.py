@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -91,10 +92,12 @@ async def read_file(
 
 
 def _size_on_disk(path: str) -> int:
+    """The size of the regular file at `path` (0 for anything else: Lua refuses those without opening)."""
     try:
-        return os.stat(path).st_size
+        st = os.stat(path)
     except OSError:
         return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
 async def write_file(
