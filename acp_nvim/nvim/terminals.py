@@ -6,6 +6,10 @@ command already ended, else answers through `acp_reply` (`ui.py`) when it does. 
 session that created them; any other id is "unknown terminal" for the agent. When the session ends (its chat
 closed, its agent stopped, restarted or dead) the controller calls `end_session`: its commands are killed,
 and another session's, of this agent or another one, keep running.
+
+What the agent may ask and what it gets is decided here: the spec is validated before Lua runs it, the output
+limit is capped, Lua's facts ("unknown_terminal", "not_executable", "start_failed") become the agent's
+errors, and the text of `terminal/output` is cut at a character boundary here (`Tail`): Lua keeps bytes.
 """
 
 from __future__ import annotations
