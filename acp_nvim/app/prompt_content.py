@@ -22,31 +22,13 @@ from typing import Any
 
 import msgspec
 
+from acp_nvim.app.media_types import AUDIO_TYPES, IMAGE_TYPES
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.protocol import schema as s
 
 #: Images and audio bigger than this are refused: agents reject them anyway, and base64 makes them a third
 #: larger.
 MAX_MEDIA_BYTES = 10 * 1024 * 1024
-
-#: The image types agents commonly accept, by extension (the same table Lua uses to spot image mentions).
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
-
-#: The audio types agents commonly accept, by extension (the same table Lua uses to spot audio mentions).
-AUDIO_TYPES = {
-    ".wav": "audio/wav",
-    ".mp3": "audio/mpeg",
-    ".ogg": "audio/ogg",
-    ".flac": "audio/flac",
-    ".m4a": "audio/mp4",
-    ".aac": "audio/aac",
-}
 
 
 class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_field="kind"):

@@ -67,8 +67,20 @@ def _existing(dir_fd: int, name: str, path: str) -> os.stat_result | None:
     if stat.S_ISLNK(st.st_mode):
         raise PathChanged(f"{path} became a symlink after it was checked")
     if not stat.S_ISREG(st.st_mode):
-        raise NotRegular(f"{path} is not a regular file")
+        kind = "directory" if stat.S_ISDIR(st.st_mode) else _KINDS.get(stat.S_IFMT(st.st_mode), "unknown")
+        raise NotRegular(f"{path} is not a regular file ({kind}); refusing to write it")
     return st
+
+
+def _why_changed(folder: str, part: str, parent_fd: int) -> str:
+    # O_NOFOLLOW | O_DIRECTORY on a symlink fails with ENOTDIR on Linux, ELOOP elsewhere: lstat tells.
+    try:
+        is_link = stat.S_ISLNK(os.stat(part, dir_fd=parent_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        is_link = False
+    if is_link:
+        return f"{folder} no longer leads where it was checked: {part} is now a symlink"
+    return f"{folder} no longer leads where it was checked"
 
 
 def _open_folder(folder: str) -> int:
@@ -86,7 +98,7 @@ def _open_folder(folder: str) -> int:
                 nxt = os.open(part, flags, dir_fd=fd)
             except OSError as err:
                 if err.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise PathChanged(f"{folder} no longer leads where it was checked") from None
+                    raise PathChanged(_why_changed(folder, part, fd)) from None
                 raise
             os.close(fd)
             fd = nxt

@@ -8,6 +8,7 @@ connection gets an `NvimEditor` of its own, which advertises what the applicatio
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -25,6 +26,9 @@ from acp_nvim.protocol import schema as s
 
 RootsOf = Callable[[str], list[str] | None]
 Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
+
+
+log = logging.getLogger("acp_nvim.editor")
 
 
 class SessionRoutes(Protocol):
@@ -46,11 +50,12 @@ class EditorServices:
         self.elicitations = ElicitationBroker(ui, lua)
 
     def configure(self, raw: Any) -> None:
-        """Options from Lua (`services.lua`); invalid ones keep the previous options (Lua validated them)."""
+        """Options from Lua (`services.lua`), validated there at `setup()`: a table that does not decode is a
+        bug of one side, logged; the previous options stay."""
         try:
             self.options = msgspec.convert(raw or {}, EditorOptions)
-        except msgspec.ValidationError:
-            return
+        except msgspec.ValidationError as err:
+            log.error("editor options from Lua do not decode (%s): %r", err, raw)
 
     def session_ended(self, session_id: str) -> None:
         """Its terminals, not the ones of other sessions: another agent may still be using its own."""

@@ -1,27 +1,30 @@
 """`fs/read_text_file` and `fs/write_text_file` through Neovim's buffers (`lua/acp_nvim/editor/fs/init.lua`).
 
 Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
-`fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise), whose
-`{ok = false, code, message, data}` becomes the JSON-RPC error the agent gets. Writes are recorded for review
-per session; a write that follows an allowed permission request showing a diff for that path is linked to
-that tool call. With `follow = true` the editor then shows where the agent is reading or writing.
-Writes are atomic on disk (temp file and rename, in `fs.write_buffer`): a failed one leaves the file, the
-buffer and the user's unsaved text as they were, and its message is the agent's error. A write larger than
-`fs.max_buffer_bytes` to a file no buffer holds never reaches Neovim: passing its text to Neovim alone would
-hold the editor longer than a frame, so the host writes it to disk itself (`client/disk.py`), as atomically.
-For the same reason a read of a file no buffer holds is answered by the host from disk (Lua says that no
-buffer holds it): only buffers' text comes from Neovim.
+`fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise). What
+the request may ask and which error the agent gets is decided here and in `client/fs_rules.py`; Lua answers
+with facts (`lua_api.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
+that follows an allowed permission request showing a diff for that path is linked to that tool call. With
+`follow = true` the editor then shows where the agent is reading or writing.
+
+Who does the I/O: Lua reads and writes buffers (a write is saved atomically by temp file and rename in
+`fs/save.lua`: a failed one leaves the file, the buffer and the user's unsaved text as they were). The host
+reads and writes the files no buffer holds (`client/disk.py`): a read of such a file never passes its text
+through Neovim, and neither does a write larger than `fs.max_buffer_bytes` (or to a file larger than that),
+which would hold the editor longer than a frame; it is as atomic as the buffer path.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from pathlib import Path
+import os
+import stat
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
 
+from acp_nvim.client import fs_rules
 from acp_nvim.client.disk import (
     NotRegular,
     PathChanged,
@@ -33,9 +36,16 @@ from acp_nvim.client.disk import (
 from acp_nvim.client.editor import RESOURCE_NOT_FOUND
 from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
-from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
-from acp_nvim.nvim import lua_api
+from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
 from acp_nvim.nvim.bridge import Bridge
+from acp_nvim.nvim.lua_api import (
+    FsReadAnswer,
+    FsReadOptions,
+    FsWriteAnswer,
+    FsWriteOptions,
+    LuaAnswerError,
+    LuaApi,
+)
 from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
@@ -43,47 +53,92 @@ from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.files")
 
-READ = lua_api.FS_READ
-# Answered through `acp_reply`: a large write without a buffer answers once it is on disk, Neovim going on.
-WRITE = lua_api.FS_WRITE_FOR_HOST
-FOLLOW = lua_api.FOLLOW_SHOW
-FIND_BUFFER = lua_api.FS_FIND_BUFFER
-FILE_WRITTEN = lua_api.FS_FILE_WRITTEN
-
 ALLOW_KINDS = ("allow_once", "allow_always")
+WARN = 3  # vim.log.levels.WARN
 
 
-def unwrap(result: Any, what: str) -> dict[str, Any]:
-    """A Lua answer `{ok = true, ...}` as a dict, or its `{ok = false, ...}` raised as the agent's error."""
-    if not isinstance(result, dict):
-        raise RpcError(INTERNAL_ERROR, f"{what}: unexpected answer from Neovim")
-    if result.get("ok") is True:
-        return result
-    code = result.get("code")
-    message = result.get("message")
-    data = result.get("data")
-    raise RpcError(
-        code if isinstance(code, int) else INTERNAL_ERROR,
-        message if isinstance(message, str) else f"{what} failed",
-        data if isinstance(data, dict) else None,
-    )
+# How the host runs its blocking disk I/O: in a worker thread, off the anyio loop.
+Offload = Callable[..., Awaitable[Any]]
 
 
-def clean_text(value: Any, path: str) -> str:
-    """Text that is exactly valid UTF-8, or an error: never half-decoded content for the agent."""
-    if isinstance(value, bytes):
+async def read_file(
+    lua: LuaApi,
+    path: str,
+    line: int | None,
+    limit: int | None,
+    max_bytes: int,
+    *,
+    checked: bool = True,
+    offload: Offload = anyio.to_thread.run_sync,
+) -> FsReadAnswer:
+    """The agent's read of `path` (the real path the sandbox checked): a buffer's text from Lua, else the
+    file's from disk by the host. Raises the agent's error otherwise."""
+    path = fs_rules.checked_path(path)
+    fs_rules.check_slice(line, limit)
+    try:
+        answer = await lua.fs_read(
+            path, line, limit, FsReadOptions(max_bytes=max_bytes, checked_path=checked)
+        )
+    except LuaAnswerError as err:
+        raise RpcError(INTERNAL_ERROR, f"fs/read_text_file: {err}") from None
+    if not answer.ok:
+        raise fs_rules.read_refusal(path, answer.fact, answer.detail, answer.size, max_bytes)
+    if answer.no_buffer:
         try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    elif isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            # pynvim decodes with surrogateescape: a surrogate means the bytes were not UTF-8.
-            pass
-    raise RpcError(INVALID_PARAMS, f"{path} is not valid UTF-8 text")
+            text = await offload(read_text, path, max_bytes)
+        except ReadRefused as err:
+            raise RpcError(err.code, err.message, {"uri": fs_rules.uri_of(path)}) from None
+        return FsReadAnswer(ok=True, content=slice_lines(text, line, limit))
+    content = fs_rules.buffer_text(path, answer.content)
+    return FsReadAnswer(ok=True, content=content, from_buffer=True)
+
+
+def _size_on_disk(path: str) -> int:
+    """The size of the regular file at `path` (0 for anything else: Lua refuses those without opening)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+async def write_file(
+    lua: LuaApi,
+    path: str,
+    content: str,
+    options: FsWriteOptions,
+    max_buffer_bytes: int,
+    *,
+    offload: Offload = anyio.to_thread.run_sync,
+) -> FsWriteAnswer:
+    """The agent's write of `path` (the real path the sandbox checked): through its buffer by Lua, or to disk
+    by the host when no buffer holds it and either text is too large for one. Raises the agent's error."""
+    path = fs_rules.checked_path(path)
+    data = fs_rules.content_bytes(path, content)
+    large = len(data) > max_buffer_bytes or _size_on_disk(path) > max_buffer_bytes
+    if large and await lua.fs_find_buffer(path) is None:
+        # Loading it would hold Neovim for as long as the read and the line split take, and keep its text.
+        existed = await _write_to_disk(path, data, offload)
+        lua.fs_file_written(path)
+        return FsWriteAnswer(ok=True, created=not existed)
+    try:
+        answer = await lua.fs_write(path, content, options)
+    except LuaAnswerError as err:
+        raise RpcError(INTERNAL_ERROR, f"fs/write_text_file: {err}") from None
+    if answer.ok:
+        return answer
+    if answer.fact == fs_rules.CHANGED_ON_DISK:
+        # The user must hear of it too: the buffer stays as it is until they reload or save it.
+        lua.notify("acp: " + fs_rules.changed_on_disk_message(path, answer.detail), WARN)
+    raise fs_rules.write_refusal(path, answer.fact, answer.detail, answer.kind)
+
+
+async def _write_to_disk(path: str, data: bytes, offload: Offload) -> bool:
+    """The write of a file no buffer holds, by the host (not reviewable: the review lives in buffers)."""
+    try:
+        return bool(await offload(write_atomically, path, data))
+    except (PathChanged, NotRegular, OSError) as err:
+        raise fs_rules.disk_write_refusal(path, err) from None
 
 
 AgentOf = Callable[[str], "s.Implementation | None"]
@@ -103,6 +158,7 @@ class FileService:
         self._agent_of = agent_of
         self._ui = ui
         self._sandboxes = sandboxes
+        self._lua = LuaApi(bridge)
         self._options = options
         # (session id, real path) -> tool call whose diff the user allowed, for the next write there.
         self._edits: dict[tuple[str, str], str] = {}
@@ -120,85 +176,23 @@ class FileService:
 
     async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
-        # Lua validates line >= 1 and limit >= 0 (the generated types accept any int) and answers -32602.
         # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
-        result = unwrap(
-            await self._bridge.lua_result(
-                READ,
-                real,
-                params.line,
-                params.limit,
-                {"max_bytes": opts.max_read_bytes, "checked_path": True, "buffer_only": True},
-            ),
-            "fs/read_text_file",
-        )
-        if result.get("no_buffer"):
-            content = await self._read_from_disk(real, params.line, params.limit, opts.max_read_bytes)
-        else:
-            content = clean_text(result.get("content"), real)
+        answer = await read_file(self._lua, real, params.line, params.limit, opts.max_read_bytes)
         if opts.follow:
-            self._bridge.lua(FOLLOW, real, params.line or 1, None)
-        return content
+            self._lua.follow_show(real, params.line or 1, None)
+        return answer.content or ""
 
     async def write(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
         real = await self._sandboxes.check(params.session_id, params.path, "write")
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
-        if (
-            len(params.content) > opts.max_buffer_bytes
-            and await self._bridge.lua_result(FIND_BUFFER, real) is None
-        ):
-            await self._write_to_disk(real, params.content)
-            if opts.follow:
-                self._bridge.lua(FOLLOW, real, None, None)
-            return s.WriteTextFileResponse()
-        result = unwrap(
-            await self._ui.ask(
-                WRITE,
-                real,
-                params.content,
-                {
-                    "session_id": params.session_id,
-                    "tool_call_id": tool_call_id,
-                    "autocmds": opts.autocmds,
-                    "checked_path": True,
-                    "max_buffer_bytes": opts.max_buffer_bytes,
-                },
-            ),
-            "fs/write_text_file",
+        options = FsWriteOptions(
+            session_id=params.session_id, tool_call_id=tool_call_id, autocmds=opts.autocmds
         )
+        answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
         if opts.follow:
-            self._bridge.lua(FOLLOW, real, None, result.get("bufnr"))
+            self._lua.follow_show(real, None, answer.bufnr)
         return s.WriteTextFileResponse()
-
-    async def _read_from_disk(self, real: str, line: int | None, limit: int | None, max_bytes: int) -> str:
-        """The read of a file no buffer holds, by the host: its text never passes through Neovim."""
-        try:
-            text = await anyio.to_thread.run_sync(read_text, real, max_bytes)
-        except ReadRefused as err:
-            raise RpcError(err.code, err.message, {"uri": Path(real).as_uri()}) from None
-        return slice_lines(text, line, limit)
-
-    async def _write_to_disk(self, real: str, content: str) -> None:
-        """The write of a file no buffer holds, by the host (not reviewable: the review lives in buffers)."""
-        uri = "file://" + real
-        if "\0" in content:
-            raise RpcError(INVALID_PARAMS, f"refusing to write binary content (NUL byte) to {real}")
-        try:
-            data = content.encode("utf-8")
-        except UnicodeEncodeError:
-            raise RpcError(INVALID_PARAMS, f"the content for {real} is not valid UTF-8 text") from None
-        try:
-            await anyio.to_thread.run_sync(write_atomically, real, data)
-        except PathChanged as err:
-            raise RpcError(INVALID_PARAMS, str(err), {"uri": uri, "reason": "path_changed"}) from None
-        except NotRegular as err:
-            raise RpcError(INVALID_PARAMS, str(err), {"uri": uri}) from None
-        except OSError as err:
-            raise RpcError(
-                INTERNAL_ERROR, f"cannot write {real}: {err.strerror or err}", {"uri": uri}
-            ) from None
-        self._bridge.lua(FILE_WRITTEN, real)
 
     def permission_answered(
         self, request: s.RequestPermissionRequest, outcome: s.RequestPermissionOutcome

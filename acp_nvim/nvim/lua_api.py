@@ -2,8 +2,10 @@
 
 Each method runs one function of `lua/acp_nvim/` through the bridge; its Lua code is written here and nowhere
 else in the package (`tests/unit/test_boundary.py` checks that, and that each function exists in Lua). What
-crosses is typed where the shape is fixed (the spec of `terminal.create`); the conversion to the plain tables
-pynvim sends happens here. `files.py` still passes the `fs.read`/`fs.write` code and options itself. The other
+crosses is typed: the options and specs sent as msgspec Structs (turned into the plain tables pynvim sends
+here), and the answers of `fs.*` and `terminal.*` decoded here into Structs (`LuaAnswerError` for one that is
+not what Lua declares). Those answers are facts (`ok = false` with a `fact` such as "path_changed"); which
+error an agent gets for a fact is decided in Python (`client/fs_rules.py`, `terminals.py`). The other
 direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
 
 Questions (pickers, permission and sandbox prompts, forms) are asked through `Ui.ask`, which prepends the
@@ -13,12 +15,14 @@ answer's token: for them this module declares the code the `Ui` runs (the `ASK_*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
 from acp_nvim.app.views import ChatInfo, Status
+
+_T = TypeVar("_T")
 
 # ---- the Lua code of each entry point ---------------------------------------------------------------
 
@@ -37,7 +41,7 @@ BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 
 FS_READ = "return require('acp_nvim.editor.fs').read(...)"
-FS_WRITE_FOR_HOST = "require('acp_nvim.editor.fs').write_for_host(...)"
+FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
 FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
@@ -103,11 +107,123 @@ class TerminalSpec(msgspec.Struct, frozen=True):
     output_byte_limit: int | None
 
 
+class FsReadOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How `fs.read` reads: `max_bytes` of a buffer's text at most; with `checked_path`, a path that leads
+    elsewhere than when the host checked it is refused (fact "path_changed")."""
+
+    max_bytes: int
+    checked_path: bool = True
+
+
+class FsReadAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """`fs.read`'s answer: a buffer's text, or `no_buffer` (the host reads the disk), or a fact."""
+
+    ok: bool
+    content: str | None = None
+    from_buffer: bool = False
+    no_buffer: bool = False
+    fact: str | None = None
+    detail: str | None = None
+    size: int | None = None
+
+
+class FsWriteOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How `fs.write` writes through the file's buffer; the review records it for `session_id`."""
+
+    session_id: str | None = None
+    tool_call_id: str | None = None
+    autocmds: bool = False
+    checked_path: bool = True
+    review: bool = True
+
+
+class FsWriteAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """`fs.write`'s answer: what the write did, or the fact that stopped it (`kind` of a non-regular file)."""
+
+    ok: bool
+    bufnr: int | None = None
+    lines_touched: int = 0
+    hunks: int = 0
+    created: bool = False
+    had_unsaved_edits: bool = False
+    fact: str | None = None
+    detail: str | None = None
+    kind: str | None = None
+
+
+class TerminalExit(msgspec.Struct, frozen=True, kw_only=True):
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class TerminalCreated(msgspec.Struct, frozen=True, kw_only=True):
+    """`terminal.create`'s answer: the terminal's id, or the fact that it did not start."""
+
+    ok: bool
+    terminal_id: str | None = None
+    bufnr: int | None = None
+    pid: int | None = None
+    fact: str | None = None
+    detail: str | None = None
+
+
+class TerminalOutput(msgspec.Struct, frozen=True, kw_only=True):
+    """`terminal.output`'s answer: the bytes from `from_` to `total` of the whole stream (Lua keeps at most
+    `limit` bytes), as a string with the non-UTF-8 bytes surrogate-escaped by pynvim."""
+
+    ok: bool
+    output: str = ""
+    exit_status: TerminalExit | None = None
+    from_: int = msgspec.field(default=0, name="from")
+    total: int = 0
+    limit: int = 0
+    fact: str | None = None
+
+
+class TerminalWait(msgspec.Struct, frozen=True, kw_only=True):
+    """`terminal.wait_for_exit`'s answer: the exit status, or `pending` (it comes through `acp_reply`)."""
+
+    ok: bool
+    exit_status: TerminalExit | None = None
+    pending: bool = False
+    fact: str | None = None
+
+
+class TerminalDone(msgspec.Struct, frozen=True, kw_only=True):
+    """`terminal.kill`'s and `terminal.release`'s answer."""
+
+    ok: bool
+    fact: str | None = None
+
+
+class LuaAnswerError(Exception):
+    """Lua answered with something other than what it declares (a bug on one side, never the agent's)."""
+
+
 def to_lua(value: msgspec.Struct) -> dict[str, Any]:
     """A Struct as the table Lua receives; a None field arrives as vim.NIL, as a None in a dict always did."""
     table = msgspec.to_builtins(value)
     assert isinstance(table, dict)
     return table
+
+
+def _text(value: Any) -> Any:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def _strings(raw: Any) -> Any:
+    # pynvim hands Lua strings over as str, but bytes where they were not UTF-8 on some paths.
+    if isinstance(raw, dict):
+        return {k: _text(v) for k, v in raw.items()}
+    return raw
+
+
+def from_lua(raw: Any, kind: type[_T]) -> _T:
+    """A Lua answer as the Struct it is declared to be."""
+    try:
+        return msgspec.convert(_strings(raw), kind)
+    except msgspec.ValidationError as err:
+        raise LuaAnswerError(f"unexpected answer from Neovim: {err}") from None
 
 
 # ---- the calls --------------------------------------------------------------------------------------
@@ -177,28 +293,47 @@ class LuaApi:
 
     # files (lua/acp_nvim/editor/fs/init.lua, follow.lua)
 
+    async def fs_read(
+        self, path: str, line: int | None, limit: int | None, options: FsReadOptions
+    ) -> FsReadAnswer:
+        answer = await self._bridge.lua_result(FS_READ, path, line, limit, to_lua(options))
+        return from_lua(answer, FsReadAnswer)
+
+    async def fs_write(self, path: str, content: str, options: FsWriteOptions) -> FsWriteAnswer:
+        answer = await self._bridge.lua_result(FS_WRITE, path, content, to_lua(options))
+        return from_lua(answer, FsWriteAnswer)
+
+    async def fs_find_buffer(self, path: str) -> int | None:
+        found = await self._bridge.lua_result(FS_FIND_BUFFER, path)
+        return found if isinstance(found, int) else None
+
+    def fs_file_written(self, path: str) -> None:
+        self._bridge.lua(FS_FILE_WRITTEN, path)
+
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)
 
     # terminals (lua/acp_nvim/editor/terminal.lua)
 
-    async def terminal_create(self, spec: TerminalSpec) -> Any:
-        return await self._bridge.lua_result(TERMINAL_CREATE, to_lua(spec))
+    async def terminal_create(self, spec: TerminalSpec) -> TerminalCreated:
+        return from_lua(await self._bridge.lua_result(TERMINAL_CREATE, to_lua(spec)), TerminalCreated)
 
-    async def terminal_output(self, terminal_id: str, known_total: int) -> Any:
-        return await self._bridge.lua_result(TERMINAL_OUTPUT, terminal_id, known_total)
+    async def terminal_output(self, terminal_id: str, known_total: int) -> TerminalOutput:
+        answer = await self._bridge.lua_result(TERMINAL_OUTPUT, terminal_id, known_total)
+        return from_lua(answer, TerminalOutput)
 
-    async def terminal_wait_for_exit(self, terminal_id: str, token: int) -> Any:
-        return await self._bridge.lua_result(TERMINAL_WAIT_FOR_EXIT, terminal_id, token)
+    async def terminal_wait_for_exit(self, terminal_id: str, token: int) -> TerminalWait:
+        answer = await self._bridge.lua_result(TERMINAL_WAIT_FOR_EXIT, terminal_id, token)
+        return from_lua(answer, TerminalWait)
 
-    async def terminal_kill(self, terminal_id: str) -> Any:
-        return await self._bridge.lua_result(TERMINAL_KILL, terminal_id)
+    async def terminal_kill(self, terminal_id: str) -> TerminalDone:
+        return from_lua(await self._bridge.lua_result(TERMINAL_KILL, terminal_id), TerminalDone)
 
     def terminal_kill_many(self, terminal_ids: Sequence[str]) -> None:
         self._bridge.lua(TERMINAL_KILL_MANY, list(terminal_ids))
 
-    async def terminal_release(self, terminal_id: str) -> Any:
-        return await self._bridge.lua_result(TERMINAL_RELEASE, terminal_id)
+    async def terminal_release(self, terminal_id: str) -> TerminalDone:
+        return from_lua(await self._bridge.lua_result(TERMINAL_RELEASE, terminal_id), TerminalDone)
 
 
 def host_bootstrapped(nvim: NvimExec, info: dict[str, Any]) -> None:

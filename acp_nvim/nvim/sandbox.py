@@ -137,11 +137,13 @@ class SessionSandboxes:
 def _valid(path: str) -> bool:
     try:
         resolve(path)
-    except PathRefused:
+    except PathRefused as refused:
+        log.warning("sandbox path %r is not used: %s", path, refused.message)
         return False
     return True
 
 
 def _absolute(paths: list[str]) -> list[str]:
-    # Validated in Lua (expanded to absolute there); anything else is dropped rather than failing every check.
+    # Lua made them absolute; one the sandbox's own rules refuse is left out (and logged) rather than failing
+    # every check: the sandbox, not the option's type, decides what a usable path is.
     return [p for p in paths if os.path.isabs(p) and _valid(p)]

@@ -6,17 +6,31 @@ command already ended, else answers through `acp_reply` (`ui.py`) when it does. 
 session that created them; any other id is "unknown terminal" for the agent. When the session ends (its chat
 closed, its agent stopped, restarted or dead) the controller calls `end_session`: its commands are killed,
 and another session's, of this agent or another one, keep running.
+
+What the agent may ask and what it gets is decided here: the spec is validated before Lua runs it, the output
+limit is capped, Lua's facts ("unknown_terminal", "not_executable", "start_failed") become the agent's
+errors, and the text of `terminal/output` is cut at a character boundary here (`Tail`): Lua keeps bytes.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from acp_nvim.jsonrpc import RpcError
+from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.files import unwrap
-from acp_nvim.nvim.lua_api import LuaApi, TerminalEnvVar, TerminalSpec
+from acp_nvim.nvim.lua_api import (
+    LuaAnswerError,
+    LuaApi,
+    TerminalDone,
+    TerminalEnvVar,
+    TerminalExit,
+    TerminalOutput,
+    TerminalSpec,
+    from_lua,
+)
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
@@ -24,6 +38,8 @@ from acp_nvim.protocol import schema as s
 log = logging.getLogger("acp_nvim.terminals")
 
 NOT_FOUND = -32002
+# Upper bound on the output kept per terminal, whatever limit the agent asks for (Neovim keeps as much).
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 
 def output_bytes(value: Any) -> bytes:
@@ -35,10 +51,12 @@ def output_bytes(value: Any) -> bytes:
     return b""
 
 
-def keep_tail(buf: bytearray, limit: int) -> None:
-    """Cut `buf` from the beginning to at most `limit` bytes, at a UTF-8 character boundary (as Lua does)."""
-    cut = len(buf) - limit
-    if cut <= 0:
+def keep_tail(buf: bytearray, limit: int, *, cut_before: bool = False) -> None:
+    """Cut `buf` from the beginning to at most `limit` bytes, at a UTF-8 character boundary. With
+    `cut_before`, the stream was already cut before `buf` starts (by Neovim's limit, which cuts bytes): a
+    character it cut in two is dropped whole too."""
+    cut = max(len(buf) - limit, 0)
+    if cut == 0 and not cut_before:
         return
     while cut < len(buf) and 0x80 <= buf[cut] < 0xC0:
         cut += 1
@@ -54,14 +72,63 @@ class Tail:
         self.buf = bytearray()
         self.total = 0
 
+    def take(self, answer: TerminalOutput) -> str:
+        """Add what Neovim answered (the bytes from `answer.from_` on) and return the agent's text."""
+        if answer.from_ != self.total:
+            # What came between was dropped by Neovim's own limit before this poll.
+            self.buf.clear()
+        self.buf += output_bytes(answer.output)
+        self.total = answer.total
+        keep_tail(self.buf, answer.limit, cut_before=self.total > len(self.buf))
+        # Bytes that are not UTF-8 (a program printing binary) become U+FFFD, not a failed answer.
+        return self.buf.decode("utf-8", "replace")
 
-def exit_status(raw: Any) -> s.TerminalExitStatus:
-    raw = raw if isinstance(raw, dict) else {}
-    code, signal = raw.get("exit_code"), raw.get("signal")
-    return s.TerminalExitStatus(
-        exit_code=code if isinstance(code, int) else None,
-        signal=signal if isinstance(signal, str) else None,
-    )
+    @property
+    def truncated(self) -> bool:
+        # Anything of the stream not kept, by Neovim's limit or by this one, was cut from the beginning.
+        return self.total > len(self.buf)
+
+
+def exit_status(raw: TerminalExit | None) -> s.TerminalExitStatus:
+    raw = raw or TerminalExit()
+    return s.TerminalExitStatus(exit_code=raw.exit_code, signal=raw.signal)
+
+
+def check_spec(
+    command: str, cwd: str | None, output_byte_limit: int | None, env_names: Sequence[str] = ()
+) -> None:
+    """What `terminal/create` may ask; the agent's -32602 otherwise (the cwd is the checked real path)."""
+    if not command:
+        raise RpcError(INVALID_PARAMS, "command must be a non-empty string")
+    if cwd is not None and not cwd.startswith("/"):
+        raise RpcError(INVALID_PARAMS, f"cwd must be an absolute path: {cwd}")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise RpcError(INVALID_PARAMS, f"cwd is not a directory: {cwd}")
+    if any(not name for name in env_names):
+        raise RpcError(INVALID_PARAMS, "env entries must be { name = string, value = string }")
+    if output_byte_limit is not None and output_byte_limit < 0:
+        raise RpcError(INVALID_PARAMS, "output_byte_limit must be a non-negative integer")
+
+
+def output_limit(requested: int | None) -> int:
+    return MAX_OUTPUT_BYTES if requested is None else min(requested, MAX_OUTPUT_BYTES)
+
+
+def terminal_refusal(
+    fact: str | None, terminal_id: str | None, command: str | None, detail: str | None
+) -> RpcError:
+    """The agent's error for a fact `terminal.lua` reported."""
+    if fact == "unknown_terminal":
+        return RpcError(NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id})
+    if fact == "not_executable":
+        return RpcError(INTERNAL_ERROR, f"cannot start {command}: not an executable")
+    if fact == "start_failed":
+        return RpcError(INTERNAL_ERROR, f"cannot start {command}: {detail}")
+    return RpcError(INTERNAL_ERROR, f"terminal {terminal_id or command}: {detail or fact or 'no answer'}")
+
+
+def _answer_error(what: str, err: LuaAnswerError) -> RpcError:
+    return RpcError(INTERNAL_ERROR, f"{what}: {err}")
 
 
 class TerminalService:
@@ -76,7 +143,7 @@ class TerminalService:
 
     def _check(self, session_id: str, terminal_id: str) -> None:
         if self._owner.get(terminal_id) != session_id:
-            raise RpcError(NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id})
+            raise terminal_refusal("unknown_terminal", terminal_id, None, None)
 
     async def create(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
         roots = self._sandboxes.roots(params.session_id)
@@ -86,61 +153,78 @@ class TerminalService:
         else:
             # The command starts in the real path checked, not in the agent's spelling of it.
             cwd = await self._sandboxes.check(params.session_id, cwd, "run a command in")
+        env_names = [e.name for e in params.env or []]
+        check_spec(params.command, cwd, params.output_byte_limit, env_names)
         spec = TerminalSpec(
             command=params.command,
             args=list(params.args or []),
             env=[TerminalEnvVar(name=e.name, value=e.value) for e in params.env or []],
             cwd=cwd,
-            output_byte_limit=params.output_byte_limit,
+            output_byte_limit=output_limit(params.output_byte_limit),
         )
-        result = unwrap(await self._lua.terminal_create(spec), "terminal/create")
-        terminal_id = result.get("terminal_id")
-        if not isinstance(terminal_id, str):
-            raise RpcError(-32603, "terminal/create: Neovim returned no terminal id")
-        self._owner[terminal_id] = params.session_id
-        return s.CreateTerminalResponse(terminal_id=terminal_id)
+        try:
+            created = await self._lua.terminal_create(spec)
+        except LuaAnswerError as err:
+            raise _answer_error("terminal/create", err) from None
+        if not created.ok:
+            raise terminal_refusal(created.fact, None, params.command, created.detail)
+        if created.terminal_id is None:
+            raise RpcError(INTERNAL_ERROR, "terminal/create: Neovim returned no terminal id")
+        self._owner[created.terminal_id] = params.session_id
+        return s.CreateTerminalResponse(terminal_id=created.terminal_id)
 
     async def output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
         self._check(params.session_id, params.terminal_id)
         tail = self._tails.setdefault(params.terminal_id, Tail())
-        result = unwrap(await self._lua.terminal_output(params.terminal_id, tail.total), "terminal/output")
-        if result["from"] != tail.total:
-            # What came between was dropped by Neovim's own limit before this poll.
-            tail.buf.clear()
-        tail.buf += output_bytes(result.get("output"))
-        keep_tail(tail.buf, result["limit"])
-        tail.total = result["total"]
-        raw_status = result.get("exit_status")
+        try:
+            answer = await self._lua.terminal_output(params.terminal_id, tail.total)
+        except LuaAnswerError as err:
+            raise _answer_error("terminal/output", err) from None
+        if not answer.ok:
+            raise terminal_refusal(answer.fact, params.terminal_id, None, None)
+        text = tail.take(answer)
         return s.TerminalOutputResponse(
-            # Bytes that are not UTF-8 (a program printing binary) become U+FFFD, not a failed answer.
-            output=tail.buf.decode("utf-8", "replace"),
-            # Anything of the stream not kept, by Neovim's limit or by this one, was cut from the beginning.
-            truncated=tail.total > len(tail.buf),
-            exit_status=exit_status(raw_status) if isinstance(raw_status, dict) else None,
+            output=text,
+            truncated=tail.truncated,
+            exit_status=exit_status(answer.exit_status) if answer.exit_status is not None else None,
         )
 
     async def wait_for_exit(self, params: s.WaitForTerminalExitRequest) -> s.WaitForTerminalExitResponse:
         self._check(params.session_id, params.terminal_id)
         with self._ui.slot() as slot:
-            answer = await self._lua.terminal_wait_for_exit(params.terminal_id, slot.token)
-            result = unwrap(answer, "terminal/wait_for_exit")
-            raw = result.get("exit_status")
-            if not isinstance(raw, dict):
-                raw = await slot.wait()
+            try:
+                answer = await self._lua.terminal_wait_for_exit(params.terminal_id, slot.token)
+                if not answer.ok:
+                    raise terminal_refusal(answer.fact, params.terminal_id, None, None)
+                raw = answer.exit_status
+                if raw is None:
+                    raw = from_lua(await slot.wait(), TerminalExit)
+            except LuaAnswerError as err:
+                raise _answer_error("terminal/wait_for_exit", err) from None
         status = exit_status(raw)
         return s.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
 
     async def kill(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
         self._check(params.session_id, params.terminal_id)
-        unwrap(await self._lua.terminal_kill(params.terminal_id), "terminal/kill")
+        await self._done("terminal/kill", self._lua.terminal_kill, params.terminal_id)
         return s.KillTerminalResponse()
 
     async def release(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
         self._check(params.session_id, params.terminal_id)
-        unwrap(await self._lua.terminal_release(params.terminal_id), "terminal/release")
+        await self._done("terminal/release", self._lua.terminal_release, params.terminal_id)
         self._owner.pop(params.terminal_id, None)
         self._tails.pop(params.terminal_id, None)
         return s.ReleaseTerminalResponse()
+
+    async def _done(
+        self, what: str, call: Callable[[str], Awaitable[TerminalDone]], terminal_id: str
+    ) -> None:
+        try:
+            answer = await call(terminal_id)
+        except LuaAnswerError as err:
+            raise _answer_error(what, err) from None
+        if not answer.ok:
+            raise terminal_refusal(answer.fact, terminal_id, None, None)
 
     def end_session(self, session_id: str) -> None:
         """The session ended: its commands are killed and its terminal ids forgotten."""

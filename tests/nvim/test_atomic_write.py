@@ -16,13 +16,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import NVIM, ROOT
+from tests.nvim.fs_calls import write
 
-WRITE = 'return require("acp_nvim.editor.fs").write(...)'
 REJECT = "local ok, e = require('acp_nvim.editor.review').reject_file(0, 's1'); return { ok, e or '' }"
-
-
-def write(nvim: Any, path: Path | str, content: str, **opts: Any) -> Any:
-    return nvim.exec_lua(WRITE, str(path), content, opts or None)
 
 
 def leftovers(folder: Path) -> list[str]:

@@ -1,5 +1,6 @@
-"""The host answers reads of files no buffer holds (`client/disk.py`); Lua's `fs.read` answers the same
-request from disk for its direct callers. Both must give an agent the same text and the same errors."""
+"""The host answers reads of files no buffer holds (`client/disk.py`), Lua those of files a buffer holds
+(`fs/read.lua`): an agent must get the same text and slices either way, and the host's errors for what it
+refuses (the one reader of the disk: Lua's own disk reader is gone)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Any
 import pytest
 
 from acp_nvim.client.disk import ReadRefused, read_text, slice_lines
-
-READ = "return require('acp_nvim.editor.fs').read(...)"
+from tests.nvim.fs_calls import read
 
 TEXTS = [
     "",
@@ -28,6 +28,9 @@ TEXTS = [
     "ünï\ncødé ✓\n",
 ]
 LINES = [None, 1, 2, 3, 5]
+# What each refusal of the host is for the agent (the codes Lua's disk reader gave too, when it had one).
+CODES = {"missing": -32002, **dict.fromkeys(["directory", "fifo", "binary", "latin1", "overlong"], -32602)}
+CODES.update(surrogate=-32602, too_large=-32602)
 LIMITS = [None, 0, 1, 2, 10]
 
 
@@ -38,20 +41,39 @@ def host_read(path: Path, line: int | None, limit: int | None, max_bytes: int) -
         return {"code": err.code, "message": err.message}
 
 
-def lua_read(nvim: Any, path: Path, line: int | None, limit: int | None, max_bytes: int) -> dict[str, Any]:
-    got = nvim.exec_lua(READ, str(path), line, limit, {"max_bytes": max_bytes})
+def buffer_read(nvim: Any, path: Path, line: int | None, limit: int | None, max_bytes: int) -> dict[str, Any]:
+    got = read(nvim, path, line, limit, max_bytes=max_bytes)
+    assert got["ok"] is False or got["from_buffer"] is True, got
     if got["ok"]:
         return {"content": got["content"]}
     return {"code": got["code"], "message": got["message"]}
+
+
+def direct_read(nvim: Any, path: Path, max_bytes: int) -> dict[str, Any]:
+    got = read(nvim, path, max_bytes=max_bytes)
+    if got["ok"]:
+        return {"content": got["content"]}
+    return {"code": got["code"], "message": got["message"]}
+
+
+def load(nvim: Any, path: Path) -> None:
+    nvim.exec_lua(
+        "local b = vim.fn.bufadd(...) vim.bo[b].swapfile = false vim.fn.bufload(b)",
+        str(path),
+    )
 
 
 def test_text_and_slices_are_the_same(nvim_clean: Any, tmp_path: Path) -> None:
     for index, text in enumerate(TEXTS):
         path = tmp_path / f"t{index}.txt"
         path.write_bytes(text.encode())
-        for line, limit in itertools.product(LINES, LIMITS):
-            want = lua_read(nvim_clean, path, line, limit, 1 << 20)
-            assert host_read(path, line, limit, 1 << 20) == want, (text, line, limit)
+        from_disk = {
+            (line, limit): host_read(path, line, limit, 1 << 20)
+            for line, limit in itertools.product(LINES, LIMITS)
+        }
+        load(nvim_clean, path)
+        for (line, limit), want in from_disk.items():
+            assert buffer_read(nvim_clean, path, line, limit, 1 << 20) == want, (text, line, limit)
 
 
 @pytest.mark.parametrize(
@@ -73,6 +95,6 @@ def test_errors_are_the_same(nvim_clean: Any, tmp_path: Path, case: str) -> None
             "too_large": b"x" * 100,
         }[case]
         path.write_bytes(content)
-    want = lua_read(nvim_clean, path, None, None, 64)
-    assert "code" in want
+    want = direct_read(nvim_clean, path, 64)
+    assert want["code"] == CODES[case], want
     assert host_read(path, None, None, 64) == want

@@ -1,4 +1,5 @@
-"""fs/read_text_file and fs/write_text_file served by lua/acp_nvim/editor/fs/ in a real headless Neovim."""
+"""fs/read_text_file and fs/write_text_file served by lua/acp_nvim/editor/fs/ and the host's decisions
+(`tests/nvim/fs_calls.py`) in a real headless Neovim."""
 
 from __future__ import annotations
 
@@ -9,16 +10,7 @@ from typing import Any
 
 import pytest
 
-READ = 'return require("acp_nvim.editor.fs").read(...)'
-WRITE = 'return require("acp_nvim.editor.fs").write(...)'
-
-
-def read(nvim: Any, path: Path | str, line: int | None = None, limit: int | None = None, **opts: Any) -> Any:
-    return nvim.exec_lua(READ, str(path), line, limit, opts or None)
-
-
-def write(nvim: Any, path: Path | str, content: str, **opts: Any) -> Any:
-    return nvim.exec_lua(WRITE, str(path), content, opts or None)
+from tests.nvim.fs_calls import read, write
 
 
 def edit(nvim: Any, path: Path) -> int:

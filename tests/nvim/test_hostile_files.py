@@ -23,22 +23,13 @@ import pytest
 
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
+from tests.nvim.fs_calls import read, write
 from tests.nvim.probe import round_trips
 
-WRITE = 'return require("acp_nvim.editor.fs").write(...)'
-READ = 'return require("acp_nvim.editor.fs").read(...)'
 # The default of `fs.max_buffer_bytes`.
 MAX_BUFFER_BYTES = 4 * 1024 * 1024
 # The bound on Neovim's round trips during each case (the maxima seen were 1-17 ms).
 FRAME_BOUND_MS = 50.0
-
-
-def write(nvim: Any, path: Path | str, content: str, **opts: Any) -> Any:
-    return nvim.exec_lua(WRITE, str(path), content, opts or None)
-
-
-def read(nvim: Any, path: Path | str, **opts: Any) -> Any:
-    return nvim.exec_lua(READ, str(path), None, None, opts or None)
 
 
 def loaded_buffer(nvim: Any, path: Path) -> bool:

@@ -1,4 +1,6 @@
-"""terminal/* served by lua/acp_nvim/editor/terminal.lua: real PTY jobs in a real headless Neovim."""
+"""terminal/* served by lua/acp_nvim/editor/terminal.lua: real PTY jobs in a real headless Neovim. What the
+agent gets of them is decided by the host (`acp_nvim/nvim/terminals.py`): the helpers here pass Lua's facts
+and output through those decisions."""
 
 from __future__ import annotations
 
@@ -10,11 +12,39 @@ from typing import Any
 
 import pytest
 
+from acp_nvim.jsonrpc import RpcError
+from acp_nvim.nvim.lua_api import TerminalOutput, from_lua
+from acp_nvim.nvim.terminals import Tail, check_spec, terminal_refusal
+
 T = 'require("acp_nvim.editor.terminal")'
 
 
+def error_table(err: RpcError) -> dict[str, Any]:
+    return {"ok": False, "code": err.code, "message": err.message, "data": err.data}
+
+
 def term(nvim: Any, fn: str, *args: Any) -> Any:
-    return nvim.exec_lua(f"return {T}.{fn}(...)", *args)
+    """A call into terminal.lua; a request the host refuses, or a fact Lua reports, as the agent's error."""
+    command = args[0].get("command") if fn == "create" else None
+    if fn == "create":
+        spec = args[0]
+        names = [e["name"] for e in spec.get("env", [])]
+        try:
+            check_spec(spec.get("command", ""), spec.get("cwd"), spec.get("output_byte_limit"), names)
+        except RpcError as err:
+            return error_table(err)
+    res = nvim.exec_lua(f"return {T}.{fn}(...)", *args)
+    if isinstance(res, dict) and res.get("ok") is False:
+        terminal_id = None if fn == "create" else args[0]
+        return error_table(terminal_refusal(res.get("fact"), terminal_id, command, res.get("detail")))
+    return res
+
+
+def agent_view(answer: dict[str, Any]) -> dict[str, Any]:
+    """An `output` answer with the text and `truncated` the agent gets of it (the host cuts the tail)."""
+    tail = Tail()
+    text = tail.take(from_lua(answer, TerminalOutput))
+    return {**answer, "output": text, "truncated": tail.truncated}
 
 
 def create(nvim: Any, command: str, *args: str, **spec: Any) -> str:
@@ -34,7 +64,7 @@ def wait_exit(nvim: Any, tid: str, timeout_ms: int = 10_000) -> dict[str, Any]:
     assert done is True, f"terminal {tid} did not exit within {timeout_ms} ms"
     out = term(nvim, "output", tid)
     assert out["ok"] is True
-    return dict(out)
+    return agent_view(out)
 
 
 def group_members(pgid: int) -> list[int]:

@@ -1,23 +1,24 @@
 --- What the Lua side hands back to the Python host, and what it gets from it.
 ---
---- Modules that answer an agent's request for the host (editor/fs, editor/terminal.lua) answer with a plain table,
---- `{ ok = true, ... }` or the error made by `M.err`, so the host makes one `exec_lua` call per request and
---- never sees a Lua error. Values the host sends may be Python's None, which arrives as vim.NIL (truthy in
---- Lua); `M.opt` turns it into nil.
+--- Modules that carry out an agent's request for the host (fs.lua, terminal.lua) answer with a plain table,
+--- `{ ok = true, ... }` or a fact made by `M.refused` (`{ ok = false, fact = "path_changed", ... }`), so the
+--- host makes one `exec_lua` call per request and never sees a Lua error. Lua decides no error: which
+--- JSON-RPC code and message an agent gets for a fact is the host's (acp_nvim/client/fs_rules.py,
+--- acp_nvim/nvim/terminals.py). Values the host sends may be Python's None, which arrives as vim.NIL (truthy
+--- in Lua); `M.opt` turns it into nil.
 local M = {}
 
--- JSON-RPC error codes the answers use (the host sends them to the agent as they are).
-M.ERR_INVALID_PARAMS = -32602
-M.ERR_INTERNAL = -32603
-M.ERR_NOT_FOUND = -32002
-
---- An error answer: `{ ok = false, code, message, data? }`.
----@param code integer
----@param message string
----@param data table?
+--- A request not carried out, and why: `fact` names what was found, `fields` (optional) says more
+--- (`detail`, a description of what was seen; `kind`, `size`).
+---@param fact string
+---@param fields table?
 ---@return table
-function M.err(code, message, data)
-  return { ok = false, code = code, message = message, data = data }
+function M.refused(fact, fields)
+  local answer = { ok = false, fact = fact }
+  for k, v in pairs(fields or {}) do
+    answer[k] = v
+  end
+  return answer
 end
 
 --- `v`, with vim.NIL (Python's None) as nil.

@@ -16,21 +16,20 @@ local function absolute(list)
   return #out > 0 and out or nil
 end
 
---- The options the host's editor services use (acp_nvim/nvim/options.py).
+--- The options the host's editor services use (acp_nvim/nvim/options.py): these parts of the normalized
+--- configuration as they are, the sandbox's paths made absolute against the cwd of the moment.
 ---@return table
 function M.options()
   local o = require("acp_nvim.config").options
   return {
-    fs_read = o.capabilities.fs_read,
-    fs_write = o.capabilities.fs_write,
-    terminal = o.capabilities.terminal,
+    capabilities = o.capabilities,
+    fs = o.fs,
+    sandbox = {
+      outside = o.sandbox.outside,
+      allow = absolute(o.sandbox.allow),
+      deny = absolute(o.sandbox.deny),
+    },
     follow = o.follow,
-    max_read_bytes = o.fs.max_read_bytes,
-    max_buffer_bytes = o.fs.max_buffer_bytes,
-    autocmds = o.fs.autocmds,
-    outside = o.sandbox.outside,
-    allow = absolute(o.sandbox.allow),
-    deny = absolute(o.sandbox.deny),
   }
 end
 

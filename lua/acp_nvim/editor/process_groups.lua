@@ -75,7 +75,8 @@ function M.signal(pgid, sig)
 end
 
 --- Whether the group has a member that is not a zombie. killpg(0) alone counts zombies, which a reaper-less
---- init (containers) can keep forever; /proc tells them apart where it exists.
+--- init (containers) can keep forever; /proc tells them apart where it exists. For the terminals' groups, and
+--- for the agents' when the host is gone; the host scans for its own agents (`client/process.py`).
 ---@param pgid integer
 ---@return boolean
 function M.alive(pgid)

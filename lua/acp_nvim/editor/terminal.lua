@@ -7,11 +7,14 @@
 --- command ended) is found and ended too. No signal goes out before the job has become its own group's leader
 --- running its own program (see `pgroup.leader_state`): until then it is deferred, the agent answered at once.
 ---
---- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, code, message, data? }`.
+--- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, fact = "...", detail? }`: the facts
+--- "unknown_terminal", "not_executable", "start_failed". The host validates the spec before it comes here and
+--- decides the error an agent gets for each fact (`acp_nvim/nvim/terminals.py`).
 ---
 --- Output for the agent is the job's raw byte stream (escape sequences included), not the rendered screen,
---- with the PTY's "\r\n" folded to "\n". It is kept bounded: the last `output_byte_limit` bytes (never more
---- than `M.max_output_bytes`), cut at a UTF-8 character boundary, trimmed as it arrives.
+--- with the PTY's "\r\n" folded to "\n". It is kept bounded: the last `output_byte_limit` bytes (the host
+--- caps it; `M.max_output_bytes` without one), trimmed as it arrives. The cut is by bytes: the host keeps the
+--- agent's tail and decides where a character starts.
 ---
 --- Exit status: `{ exit_code = n }` or `{ signal = "SIGKILL" }`. Neovim reports a death by signal n as exit
 --- code 128 + n, so codes 129..(128 + highest signal) are reported as that signal without an exit code; a
@@ -31,11 +34,7 @@ local garbage = require("acp_nvim.editor.job_output_gc")
 local pgroup = require("acp_nvim.editor.process_groups")
 local result = require("acp_nvim.editor.answer")
 
-M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
-M.ERR_INTERNAL = result.ERR_INTERNAL
-M.ERR_NOT_FOUND = result.ERR_NOT_FOUND
-
---- Upper bound on the output kept per terminal, whatever limit the agent asks for.
+--- Output kept for a terminal created without `output_byte_limit` (the host always sends one).
 M.max_output_bytes = 16 * 1024 * 1024
 --- 'scrollback' of the hidden terminal buffers (Neovim's default is 10,000 lines). What the agent reads is the
 --- byte stream kept above, not the buffer; the buffer is for a person looking, and 10,000 lines of it cost
@@ -99,7 +98,14 @@ for num, name in pairs({ [6] = "SIGABRT", [29] = "SIGIO", [17] = "SIGCHLD" }) do
   end
 end
 
-local err, opt = result.err, result.opt
+local opt = result.opt
+
+---@param fact string
+---@param detail string?
+---@return table
+local function refused(fact, detail)
+  return { ok = false, fact = fact, detail = detail }
+end
 
 ---@param code integer
 ---@return table
@@ -111,7 +117,7 @@ local function exit_status_of(code)
 end
 M._exit_status_of = exit_status_of
 
---- The last `n` bytes of `s`, starting on a UTF-8 character boundary.
+--- The last `n` bytes of `s` (a character cut in two is the host's to drop: it owns the agent's text).
 ---@param s string
 ---@param n integer
 ---@return string, boolean
@@ -119,15 +125,7 @@ local function tail(s, n)
   if #s <= n then
     return s, false
   end
-  local start = #s - n + 1
-  while start <= #s do
-    local b = s:byte(start)
-    if b < 0x80 or b >= 0xC0 then
-      break
-    end
-    start = start + 1
-  end
-  return s:sub(start), true
+  return s:sub(#s - n + 1), true
 end
 M._tail = tail
 
@@ -254,7 +252,7 @@ end
 local function lookup(id)
   local t = by_id[id]
   if not t then
-    return nil, err(M.ERR_NOT_FOUND, ("unknown terminal id: %s"):format(tostring(id)), { terminal_id = id })
+    return nil, refused("unknown_terminal")
   end
   return t, nil
 end
@@ -284,43 +282,17 @@ end
 
 --- Answer `terminal/create`: start the command and return its id at once.
 ---@param spec acp_nvim.TerminalSpec
----@return table { ok = true, terminal_id, bufnr, pid } or an error table
+---@return table { ok = true, terminal_id, bufnr, pid } or a fact
 function M.create(spec)
-  spec = opt(spec) or {}
-  local command = opt(spec.command)
-  if type(command) ~= "string" or command == "" then
-    return err(M.ERR_INVALID_PARAMS, "command must be a non-empty string")
-  end
+  -- Validated by the host (command, args, env, an existing cwd folder, the byte limit).
+  local command = spec.command
   local args = opt(spec.args) or {}
-  for _, a in ipairs(args) do
-    if type(a) ~= "string" then
-      return err(M.ERR_INVALID_PARAMS, "args must be strings")
-    end
-  end
   local env = {}
   for _, v in ipairs(opt(spec.env) or {}) do
-    if type(v) ~= "table" or type(v.name) ~= "string" or type(v.value) ~= "string" or v.name == "" then
-      return err(M.ERR_INVALID_PARAMS, "env entries must be { name = string, value = string }")
-    end
     env[v.name] = v.value
   end
-  local cwd = opt(spec.cwd)
-  if cwd ~= nil then
-    if type(cwd) ~= "string" or cwd:sub(1, 1) ~= "/" then
-      return err(M.ERR_INVALID_PARAMS, ("cwd must be an absolute path: %s"):format(tostring(cwd)))
-    end
-    local st = uv.fs_stat(cwd)
-    if not st or st.type ~= "directory" then
-      return err(M.ERR_INVALID_PARAMS, ("cwd is not a directory: %s"):format(cwd))
-    end
-  else
-    cwd = uv.cwd()
-  end
-  local limit = opt(spec.output_byte_limit)
-  if limit ~= nil and (type(limit) ~= "number" or limit < 0 or limit ~= math.floor(limit)) then
-    return err(M.ERR_INVALID_PARAMS, "output_byte_limit must be a non-negative integer")
-  end
-  limit = math.min(limit or M.max_output_bytes, M.max_output_bytes)
+  local cwd = opt(spec.cwd) or uv.cwd()
+  local limit = opt(spec.output_byte_limit) or M.max_output_bytes
 
   next_id = next_id + 1
   local id = ("term-%d"):format(next_id)
@@ -348,7 +320,7 @@ function M.create(spec)
   }
   local argv = argv_of(command, args)
   if vim.fn.executable(argv[1]) == 0 then
-    return err(M.ERR_INTERNAL, ("cannot start %s: not an executable"):format(command))
+    return refused("not_executable")
   end
   -- Unique on the machine (pid, counter, clock): it marks the processes of this terminal and no other.
   t.token = ("%x-%x-%x%x"):format(uv.os_getpid(), next_id, uv.hrtime() % 0x7fffffff, math.random(0, 0xffff))
@@ -374,7 +346,7 @@ function M.create(spec)
   if not ok or type(job) ~= "number" or job <= 0 then
     pcall(api.nvim_buf_delete, buf, { force = true })
     local why = not ok and tostring(job) or (job == -1 and "not executable" or "invalid arguments")
-    return err(M.ERR_INTERNAL, ("cannot start %s: %s"):format(command, why))
+    return refused("start_failed", why)
   end
   t.job = job
   t.pid = vim.fn.jobpid(job)
@@ -396,7 +368,7 @@ end
 --- floods it, new bytes only a fraction of that.
 ---@param id string
 ---@param since integer?
----@return table { ok = true, output, truncated, exit_status?, from, total, limit } or an error table
+---@return table { ok = true, output, truncated, exit_status?, from, total, limit } or a fact
 function M.output(id, since)
   local t, e = lookup(id)
   if not t then

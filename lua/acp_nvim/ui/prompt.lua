@@ -7,24 +7,24 @@ local api = vim.api
 local ns_hint = api.nvim_create_namespace("acp_nvim_prompt_hint")
 local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
 
---- Image types by extension: an @mention of one of these is sent as an image (same table as the host's).
-M.image_types = {
-  png = "image/png",
-  jpg = "image/jpeg",
-  jpeg = "image/jpeg",
-  gif = "image/gif",
-  webp = "image/webp",
-}
+--- Image and audio types by extension ("png" -> "image/png"): an @mention of one of these is sent as an
+--- image or audio. The table is the host's (`acp_nvim/app/media_types.json`, which `acp_nvim/app/media_types.py`
+--- reads too); read here from the plugin's own tree so attachments work before any host runs.
+local function media_table()
+  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "media_types.json")
+  local ok, decoded = pcall(function()
+    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
+  end)
+  if not ok or type(decoded) ~= "table" then
+    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
+    return { image = {}, audio = {} }
+  end
+  return decoded
+end
 
---- Audio types by extension: an @mention of one of these is sent as audio (same table as the host's).
-M.audio_types = {
-  wav = "audio/wav",
-  mp3 = "audio/mpeg",
-  ogg = "audio/ogg",
-  flac = "audio/flac",
-  m4a = "audio/mp4",
-  aac = "audio/aac",
-}
+local media = media_table()
+M.image_types = media.image
+M.audio_types = media.audio
 
 --- At most this many project files are listed for @ completion (a huge tree must not stall typing).
 M.max_files = 5000
@@ -50,7 +50,8 @@ function M.history()
   return vim.deepcopy(history)
 end
 
----@type table[] attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see acp_nvim/app/prompt_content.py)
+--- Attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see acp_nvim/app/prompt_content.py).
+---@type table[]
 local pending = {}
 
 ---@param message string

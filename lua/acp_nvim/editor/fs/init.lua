@@ -3,13 +3,17 @@
 --- Every function answers one agent request with a plain table, either
 ---   { ok = true, ... }                                  (the result)
 --- or
----   { ok = false, code = <JSON-RPC code>, message = "...", data = {...}? }
---- so the Python host makes one `exec_lua` call per request and never sees a Lua error.
+---   { ok = false, fact = "<what was found>", detail = "..."?, kind = "..."? }
+--- so the Python host makes one `exec_lua` call per request and never sees a Lua error. The host validates
+--- each request before it comes here and decides the error an agent gets for each fact
+--- (`acp_nvim/client/fs_rules.py`); the facts are "path_changed", "too_large", "not_regular" (with `kind`),
+--- "changed_on_disk", "not_modifiable", "readonly", "load_failed", "changed_since_check", "write_failed".
 ---
 --- Reads (`M.read`):
 ---   * a loaded buffer for the file (matched by real path, so symlinks and other spellings count) answers with
----     its current text, unsaved edits included; otherwise the file is read from disk without loading a buffer;
----   * line endings are always "\n" (CRLF on disk is folded);
+---     its current text, unsaved edits included; otherwise `{ ok = true, no_buffer = true }`: the host reads
+---     the files no buffer holds (`acp_nvim/client/disk.py`), so their text never passes through Neovim;
+---   * line endings are always "\n" (a CRLF file's buffer has 'fileformat' dos);
 ---   * without `line`/`limit` the answer is the exact text, with the final newline if the file has one;
 ---   * with `line` and/or `limit` the answer is the selected lines joined by "\n" without a trailing newline
 ---     (as the reference client does); a `line` past the end gives "" and `limit = 0` gives "".
@@ -26,13 +30,13 @@
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
---- an error and the user a warning, the buffer is untouched. The module keeps its own record of each
---- buffer's file stamp (autocmds installed when the module is first required), because Neovim's timestamp is
---- not readable and `:checktime` would consume the change.
+--- an error and the user a warning (both from the host), the buffer is untouched. The module keeps its own
+--- record of each buffer's file stamp (autocmds installed when the module is first required), because
+--- Neovim's timestamp is not readable and `:checktime` would consume the change.
 ---
---- The parts live in `acp_nvim.editor.fs.*`: `path` (checks, buffer lookup), `read`, `stamp` (the conflict watch),
---- `edit` (hunks applied to the buffer) and `save` (the atomic write); this module answers the two requests
---- and is the one other modules use.
+--- The parts live in `acp_nvim.editor.fs.*`: `path` (buffer lookup), `open` (opens that follow no new symlink),
+--- `read`, `stamp` (the conflict watch), `edit` (hunks applied to the buffer) and `save` (the atomic write);
+--- this module answers the two requests and is the one other modules use.
 local M = {}
 
 local result = require("acp_nvim.editor.answer")
@@ -42,10 +46,6 @@ local stamp = require("acp_nvim.editor.fs.stamp")
 local edit = require("acp_nvim.editor.fs.edit")
 local save = require("acp_nvim.editor.fs.save")
 local open = require("acp_nvim.editor.fs.open")
-
-M.ERR_INVALID_PARAMS = result.ERR_INVALID_PARAMS
-M.ERR_INTERNAL = result.ERR_INTERNAL
-M.ERR_NOT_FOUND = result.ERR_NOT_FOUND
 
 M.find_buffer = path_of.find_buffer
 M.read = read.read
@@ -60,16 +60,13 @@ M.write_buffer = save.write_buffer
 local api = vim.api
 local uv = vim.uv
 
-local err, opt = result.err, result.opt
-
---- Default of `opts.max_buffer_bytes` of writes (`setup{ fs = { max_buffer_bytes } }`).
-M.default_max_buffer_bytes = 4 * 1024 * 1024
+local refused, opt = result.refused, result.opt
 
 ---@param kind string? the second value of a failed `save` call
----@return integer
-local function failure_code(kind)
-  -- A path that no longer leads where the host checked is refused like a path the check refuses.
-  return kind == save.CHANGED and M.ERR_INVALID_PARAMS or M.ERR_INTERNAL
+---@return string
+local function failure_fact(kind)
+  -- The path no longer leads where the host checked it (found right before the temp file or the rename).
+  return kind == save.CHANGED and "changed_since_check" or "write_failed"
 end
 
 --- Whether the review keeps hunks of `buf` for the session (its extmarks live in the buffer).
@@ -94,7 +91,7 @@ local function release(buf)
 end
 
 --- Tell autocmds (`User AcpNvimFileWritten`) that the agent's write of `path`, which no buffer holds, is on
---- disk: written here, or by the host itself.
+--- disk (the host writes such files itself).
 ---@param path string
 function M.file_written(path)
   pcall(api.nvim_exec_autocmds, "User", {
@@ -102,40 +99,6 @@ function M.file_written(path)
     modeline = false,
     data = { path = path },
   })
-end
-
---- Write `content` to `p`, a file no buffer holds, straight to disk without loading it (too large for a
---- buffer): atomic like `write_buffer`, not reviewable (the review lives in a buffer). With `done`, the bytes
---- are written in libuv's thread pool and `done(answer)` gets the answer; else it is returned.
----@param p string
----@param content string
----@param existed boolean
----@param done fun(answer: table)?
----@return table?
-local function write_without_buffer(p, content, existed, done)
-  local dir = vim.fs.dirname(p)
-  local ferr = save.ensure_folder(dir)
-  if ferr then
-    return err(M.ERR_INTERNAL, ferr, { uri = path_of.file_uri(p) })
-  end
-  local target = uv.fs_realpath(p) or vim.fs.joinpath(uv.fs_realpath(dir) or dir, vim.fs.basename(p))
-  ---@param werr string?
-  ---@param kind string?
-  ---@return table
-  local function answer(werr, kind)
-    if werr then
-      return err(failure_code(kind), werr, { uri = path_of.file_uri(p) })
-    end
-    M.file_written(p)
-    return { ok = true, lines_touched = 0, hunks = 0, created = not existed, had_unsaved_edits = false }
-  end
-  if done then
-    save.write_file(target, content, function(werr, kind)
-      done(answer(werr, kind))
-    end)
-    return nil
-  end
-  return answer(save.write_file(target, content))
 end
 
 --- The file's buffer, loading a hidden one when there is none. Returns buf, created_buffer.
@@ -164,71 +127,46 @@ end
 ---@field autocmds boolean?
 ---@field review boolean?
 ---@field checked_path boolean?
----@field max_buffer_bytes integer?
 
---- Answer `fs/write_text_file`.
+--- Answer `fs/write_text_file` through the file's buffer. The host validates the request (a checked real
+--- path, text without NUL bytes) and writes the files no buffer holds that are too large for one itself.
 ---@param path string absolute path
 ---@param content string the whole new text of the file
 ---@param opts acp_nvim.FsWriteOpts?
----@param done fun(answer: table)? for a write that goes to disk without a buffer: its bytes are then written
----  in libuv's thread pool (Neovim goes on meanwhile), `done` gets the answer and nothing is returned
----@return table? { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or an error table
-function M.write(path, content, opts, done)
+---@return table { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or a fact
+function M.write(path, content, opts)
   opts = opt(opts) or {}
-  local p, e = path_of.check_path(path)
-  if not p then
-    return e --[[@as table]]
-  end
-  if type(content) ~= "string" then
-    return err(M.ERR_INVALID_PARAMS, "content must be a string")
-  end
-  if content:find("\0", 1, true) then
-    return err(M.ERR_INVALID_PARAMS, ("refusing to write binary content (NUL byte) to %s"):format(p))
-  end
+  local p = path
   if opts.checked_path then
-    local refused = open.refuse_if_changed(p, "write")
-    if refused then
-      return refused
+    local changed = open.refuse_if_changed(p)
+    if changed then
+      return changed
     end
   end
   -- Decided by stat, which never opens: a FIFO would block the load until someone opens its other end.
   local kind = open.not_regular(p)
-  if kind == "directory" then
-    return err(M.ERR_INVALID_PARAMS, ("%s is a directory"):format(p))
-  elseif kind then
-    return err(M.ERR_INVALID_PARAMS, ("%s is not a regular file (%s); refusing to write it"):format(p, kind))
+  if kind then
+    return refused("not_regular", { kind = kind })
   end
-  local st = uv.fs_stat(p)
-  local file_existed = st ~= nil
+  local file_existed = uv.fs_stat(p) ~= nil
 
   local existing = M.find_buffer(p)
   if existing then
     local why = M.disk_conflict(existing, api.nvim_buf_get_name(existing))
     if why then
-      local msg = ("%s %s; not overwriting it with the agent's write. Reload (:e) or save (:w) it first."):format(
-        p,
-        why
-      )
-      vim.notify("acp: " .. msg, vim.log.levels.WARN)
-      return err(M.ERR_INTERNAL, msg, { uri = path_of.file_uri(p), reason = "changed_on_disk" })
+      return refused("changed_on_disk", { detail = why })
     end
     if not vim.bo[existing].modifiable then
-      return err(M.ERR_INTERNAL, ("the buffer of %s is not modifiable"):format(p))
+      return refused("not_modifiable")
     end
     if vim.bo[existing].readonly then
-      return err(M.ERR_INTERNAL, ("the buffer of %s is read-only"):format(p))
+      return refused("readonly")
     end
-  end
-
-  local max_buffer = opt(opts.max_buffer_bytes) or M.default_max_buffer_bytes
-  if not existing and (#content > max_buffer or (st and st.size > max_buffer)) then
-    -- Loading it would hold Neovim for as long as the read and the line split take, and keep its text.
-    return write_without_buffer(p, content, file_existed, done)
   end
 
   local buf, created_buf, lerr = buffer_for_write(p)
   if not buf then
-    return err(M.ERR_INTERNAL, lerr or ("cannot load " .. p))
+    return refused("load_failed", { detail = lerr or ("cannot load " .. p) })
   end
   local bo = vim.bo[buf]
   local had_unsaved = bo.modified
@@ -282,7 +220,7 @@ function M.write(path, content, opts, done)
     if created_buf then
       pcall(api.nvim_buf_delete, buf, { force = true })
     end
-    return err(failure_code(wkind), werr, { uri = path_of.file_uri(p) })
+    return refused(failure_fact(wkind), { detail = werr })
   end
 
   if review and original then
@@ -313,24 +251,6 @@ function M.write(path, content, opts, done)
     created = not file_existed,
     had_unsaved_edits = had_unsaved,
   }
-end
-
---- `fs/write_text_file` for the host, answered with `acp_reply(token, answer)` (`acp_nvim.ui.ask`): at once, or
---- when a large write without a buffer is on disk. Every call is answered, a Lua error included.
----@param token integer
----@param path string
----@param content string
----@param opts table?
-function M.write_for_host(token, path, content, opts)
-  local answer = require("acp_nvim.ui.ask").answer
-  local ok, res = pcall(M.write, path, content, opts, function(late)
-    answer(token, late)
-  end)
-  if not ok then
-    answer(token, err(M.ERR_INTERNAL, ("cannot write %s: %s"):format(tostring(path), tostring(res))))
-  elseif res ~= nil then
-    answer(token, res)
-  end
 end
 
 return M

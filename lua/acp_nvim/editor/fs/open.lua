@@ -87,21 +87,16 @@ function M.path_changed(path)
   return dir and M.folder_changed(dir) or nil
 end
 
---- The agent's error for `path`, a real path the host checked, when something other than what was checked is
---- there now (put there after the check): the check refuses a path leading elsewhere with -32602, so does this.
+--- The fact for `path`, a real path the host checked, when something other than what was checked is there
+--- now (put there after the check): `{ ok = false, fact = "path_changed", detail }`, or nil.
 ---@param path string
----@param action string "read" or "write"
 ---@return table?
-function M.refuse_if_changed(path, action)
+function M.refuse_if_changed(path)
   local why = M.path_changed(path)
   if not why then
     return nil
   end
-  return result.err(
-    result.ERR_INVALID_PARAMS,
-    ("refusing to %s %s: %s"):format(action, path, why),
-    { uri = vim.uri_from_fname(path), reason = "path_changed" }
-  )
+  return result.refused("path_changed", { detail = why })
 end
 
 --- The type of what is at `path` when it is not a regular file ("fifo", "socket", "char", "block",
@@ -145,6 +140,32 @@ function M.open_read(path)
     return nil, ("%s changed while it was opened"):format(path), "ELOOP"
   end
   return fd, st, nil
+end
+
+--- The whole content of the regular file at `path` (symlinks followed to the real file, opened as
+--- `open_read` does), or nil when it cannot be read.
+---@param path string
+---@return string?
+function M.read_all(path)
+  local fd = M.open_read(uv.fs_realpath(path) or path)
+  if not fd then
+    return nil
+  end
+  local chunks, total = {}, 0
+  while true do
+    local data = uv.fs_read(fd, 1024 * 1024, total)
+    if not data then
+      uv.fs_close(fd)
+      return nil
+    end
+    if data == "" then
+      break
+    end
+    total = total + #data
+    chunks[#chunks + 1] = data
+  end
+  uv.fs_close(fd)
+  return table.concat(chunks)
 end
 
 ---@return string

@@ -1,22 +1,12 @@
---- Paths of agent requests: checked, and matched to loaded buffers.
+--- Paths of agent requests, matched to loaded buffers.
 ---
---- The host resolves the agent's path once (symlinks, `..`, no `$VAR` or `~` expansion) and judges that real
---- path; the path given here is that one, and it is used as given: nothing here re-reads it another way
---- (`vim.fs.normalize` would expand `$VAR` and fold `..` before symlinks, naming another file).
+--- The host validates and resolves the agent's path once (symlinks, `..`, no `$VAR` or `~` expansion) and
+--- judges that real path; the path given here is that one, and it is used as given: nothing here re-reads it
+--- another way (`vim.fs.normalize` would expand `$VAR` and fold `..` before symlinks, naming another file).
 local M = {}
-
-local result = require("acp_nvim.editor.answer")
 
 local api = vim.api
 local uv = vim.uv
-
-local err = result.err
-
----@param path string
----@return string
-function M.file_uri(path)
-  return vim.uri_from_fname(path)
-end
 
 ---@param path string
 ---@return string
@@ -78,21 +68,6 @@ function M.identity(path)
   local joined = "/" .. table.concat(parts, "/")
   -- A `..` may have led back to something that exists (and may be a symlink).
   return folded and uv.fs_realpath(joined) or joined
-end
-
----@param path any
----@return string?, table?
-function M.check_path(path)
-  if type(path) ~= "string" or path == "" then
-    return nil, err(result.ERR_INVALID_PARAMS, "path must be a non-empty string")
-  end
-  if path:sub(1, 1) ~= "/" then
-    return nil, err(result.ERR_INVALID_PARAMS, ("path must be absolute: %s"):format(path))
-  end
-  if path:find("\0", 1, true) then
-    return nil, err(result.ERR_INVALID_PARAMS, "path contains a NUL byte")
-  end
-  return path, nil
 end
 
 -- Whether a buffer's file name is itself a symlink, per buffer and name: a buffer opened through a link can

@@ -123,32 +123,6 @@ local function vim_write(buf, fd, tmp, st)
   return nil
 end
 
---- Write all of `data` at the start of `fd` in libuv's thread pool, Neovim's loop running meanwhile; then
---- `k(error?)` on the main loop.
----@param fd integer
----@param data string
----@param k fun(err: string?)
-local function write_all_async(fd, data, k)
-  local off = 0
-  local function step()
-    -- luv keeps `data` alive until the request is done.
-    uv.fs_write(fd, off == 0 and data or data:sub(off + 1), off, function(werr, n)
-      vim.schedule(function()
-        if werr or not n or n <= 0 then
-          return k(tostring(werr or "short write"))
-        end
-        off = off + n
-        if off < #data then
-          step()
-        else
-          k(nil)
-        end
-      end)
-    end)
-  end
-  step()
-end
-
 ---@param dir string
 ---@param target string
 ---@return string?, string?
@@ -173,12 +147,11 @@ end
 --- created and again right before the rename (each time in one stretch of Lua with the step that follows),
 --- the folder must still resolve to itself and `target` must be a regular file or absent: a symlink put there
 --- meanwhile is refused, never followed. On failure the temp file is removed and `target` is untouched.
---- `done(error?, kind?)` is called once; with `async` the fsync runs in libuv's thread pool.
+--- `done(error?, kind?)` is called once.
 ---@param target string the real path (symlinks resolved)
 ---@param fill fun(fd: integer, tmp: string, st: table, k: fun(err: string?))
----@param async boolean
 ---@param done fun(err: string?, kind: string?)
-local function replace(target, fill, async, done)
+local function replace(target, fill, done)
   local dir = vim.fs.dirname(target)
   local merr, mkind = moved(dir, target)
   if merr then
@@ -245,19 +218,8 @@ local function replace(target, fill, async, done)
       return fail(("cannot write %s: cannot set its permissions"):format(target))
     end
     -- The data must be on disk before the rename makes it the file ('fsync' may be off).
-    if async then
-      uv.fs_fsync(fd, function(serr)
-        vim.schedule(function()
-          local ok, cerr = pcall(commit, serr == nil, serr)
-          if not ok then
-            fail(("cannot write %s: %s"):format(target, tostring(cerr)))
-          end
-        end)
-      end)
-    else
-      local synced, serr = uv.fs_fsync(fd)
-      commit(synced == true, serr)
-    end
+    local synced, serr = uv.fs_fsync(fd)
+    commit(synced == true, serr)
   end)
 end
 
@@ -267,16 +229,11 @@ end
 ---@return string? error, string? kind
 local function replace_now(target, fill)
   local out_err, out_kind
-  replace(
-    target,
-    function(fd, tmp, st, k)
-      k(fill(fd, tmp, st))
-    end,
-    false,
-    function(e, kind)
-      out_err, out_kind = e, kind
-    end
-  )
+  replace(target, function(fd, tmp, st, k)
+    k(fill(fd, tmp, st))
+  end, function(e, kind)
+    out_err, out_kind = e, kind
+  end)
   return out_err, out_kind
 end
 
@@ -317,42 +274,6 @@ local function write_atomic(buf, target, lines)
       return write_all(fd, bytes)
     end
     return vim_write(buf, fd, tmp, st)
-  end)
-end
-
---- Write `data` as the file `target` (a real path) without any buffer, atomically as `write_buffer` does.
---- Returns nil or an error message and its kind (`M.CHANGED`). With `done`, the data is written and synced in
---- libuv's thread pool while Neovim goes on, `done(error?, kind?)` is called on the main loop when it is
---- over, and nothing is returned.
----@param target string
----@param data string
----@param done fun(err: string?, kind: string?)?
----@return string?, string?
-function M.write_file(target, data, done)
-  if done then
-    local answered = false
-    replace(
-      target,
-      function(fd, _, _, k)
-        write_all_async(fd, data, k)
-      end,
-      true,
-      function(e, kind)
-        -- Once, and never lost: the caller's answer to the agent depends on it.
-        if answered then
-          return
-        end
-        answered = true
-        local ok, cerr = pcall(done, e, kind)
-        if not ok then
-          vim.notify("acp: " .. tostring(cerr), vim.log.levels.ERROR)
-        end
-      end
-    )
-    return nil, nil
-  end
-  return replace_now(target, function(fd)
-    return write_all(fd, data)
   end)
 end
 

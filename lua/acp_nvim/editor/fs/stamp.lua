@@ -4,6 +4,7 @@
 local M = {}
 
 local read = require("acp_nvim.editor.fs.read")
+local open = require("acp_nvim.editor.fs.open")
 
 local api = vim.api
 local uv = vim.uv
@@ -75,7 +76,7 @@ function M.disk_conflict(buf, path)
     stamps[buf] = now
     local fenc = vim.bo[buf].fileencoding
     if now.exists and not vim.bo[buf].modified and (fenc == "" or fenc == "utf-8") then
-      local disk = read.read_disk(path, math.huge)
+      local disk = open.read_all(path)
       if disk and disk:gsub("\r\n", "\n") ~= read.buffer_text(buf, nil, nil) then
         stamps[buf] = nil
         return "differs on disk from its unmodified buffer"
