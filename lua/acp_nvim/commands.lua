@@ -135,6 +135,7 @@ function M.create()
     end,
     desc = "Review the agent's edits (quickfix); accept or reject all",
   })
+  require("acp_nvim.fs.conflict").create_command()
   command("AcpTerminal", function(args)
     require("acp_nvim.chat_terminal").open(args.args)
   end, {

@@ -241,24 +241,43 @@ function M.write(path, content, opts, done)
   local original = review and review.original_lines(buf, opts.session_id, old) or nil
 
   local seq_before = edit.undo_seq(buf)
-  M.break_undo(buf)
-  local touched = M.apply_hunks(buf, hunks, new)
-  if #new > 0 then
-    bo.eol = eol
-    if not eol then
-      bo.fixeol = false
+  local touched, lines_now, conflicts, werr, wkind
+  if had_unsaved then
+    -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
+    local merge = require("acp_nvim.fs.merge")
+    if not file_existed and crlf then
+      bo.fileformat = "dos"
     end
+    local merged
+    merged, werr, wkind = merge.write_over_unsaved(
+      buf,
+      merge.disk_lines(buf, p),
+      new,
+      { eol = eol, autocmds = opts.autocmds == true }
+    )
+    if merged then
+      touched, conflicts = merged.touched, merged.conflicts
+      lines_now = opts.autocmds ~= true and merged.lines or nil
+    end
+  else
+    M.break_undo(buf)
+    touched = M.apply_hunks(buf, hunks, new)
+    if #new > 0 then
+      bo.eol = eol
+      if not eol then
+        bo.fixeol = false
+      end
+    end
+    if not file_existed and crlf then
+      bo.fileformat = "dos"
+    end
+    -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
+    lines_now = opts.autocmds ~= true and new or nil
+    werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
   end
-  if not file_existed and crlf then
-    bo.fileformat = "dos"
-  end
-
-  -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
-  local lines_now = opts.autocmds ~= true and new or nil
-  local werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
-    if #hunks > 0 then
+    if #hunks > 0 or had_unsaved then
       if edit.undo_seq(buf) ~= seq_before then
         api.nvim_buf_call(buf, function()
           vim.cmd("silent undo")
@@ -289,12 +308,13 @@ function M.write(path, content, opts, done)
   if created_buf and not (review and reviewed(review, buf, opts.session_id)) then
     release(buf)
   end
-  if had_unsaved then
+  if conflicts and conflicts > 0 then
     vim.notify(
-      ("acp: the agent rewrote %s over your unsaved edits; `u` in that buffer brings them back"):format(
-        vim.fn.fnamemodify(p, ":~:.")
-      ),
-      vim.log.levels.INFO
+      (
+        "acp: the agent's write of %s overlaps your unsaved edits: %d conflict(s) to resolve in the buffer "
+        .. "(:AcpConflict ours|theirs|both, ]x / [x); `u` undoes the merge"
+      ):format(vim.fn.fnamemodify(p, ":~:."), conflicts),
+      vim.log.levels.WARN
     )
   end
   return {
@@ -304,6 +324,7 @@ function M.write(path, content, opts, done)
     hunks = #hunks,
     created = not file_existed,
     had_unsaved_edits = had_unsaved,
+    conflicts = conflicts or 0,
   }
 end
 

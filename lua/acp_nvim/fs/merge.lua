@@ -1,0 +1,385 @@
+--- Three-way merge of an agent's edit with the user's unsaved buffer, so that nothing of the user's is lost.
+---
+--- base: the file as it was on disk before the agent wrote; ours: the buffer; theirs: the agent's text. Each
+--- side's changes against base come from `vim.diff` (xdiff, in C; through `fs.edit.diff`, which spares it the
+--- unchanged head and tail). Changes of one side only are taken; the same change on both sides is taken once;
+--- changes whose base ranges overlap (or that insert different lines at one point) become a conflict, written
+--- as git-style markers with the user's lines first:
+---
+---     <<<<<<< yours
+---     the buffer's lines
+---     =======
+---     the agent's lines
+---     >>>>>>> agent
+---
+--- Lines that both sides of a conflict share at its start or end are kept outside the markers. Changes next to
+--- each other (one ends where the other starts) are not a conflict: both are kept.
+local M = {}
+
+local edit = require("acp_nvim.fs.edit")
+
+local api = vim.api
+
+M.OURS_MARKER = "<<<<<<<"
+M.SEPARATOR = "======="
+M.THEIRS_MARKER = ">>>>>>>"
+
+---@class acp_nvim.MergeChange
+---@field s integer first base line replaced (0-based)
+---@field e integer end of the base lines replaced (exclusive; `s == e` is an insertion before base line `s`)
+---@field side integer 1 = ours, 2 = theirs
+
+--- The changes turning `base` into `side`, as 0-based half-open base ranges with their net line count.
+---@param base string[]
+---@param side string[]
+---@param tag integer
+---@return { s: integer, e: integer, net: integer, side: integer }[]
+local function changes(base, side, tag)
+  local out = {}
+  for _, h in ipairs(edit.diff(base, side)) do
+    local sa, ca, cb = h[1], h[2], h[4]
+    -- xdiff numbers an empty side by the line before it.
+    local s = ca > 0 and sa - 1 or sa
+    out[#out + 1] = { s = s, e = s + ca, net = cb - ca, side = tag }
+  end
+  return out
+end
+
+--- Whether two changes of different sides touch the same base lines, or insert at the same point. A change
+--- that ends where the other starts does not: their order in the result is clear.
+---@param a { s: integer, e: integer }
+---@param b { s: integer, e: integer }
+---@return boolean
+local function clash(a, b)
+  local a_point, b_point = a.s == a.e, b.s == b.e
+  if a_point and b_point then
+    return a.s == b.s
+  elseif a_point then
+    return b.s < a.s and a.s < b.e
+  elseif b_point then
+    return a.s < b.s and b.s < a.e
+  end
+  return a.s < b.e and b.s < a.e
+end
+
+--- Both sides' changes, grouped so that a group holds every change that clashes with another of it; groups
+--- come in base order and do not clash with each other.
+---@param ours_changes table[]
+---@param theirs_changes table[]
+---@return { s: integer, e: integer, members: table[] }[]
+local function groups(ours_changes, theirs_changes)
+  local all = {}
+  for _, c in ipairs(ours_changes) do
+    all[#all + 1] = c
+  end
+  for _, c in ipairs(theirs_changes) do
+    all[#all + 1] = c
+  end
+  -- An insertion sorts before a change that starts at its point: it goes before it in the result.
+  table.sort(all, function(x, y)
+    if x.s ~= y.s then
+      return x.s < y.s
+    end
+    if x.e ~= y.e then
+      return x.e < y.e
+    end
+    return x.side < y.side
+  end)
+  local out = {}
+  local current
+  for _, c in ipairs(all) do
+    local joins = false
+    if current then
+      for _, m in ipairs(current.members) do
+        if m.side ~= c.side and clash(m, c) then
+          joins = true
+          break
+        end
+      end
+    end
+    if joins then
+      current.members[#current.members + 1] = c
+      current.e = math.max(current.e, c.e)
+    else
+      current = { s = c.s, e = c.e, members = { c } }
+      out[#out + 1] = current
+    end
+  end
+  return out
+end
+
+---@param list string[]
+---@param from integer 0-based
+---@param to integer 0-based, exclusive
+---@param out string[]
+local function append(list, from, to, out)
+  for i = from + 1, to do
+    out[#out + 1] = list[i]
+  end
+end
+
+---@param a string[]
+---@param a0 integer
+---@param a1 integer
+---@param b string[]
+---@param b0 integer
+---@param b1 integer
+---@return boolean
+local function same(a, a0, a1, b, b0, b1)
+  if a1 - a0 ~= b1 - b0 then
+    return false
+  end
+  for k = 1, a1 - a0 do
+    if a[a0 + k] ~= b[b0 + k] then
+      return false
+    end
+  end
+  return true
+end
+
+--- The merge, with the hunks that turn `ours` into its result (xdiff's { start_a, count_a, start_b,
+--- count_b }, as `fs.edit.apply_hunks` takes them) and the conflicts' marker lines.
+---@param base string[]
+---@param ours string[]
+---@param theirs string[]
+---@param label string? names the agent's side in the markers
+---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer[][]
+local function merge(base, ours, theirs, label)
+  local lines, conflicts, hunks = {}, {}, {}
+  local delta = { 0, 0 }
+  local at = 0 -- base lines before `at` are in `lines`
+  for _, g in ipairs(groups(changes(base, ours, 1), changes(base, theirs, 2))) do
+    append(base, at, g.s, lines)
+    local net = { 0, 0 }
+    local has = { false, false }
+    for _, m in ipairs(g.members) do
+      net[m.side] = net[m.side] + m.net
+      has[m.side] = true
+    end
+    -- Each side's text for base lines [g.s, g.e): no change of that side straddles the group's edges.
+    local from, to = {}, {}
+    for side = 1, 2 do
+      from[side] = g.s + delta[side]
+      to[side] = g.e + delta[side] + net[side]
+      delta[side] = delta[side] + net[side]
+    end
+    local o0, o1, t0, t1 = from[1], to[1], from[2], to[2]
+    local result_start = #lines
+    if not has[2] or same(ours, o0, o1, theirs, t0, t1) then
+      append(ours, o0, o1, lines)
+    elseif not has[1] then
+      append(theirs, t0, t1, lines)
+    else
+      local head = 0
+      while o0 + head < o1 and t0 + head < t1 and ours[o0 + head + 1] == theirs[t0 + head + 1] do
+        head = head + 1
+      end
+      local tail = 0
+      while o1 - tail > o0 + head and t1 - tail > t0 + head and ours[o1 - tail] == theirs[t1 - tail] do
+        tail = tail + 1
+      end
+      append(ours, o0, o0 + head, lines)
+      local first = #lines + 1
+      lines[#lines + 1] = M.OURS_MARKER .. " yours"
+      append(ours, o0 + head, o1 - tail, lines)
+      local separator = #lines + 1
+      lines[#lines + 1] = M.SEPARATOR
+      append(theirs, t0 + head, t1 - tail, lines)
+      lines[#lines + 1] = M.THEIRS_MARKER .. " " .. (label or "agent")
+      conflicts[#conflicts + 1] = { first = first, last = #lines, separator = separator }
+      append(ours, o1 - tail, o1, lines)
+    end
+    local ca, cb = o1 - o0, #lines - result_start
+    if not same(ours, o0, o1, lines, result_start, #lines) then
+      hunks[#hunks + 1] = { ca > 0 and o0 + 1 or o0, ca, cb > 0 and result_start + 1 or result_start, cb }
+    end
+    at = g.e
+  end
+  append(base, at, #base, lines)
+  return { lines = lines, conflicts = conflicts }, hunks
+end
+
+--- Merge `ours` and `theirs`, both changed from `base`.
+---@param base_lines string[]
+---@param ours_lines string[]
+---@param theirs_lines string[]
+---@param label string? names the agent's side in conflict markers (default "agent")
+---@return { lines: string[], conflicts: { first: integer, last: integer }[] } `first`/`last`: 1-based lines
+---  of a conflict's `<<<<<<<` and `>>>>>>>` markers in `lines`
+function M.merge3(base_lines, ours_lines, theirs_lines, label)
+  local result = merge(base_lines, ours_lines, theirs_lines, label)
+  return result
+end
+
+--- The cursor and view of every window showing `buf`, to put back after the text changed around them.
+---@param buf integer
+---@return table<integer, table>
+function M.save_views(buf)
+  local views = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    views[win] = api.nvim_win_call(win, vim.fn.winsaveview)
+  end
+  return views
+end
+
+---@param views table<integer, table>
+function M.restore_views(views)
+  for win, view in pairs(views) do
+    if api.nvim_win_is_valid(win) then
+      pcall(api.nvim_win_call, win, function()
+        vim.fn.winrestview(view)
+      end)
+    end
+  end
+end
+
+--- Apply the merge of `theirs_lines` into `buf` as one undo step of minimal line edits; conflicts are not
+--- marked yet (the caller marks them once the text is final).
+---@param buf integer
+---@param base_lines string[]
+---@param theirs_lines string[]
+---@param opts { eol: boolean?, label: string? }
+---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer lines touched
+local function apply(buf, base_lines, theirs_lines, opts)
+  local ours = edit.buf_lines(buf)
+  local result, hunks = merge(base_lines, ours, theirs_lines, opts.label)
+  local touched = 0
+  if #hunks > 0 then
+    edit.break_undo(buf)
+    touched = edit.apply_hunks(buf, hunks, result.lines)
+  end
+  if opts.eol ~= nil and #result.lines > 0 then
+    vim.bo[buf].eol = opts.eol
+    if not opts.eol then
+      vim.bo[buf].fixeol = false
+    end
+  end
+  return result, touched
+end
+
+---@type { buf: integer, hunks: integer[][], lines: string[] }?
+local pending
+
+--- Runs under `:lockmarks` (see `as_file_text`).
+function M._apply_pending()
+  local job = assert(pending)
+  pending = nil
+  edit.apply_hunks(job.buf, job.hunks, job.lines)
+end
+
+---@param buf integer
+---@param from string[]
+---@param to string[]
+local function swap(buf, from, to)
+  local hunks = edit.diff(from, to)
+  if #hunks == 0 then
+    return
+  end
+  pending = { buf = buf, hunks = hunks, lines = to }
+  api.nvim_buf_call(buf, function()
+    -- Part of the merge's undo step: `u` goes from the merged text straight back to the user's.
+    pcall(vim.cmd, "undojoin")
+    vim.cmd("lockmarks lua require('acp_nvim.fs.merge')._apply_pending()")
+  end)
+end
+
+--- Run `fn` while the text of `buf` is `file_lines` (the file's text on disk, or about to be), then put its
+--- text back as it was, both changes joined to the current undo step. Neovim takes a file as a buffer's own
+--- only while the two hold the same text (`:write`, or `:checktime` finding that only the time changed);
+--- this is how a buffer whose unsaved text differs from the file gets the file's stamps, so that neither a
+--- W11/W12 warning nor a "changed since reading it" prompt at the next `:w` greets the user. The lines that
+--- differ are the user's unsaved ones: marks on them are kept (`:lockmarks`), and so are cursors and views;
+--- other extmarks on them (diagnostics, ...) collapse to the line where they were.
+---@param buf integer
+---@param file_lines string[]
+---@param fn fun(): string?, string?
+---@return string?, string? what `fn` returned
+local function as_file_text(buf, file_lines, fn)
+  local views = M.save_views(buf)
+  local now = edit.buf_lines(buf)
+  swap(buf, now, file_lines)
+  local ok, e1, e2 = pcall(fn)
+  local after = edit.buf_lines(buf)
+  swap(buf, after, now)
+  M.restore_views(views)
+  if not ok then
+    return tostring(e1), nil
+  end
+  return e1, e2
+end
+
+--- The agent's text (`theirs_lines`, written to disk by the agent itself, changed from `base_lines`) merged
+--- into `buf`, whose current lines are the user's side: the result is applied as one undo step of minimal
+--- line edits (cursor, view, marks, folds and extmarks outside the changed lines stay), the file on disk
+--- becomes the buffer's own again (Neovim's stamps, as after a `:write`, without a W11/W12 warning; the
+--- buffer stays modified when it holds unsaved text of the user's), and conflicts are marked in the buffer
+--- (`acp_nvim.fs.conflict`: highlights, `:AcpConflict`, `]x`/`[x`). The user's text is never replaced: what
+--- the agent changed over it is a conflict.
+---@param buf integer
+---@param base_lines string[]
+---@param theirs_lines string[] the file's text on disk now
+---@param opts { eol: boolean?, label: string? }? `eol`: whether the agent's text ends with a newline (set on
+---  the buffer as the agent's write sets it); `label` names the agent's side in the markers
+---@return { conflicts: integer, user_text_replaced: boolean, lines: string[] }
+function M.apply_to_buffer(buf, base_lines, theirs_lines, opts)
+  opts = opts or {}
+  local result = apply(buf, base_lines, theirs_lines, opts)
+  local path = api.nvim_buf_get_name(buf)
+  local target = vim.uv.fs_realpath(path)
+  if target then
+    local save = require("acp_nvim.fs.save")
+    as_file_text(buf, theirs_lines, function()
+      save.adopt_file(buf, target)
+      vim.bo[buf].modified = false
+      require("acp_nvim.fs.stamp").record(buf)
+      return nil
+    end)
+  end
+  require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
+  return { conflicts = #result.conflicts, user_text_replaced = false, lines = result.lines }
+end
+
+--- The text of the file behind `buf` as Neovim would load it (its 'fileencoding' decoded, a BOM and CRLF
+--- line ends dropped), as lines; `{}` when there is no file.
+---@param buf integer
+---@param path string
+---@return string[] lines, boolean eol
+function M.disk_lines(buf, path)
+  local text = require("acp_nvim.fs.read").read_disk(path, math.huge)
+  if text == nil then
+    return {}, false
+  end
+  local bo = vim.bo[buf]
+  if bo.fileencoding ~= "" and bo.fileencoding ~= "utf-8" then
+    text = vim.iconv(text, bo.fileencoding, "utf-8") or text
+  end
+  if text:sub(1, 3) == "\239\187\191" then
+    text = text:sub(4)
+  end
+  local lines, eol = edit.to_lines(text)
+  return lines, eol
+end
+
+--- `fs/write_text_file` onto `buf`, which has unsaved edits: the agent's `theirs_lines` are merged into the
+--- buffer (one undo step) and written as the file, so the agent reads back what it wrote from disk, while
+--- the user's unsaved edits stay in the buffer, unsaved (the buffer stays modified) and undoable. Conflicts
+--- are marked once the text is final.
+---@param buf integer
+---@param base_lines string[] the file's text on disk (the agent's write has not touched it)
+---@param theirs_lines string[]
+---@param opts { eol: boolean, label: string?, autocmds: boolean? }
+---@return { lines: string[], conflicts: integer, touched: integer }?, string? error, string? kind
+function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
+  local result, touched = apply(buf, base_lines, theirs_lines, opts)
+  local werr, wkind = as_file_text(buf, theirs_lines, function()
+    local lines_now = opts.autocmds ~= true and theirs_lines or nil
+    return require("acp_nvim.fs.save").write_buffer(buf, opts.autocmds == true, lines_now)
+  end)
+  if werr then
+    return nil, werr, wkind
+  end
+  require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
+  return { lines = result.lines, conflicts = #result.conflicts, touched = touched }, nil, nil
+end
+
+return M
