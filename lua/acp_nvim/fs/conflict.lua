@@ -3,7 +3,9 @@
 ---
 --- Each conflict is tracked by extmarks (namespace `acp_nvim_conflict`) on its `<<<<<<<`, `=======` and
 --- `>>>>>>>` lines, so it follows edits around it, and only the markers the merge wrote count: a file that
---- holds git conflict markers of its own is left alone. `:AcpConflict ours|theirs|both` resolves the conflict
+--- holds git conflict markers of its own is left alone. A conflict counts while those three lines are still
+--- its markers; resolving it keeps its extmarks, so that an undo, which puts them back where they were,
+--- brings the conflict back too. Highlights are drawn at redraw for the conflicts that count. `:AcpConflict ours|theirs|both` resolves the conflict
 --- under the cursor as one undoable edit (`both`: the user's lines, then the agent's); `:AcpConflict` alone
 --- lists every conflict in the quickfix list. While a buffer has conflicts, `]x` / `[x` jump to the next /
 --- previous one.
@@ -25,12 +27,12 @@ end
 ---@field first integer extmark on the `<<<<<<<` line
 ---@field separator integer extmark on the `=======` line
 ---@field last integer extmark on the `>>>>>>>` line
----@field body integer[] the highlight extmarks of both sides
 
 --- buffer -> conflicts (in no particular order)
 ---@type table<integer, acp_nvim.Conflict[]>
 local tracked = {}
 
+---@type table<integer, boolean>
 local mapped = {}
 
 ---@param buf integer
@@ -43,46 +45,12 @@ end
 
 ---@param buf integer
 ---@param row integer
----@param group string
 ---@return integer
-local function line_mark(buf, row, group)
-  return api.nvim_buf_set_extmark(buf, M.ns, row, 0, { line_hl_group = group })
+local function track(buf, row)
+  return api.nvim_buf_set_extmark(buf, M.ns, row, 0, {})
 end
 
----@param buf integer
----@param from integer 0-based first row
----@param to integer 0-based end row (exclusive)
----@param group string
----@return integer?
-local function body_mark(buf, from, to, group)
-  if to <= from then
-    return nil
-  end
-  return api.nvim_buf_set_extmark(
-    buf,
-    M.ns,
-    from,
-    0,
-    { end_row = to, end_col = 0, hl_group = group, hl_eol = true }
-  )
-end
-
----@param buf integer
----@param c acp_nvim.Conflict
-local function forget(buf, c)
-  for _, id in ipairs({ c.first, c.separator, c.last, unpack(c.body) }) do
-    pcall(api.nvim_buf_del_extmark, buf, M.ns, id)
-  end
-  local list = tracked[buf] or {}
-  for i, other in ipairs(list) do
-    if other == c then
-      table.remove(list, i)
-      break
-    end
-  end
-end
-
---- The rows of a conflict's marker lines, or nil when they are no longer markers (the user edited them).
+--- The rows of a conflict's marker lines, or nil when they are not its markers (resolved, or edited).
 ---@param buf integer
 ---@param c acp_nvim.Conflict
 ---@return integer?, integer?, integer?
@@ -103,17 +71,15 @@ local function rows(buf, c)
   return first, sep, last
 end
 
---- The buffer's conflicts whose markers are intact, top-down, with their rows; broken ones are forgotten.
+--- The buffer's conflicts that count (their markers intact), top-down, with their rows.
 ---@param buf integer
 ---@return { conflict: acp_nvim.Conflict, first: integer, separator: integer, last: integer }[]
 local function live(buf)
   local out = {}
-  for _, c in ipairs(vim.list_slice(tracked[buf] or {})) do
+  for _, c in ipairs(tracked[buf] or {}) do
     local first, sep, last = rows(buf, c)
     if first then
       out[#out + 1] = { conflict = c, first = first, separator = sep, last = last }
-    else
-      forget(buf, c)
     end
   end
   table.sort(out, function(a, b)
@@ -128,7 +94,7 @@ local function update_keymaps(buf)
     mapped[buf] = nil
     return
   end
-  local has = tracked[buf] ~= nil and #tracked[buf] > 0
+  local has = tracked[buf] ~= nil and #live(buf) > 0
   if has and not mapped[buf] then
     mapped[buf] = true
     vim.keymap.set("n", "]x", function()
@@ -152,15 +118,10 @@ function M.mark(buf, conflicts)
   tracked[buf] = tracked[buf] or {}
   for _, c in ipairs(conflicts) do
     local first, sep, last = c.first - 1, c.separator - 1, c.last - 1
-    local entry = {
-      first = line_mark(buf, first, "AcpNvimConflictMarker"),
-      separator = line_mark(buf, sep, "AcpNvimConflictMarker"),
-      last = line_mark(buf, last, "AcpNvimConflictMarker"),
-      body = {},
-    }
-    entry.body[#entry.body + 1] = body_mark(buf, first + 1, sep, "AcpNvimConflictOurs")
-    entry.body[#entry.body + 1] = body_mark(buf, sep + 1, last, "AcpNvimConflictTheirs")
-    table.insert(tracked[buf], entry)
+    table.insert(
+      tracked[buf],
+      { first = track(buf, first), separator = track(buf, sep), last = track(buf, last) }
+    )
   end
   update_keymaps(buf)
 end
@@ -201,7 +162,6 @@ function M.resolve(how, buf, row)
       local ours = api.nvim_buf_get_lines(buf, it.first + 1, it.separator, false)
       local theirs = api.nvim_buf_get_lines(buf, it.separator + 1, it.last, false)
       local keep = how == "ours" and ours or how == "theirs" and theirs or vim.list_extend(ours, theirs)
-      forget(buf, it.conflict)
       api.nvim_buf_set_lines(buf, it.first, it.last + 1, false, keep)
       update_keymaps(buf)
       return true, nil
@@ -287,6 +247,48 @@ function M.create_command()
     desc = "Resolve the merge conflict under the cursor (ours, theirs, both); alone: list the conflicts",
   })
 end
+
+--- Rows to highlight in the window being drawn: row -> group.
+---@type table<integer, string>
+local drawing = {}
+---@type table<integer, boolean>
+local keymaps_due = {}
+
+api.nvim_set_decoration_provider(M.ns, {
+  on_win = function(_, _, buf)
+    if not tracked[buf] then
+      return false
+    end
+    drawing = {}
+    local list = live(buf)
+    for _, it in ipairs(list) do
+      drawing[it.first], drawing[it.separator], drawing[it.last] =
+        "AcpNvimConflictMarker", "AcpNvimConflictMarker", "AcpNvimConflictMarker"
+      for r = it.first + 1, it.separator - 1 do
+        drawing[r] = "AcpNvimConflictOurs"
+      end
+      for r = it.separator + 1, it.last - 1 do
+        drawing[r] = "AcpNvimConflictTheirs"
+      end
+    end
+    -- An undo may have brought a conflict back (or an edit broken one): the mappings follow, outside the
+    -- redraw, where no buffer may be changed.
+    if (#list > 0) ~= (mapped[buf] == true) and not keymaps_due[buf] then
+      keymaps_due[buf] = true
+      vim.schedule(function()
+        keymaps_due[buf] = nil
+        update_keymaps(buf)
+      end)
+    end
+    return next(drawing) ~= nil
+  end,
+  on_line = function(_, _, buf, row)
+    local group = drawing[row]
+    if group then
+      api.nvim_buf_set_extmark(buf, M.ns, row, 0, { line_hl_group = group, ephemeral = true })
+    end
+  end,
+})
 
 api.nvim_create_autocmd({ "BufWipeout", "BufUnload" }, {
   group = api.nvim_create_augroup("acp_nvim_conflict", { clear = true }),
