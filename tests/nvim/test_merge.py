@@ -214,7 +214,7 @@ def test_overlapping_write_leaves_a_conflict_to_resolve(nvim_clean: Any, tmp_pat
         # `]x` goes to the conflict, `:AcpConflict` resolves the one under the cursor.
         nvim_clean.current.window.cursor = (5, 0)
         nvim_clean.command("normal ]x")
-        assert tuple(nvim_clean.current.window.cursor)[0] == 2
+        assert nvim_clean.current.window.cursor[0] == 2
         nvim_clean.command("normal! j")
         nvim_clean.command(f"AcpConflict {how}")
         assert buf[:] == expected, how

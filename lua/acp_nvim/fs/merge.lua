@@ -34,9 +34,44 @@ M.THEIRS_MARKER = ">>>>>>>"
 ---@param side string[]
 ---@param tag integer
 ---@return { s: integer, e: integer, net: integer, side: integer }[]
+--- Most lines changed in place for `side_hunks` to keep to its positional scan.
+local POSITIONAL_MAX_LINES = 256
+
+--- Hunks turning `base` into `side`. A side with as many lines as base whose differences are a few lines
+--- changed in place (the usual unsaved edit) is diffed by comparing lines at the same position: the same
+--- hunks as xdiff's for such edits, without joining and hashing the whole file once more. Anything else goes
+--- to xdiff (`fs.edit.diff`).
+---@param base string[]
+---@param side string[]
+---@return integer[][]
+local function side_hunks(base, side)
+  local n = #base
+  if n ~= #side then
+    return edit.diff(base, side)
+  end
+  local hunks, changed, i = {}, 0, 1
+  while i <= n do
+    if base[i] ~= side[i] then
+      local j = i
+      while j < n and base[j + 1] ~= side[j + 1] do
+        j = j + 1
+      end
+      changed = changed + (j - i + 1)
+      if changed > POSITIONAL_MAX_LINES then
+        return edit.diff(base, side)
+      end
+      hunks[#hunks + 1] = { i, j - i + 1, i, j - i + 1 }
+      i = j + 1
+    else
+      i = i + 1
+    end
+  end
+  return hunks
+end
+
 local function changes(base, side, tag)
   local out = {}
-  for _, h in ipairs(edit.diff(base, side)) do
+  for _, h in ipairs(side_hunks(base, side)) do
     local sa, ca, cb = h[1], h[2], h[4]
     -- xdiff numbers an empty side by the line before it.
     local s = ca > 0 and sa - 1 or sa
