@@ -14,7 +14,7 @@ from bench.harness import Neovim, Result, median, ms
 MERGE_BENCH_LUA = r"""
 local size, runs, scattered_user = ...
 local line = ("0123456789 abcdefghijklmnopqrstuvwxyz "):rep(2) .. "lorem ipsum dolor sit amet"
-local count = math.max(20, math.floor(size / (#line + 1)))
+local count = math.max(2000, math.floor(size / (#line + 1)))
 local base = {}
 for i = 1, count do
   base[i] = line .. " " .. i

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.nvim.conftest import Nvim, help_tags
+
 MERGE3 = "return require('acp_nvim.fs.merge').merge3(...)"
 WRITE = "return require('acp_nvim.fs').write(...)"
 NOTES = """
@@ -311,3 +313,9 @@ def test_apply_to_buffer_follows_an_edit_on_disk(nvim_clean: Any, tmp_path: Path
     )
     assert res["conflicts"] == 1
     assert buf[-3:] == ["=======", "agent", ">>>>>>> codex"]
+
+
+def test_the_help_documents_the_merge(nvim_clean: Any, tmp_path: Path) -> None:
+    tags = help_tags(Nvim(nvim_clean), tmp_path)
+    for tag in (":AcpConflict", "acp_nvim-merge", "AcpNvimConflictMarker", "AcpNvimConflictTheirs"):
+        assert tag in tags, tag
