@@ -127,11 +127,16 @@ def test_overlapping_write_becomes_a_conflict_the_user_resolves(
 ) -> None:
     target = project / "clash.txt"
     target.write_text("head\nold\ntail\n")
-    writes = [{"write": {"path": "${CWD}/clash.txt", "content": "head\nagent's line\ntail\n"}}]
-    agent.start([writes], project)
+    steps = [
+        {"write": {"path": "${CWD}/clash.txt", "content": "head\nagent's line\ntail\n"}},
+        {"read": {"path": "${CWD}/clash.txt"}},
+    ]
+    agent.start([steps], project)
     buf = edit_buffer(nvim, target, ["head", "my line", "tail"])
-    (answer,) = agent.turn()
+    answer, read_back = agent.turn()
     assert answer["kind"] == "result", answer
+    # Reading it back, the agent gets its own side of the conflict, not the markers.
+    assert result(read_back)["content"] == "head\nagent's line\ntail\n"
     # The agent can read back what it wrote from disk; the user's line is in the buffer, unsaved.
     assert target.read_text() == "head\nagent's line\ntail\n"
     marked = ["head", "<<<<<<< yours", "my line", "=======", "agent's line", ">>>>>>> agent", "tail"]
@@ -140,6 +145,11 @@ def test_overlapping_write_becomes_a_conflict_the_user_resolves(
     notes = [n["msg"] for n in nvim.notes()]
     assert any("1 conflict(s) to resolve" in n for n in notes), notes
     assert not any("rewrote" in n for n in notes)
+    # Reading it back, the agent gets its own side of the conflict, not the markers.
+    assert (
+        nvim.lua("return require('acp_nvim.fs').read(...).content", str(target))
+        == "head\nagent's line\ntail\n"
+    )
     # The review has the agent's edit as it landed in the buffer: the conflict's lines, the user's kept.
     hunks = nvim.lua("return require('acp_nvim.review').hunks()")
     assert hunks and all(h["bufnr"] == buf and 2 <= h["lnum"] <= h["end_lnum"] <= 6 for h in hunks), hunks

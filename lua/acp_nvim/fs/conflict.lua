@@ -248,6 +248,36 @@ function M.create_command()
   })
 end
 
+--- The buffer's lines with every conflict that counts replaced by the agent's side, or nil when it has none:
+--- what `fs/read_text_file` answers, so that the agent reads back what it wrote (and the user's merged
+--- edits), never the markers.
+---@param buf integer
+---@return string[]?
+function M.agent_view(buf)
+  if not tracked[buf] then
+    return nil
+  end
+  local list = live(buf)
+  if #list == 0 then
+    return nil
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local out, at = {}, 0
+  for _, it in ipairs(list) do
+    for r = at, it.first - 1 do
+      out[#out + 1] = lines[r + 1]
+    end
+    for r = it.separator + 1, it.last - 1 do
+      out[#out + 1] = lines[r + 1]
+    end
+    at = it.last + 1
+  end
+  for r = at, #lines - 1 do
+    out[#out + 1] = lines[r + 1]
+  end
+  return out
+end
+
 --- Rows to highlight in the window being drawn: row -> group.
 ---@type table<integer, string>
 local drawing = {}

@@ -109,6 +109,24 @@ end
 ---@param limit integer?
 ---@return string
 function M.buffer_text(buf, line, limit)
+  -- Unresolved merge conflicts read as the agent's side (fs/conflict.lua).
+  local agent_view = require("acp_nvim.fs.conflict").agent_view(buf)
+  if agent_view then
+    if line == nil and limit == nil then
+      local text = table.concat(agent_view, "\n")
+      return (#agent_view > 0 and vim.bo[buf].eol) and text .. "\n" or text
+    end
+    line = line or 1
+    if line > #agent_view or limit == 0 then
+      return ""
+    end
+    return table.concat(
+      agent_view,
+      "\n",
+      line,
+      limit and math.min(#agent_view, line - 1 + limit) or #agent_view
+    )
+  end
   if line == nil and limit == nil then
     if edit.buf_is_empty(buf) then
       return ""
