@@ -242,6 +242,8 @@ function M.write(path, content, opts, done)
 
   local seq_before = edit.undo_seq(buf)
   local touched, lines_now, conflicts, werr, wkind
+  -- The edits applied to the buffer: the agent's text, or its merge with the user's unsaved edits.
+  local hunk_count = #hunks
   if had_unsaved then
     -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
     local merge = require("acp_nvim.fs.merge")
@@ -256,7 +258,7 @@ function M.write(path, content, opts, done)
       { eol = eol, autocmds = opts.autocmds == true }
     )
     if merged then
-      touched, conflicts = merged.touched, merged.conflicts
+      touched, conflicts, hunk_count = merged.touched, merged.conflicts, merged.hunks
       lines_now = opts.autocmds ~= true and merged.lines or nil
     end
   else
@@ -321,7 +323,7 @@ function M.write(path, content, opts, done)
     ok = true,
     bufnr = buf,
     lines_touched = touched,
-    hunks = #hunks,
+    hunks = hunk_count,
     created = not file_existed,
     had_unsaved_edits = had_unsaved,
     conflicts = conflicts or 0,

@@ -303,6 +303,12 @@ def test_apply_to_buffer_follows_an_edit_on_disk(nvim_clean: Any, tmp_path: Path
     nvim_clean.command("undo")
     assert buf[:] == ["1", "2", "3", "typed"]
     nvim_clean.command("redo")
+    # Saved without a "changed since reading it" prompt (which would hold this call).
+    nvim_clean.command("write")
+    assert f.read_text() == "1\nTWO\n3\ntyped\n"
+    f.write_text("1\nTWO\n3\n")
+    nvim_clean.command("edit!")
+    buf[:] = ["1", "TWO", "3", "typed"]
     f.write_text("1\nTWO\n3\nagent\n")
     res = nvim_clean.exec_lua(
         "return require('acp_nvim.fs.merge').apply_to_buffer(...)",

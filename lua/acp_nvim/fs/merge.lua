@@ -274,7 +274,7 @@ end
 ---@param base_lines string[]
 ---@param theirs_lines string[]
 ---@param opts { eol: boolean?, label: string? }
----@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer lines touched
+---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer lines touched, integer hunks
 local function apply(buf, base_lines, theirs_lines, opts)
   local ours = edit.buf_lines(buf)
   local result, hunks = merge(base_lines, ours, theirs_lines, opts.label)
@@ -289,7 +289,7 @@ local function apply(buf, base_lines, theirs_lines, opts)
       vim.bo[buf].fixeol = false
     end
   end
-  return result, touched
+  return result, touched, #hunks
 end
 
 ---@type { buf: integer, hunks: integer[][], lines: string[] }?
@@ -403,9 +403,9 @@ end
 ---@param base_lines string[] the file's text on disk (the agent's write has not touched it)
 ---@param theirs_lines string[]
 ---@param opts { eol: boolean, label: string?, autocmds: boolean? }
----@return { lines: string[], conflicts: integer, touched: integer }?, string? error, string? kind
+---@return { lines: string[], conflicts: integer, touched: integer, hunks: integer }?, string? error, string? kind
 function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
-  local result, touched = apply(buf, base_lines, theirs_lines, opts)
+  local result, touched, hunks = apply(buf, base_lines, theirs_lines, opts)
   local werr, wkind = as_file_text(buf, theirs_lines, function()
     local lines_now = opts.autocmds ~= true and theirs_lines or nil
     return require("acp_nvim.fs.save").write_buffer(buf, opts.autocmds == true, lines_now)
@@ -414,7 +414,7 @@ function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
     return nil, werr, wkind
   end
   require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
-  return { lines = result.lines, conflicts = #result.conflicts, touched = touched }, nil, nil
+  return { lines = result.lines, conflicts = #result.conflicts, touched = touched, hunks = hunks }, nil, nil
 end
 
 return M
