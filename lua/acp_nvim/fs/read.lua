@@ -6,6 +6,7 @@ local result = require("acp_nvim.result")
 local path_of = require("acp_nvim.fs.path")
 local edit = require("acp_nvim.fs.edit")
 local open = require("acp_nvim.fs.open")
+local conflict = require("acp_nvim.fs.conflict")
 
 local api = vim.api
 local uv = vim.uv
@@ -110,7 +111,7 @@ end
 ---@return string
 function M.buffer_text(buf, line, limit)
   -- Unresolved merge conflicts read as the agent's side (fs/conflict.lua).
-  local agent_view = require("acp_nvim.fs.conflict").agent_view(buf)
+  local agent_view = conflict.agent_view(buf)
   if agent_view then
     if line == nil and limit == nil then
       local text = table.concat(agent_view, "\n")
