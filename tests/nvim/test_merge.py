@@ -168,6 +168,20 @@ def notes(nvim: Any) -> list[str]:
     return [n["msg"] for n in nvim.exec_lua("return merge_notes")]
 
 
+def undo_then_save(nvim: Any, buf: Any, before_merge: list[str], f: Path) -> None:
+    """Neovim took the agent's file as the buffer's own (no W11/W12 at `:checktime`, no "changed since
+    reading it" prompt at `:w`, which would hold the call), and one `u` gives back the buffer before the
+    merge."""
+    merged = buf[:]
+    nvim.command("checktime")
+    assert nvim.eval("v:warningmsg") == ""
+    nvim.command("undo")
+    assert buf[:] == before_merge
+    nvim.command("redo")
+    nvim.command("write")
+    assert f.read_text() == "\n".join(merged) + "\n"
+
+
 def test_write_merges_with_unsaved_edits_elsewhere(nvim_clean: Any, tmp_path: Path) -> None:
     f = tmp_path / "m.txt"
     f.write_text("one\ntwo\nthree\nfour\n")
@@ -184,15 +198,7 @@ def test_write_merges_with_unsaved_edits_elsewhere(nvim_clean: Any, tmp_path: Pa
     assert nvim_clean.funcs.getpos("'k")[1] == 1
     # All merged: nothing to tell the user.
     assert notes(nvim_clean) == []
-    # Neovim takes the agent's file as the buffer's own: no W11/W12, and `:w` writes without asking.
-    nvim_clean.command("checktime")
-    assert nvim_clean.eval("v:warningmsg") == ""
-    # One `u` brings back the buffer as it was before the merge.
-    nvim_clean.command("undo")
-    assert buf[:] == ["USER", "two", "three", "four"]
-    nvim_clean.command("redo")
-    nvim_clean.command("write")
-    assert f.read_text() == "USER\ntwo\nthree\nFOUR\n"
+    undo_then_save(nvim_clean, buf, ["USER", "two", "three", "four"], f)
 
 
 def test_overlapping_write_leaves_a_conflict_to_resolve(nvim_clean: Any, tmp_path: Path) -> None:
@@ -304,14 +310,7 @@ def test_apply_to_buffer_follows_an_edit_on_disk(nvim_clean: Any, tmp_path: Path
     )
     assert res == {"conflicts": 0, "user_text_replaced": False, "lines": ["1", "TWO", "3", "typed"]}
     assert buf[:] == ["1", "TWO", "3", "typed"] and buf.options["modified"] is True
-    nvim_clean.command("checktime")
-    assert nvim_clean.eval("v:warningmsg") == ""
-    nvim_clean.command("undo")
-    assert buf[:] == ["1", "2", "3", "typed"]
-    nvim_clean.command("redo")
-    # Saved without a "changed since reading it" prompt (which would hold this call).
-    nvim_clean.command("write")
-    assert f.read_text() == "1\nTWO\n3\ntyped\n"
+    undo_then_save(nvim_clean, buf, ["1", "2", "3", "typed"], f)
     f.write_text("1\nTWO\n3\n")
     nvim_clean.command("edit!")
     buf[:] = ["1", "TWO", "3", "typed"]
