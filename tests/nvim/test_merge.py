@@ -4,6 +4,7 @@ Neovim."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -330,3 +331,60 @@ def test_the_help_documents_the_merge(nvim_clean: Any, tmp_path: Path) -> None:
     tags = help_tags(Nvim(nvim_clean), tmp_path)
     for tag in (":AcpConflict", "acp_nvim-merge", "AcpNvimConflictMarker", "AcpNvimConflictTheirs"):
         assert tag in tags, tag
+
+
+def test_merge3_properties_on_random_edits(nvim_clean: Any) -> None:
+    """Edits drawn at random (changes, insertions, deletions on few distinct lines, so that sides collide):
+    a side left as base yields the other; equal sides yield that side; conflicts are well formed; every line
+    the user added is in the result."""
+    rng = random.Random(14)
+
+    def mutate(lines: list[str], tag: str) -> list[str]:
+        out = list(lines)
+        for _ in range(rng.randint(0, 4)):
+            i = rng.randint(0, len(out))
+            op = rng.choice(("change", "insert", "delete"))
+            if op == "insert" or not out:
+                out.insert(i, f"{tag}{rng.randint(0, 3)}")
+            elif op == "change":
+                out[min(i, len(out) - 1)] = f"{tag}{rng.randint(0, 3)}"
+            else:
+                del out[min(i, len(out) - 1)]
+        return out
+
+    cases = []
+    for _ in range(300):
+        base = [rng.choice("abcde") for _ in range(rng.randint(0, 12))]
+        ours = mutate(base, "u") if rng.random() < 0.9 else list(base)
+        theirs = mutate(base, "t") if rng.random() < 0.9 else list(base)
+        if rng.random() < 0.1:
+            theirs = list(ours)
+        cases.append([base, ours, theirs])
+    results = nvim_clean.exec_lua(
+        "local m = require('acp_nvim.fs.merge') local out = {}"
+        " for i, c in ipairs(...) do out[i] = m.merge3(c[1], c[2], c[3]) end return out",
+        cases,
+    )
+
+    def side(lines: list[str], conflicts: list[dict[str, int]], which: str) -> list[str]:
+        out, at = [], 0
+        for c in conflicts:
+            first, last = c["first"] - 1, c["last"] - 1
+            sep = lines.index("=======", first)
+            out += lines[at:first]
+            out += lines[first + 1 : sep] if which == "ours" else lines[sep + 1 : last]
+            at = last + 1
+        return out + lines[at:]
+
+    for (base, ours, theirs), got in zip(cases, results, strict=True):
+        lines, conflicts = got["lines"], got["conflicts"]
+        if ours in (base, theirs):
+            assert (lines, conflicts) == (theirs, []), (base, ours, theirs)
+        if theirs == base:
+            assert (lines, conflicts) == (ours, []), (base, ours, theirs)
+        # Each conflict is well formed, and either side of it can be taken.
+        assert len(side(lines, conflicts, "ours")) <= len(lines)
+        assert len(side(lines, conflicts, "theirs")) <= len(lines)
+        # Nothing of the user's is lost: every line the user has that base lacks is in the result.
+        for line in set(ours) - set(base):
+            assert line in lines, (base, ours, theirs, lines)

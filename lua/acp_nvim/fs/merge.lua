@@ -24,16 +24,6 @@ M.OURS_MARKER = "<<<<<<<"
 M.SEPARATOR = "======="
 M.THEIRS_MARKER = ">>>>>>>"
 
----@class acp_nvim.MergeChange
----@field s integer first base line replaced (0-based)
----@field e integer end of the base lines replaced (exclusive; `s == e` is an insertion before base line `s`)
----@field side integer 1 = ours, 2 = theirs
-
---- The changes turning `base` into `side`, as 0-based half-open base ranges with their net line count.
----@param base string[]
----@param side string[]
----@param tag integer
----@return { s: integer, e: integer, net: integer, side: integer }[]
 --- Most lines changed in place for `side_hunks` to keep to its positional scan.
 local POSITIONAL_MAX_LINES = 256
 
@@ -69,6 +59,12 @@ local function side_hunks(base, side)
   return hunks
 end
 
+--- The changes turning `base` into `side`, as 0-based half-open base ranges with their net line count
+--- (`s == e`: an insertion before base line `s`).
+---@param base string[]
+---@param side string[]
+---@param tag integer
+---@return { s: integer, e: integer, net: integer, side: integer }[]
 local function changes(base, side, tag)
   local out = {}
   for _, h in ipairs(side_hunks(base, side)) do
@@ -242,8 +238,7 @@ end
 ---@return { lines: string[], conflicts: { first: integer, last: integer }[] } `first`/`last`: 1-based lines
 ---  of a conflict's `<<<<<<<` and `>>>>>>>` markers in `lines`
 function M.merge3(base_lines, ours_lines, theirs_lines, label)
-  local result = merge(base_lines, ours_lines, theirs_lines, label)
-  return result
+  return (merge(base_lines, ours_lines, theirs_lines, label))
 end
 
 --- The cursor and view of every window showing `buf`, to put back after the text changed around them.
