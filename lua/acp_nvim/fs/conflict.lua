@@ -7,13 +7,18 @@
 --- its markers; resolving it keeps its extmarks, so that an undo, which puts them back where they were,
 --- brings the conflict back too. Highlights are drawn at redraw for the conflicts that count. `:AcpConflict ours|theirs|both` resolves the conflict
 --- under the cursor as one undoable edit (`both`: the user's lines, then the agent's); `:AcpConflict` alone
---- lists every conflict in the quickfix list. While a buffer has conflicts, `]x` / `[x` jump to the next /
---- previous one.
+--- lists every conflict in the quickfix list. While a buffer has conflicts, `]x` / `[x` (`M.keymaps`) jump
+--- to the next / previous one.
 local M = {}
 
 local api = vim.api
 
 M.ns = api.nvim_create_namespace("acp_nvim_conflict")
+
+--- The buffer-local keys that jump between conflicts while a buffer has any; a key set to `false` is not
+--- mapped (e.g. where vim-unimpaired's `[x`/`]x` are wanted).
+---@type { next: string|false, prev: string|false }
+M.keymaps = { next = "]x", prev = "[x" }
 
 for name, link in pairs({
   AcpNvimConflictMarker = "DiffText",
@@ -88,25 +93,38 @@ local function live(buf)
   return out
 end
 
+--- buffer -> the keys mapped in it
+---@type table<integer, string[]>
+local mapped_keys = {}
+
 ---@param buf integer
 local function update_keymaps(buf)
   if not api.nvim_buf_is_valid(buf) then
-    mapped[buf] = nil
+    mapped[buf], mapped_keys[buf] = nil, nil
     return
   end
   local has = tracked[buf] ~= nil and #live(buf) > 0
   if has and not mapped[buf] then
-    mapped[buf] = true
-    vim.keymap.set("n", "]x", function()
-      M.jump(true)
-    end, { buffer = buf, desc = "ACP: next merge conflict", nowait = true })
-    vim.keymap.set("n", "[x", function()
-      M.jump(false)
-    end, { buffer = buf, desc = "ACP: previous merge conflict", nowait = true })
+    mapped[buf], mapped_keys[buf] = true, {}
+    for _, dir in ipairs({ "next", "prev" }) do
+      local lhs = M.keymaps[dir]
+      if lhs then
+        vim.keymap.set(
+          "n",
+          lhs,
+          function()
+            M.jump(dir == "next")
+          end,
+          { buffer = buf, desc = ("ACP: %s merge conflict"):format(dir == "next" and "next" or "previous") }
+        )
+        table.insert(mapped_keys[buf], lhs)
+      end
+    end
   elseif not has and mapped[buf] then
-    pcall(vim.keymap.del, "n", "]x", { buffer = buf })
-    pcall(vim.keymap.del, "n", "[x", { buffer = buf })
-    mapped[buf] = nil
+    for _, lhs in ipairs(mapped_keys[buf] or {}) do
+      pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+    end
+    mapped[buf], mapped_keys[buf] = nil, nil
   end
 end
 
@@ -324,7 +342,7 @@ api.nvim_create_autocmd({ "BufWipeout", "BufUnload" }, {
   group = api.nvim_create_augroup("acp_nvim_conflict", { clear = true }),
   callback = function(ev)
     tracked[ev.buf] = nil
-    mapped[ev.buf] = nil
+    mapped[ev.buf], mapped_keys[ev.buf] = nil, nil
   end,
 })
 
