@@ -241,7 +241,7 @@ function M.write(path, content, opts, done)
   local original = review and review.original_lines(buf, opts.session_id, old) or nil
 
   local seq_before = edit.undo_seq(buf)
-  local touched, lines_now, conflicts, werr, wkind
+  local touched, lines_now, conflicts, review_hunks, werr, wkind
   -- The edits applied to the buffer: the agent's text, or its merge with the user's unsaved edits.
   local hunk_count = #hunks
   if had_unsaved then
@@ -260,6 +260,9 @@ function M.write(path, content, opts, done)
     if merged then
       touched, conflicts, hunk_count = merged.touched, merged.conflicts, merged.hunks
       lines_now = opts.autocmds ~= true and merged.lines or nil
+      if lines_now and conflicts > 0 and original then
+        review_hunks = merge.review_hunks(original, lines_now, merged.conflict_lines)
+      end
     end
   else
     M.break_undo(buf)
@@ -305,6 +308,7 @@ function M.write(path, content, opts, done)
       eol = old_eol,
       fixeol = old_fixeol,
       lines = lines_now,
+      hunks = review_hunks,
     })
   end
   if created_buf and not (review and reviewed(review, buf, opts.session_id)) then

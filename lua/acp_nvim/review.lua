@@ -283,11 +283,12 @@ local function hunk_key(old, new)
 end
 
 --- Record the agent's edit of `buf`: `original` are the lines from `M.original_lines` taken before the edit;
---- `info.lines` the buffer's lines now, when the caller has them.
+--- `info.lines` the buffer's lines now, when the caller has them; `info.hunks` the hunks of original -> now,
+--- when the caller has them in a shape of its own (a merge's conflicts as one hunk each).
 ---@param buf integer
 ---@param session_id string
 ---@param original string[]
----@param info { tool_call_id: string?, created: boolean?, eol: boolean?, fixeol: boolean?, lines: string[]? }?
+---@param info { tool_call_id: string?, created: boolean?, eol: boolean?, fixeol: boolean?, lines: string[]?, hunks: integer[][]? }?
 function M.record(buf, session_id, original, info)
   info = info or {}
   sessions[session_id] = sessions[session_id] or {}
@@ -312,7 +313,7 @@ function M.record(buf, session_id, original, info)
     sessions[session_id][buf] = file
   end
   local current = info.lines or fs().buf_lines(buf)
-  for _, d in ipairs(fs().diff(original, current)) do
+  for _, d in ipairs(info.hunks or fs().diff(original, current)) do
     local hunk = place(buf, d[1], d[2], d[3], d[4], original)
     -- A hunk this write did not touch keeps the tool call that made it.
     local key = hunk_key(hunk.old, vim.list_slice(current, d[3], d[3] + d[4] - 1))

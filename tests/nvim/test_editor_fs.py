@@ -150,9 +150,9 @@ def test_overlapping_write_becomes_a_conflict_the_user_resolves(
         nvim.lua("return require('acp_nvim.fs').read(...).content", str(target))
         == "head\nagent's line\ntail\n"
     )
-    # The review has the agent's edit as it landed in the buffer: the conflict's lines, the user's kept.
-    hunks = nvim.lua("return require('acp_nvim.review').hunks()")
-    assert hunks and all(h["bufnr"] == buf and 2 <= h["lnum"] <= h["end_lnum"] <= 6 for h in hunks), hunks
+    # The review has the agent's edit as it landed in the buffer: the conflict, as one hunk.
+    (hunk,) = nvim.lua("return require('acp_nvim.review').hunks()")
+    assert (hunk["bufnr"], hunk["lnum"], hunk["end_lnum"], hunk["old"]) == (buf, 2, 6, ["my line"]), hunk
     nvim.api.current.window.cursor = (3, 0)
     nvim.api.command("AcpConflict theirs")
     assert nvim.api.buffers[buf][:] == ["head", "agent's line", "tail"]

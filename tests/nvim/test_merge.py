@@ -388,3 +388,30 @@ def test_merge3_properties_on_random_edits(nvim_clean: Any) -> None:
         # Nothing of the user's is lost: every line the user has that base lacks is in the result.
         for line in set(ours) - set(base):
             assert line in lines, (base, ours, theirs, lines)
+
+
+def test_review_shows_each_conflict_as_one_hunk(nvim_clean: Any, tmp_path: Path) -> None:
+    f = tmp_path / "r.txt"
+    f.write_text("a\nb\nc\nd\ne\nf\ng\n")
+    buf = open_with_unsaved(nvim_clean, f, ["a", "B mine", "c", "d", "E mine", "f", "g"])
+    res = nvim_clean.exec_lua(WRITE, str(f), "a\nB agent\nc\nd\nE agent\nf\nG agent\n", {"session_id": "s"})
+    assert res["conflicts"] == 2
+    assert buf[:] == [
+        "a",
+        *conflict(["B mine"], ["B agent"]),
+        "c",
+        "d",
+        *conflict(["E mine"], ["E agent"]),
+        "f",
+        "G agent",
+    ]
+    hunks = nvim_clean.exec_lua("return require('acp_nvim.review').hunks('s')")
+    assert [(h["lnum"], h["end_lnum"], h["old"]) for h in hunks] == [
+        (2, 6, ["B mine"]),
+        (9, 13, ["E mine"]),
+        (15, 15, ["g"]),
+    ]
+    # Rejecting a conflict's hunk keeps the user's lines, markers gone.
+    ok = nvim_clean.exec_lua("return require('acp_nvim.review').reject_hunk(..., 8)", buf.number)
+    assert ok is True
+    assert buf[8:] == ["E mine", "f", "G agent"]

@@ -409,7 +409,58 @@ function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
     return nil, werr, wkind
   end
   require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
-  return { lines = result.lines, conflicts = #result.conflicts, touched = touched, hunks = hunks }, nil, nil
+  return {
+    lines = result.lines,
+    conflicts = #result.conflicts,
+    conflict_lines = result.conflicts,
+    touched = touched,
+    hunks = hunks,
+  },
+    nil,
+    nil
+end
+
+--- The hunks of `original` -> `lines` (xdiff's indices) with those inside one conflict joined into one, so
+--- that the review shows each conflict as one hunk (rejecting it gives back the user's lines, markers gone)
+--- rather than the pieces around the user's lines that the markers split it into.
+---@param original string[]
+---@param lines string[]
+---@param conflicts { first: integer, last: integer }[] 1-based marker lines in `lines`
+---@return integer[][]
+function M.review_hunks(original, lines, conflicts)
+  ---@param h integer[]
+  ---@return integer, integer, integer, integer 0-based half-open ranges of both sides
+  local function ranges(h)
+    local as = h[2] > 0 and h[1] - 1 or h[1]
+    local bs = h[4] > 0 and h[3] - 1 or h[3]
+    return as, as + h[2], bs, bs + h[4]
+  end
+  ---@param bs integer
+  ---@param be integer
+  ---@return integer? the conflict the new lines [bs, be) are in
+  local function owner(bs, be)
+    for k, c in ipairs(conflicts) do
+      local f, e = c.first - 1, c.last
+      if (bs < be and bs < e and be > f) or (bs == be and f < bs and bs < e) then
+        return k
+      end
+    end
+    return nil
+  end
+  local out, owners = {}, {}
+  for _, h in ipairs(edit.diff(original, lines)) do
+    local as, ae, bs, be = ranges(h)
+    local k = owner(bs, be)
+    if k and owners[#out] == k then
+      local pas, _, pbs = ranges(out[#out])
+      local ca, cb = ae - pas, be - pbs
+      out[#out] = { ca > 0 and pas + 1 or pas, ca, cb > 0 and pbs + 1 or pbs, cb }
+    else
+      out[#out + 1] = { h[1], h[2], h[3], h[4] }
+      owners[#out] = k
+    end
+  end
+  return out
 end
 
 return M
