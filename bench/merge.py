@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness import Neovim, Result, median, ms
+
+if TYPE_CHECKING:
+    from bench.suite import Config
 
 # Times, in one Neovim: the floor (one vim.diff of base and theirs, the texts already joined, as a plain diff
 # of the agent's edit would cost), merge3 on the three line lists, and apply_to_buffer on a loaded buffer
@@ -68,7 +71,7 @@ def _seconds(ns: list[Any]) -> float:
     return median([float(x) / 1e9 for x in ns])
 
 
-def merge(config: Any) -> Result:
+def merge(config: Config) -> Result:
     result = Result("merge")
     workdir = config.workdir("merge")
     nv = Neovim(workdir)

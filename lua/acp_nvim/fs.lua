@@ -25,6 +25,9 @@
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
+--- A write onto a buffer with unsaved edits is merged with them three-way instead (`acp_nvim.fs.merge`): the
+--- disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps become conflicts.
+---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
 --- an error and the user a warning, the buffer is untouched. The module keeps its own record of each
 --- buffer's file stamp (autocmds installed when the module is first required), because Neovim's timestamp is
