@@ -318,13 +318,7 @@ function M.write(path, content, opts, done)
     release(buf)
   end
   if conflicts and conflicts > 0 then
-    vim.notify(
-      (
-        "acp: the agent's write of %s overlaps your unsaved edits: %d conflict(s) to resolve in the buffer "
-        .. "(:AcpConflict ours|theirs|both, ]x / [x); `u` undoes the merge"
-      ):format(vim.fn.fnamemodify(p, ":~:."), conflicts),
-      vim.log.levels.WARN
-    )
+    require("acp_nvim.fs.merge").tell_conflicts(p, conflicts)
   end
   return {
     ok = true,

@@ -344,7 +344,8 @@ end
 --- becomes the buffer's own again (Neovim's stamps, as after a `:write`, without a W11/W12 warning; the
 --- buffer stays modified when it holds unsaved text of the user's), and conflicts are marked in the buffer
 --- (`acp_nvim.fs.conflict`: highlights, `:AcpConflict`, `]x`/`[x`). The user's text is never replaced: what
---- the agent changed over it is a conflict.
+--- the agent changed over it is a conflict (`user_text_replaced` is always false). Nothing is said here:
+--- the caller tells the user about conflicts with `M.tell_conflicts`.
 ---@param buf integer
 ---@param base_lines string[]
 ---@param theirs_lines string[] the file's text on disk now
@@ -418,6 +419,20 @@ function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
   },
     nil,
     nil
+end
+
+--- Tell the user that a merge into the buffer of `path` left `count` conflicts to resolve (nothing is said of
+--- a merge without conflicts: there is nothing to do).
+---@param path string
+---@param count integer
+function M.tell_conflicts(path, count)
+  vim.notify(
+    (
+      "acp: the agent's edit of %s overlaps your unsaved edits: %d conflict(s) to resolve in the buffer "
+      .. "(:AcpConflict ours|theirs|both, ]x / [x); `u` undoes the merge"
+    ):format(vim.fn.fnamemodify(path, ":~:."), count),
+    vim.log.levels.WARN
+  )
 end
 
 --- The hunks of `original` -> `lines` (xdiff's indices) with those inside one conflict joined into one, so
