@@ -143,7 +143,7 @@ def test_overlapping_write_becomes_a_conflict_the_user_resolves(
     assert nvim.api.buffers[buf][:] == marked
     assert nvim.lua("return vim.bo[...].modified", buf) is True
     notes = [n["msg"] for n in nvim.notes()]
-    assert any("1 conflict(s) to resolve" in n for n in notes), notes
+    assert any("1 conflict(s) of the agent's edit" in n for n in notes), notes
     assert not any("rewrote" in n for n in notes)
     # Reading it back, the agent gets its own side of the conflict, not the markers.
     assert (

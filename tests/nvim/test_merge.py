@@ -219,7 +219,7 @@ def test_overlapping_write_leaves_a_conflict_to_resolve(nvim_clean: Any, tmp_pat
         assert f.read_text() == "keep\nagent's\nend\n"
         assert buf.options["modified"] is True
         (note,) = notes(nvim_clean)
-        assert "1 conflict(s) to resolve" in note and "c.txt" in note and "rewrote" not in note
+        assert "1 conflict(s) of the agent's edit" in note and "c.txt" in note and "rewrote" not in note
         # `]x` goes to the conflict, `:AcpConflict` resolves the one under the cursor.
         nvim_clean.current.window.cursor = (5, 0)
         nvim_clean.command("normal ]x")
@@ -415,3 +415,30 @@ def test_review_shows_each_conflict_as_one_hunk(nvim_clean: Any, tmp_path: Path)
     ok = nvim_clean.exec_lua("return require('acp_nvim.review').reject_hunk(..., 8)", buf.number)
     assert ok is True
     assert buf[8:] == ["E mine", "f", "G agent"]
+
+
+def test_conflicts_are_highlighted_until_resolved(nvim_clean: Any, tmp_path: Path) -> None:
+    """What is drawn: the markers and both sides highlighted; nothing once resolved; again after `u`."""
+    nvim_clean.ui_attach(60, 12, rgb=True)
+    try:
+        f = tmp_path / "h.txt"
+        f.write_text("keep\nold\nend\n")
+        buf = open_with_unsaved(nvim_clean, f, ["keep", "mine", "end"])
+        nvim_clean.exec_lua(WRITE, str(f), "keep\nagent\nend\n", None)
+
+        def attrs() -> list[int]:
+            nvim_clean.command("redraw!")
+            return [int(nvim_clean.funcs.screenattr(row, 1)) for row in range(1, len(buf) + 1)]
+
+        marked = attrs()
+        plain = marked[0]
+        marker, ours, theirs = marked[1], marked[2], marked[4]
+        assert len({plain, marker, ours, theirs}) == 4, marked
+        assert marked == [plain, marker, ours, marker, theirs, marker, plain]
+        nvim_clean.current.window.cursor = (3, 0)
+        nvim_clean.command("AcpConflict theirs")
+        assert attrs() == [plain] * 3
+        nvim_clean.command("undo")
+        assert attrs() == marked
+    finally:
+        nvim_clean.ui_detach()

@@ -333,7 +333,14 @@ api.nvim_set_decoration_provider(M.ns, {
   on_line = function(_, _, buf, row)
     local group = drawing[row]
     if group then
-      api.nvim_buf_set_extmark(buf, M.ns, row, 0, { line_hl_group = group, ephemeral = true })
+      -- A range to the next line's start, not `line_hl_group`, which an ephemeral mark cannot set.
+      api.nvim_buf_set_extmark(
+        buf,
+        M.ns,
+        row,
+        0,
+        { end_row = row + 1, end_col = 0, hl_group = group, hl_eol = true, ephemeral = true }
+      )
     end
   end,
 })

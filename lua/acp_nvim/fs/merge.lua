@@ -426,11 +426,12 @@ end
 ---@param path string
 ---@param count integer
 function M.tell_conflicts(path, count)
+  -- Short: a message wider than the screen stops at a hit-enter prompt.
   vim.notify(
-    (
-      "acp: the agent's edit of %s overlaps your unsaved edits: %d conflict(s) to resolve in the buffer "
-      .. "(:AcpConflict ours|theirs|both, ]x / [x); `u` undoes the merge"
-    ):format(vim.fn.fnamemodify(path, ":~:."), count),
+    ("acp: %s: %d conflict(s) of the agent's edit with your unsaved edits (:AcpConflict)"):format(
+      vim.fn.fnamemodify(path, ":~:."),
+      count
+    ),
     vim.log.levels.WARN
   )
 end
