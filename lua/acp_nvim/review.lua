@@ -490,6 +490,8 @@ local function restore(buf, sid, file, items)
     vim.notify("acp: " .. msg, vim.log.levels.WARN)
     return false, msg
   end
+  -- A buffer with unsaved edits (merged with the agent's, fs/merge.lua) keeps them unsaved.
+  local unsaved = vim.bo[buf].modified and fs().buf_lines(buf) or nil
   fs().break_undo(buf)
   api.nvim_buf_call(buf, function()
     for i, it in ipairs(items) do
@@ -530,7 +532,12 @@ local function restore(buf, sid, file, items)
     end
     return true, nil
   end
-  local werr = fs().write_buffer(buf, false)
+  local werr
+  if unsaved then
+    werr = require("acp_nvim.fs.merge").write_reverted(buf, unsaved)
+  else
+    werr = fs().write_buffer(buf, false)
+  end
   if werr then
     vim.notify("acp: " .. werr, vim.log.levels.ERROR)
     return false, werr

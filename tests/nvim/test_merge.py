@@ -415,6 +415,9 @@ def test_review_shows_each_conflict_as_one_hunk(nvim_clean: Any, tmp_path: Path)
     ok = nvim_clean.exec_lua("return require('acp_nvim.review').reject_hunk(..., 8)", buf.number)
     assert ok is True
     assert buf[8:] == ["E mine", "f", "G agent"]
+    # On disk, the lines put back there are the user's; the rest is still the agent's text.
+    assert f.read_text() == "a\nB agent\nc\nd\nE mine\nf\nG agent\n"
+    assert buf.options["modified"] is True
 
 
 def test_conflicts_are_highlighted_until_resolved(nvim_clean: Any, tmp_path: Path) -> None:
@@ -442,3 +445,21 @@ def test_conflicts_are_highlighted_until_resolved(nvim_clean: Any, tmp_path: Pat
         assert attrs() == marked
     finally:
         nvim_clean.ui_detach()
+
+
+def test_rejecting_a_merged_edit_keeps_the_user_edits_unsaved(nvim_clean: Any, tmp_path: Path) -> None:
+    f = tmp_path / "j.txt"
+    f.write_text("a\nb\nc\nd\n")
+    buf = open_with_unsaved(nvim_clean, f, ["A mine", "b", "c", "d"])
+    nvim_clean.exec_lua(WRITE, str(f), "a\nb\nc\nD agent\n", {"session_id": "s"})
+    assert buf[:] == ["A mine", "b", "c", "D agent"]
+    assert f.read_text() == "a\nb\nc\nD agent\n"
+    assert nvim_clean.exec_lua("return require('acp_nvim.review').reject_hunk(..., 3)", buf.number) is True
+    # The agent's line is gone from the buffer and the disk; the user's edit is still only in the buffer.
+    assert buf[:] == ["A mine", "b", "c", "d"]
+    assert f.read_text() == "a\nb\nc\nd\n"
+    assert buf.options["modified"] is True
+    nvim_clean.command("checktime")
+    assert nvim_clean.eval("v:warningmsg") == ""
+    nvim_clean.command("undo")
+    assert buf[:] == ["A mine", "b", "c", "D agent"]

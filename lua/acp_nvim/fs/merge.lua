@@ -174,8 +174,9 @@ end
 ---@param ours string[]
 ---@param theirs string[]
 ---@param label string? names the agent's side in the markers
+---@param take_theirs boolean? a conflict takes theirs, without markers (and is not counted)
 ---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer[][]
-local function merge(base, ours, theirs, label)
+local function merge(base, ours, theirs, label, take_theirs)
   local lines, conflicts, hunks = {}, {}, {}
   local delta = { 0, 0 }
   local at = 0 -- base lines before `at` are in `lines`
@@ -198,7 +199,7 @@ local function merge(base, ours, theirs, label)
     local result_start = #lines
     if not has[2] or same(ours, o0, o1, theirs, t0, t1) then
       append(ours, o0, o1, lines)
-    elseif not has[1] then
+    elseif not has[1] or take_theirs then
       append(theirs, t0, t1, lines)
     else
       local head = 0
@@ -419,6 +420,24 @@ function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
   },
     nil,
     nil
+end
+
+--- Write the file of `buf` after the review put back the old text of some agent hunks in it while it holds
+--- unsaved edits of the user's (`before`: its lines until then): the disk gets the same change (the
+--- agent's lines there give way to their old text) and the user's other unsaved edits stay unsaved in the
+--- buffer. Where the lines put back are the user's own (a conflict's hunk), the disk gets those lines.
+---@param buf integer
+---@param before string[]
+---@return string? error
+function M.write_reverted(buf, before)
+  local after = edit.buf_lines(buf)
+  local disk = M.disk_lines(buf, api.nvim_buf_get_name(buf))
+  local target = merge(before, disk, after, nil, true).lines
+  return (
+    as_file_text(buf, target, function()
+      return require("acp_nvim.fs.save").write_buffer(buf, false, target)
+    end)
+  )
 end
 
 --- Tell the user that a merge into the buffer of `path` left `count` conflicts to resolve (nothing is said of
