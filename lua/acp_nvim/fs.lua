@@ -250,13 +250,14 @@ function M.write(path, content, opts, done)
   if had_unsaved then
     -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
     local merge = require("acp_nvim.fs.merge")
+    local unsaved = require("acp_nvim.fs.unsaved")
     if not file_existed and crlf then
       bo.fileformat = "dos"
     end
     local merged
-    merged, werr, wkind = merge.write_over_unsaved(
+    merged, werr, wkind = unsaved.write_over_unsaved(
       buf,
-      merge.disk_lines(buf, p),
+      unsaved.disk_lines(buf, p),
       new,
       { eol = eol, autocmds = opts.autocmds == true }
     )

@@ -534,7 +534,7 @@ local function restore(buf, sid, file, items)
   end
   local werr
   if unsaved then
-    werr = require("acp_nvim.fs.merge").write_reverted(buf, unsaved)
+    werr = require("acp_nvim.fs.unsaved").write_reverted(buf, unsaved)
   else
     werr = fs().write_buffer(buf, false)
   end

@@ -14,11 +14,13 @@
 ---
 --- Lines that both sides of a conflict share at its start or end are kept outside the markers. Changes next to
 --- each other (one ends where the other starts) are not a conflict: both are kept.
+---
+--- `apply_to_buffer` is the way in for an edit the agent made on disk itself; `fs.write` (the agent's
+--- `fs/write_text_file`) goes through `acp_nvim.fs.unsaved`, which writes the disk while the buffer keeps the
+--- user's edits; `acp_nvim.fs.conflict` tracks and resolves the conflicts.
 local M = {}
 
 local edit = require("acp_nvim.fs.edit")
-
-local api = vim.api
 
 M.OURS_MARKER = "<<<<<<<"
 M.SEPARATOR = "======="
@@ -176,7 +178,7 @@ end
 ---@param label string? names the agent's side in the markers
 ---@param take_theirs boolean? a conflict takes theirs, without markers (and is not counted)
 ---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer[][]
-local function merge(base, ours, theirs, label, take_theirs)
+function M.merge(base, ours, theirs, label, take_theirs)
   local lines, conflicts, hunks = {}, {}, {}
   local delta = { 0, 0 }
   local at = 0 -- base lines before `at` are in `lines`
@@ -239,29 +241,7 @@ end
 ---@return { lines: string[], conflicts: { first: integer, last: integer }[] } `first`/`last`: 1-based lines
 ---  of a conflict's `<<<<<<<` and `>>>>>>>` markers in `lines`
 function M.merge3(base_lines, ours_lines, theirs_lines, label)
-  return (merge(base_lines, ours_lines, theirs_lines, label))
-end
-
---- The cursor and view of every window showing `buf`, to put back after the text changed around them.
----@param buf integer
----@return table<integer, table>
-function M.save_views(buf)
-  local views = {}
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    views[win] = api.nvim_win_call(win, vim.fn.winsaveview)
-  end
-  return views
-end
-
----@param views table<integer, table>
-function M.restore_views(views)
-  for win, view in pairs(views) do
-    if api.nvim_win_is_valid(win) then
-      pcall(api.nvim_win_call, win, function()
-        vim.fn.winrestview(view)
-      end)
-    end
-  end
+  return (M.merge(base_lines, ours_lines, theirs_lines, label))
 end
 
 --- Apply the merge of `theirs_lines` into `buf` as one undo step of minimal line edits; conflicts are not
@@ -271,9 +251,9 @@ end
 ---@param theirs_lines string[]
 ---@param opts { eol: boolean?, label: string? }
 ---@return { lines: string[], conflicts: { first: integer, last: integer, separator: integer }[] }, integer lines touched, integer hunks
-local function apply(buf, base_lines, theirs_lines, opts)
+function M.apply(buf, base_lines, theirs_lines, opts)
   local ours = edit.buf_lines(buf)
-  local result, hunks = merge(base_lines, ours, theirs_lines, opts.label)
+  local result, hunks = M.merge(base_lines, ours, theirs_lines, opts.label)
   local touched = 0
   if #hunks > 0 then
     edit.break_undo(buf)
@@ -286,57 +266,6 @@ local function apply(buf, base_lines, theirs_lines, opts)
     end
   end
   return result, touched, #hunks
-end
-
----@type { buf: integer, hunks: integer[][], lines: string[] }?
-local pending
-
---- Runs under `:lockmarks` (see `as_file_text`).
-function M._apply_pending()
-  local job = assert(pending)
-  pending = nil
-  edit.apply_hunks(job.buf, job.hunks, job.lines)
-end
-
----@param buf integer
----@param from string[]
----@param to string[]
-local function swap(buf, from, to)
-  local hunks = edit.diff(from, to)
-  if #hunks == 0 then
-    return
-  end
-  pending = { buf = buf, hunks = hunks, lines = to }
-  api.nvim_buf_call(buf, function()
-    -- Part of the merge's undo step: `u` goes from the merged text straight back to the user's.
-    pcall(vim.cmd, "undojoin")
-    vim.cmd("lockmarks lua require('acp_nvim.fs.merge')._apply_pending()")
-  end)
-end
-
---- Run `fn` while the text of `buf` is `file_lines` (the file's text on disk, or about to be), then put its
---- text back as it was, both changes joined to the current undo step. Neovim takes a file as a buffer's own
---- only while the two hold the same text (`:write`, or `:checktime` finding that only the time changed);
---- this is how a buffer whose unsaved text differs from the file gets the file's stamps, so that neither a
---- W11/W12 warning nor a "changed since reading it" prompt at the next `:w` greets the user. The lines that
---- differ are the user's unsaved ones: marks on them are kept (`:lockmarks`), and so are cursors and views;
---- other extmarks on them (diagnostics, ...) collapse to the line where they were.
----@param buf integer
----@param file_lines string[]
----@param fn fun(): string?, string?
----@return string?, string? what `fn` returned
-local function as_file_text(buf, file_lines, fn)
-  local views = M.save_views(buf)
-  local now = edit.buf_lines(buf)
-  swap(buf, now, file_lines)
-  local ok, e1, e2 = pcall(fn)
-  local after = edit.buf_lines(buf)
-  swap(buf, after, now)
-  M.restore_views(views)
-  if not ok then
-    return tostring(e1), nil
-  end
-  return e1, e2
 end
 
 --- The agent's text (`theirs_lines`, written to disk by the agent itself, changed from `base_lines`) merged
@@ -355,89 +284,10 @@ end
 ---@return { conflicts: integer, user_text_replaced: boolean, lines: string[] }
 function M.apply_to_buffer(buf, base_lines, theirs_lines, opts)
   opts = opts or {}
-  local result = apply(buf, base_lines, theirs_lines, opts)
-  local path = api.nvim_buf_get_name(buf)
-  local target = vim.uv.fs_realpath(path)
-  if target then
-    local save = require("acp_nvim.fs.save")
-    as_file_text(buf, theirs_lines, function()
-      save.adopt_file(buf, target)
-      vim.bo[buf].modified = false
-      require("acp_nvim.fs.stamp").record(buf)
-      return nil
-    end)
-  end
+  local result = M.apply(buf, base_lines, theirs_lines, opts)
+  require("acp_nvim.fs.unsaved").adopt(buf, theirs_lines)
   require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
   return { conflicts = #result.conflicts, user_text_replaced = false, lines = result.lines }
-end
-
---- The text of the file behind `buf` as Neovim would load it (its 'fileencoding' decoded, a BOM and CRLF
---- line ends dropped), as lines; `{}` when there is no file.
----@param buf integer
----@param path string
----@return string[] lines, boolean eol
-function M.disk_lines(buf, path)
-  local text = require("acp_nvim.fs.read").read_disk(path, math.huge)
-  if text == nil then
-    return {}, false
-  end
-  local bo = vim.bo[buf]
-  if bo.fileencoding ~= "" and bo.fileencoding ~= "utf-8" then
-    text = vim.iconv(text, bo.fileencoding, "utf-8") or text
-  end
-  if text:sub(1, 3) == "\239\187\191" then
-    text = text:sub(4)
-  end
-  local lines, eol = edit.to_lines(text)
-  return lines, eol
-end
-
---- `fs/write_text_file` onto `buf`, which has unsaved edits: the agent's `theirs_lines` are merged into the
---- buffer (one undo step) and written as the file, so the agent reads back what it wrote from disk, while
---- the user's unsaved edits stay in the buffer, unsaved (the buffer stays modified) and undoable. Conflicts
---- are marked once the text is final.
----@param buf integer
----@param base_lines string[] the file's text on disk (the agent's write has not touched it)
----@param theirs_lines string[]
----@param opts { eol: boolean, label: string?, autocmds: boolean? }
----@return { lines: string[], conflicts: integer, touched: integer, hunks: integer }?, string? error, string? kind
-function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
-  local result, touched, hunks = apply(buf, base_lines, theirs_lines, opts)
-  local werr, wkind = as_file_text(buf, theirs_lines, function()
-    local lines_now = opts.autocmds ~= true and theirs_lines or nil
-    return require("acp_nvim.fs.save").write_buffer(buf, opts.autocmds == true, lines_now)
-  end)
-  if werr then
-    return nil, werr, wkind
-  end
-  require("acp_nvim.fs.conflict").mark(buf, result.conflicts)
-  return {
-    lines = result.lines,
-    conflicts = #result.conflicts,
-    conflict_lines = result.conflicts,
-    touched = touched,
-    hunks = hunks,
-  },
-    nil,
-    nil
-end
-
---- Write the file of `buf` after the review put back the old text of some agent hunks in it while it holds
---- unsaved edits of the user's (`before`: its lines until then): the disk gets the same change (the
---- agent's lines there give way to their old text) and the user's other unsaved edits stay unsaved in the
---- buffer. Where the lines put back are the user's own (a conflict's hunk), the disk gets those lines.
----@param buf integer
----@param before string[]
----@return string? error
-function M.write_reverted(buf, before)
-  local after = edit.buf_lines(buf)
-  local disk = M.disk_lines(buf, api.nvim_buf_get_name(buf))
-  local target = merge(before, disk, after, nil, true).lines
-  return (
-    as_file_text(buf, target, function()
-      return require("acp_nvim.fs.save").write_buffer(buf, false, target)
-    end)
-  )
 end
 
 --- Tell the user that a merge into the buffer of `path` left `count` conflicts to resolve (nothing is said of
