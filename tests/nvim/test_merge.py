@@ -463,3 +463,16 @@ def test_rejecting_a_merged_edit_keeps_the_user_edits_unsaved(nvim_clean: Any, t
     assert nvim_clean.eval("v:warningmsg") == ""
     nvim_clean.command("undo")
     assert buf[:] == ["A mine", "b", "c", "D agent"]
+
+
+def test_write_merges_into_a_latin1_buffer(nvim_clean: Any, tmp_path: Path) -> None:
+    """The base is the file as Neovim decoded it ('fileencoding'), not its raw bytes."""
+    f = tmp_path / "latin1.txt"
+    f.write_bytes("café\nthé\nfin\n".encode("latin-1"))
+    nvim_clean.command("set fileencodings=utf-8,latin1")
+    buf = open_with_unsaved(nvim_clean, f, ["café", "thé", "fin", "tapé"])
+    assert buf.options["fileencoding"] == "latin1"
+    res = nvim_clean.exec_lua(WRITE, str(f), "café\nTHÉ\nfin\n", None)
+    assert res["ok"] is True and res["conflicts"] == 0
+    assert buf[:] == ["café", "THÉ", "fin", "tapé"]
+    assert f.read_bytes() == "café\nTHÉ\nfin\n".encode("latin-1")
