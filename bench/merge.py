@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 # (buffer lines read, merged, applied as one undo step). `scattered_user`: the user's edits spread over the
 # whole file too, the worst case for the unchanged head and tail that each side's diff skips.
 MERGE_BENCH_LUA = r"""
-local size, runs, scattered_user = ...
+local size, runs, scattered_user, workdir = ...
 local line = ("0123456789 abcdefghijklmnopqrstuvwxyz "):rep(2) .. "lorem ipsum dolor sit amet"
 local count = math.max(2000, math.floor(size / (#line + 1)))
 local base = {}
@@ -63,7 +63,33 @@ for _ = 1, runs do
   assert(res.conflicts == 0 and #res.lines == count + 50 + (scattered_user and 50 or 0), "unexpected merge")
   vim.api.nvim_buf_delete(buf, { force = true })
 end
-return { floor = floor, merged = merged, applied = applied, bytes = #base_text, conflicts = conflicts }
+-- The whole fs/write_text_file path onto the buffer of a real file with those unsaved edits: the disk read
+-- for the base, the merge, the disk write of the agent's text and the stamps taken.
+local path = workdir .. "/merged.txt"
+local written = {}
+for _ = 1, runs do
+  local out = assert(io.open(path, "wb"))
+  out:write(base_text)
+  out:close()
+  vim.cmd("silent! bwipeout! " .. vim.fn.fnameescape(path))
+  vim.cmd("silent edit " .. vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, ours)
+  collectgarbage()
+  local t0 = vim.uv.hrtime()
+  local res = require("acp_nvim.fs").write(path, theirs_text, {})
+  written[#written + 1] = vim.uv.hrtime() - t0
+  assert(res.ok and res.conflicts == 0, "unexpected write")
+  vim.cmd("silent! bwipeout! " .. vim.fn.fnameescape(path))
+end
+return {
+  floor = floor,
+  merged = merged,
+  applied = applied,
+  written = written,
+  bytes = #base_text,
+  conflicts = conflicts,
+}
 """
 
 
@@ -79,7 +105,7 @@ def merge(config: Config) -> Result:
     size = config.size(1024 * 1024, 20 * 1024)
     try:
         for label, scattered in (("user changed 3 lines", False), ("user added lines in 50 places", True)):
-            got = nv.lua(MERGE_BENCH_LUA, size, config.runs, scattered)
+            got = nv.lua(MERGE_BENCH_LUA, size, config.runs, scattered, str(workdir))
             floor_s, merge_s, apply_s = (
                 _seconds(got["floor"]),
                 _seconds(got["merged"]),
@@ -92,6 +118,10 @@ def merge(config: Config) -> Result:
             result.figures[f"apply_to_buffer {kib} KiB, {label}"] = (
                 f"{ms(apply_s)} (ratio {apply_s / floor_s:.2f}x)"
             )
+            write_s = _seconds(got["written"])
+            result.figures[f"fs.write onto the unsaved buffer {kib} KiB, {label}"] = (
+                f"{ms(write_s)} (ratio {write_s / floor_s:.2f}x)"
+            )
             if not scattered:
                 result.judge(
                     f"merge3 of a 1 MB buffer within 2x vim.diff ({merge_s / floor_s:.2f}x)",
@@ -101,7 +131,9 @@ def merge(config: Config) -> Result:
         result.notes.append(
             "floor: one vim.diff (indices) of the file and the agent's text, already joined; merge3: both "
             "sides diffed against the file and merged, from line lists; apply_to_buffer: also reads the "
-            "buffer, applies the result as one undo step and takes the file's stamps (no file here)"
+            "buffer, applies the result as one undo step and takes the file's stamps (no file here); "
+            "fs.write: the whole fs/write_text_file path onto a real file's buffer (disk read, merge, "
+            "atomic write, stamps)"
         )
     finally:
         nv.close()
