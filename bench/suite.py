@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import floor
+from bench import merge as merge_bench
 from bench.flood_agent import final_text
 from bench.harness import (
     FRAME_S,
@@ -607,4 +608,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "fs": fs,
     "terminal": terminal,
     "startup": startup,
+    "merge": merge_bench.merge,
 }

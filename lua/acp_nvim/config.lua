@@ -109,6 +109,14 @@ M.defaults = {
       reject_file = "<leader>aR",
     },
   },
+  conflict = {
+    -- Buffer-local mappings while a buffer has merge conflicts (:AcpConflict); false leaves that key unmapped
+    -- (e.g. where vim-unimpaired's ]x/[x are wanted).
+    keymaps = {
+      next = "]x",
+      prev = "[x",
+    },
+  },
 }
 
 -- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents.
@@ -213,6 +221,12 @@ local rules = {
       reject_hunk = "key",
       accept_file = "key",
       reject_file = "key",
+    },
+  },
+  conflict = {
+    keymaps = {
+      next = "key",
+      prev = "key",
     },
   },
 }

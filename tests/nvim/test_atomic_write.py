@@ -264,6 +264,10 @@ def test_new_file_is_bound_to_its_buffer(nvim_clean: Any, tmp_path: Path) -> Non
     nvim_clean.command("let v:warningmsg = ''")
     nvim_clean.command("checktime")
     assert nvim_clean.eval("v:warningmsg") == ""
+    # The user's draft and the agent's file are a merge conflict (fs/merge.lua); the user takes the agent's.
+    assert "user draft" in nvim_clean.current.buffer[:]
+    nvim_clean.command("2")
+    nvim_clean.command("AcpConflict theirs")
     nvim_clean.command("normal! Gomore")
     nvim_clean.request("nvim_command", "write", async_=True)
     wait_written(nvim_clean, f, b"agent made\nmore\n")

@@ -109,14 +109,62 @@ def test_writes(nvim: Nvim, agent: Scripted, project: Path) -> None:
     answers = agent.turn()
     assert [x["kind"] for x in answers] == ["result"] * len(writes), answers
     assert (project / "open.txt").read_text() == "one\nTWO\nthree\n"
-    assert nvim.api.buffers[buf][:] == ["one", "TWO", "three"]
-    # One `u` undoes the agent's write (a single undo step) and brings the user's unsaved edits back.
+    # The agent's change and the user's unsaved line are both in the buffer (merged, fs/merge.lua).
+    assert nvim.api.buffers[buf][:] == ["one", "TWO", "three", "my unsaved line"]
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    assert not any("unsaved" in n["msg"] or "conflict" in n["msg"] for n in nvim.notes())
+    # One `u` undoes the agent's write (a single undo step): the buffer as the user left it.
     nvim.api.command("normal! u")
     assert nvim.api.buffers[buf][:] == ["one", "two", "three", "my unsaved line"]
     assert (project / "closed.txt").read_text() == "keep\nnew\n"
     assert (project / "new" / "deeper" / "file.txt").read_text() == "fresh\n"
     assert (project / "dos.txt").read_bytes() == b"a\r\nB\r\n"
     assert (project / "noeol.txt").read_bytes() == b"x\nY"
+
+
+def test_overlapping_write_becomes_a_conflict_the_user_resolves(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    target = project / "clash.txt"
+    target.write_text("head\nold\ntail\n")
+    steps = [
+        {"write": {"path": "${CWD}/clash.txt", "content": "head\nagent's line\ntail\n"}},
+        {"read": {"path": "${CWD}/clash.txt"}},
+    ]
+    agent.start([steps], project)
+    buf = edit_buffer(nvim, target, ["head", "my line", "tail"])
+    answer, read_back = agent.turn()
+    assert answer["kind"] == "result", answer
+    # Reading it back, the agent gets its own side of the conflict, not the markers.
+    assert result(read_back)["content"] == "head\nagent's line\ntail\n"
+    # The agent can read back what it wrote from disk; the user's line is in the buffer, unsaved.
+    assert target.read_text() == "head\nagent's line\ntail\n"
+    marked = ["head", "<<<<<<< yours", "my line", "=======", "agent's line", ">>>>>>> agent", "tail"]
+    assert nvim.api.buffers[buf][:] == marked
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    notes = [n["msg"] for n in nvim.notes()]
+    assert any("1 conflict(s) of the agent's edit" in n for n in notes), notes
+    assert not any("rewrote" in n for n in notes)
+    # Reading it back, the agent gets its own side of the conflict, not the markers.
+    assert (
+        nvim.lua("return require('acp_nvim.editor.fs').read(...).content", str(target))
+        == "head\nagent's line\ntail\n"
+    )
+    # The review has the agent's edit as it landed in the buffer: the conflict, as one hunk.
+    (hunk,) = nvim.lua("return require('acp_nvim.editor.review').hunks()")
+    assert (hunk["bufnr"], hunk["lnum"], hunk["end_lnum"], hunk["old"]) == (buf, 2, 6, ["my line"]), hunk
+    nvim.api.current.window.cursor = (3, 0)
+    nvim.api.command("AcpConflict theirs")
+    assert nvim.api.buffers[buf][:] == ["head", "agent's line", "tail"]
+    nvim.api.command("normal! u")
+    assert nvim.api.buffers[buf][:] == marked
+    nvim.api.command("AcpConflict ours")
+    assert nvim.api.buffers[buf][:] == ["head", "my line", "tail"]
+    nvim.api.command("normal! u")
+    nvim.api.command("AcpConflict both")
+    assert nvim.api.buffers[buf][:] == ["head", "my line", "agent's line", "tail"]
+    nvim.api.command("normal! uu")
+    assert nvim.api.buffers[buf][:] == ["head", "my line", "tail"]
 
 
 def test_write_behind_a_changed_file_is_a_conflict(nvim: Nvim, agent: Scripted, project: Path) -> None:

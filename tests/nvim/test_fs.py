@@ -193,8 +193,9 @@ def test_write_over_unsaved_edits_is_undoable(nvim_clean: Any, tmp_path: Path) -
     res = write(nvim_clean, f, "one\ntwo\nthree\nfour\n")
     assert res["ok"] is True and res["had_unsaved_edits"] is True
     assert f.read_text() == "one\ntwo\nthree\nfour\n"
-    assert nvim_clean.current.buffer[:] == ["one", "two", "three", "four"]
-    assert nvim_clean.current.buffer.options["modified"] is False
+    # Merged (fs/merge.lua): the agent's line is added, the user's edit stays, unsaved.
+    assert nvim_clean.current.buffer[:] == ["USER", "two", "three", "four"]
+    assert nvim_clean.current.buffer.options["modified"] is True
     nvim_clean.command("undo")
     assert nvim_clean.current.buffer[:] == ["USER", "two", "three"]
     nvim_clean.command("undo")

@@ -243,12 +243,21 @@ local function hunk_key(old, new)
   return table.concat(old, "\n") .. "\0" .. #old .. "\0" .. table.concat(new, "\n") .. "\0" .. #new
 end
 
+---@class acp_nvim.ReviewRecordInfo
+---@field tool_call_id string?
+---@field created boolean?
+---@field eol boolean?
+---@field fixeol boolean?
+---@field lines string[]?
+---@field hunks integer[][]?
+
 --- Record the agent's edit of `buf`: `original` are the lines from `M.original_lines` taken before the edit;
---- `info.lines` the buffer's lines now, when the caller has them.
+--- `info.lines` the buffer's lines now, when the caller has them; `info.hunks` the hunks of original -> now,
+--- when the caller has them in a shape of its own (a merge's conflicts as one hunk each).
 ---@param buf integer
 ---@param session_id string
 ---@param original string[]
----@param info { tool_call_id: string?, created: boolean?, eol: boolean?, fixeol: boolean?, lines: string[]? }?
+---@param info acp_nvim.ReviewRecordInfo?
 function M.record(buf, session_id, original, info)
   info = info or {}
   sessions[session_id] = sessions[session_id] or {}
@@ -273,7 +282,7 @@ function M.record(buf, session_id, original, info)
     sessions[session_id][buf] = file
   end
   local current = info.lines or fs().buf_lines(buf)
-  for _, d in ipairs(fs().diff(original, current)) do
+  for _, d in ipairs(info.hunks or fs().diff(original, current)) do
     local hunk = place(buf, d[1], d[2], d[3], d[4], original)
     -- A hunk this write did not touch keeps the tool call that made it.
     local key = hunk_key(hunk.old, vim.list_slice(current, d[3], d[3] + d[4] - 1))
@@ -448,6 +457,8 @@ local function restore(buf, sid, file, items)
     vim.notify("acp: " .. msg, vim.log.levels.WARN)
     return false, msg
   end
+  -- A buffer with unsaved edits (merged with the agent's, fs/merge.lua) keeps them unsaved.
+  local unsaved = vim.bo[buf].modified and fs().buf_lines(buf) or nil
   fs().break_undo(buf)
   api.nvim_buf_call(buf, function()
     for i, it in ipairs(items) do
@@ -487,7 +498,12 @@ local function restore(buf, sid, file, items)
     end
     return true, nil
   end
-  local werr = fs().write_buffer(buf, false)
+  local werr
+  if unsaved then
+    werr = require("acp_nvim.editor.fs.unsaved").write_reverted(buf, unsaved)
+  else
+    werr = fs().write_buffer(buf, false)
+  end
   if werr then
     vim.notify("acp: " .. werr, vim.log.levels.ERROR)
     return false, werr

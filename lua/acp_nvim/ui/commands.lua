@@ -182,6 +182,15 @@ function M.create()
     end,
     desc = "Review the agent's edits (quickfix); accept or reject all",
   })
+  command("AcpConflict", function(args)
+    require("acp_nvim.editor.fs.conflict").command(args.args)
+  end, {
+    nargs = "?",
+    complete = function(lead)
+      return starting(lead, { "ours", "theirs", "both" })
+    end,
+    desc = "Resolve the merge conflict under the cursor (ours, theirs, both); alone: list the conflicts",
+  })
   command("AcpTerminal", function(args)
     require("acp_nvim.ui.chat_terminal").open(args.args)
   end, {

@@ -47,6 +47,10 @@ M.groups = {
   AcpNvimReviewChange = "DiffChange",
   AcpNvimReviewDelete = "DiffDelete",
   AcpNvimReviewOld = "DiffDelete",
+  -- merge conflicts an agent's edit left in a buffer
+  AcpNvimConflictMarker = "DiffText",
+  AcpNvimConflictOurs = "DiffChange",
+  AcpNvimConflictTheirs = "DiffAdd",
 }
 
 local function define()

@@ -53,13 +53,21 @@ function M.buf_lines(buf)
   return api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
+--- Lines `from`..`to` of `lines` as xdiff's input, joined in place (no copy of the list).
 ---@param lines string[]
+---@param from integer
+---@param to integer
 ---@return string
-local function diff_text(lines)
-  if #lines == 0 then
+local function diff_text(lines, from, to)
+  if to < from then
     return ""
   end
-  return table.concat(lines, "\n") .. "\n"
+  -- Joined with an empty last element for the final newline: `.. "\n"` would copy a 1 MB text once more.
+  local after = lines[to + 1]
+  lines[to + 1] = ""
+  local text = table.concat(lines, "\n", from, to + 1)
+  lines[to + 1] = after
+  return text
 end
 
 --- Minimal hunks turning `old` into `new`: xdiff's indices { start_a, count_a, start_b, count_b }.
@@ -81,8 +89,8 @@ function M.diff(old, new)
     return {}
   end
   local hunks = vim.diff(
-    diff_text(vim.list_slice(old, head + 1, n_old - tail)),
-    diff_text(vim.list_slice(new, head + 1, n_new - tail)),
+    diff_text(old, head + 1, n_old - tail),
+    diff_text(new, head + 1, n_new - tail),
     { result_type = "indices" }
   ) --[[@as integer[][] ]]
   -- xdiff numbers an insertion's or deletion's empty side by the line before it, so a shift by `head` holds

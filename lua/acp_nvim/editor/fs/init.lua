@@ -29,6 +29,9 @@
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
+--- A write onto a buffer with unsaved edits is merged with them three-way instead (`acp_nvim.fs.merge`): the
+--- disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps become conflicts.
+---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
 --- an error and the user a warning (both from the host), the buffer is untouched. The module keeps its own
 --- record of each buffer's file stamp (autocmds installed when the module is first required), because
@@ -187,24 +190,49 @@ function M.write(path, content, opts)
   local original = review and review.original_lines(buf, opts.session_id, old) or nil
 
   local seq_before = edit.undo_seq(buf)
-  M.break_undo(buf)
-  local touched = M.apply_hunks(buf, hunks, new)
-  if #new > 0 then
-    bo.eol = eol
-    if not eol then
-      bo.fixeol = false
+  local touched, lines_now, conflicts, review_hunks, werr, wkind
+  -- The edits applied to the buffer: the agent's text, or its merge with the user's unsaved edits.
+  local hunk_count = #hunks
+  if had_unsaved then
+    -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
+    local merge = require("acp_nvim.editor.fs.merge")
+    local unsaved = require("acp_nvim.editor.fs.unsaved")
+    if not file_existed and crlf then
+      bo.fileformat = "dos"
     end
+    local merged
+    merged, werr, wkind = unsaved.write_over_unsaved(
+      buf,
+      unsaved.disk_lines(buf, p),
+      new,
+      { eol = eol, autocmds = opts.autocmds == true }
+    )
+    if merged then
+      touched, conflicts, hunk_count = merged.touched, merged.conflicts, merged.hunks
+      lines_now = opts.autocmds ~= true and merged.lines or nil
+      if lines_now and conflicts > 0 and original then
+        review_hunks = merge.review_hunks(original, lines_now, merged.conflict_lines)
+      end
+    end
+  else
+    M.break_undo(buf)
+    touched = M.apply_hunks(buf, hunks, new)
+    if #new > 0 then
+      bo.eol = eol
+      if not eol then
+        bo.fixeol = false
+      end
+    end
+    if not file_existed and crlf then
+      bo.fileformat = "dos"
+    end
+    -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
+    lines_now = opts.autocmds ~= true and new or nil
+    werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
   end
-  if not file_existed and crlf then
-    bo.fileformat = "dos"
-  end
-
-  -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
-  local lines_now = opts.autocmds ~= true and new or nil
-  local werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
-    if #hunks > 0 then
+    if #hunks > 0 or had_unsaved then
       if edit.undo_seq(buf) ~= seq_before then
         api.nvim_buf_call(buf, function()
           vim.cmd("silent undo")
@@ -230,26 +258,23 @@ function M.write(path, content, opts)
       eol = old_eol,
       fixeol = old_fixeol,
       lines = lines_now,
+      hunks = review_hunks,
     })
   end
   if created_buf and not (review and reviewed(review, buf, opts.session_id)) then
     release(buf)
   end
-  if had_unsaved then
-    vim.notify(
-      ("acp: the agent rewrote %s over your unsaved edits; `u` in that buffer brings them back"):format(
-        vim.fn.fnamemodify(p, ":~:.")
-      ),
-      vim.log.levels.INFO
-    )
+  if conflicts and conflicts > 0 then
+    require("acp_nvim.editor.fs.merge").tell_conflicts(p, conflicts)
   end
   return {
     ok = true,
     bufnr = buf,
     lines_touched = touched,
-    hunks = #hunks,
+    hunks = hunk_count,
     created = not file_existed,
     had_unsaved_edits = had_unsaved,
+    conflicts = conflicts or 0,
   }
 end
 

@@ -6,6 +6,7 @@ local result = require("acp_nvim.editor.answer")
 local path_of = require("acp_nvim.editor.fs.path")
 local edit = require("acp_nvim.editor.fs.edit")
 local open = require("acp_nvim.editor.fs.open")
+local conflict = require("acp_nvim.editor.fs.conflict")
 
 local api = vim.api
 local opt = result.opt
@@ -15,6 +16,24 @@ local opt = result.opt
 ---@param limit integer?
 ---@return string
 function M.buffer_text(buf, line, limit)
+  -- Unresolved merge conflicts read as the agent's side (fs/conflict.lua).
+  local agent_view = conflict.agent_view(buf)
+  if agent_view then
+    if line == nil and limit == nil then
+      local text = table.concat(agent_view, "\n")
+      return (#agent_view > 0 and vim.bo[buf].eol) and text .. "\n" or text
+    end
+    line = line or 1
+    if line > #agent_view or limit == 0 then
+      return ""
+    end
+    return table.concat(
+      agent_view,
+      "\n",
+      line,
+      limit and math.min(#agent_view, line - 1 + limit) or #agent_view
+    )
+  end
   if line == nil and limit == nil then
     if edit.buf_is_empty(buf) then
       return ""

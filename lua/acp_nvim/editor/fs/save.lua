@@ -304,7 +304,7 @@ end
 --- contents), finds a time-only change and records it for `:write`.
 ---@param buf integer
 ---@param target string
-local function adopt_file(buf, target)
+function M.adopt_file(buf, target)
   local bo = vim.bo[buf]
   bo.modified = true
   checktime_answering(buf, "")
@@ -401,7 +401,7 @@ function M.write_buffer(buf, autocmds, lines)
       vim.cmd("silent keepalt keepjumps edit!")
     end)
   else
-    pcall(adopt_file, buf, target)
+    pcall(M.adopt_file, buf, target)
   end
   vim.bo[buf].modified = false
   if vim.bo[buf].undofile then
