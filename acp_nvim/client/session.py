@@ -202,6 +202,10 @@ class SessionState:
         self._detailed: deque[ToolCallItem] = deque()
         self._fold_when_finished: set[str] = set()
         self._commands_item: CommandsItem | None = None
+        # The message the next chunk of its role continues. Items that are not part of the conversation
+        # (commands, plan, notices of a mode or option change) may come between its chunks: an agent sends
+        # those whenever they change, also in the middle of a sentence, and the sentence stays one message.
+        self._streaming: MessageItem | None = None
         self._counter = 0
         self.commands: list[s.AvailableCommand] = []
         self.modes: list[s.SessionMode] = []
@@ -293,6 +297,7 @@ class SessionState:
         self._plan = None
 
     def end_turn(self, stop_reason: str) -> None:
+        self._streaming = None
         if stop_reason == CANCELLED:
             self.cancel_unfinished()
         if stop_reason != "end_turn":
@@ -353,6 +358,11 @@ class SessionState:
         return str(self._counter)
 
     def _add(self, item: Item) -> None:
+        if isinstance(item, MessageItem):
+            self._streaming = item
+        elif isinstance(item, ToolCallItem):
+            # A tool call is a step of the conversation: the text after it is a message of its own.
+            self._streaming = None
         self.items.append(item)
         self._by_key[item.key] = item
         self._changes.added.append(item.key)
@@ -396,9 +406,9 @@ class SessionState:
             if known is not None:
                 self._append(known, text)
                 return
-        last = self.items[-1] if self.items else None
+        last = self._streaming
         if (
-            isinstance(last, MessageItem)
+            last is not None
             and last.role == role
             and not last.local
             and (message_id is None or last.message_id is None or last.message_id == message_id)
