@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.session import NoticeLevel, SessionState
@@ -706,7 +707,7 @@ class Controller:
             state.add_notice(str(err), "error")
             self.notify(str(err))
         except RpcError as err:
-            state.add_notice(f"Error: {err.message}", "error")
+            state.add_notice(f"Error: {failure.describe(err)}", "error")
         finally:
             session.in_turn = False
             if session.cancelling and stop_reason in (None, "end_turn"):

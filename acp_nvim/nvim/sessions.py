@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import msgspec
 
+from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.client.session import NoticeLevel
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
@@ -75,7 +76,7 @@ def _when(updated_at: str | None) -> str:
 def _failure(err: Exception) -> str:
     """Why a load or resume failed, for the user: the agent's message, or what went wrong on our side (a
     timeout's str() is empty)."""
-    return err.message if isinstance(err, RpcError) else str(err) or "timed out"
+    return failure.describe(err) if isinstance(err, RpcError) else str(err) or "timed out"
 
 
 def _reload_mode(run: AgentRun, agent: AgentConnection) -> Literal["load", "resume"] | None:
@@ -153,7 +154,8 @@ class SessionCommands:
         except ConnectionClosed:
             return None  # the run task reports the exit
         except RpcError as err:
-            self._c.session_failed(run, f"{run.name} refused to create a session: {err.message}", first)
+            why = failure.describe(err)
+            self._c.session_failed(run, f"{run.name} refused to create a session: {why}", first)
             return None
         finally:
             self._c.opening -= 1
