@@ -17,7 +17,7 @@ import anyio
 import msgspec
 
 from acp_nvim import __version__
-from acp_nvim.client import failure
+from acp_nvim.client import failure, shell
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.editor import Editor, unknown_session
 from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError, StderrTail
@@ -457,6 +457,13 @@ def _sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return errors[0] if len(errors) == 1 else group
 
 
+def _with_terminal_output(caps: s.ClientCapabilities) -> s.ClientCapabilities:
+    """Asks for Zed's display-only terminal (`_meta.terminal_output`): codex-acp then streams the output of
+    the commands it runs itself as pieces, not as a text resent whole; the session reducer shows both."""
+    meta = {**(caps.meta or {}), shell.TERMINAL_OUTPUT_META: True}
+    return msgspec.structs.replace(caps, meta=meta)
+
+
 async def _initialize(
     connection: Connection,
     editor: Editor,
@@ -468,7 +475,7 @@ async def _initialize(
     mark = stderr.count
     request = s.InitializeRequest(
         protocol_version=m.PROTOCOL_VERSION,
-        client_capabilities=editor.client_capabilities(),
+        client_capabilities=_with_terminal_output(editor.client_capabilities()),
         client_info=client_info,
     )
     try:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UnsetType
 
+from acp_nvim.client import shell
+from acp_nvim.client.shell import ExitStatus, OutputChange, ShellRun
 from acp_nvim.protocol import schema as s
 
 MessageRole = Literal["user", "agent", "thought"]
@@ -120,6 +122,8 @@ class ToolCallItem(msgspec.Struct):
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
+    # A command the agent runs itself (kind `execute`, see client/shell.py): shown like a terminal.
+    shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
 
@@ -158,9 +162,20 @@ class Changes(msgspec.Struct):
     # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
     noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
+    # Output of commands the agent runs itself (tool call key -> in order), and their exits.
+    output: dict[str, list[OutputChange]] = msgspec.field(default_factory=dict)
+    exits: dict[str, ExitStatus] = msgspec.field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.appended or self.replaced or self.noted or self.meta)
+        return bool(
+            self.added
+            or self.appended
+            or self.replaced
+            or self.noted
+            or self.meta
+            or self.output
+            or self.exits
+        )
 
 
 class Usage(msgspec.Struct):
@@ -445,6 +460,7 @@ class SessionState:
             item.locations = list(update.locations or [])
             item.raw_input = _bounded_raw(update.raw_input)
             item.raw_output = _bounded_raw(update.raw_output)
+        self._follow_shell(item, update.meta)
         self._fold_old_tool_calls(item)
 
     def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
@@ -477,8 +493,41 @@ class SessionState:
                 item.raw_input = _bounded_raw(update.raw_input)
             if update.raw_output is not None:
                 item.raw_output = _bounded_raw(update.raw_output)
+        self._follow_shell(item, update.meta)
         self._fold_old_tool_calls(item)
         return item
+
+    def _follow_shell(self, item: ToolCallItem, meta: dict[str, Any] | None) -> None:
+        """A command the agent runs itself: records what is new of its output and how it ended."""
+        if item.folded:
+            return
+        terminal_id, piece, ended = shell.meta_terminal(meta)
+        run = item.shell
+        if run is None:
+            command = shell.command_of(item.raw_input)
+            if terminal_id is None and (item.kind != "execute" or command is None):
+                return
+            run = item.shell = ShellRun(command or item.title)
+            self._replace(item.key)
+        if terminal_id is not None:
+            run.terminal_id = terminal_id
+        change: OutputChange | None = None
+        if run.terminal_id is not None:
+            change = run.piece(piece) if piece is not None else None
+        else:
+            text = shell.output_of(item.content)
+            change = run.whole_output(text) if text is not None else None
+        if change is not None:
+            pending = self._changes.output.get(item.key)
+            if pending is None or change.reset:
+                self._changes.output[item.key] = [change]
+            else:
+                pending.append(change)
+        if ended is None and item.status in FINISHED_STATUSES:
+            ended = shell.exit_of(item.raw_output)
+        if ended is not None and ended != run.exit:
+            run.exit = ended
+            self._changes.exits[item.key] = ended
 
     def _fold_old_tool_calls(self, changed: ToolCallItem) -> None:
         """Folds the finished tool calls older than the newest KEEP_TOOL_DETAILS (`changed` may be one)."""

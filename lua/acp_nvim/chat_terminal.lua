@@ -25,6 +25,7 @@ api.nvim_set_hl(0, "AcpChatTerminalOutput", { link = "Comment", default = true }
 ---@field pending boolean a redraw is scheduled
 ---@field views { buf: integer, mark: integer }[]
 ---@field bufnr integer? the terminal buffer
+---@field shown_only boolean? a command the agent runs itself: output shown here, no terminal buffer
 
 ---@type table<string, acp_nvim.ChatTerminal>
 local terms = {}
@@ -37,7 +38,7 @@ local function get(id)
     t = { lines = {}, partial = "", pending = false, views = {} }
     terms[id] = t
   end
-  if t.bufnr == nil then
+  if t.bufnr == nil and not t.shown_only then
     t.bufnr = require("acp_nvim.terminal").bufnr(id)
   end
   return t
@@ -187,6 +188,40 @@ function M.on_output(id, data)
   schedule(id)
 end
 
+---@param id string
+---@return acp_nvim.ChatTerminal
+local function shown(id)
+  local t = terms[id]
+  if t == nil then
+    t = { lines = {}, partial = "", pending = false, views = {} }
+    terms[id] = t
+  end
+  -- Its placeholder may have been drawn (and attached) first.
+  t.shown_only = true
+  return t
+end
+
+--- Output of a command the agent runs itself (the host sends only what is new; `reset`: it starts over).
+---@param id string
+---@param data string
+---@param reset boolean
+function M.show_output(id, data, reset)
+  local t = shown(id)
+  if reset then
+    t.lines, t.partial = {}, ""
+  end
+  feed(t, data)
+  schedule(id)
+end
+
+--- How a command the agent runs itself ended.
+---@param id string
+---@param status table {exit_code, signal}
+function M.show_exit(id, status)
+  shown(id).status = status
+  schedule(id)
+end
+
 --- `terminal.on_exit`.
 ---@param id string
 ---@param status table
@@ -200,8 +235,10 @@ end
 ---@return string[]
 function M.ids()
   local seen = {}
-  for id in pairs(terms) do
-    seen[id] = true
+  for id, t in pairs(terms) do
+    if not t.shown_only then
+      seen[id] = true
+    end
   end
   for _, id in ipairs(require("acp_nvim.terminal").list()) do
     seen[id] = true

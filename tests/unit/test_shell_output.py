@@ -1,0 +1,83 @@
+"""Commands the agent runs itself, in the session reducer: only what is new of an output is rendered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from acp_nvim.client.session import SessionState, ToolCallItem
+from acp_nvim.client.shell import OUTPUT_TAIL_CHARS, OutputChange, command_of
+from acp_nvim.protocol import codec
+from acp_nvim.protocol import schema as s
+
+
+def update(**fields: Any) -> s.SessionUpdate:
+    raw = msgspec.Raw(msgspec.json.encode({"sessionId": "s", "update": fields}))
+    notification = codec.decode_session_update(raw)
+    assert notification is not None
+    return notification.update
+
+
+def text_content(text: str) -> list[dict[str, Any]]:
+    return [{"type": "content", "content": {"type": "text", "text": text}}]
+
+
+def started(state: SessionState, command: Any = "ls -la") -> None:
+    state.apply(
+        update(
+            sessionUpdate="tool_call",
+            toolCallId="c",
+            title="Run",
+            kind="execute",
+            rawInput={"command": command},
+        )
+    )
+
+
+def resend(state: SessionState, text: str) -> list[OutputChange]:
+    state.apply(update(sessionUpdate="tool_call_update", toolCallId="c", content=text_content(text)))
+    return state.take_changes().output.get("1", [])
+
+
+def test_an_output_resent_whole_yields_only_its_new_suffix() -> None:
+    state = SessionState("s")
+    started(state)
+    state.take_changes()
+    assert resend(state, "a\n") == [OutputChange("a\n")]
+    assert resend(state, "a\nb\n") == [OutputChange("b\n")]
+    assert resend(state, "a\nb\n") == []
+    # Rewritten: shown afresh.
+    assert resend(state, "x\n") == [OutputChange("x\n", reset=True)]
+
+
+def test_a_fence_that_moves_down_is_not_part_of_the_output() -> None:
+    state = SessionState("s")
+    started(state)
+    state.take_changes()
+    assert resend(state, "```sh\n1\n```\n") == [OutputChange("1")]
+    assert resend(state, "```sh\n1\n2\n```\n") == [OutputChange("\n2")]
+
+
+def test_more_new_output_than_is_ever_shown_sends_its_tail() -> None:
+    state = SessionState("s")
+    started(state)
+    state.take_changes()
+    big = "x" * (OUTPUT_TAIL_CHARS * 3)
+    (change,) = resend(state, big)
+    assert change.reset and change.text == big[-OUTPUT_TAIL_CHARS:]
+
+
+def test_not_a_command_without_execute_kind() -> None:
+    state = SessionState("s")
+    state.apply(update(sessionUpdate="tool_call", toolCallId="c", title="Read", kind="read", rawInput={}))
+    item = state.item("1")
+    assert isinstance(item, ToolCallItem) and item.shell is None
+
+
+def test_command_lines() -> None:
+    assert command_of({"command": ["bash", "-lc", "make test"]}) == "make test"
+    assert command_of({"command": ["rg", "a b", "src"]}) == "rg 'a b' src"
+    assert command_of({"command": "  echo hi "}) == "echo hi"
+    assert command_of({"path": "x"}) is None
+    assert command_of("ls") is None
