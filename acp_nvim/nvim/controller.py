@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from acp_nvim.client import command as agent_command
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
 from acp_nvim.client.editor import unknown_session
@@ -70,6 +71,9 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     env: dict[str, str] = {}
     cwd: str = ""
     install_hint: str = ""
+    # A preset's older executables (tried when `cmd` is not installed) and arguments for older versions.
+    fallbacks: list[str] = []
+    older_args: agent_command.OlderArgs | None = None
     handshake_timeout: float = 30.0
     # Defaults applied to every new session: a mode id, and config option id -> value.
     mode: str | None = None
@@ -376,7 +380,11 @@ class Controller:
         """The agent's connection until it exits; again after each reconnect a login asked for. The first
         session opens in a task of its own: a login on the way may need this loop to reconnect."""
         spec = run.spec
-        command = AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None)
+        command = await agent_command.resolve(
+            AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None),
+            spec.fallbacks,
+            spec.older_args,
+        )
         first_session = spec.session
         try:
             async with anyio.create_task_group() as tasks:
