@@ -122,6 +122,11 @@ M.presets = {
     older_args = { before = "0.33.0", args = { "--experimental-acp" }, package = "@google/gemini-cli" },
     install_hint = "npm install -g @google/gemini-cli",
   },
+  copilot = {
+    cmd = "copilot",
+    args = { "--acp" },
+    install_hint = "npm install -g @github/copilot",
+  },
   qwen = {
     cmd = "qwen",
     args = { "--acp" },

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.nvim.agent_io import SCRIPTED
 from tests.nvim.conftest import Nvim, setup_opts
 
@@ -133,9 +135,27 @@ def test_the_users_own_arguments_are_run_as_written(nvim: Nvim, tmp_path: Path) 
     assert line.endswith("/bin/gemini --acp --model x"), line
 
 
-def test_qwen_preset(nvim: Nvim, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("preset", "command"), [("qwen", "qwen --acp"), ("copilot", "copilot --acp")])
+def test_registry_agents(nvim: Nvim, tmp_path: Path, preset: str, command: str) -> None:
     argv_log, bin_dir = tmp_path / "argv.log", tmp_path / "bin"
-    fake_agent(bin_dir, "qwen", scenario_file(tmp_path), argv_log)
-    start(nvim, tmp_path, "qwen", bin_dir)
+    fake_agent(bin_dir, command.split()[0], scenario_file(tmp_path), argv_log)
+    start(nvim, tmp_path, preset, bin_dir)
     nvim.wait_state("ready")
-    assert started_as(argv_log) == [f"{bin_dir}/qwen --acp"]
+    assert started_as(argv_log) == [f"{bin_dir}/{command}"]
+
+
+def test_checkhealth_says_what_each_agent_routes_through_neovim(nvim: Nvim, tmp_path: Path) -> None:
+    argv_log, bin_dir = tmp_path / "argv.log", tmp_path / "bin"
+    # Only the old Claude agent is installed: health names it, and that it routes everything through Neovim.
+    claude = fake_agent(bin_dir, "claude-code-acp", scenario_file(tmp_path), argv_log)
+    nvim.lua("vim.env.PATH = ... .. ':' .. vim.env.PATH", str(bin_dir))
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, default_agent="claude"))
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert f"OK claude: {claude}" in report, report
+    assert (
+        "claude: reads through Neovim; writes through Neovim; runs commands in Neovim terminals;"
+        " asks permission through Neovim (measured: @zed-industries/claude-code-acp 0.16.2)"
+    ) in report
+    assert "codex: reads files itself (with cat); writes the disk itself (apply_patch)" in report
+    assert "OK initialize: fake 1 (protocol 1)" in report, report
