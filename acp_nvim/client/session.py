@@ -475,7 +475,8 @@ class SessionState:
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
             self._detailed.append(item)
-        else:
+        elif not _only_output(item, update):
+            # A command's output is drawn from `output` changes: resending it leaves the item as it is.
             self._replace(item.key)
         if update.title is not None:
             item.title = update.title
@@ -576,6 +577,33 @@ class SessionState:
             self._changes.meta.add("title")
         if not isinstance(update.updated_at, UnsetType):
             self.updated_at = update.updated_at
+
+
+def _only_output(item: ToolCallItem, update: s.ToolCallUpdate) -> bool:
+    """Whether `update` of a command the agent runs changes nothing the chat shows of it but its output."""
+    run = item.shell
+    if run is None or item.folded or item.awaiting_permission:
+        return False
+    if update.title not in (None, item.title) or update.kind not in (None, item.kind):
+        return False
+    if update.status not in (None, item.status):
+        return False
+    if update.locations is not None and list(update.locations) != item.locations:
+        return False
+    if update.raw_input is not None and shell.command_of(update.raw_input) not in (None, run.command):
+        return False
+    if update.content is None:
+        return True
+    return _not_output(update.content, run) == _not_output(item.content, run)
+
+
+def _not_output(content: Sequence[s.ToolCallContent], run: ShellRun) -> list[s.ToolCallContent]:
+    return [
+        block
+        for block in content
+        if not isinstance(block, s.ToolCallContentContent)
+        and not (isinstance(block, s.ToolCallContentTerminal) and block.terminal_id == run.terminal_id)
+    ]
 
 
 def _bounded_raw(value: Any) -> Any:

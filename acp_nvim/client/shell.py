@@ -24,9 +24,10 @@ from acp_nvim.protocol import schema as s
 
 # The client capability (`clientCapabilities._meta`) that asks for the display-only terminal shape.
 TERMINAL_OUTPUT_META = "terminal_output"
-# What of an output the chat ever needs: it shows the last lines (chat.terminal_lines, each cut to 4 KiB).
-# More new text than this in one go is sent as a fresh start with its tail.
-OUTPUT_TAIL_CHARS = 64 * 1024
+# The chat shows the last lines of an output (chat.terminal_lines, each cut to 4 KiB); up to this much new
+# output at once crosses to Neovim as it is (each byte once), more is sent as a fresh start with its tail, so
+# that a 100 MB output costs Neovim what 1 MiB does.
+OUTPUT_TAIL_CHARS = 1024 * 1024
 # Argv shapes that only wrap a script: the script is what the user wants to read.
 _SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "fish", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/bin/zsh"}

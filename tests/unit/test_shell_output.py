@@ -81,3 +81,14 @@ def test_command_lines() -> None:
     assert command_of({"command": "  echo hi "}) == "echo hi"
     assert command_of({"path": "x"}) is None
     assert command_of("ls") is None
+
+
+def test_resending_the_output_does_not_redraw_the_tool_call() -> None:
+    state = SessionState("s")
+    started(state)
+    state.take_changes()
+    state.apply(update(sessionUpdate="tool_call_update", toolCallId="c", content=text_content("a")))
+    changes = state.take_changes()
+    assert changes.replaced == [] and changes.output == {"1": [OutputChange("a")]}
+    state.apply(update(sessionUpdate="tool_call_update", toolCallId="c", status="completed"))
+    assert state.take_changes().replaced == ["1"]
