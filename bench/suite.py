@@ -29,6 +29,7 @@ from bench.harness import (
     proc_status_kib,
     wait_until,
 )
+from bench.tool_output import tool_output
 
 IDLE_S = 1.0
 AFTER_S = 2.0
@@ -605,4 +606,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "fs": fs,
     "terminal": terminal,
     "startup": startup,
+    "tool_output": tool_output,
 }

@@ -250,6 +250,18 @@ class SessionState:
                 return mode.name
         return self.current_mode
 
+    def only_output_pending(self) -> bool:
+        """Whether all that changed since the last `take_changes()` is output of commands still running."""
+        changes = self._changes
+        return bool(changes.output) and not (
+            changes.added
+            or changes.appended
+            or changes.replaced
+            or changes.noted
+            or changes.meta
+            or changes.exits
+        )
+
     def take_changes(self) -> Changes:
         changes, self._changes = self._changes, Changes()
         self._whole = set()

@@ -346,13 +346,16 @@ def _shell_ops(state: SessionState, changes: Changes) -> list[Op]:
         if not isinstance(tool_call, ToolCallItem):
             continue
         term = shell_terminal_id(state.session_id, tool_call.tool_call_id)
-        for output in outputs:
-            text = output.text
-            for start in range(0, max(len(text), 1), SLICE_CHARS):
-                op: Op = {"op": "term_output", "term": term, "text": text[start : start + SLICE_CHARS]}
-                if output.reset and start == 0:
-                    op["reset"] = True
-                ops.append(op)
+        # Only the last fresh start matters; what followed it goes as one text (an op per update of a
+        # frame was a Lua call per update).
+        last_reset = max((n for n, output in enumerate(outputs) if output.reset), default=0)
+        text = "".join(output.text for output in outputs[last_reset:])
+        reset = outputs[last_reset].reset
+        for start in range(0, max(len(text), 1), SLICE_CHARS):
+            op: Op = {"op": "term_output", "term": term, "text": text[start : start + SLICE_CHARS]}
+            if reset and start == 0:
+                op["reset"] = True
+            ops.append(op)
     for key, ended in changes.exits.items():
         tool_call = state.item(key)
         if isinstance(tool_call, ToolCallItem):
