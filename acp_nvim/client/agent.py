@@ -458,9 +458,10 @@ def _sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
 
 def _with_terminal_output(caps: s.ClientCapabilities) -> s.ClientCapabilities:
-    """Asks for Zed's display-only terminal (`_meta.terminal_output`): codex-acp then streams the output of
-    the commands it runs itself as pieces, not as a text resent whole; the session reducer shows both."""
-    meta = {**(caps.meta or {}), shell.TERMINAL_OUTPUT_META: True}
+    """Asks for Zed's display-only terminal (`_meta.terminal_output`, with pieces marked as such:
+    `terminal_output_delta`): codex-acp and claude-agent-acp then stream the output of the commands they run
+    themselves as pieces, not as a text resent whole; the session reducer shows both (client/shell.py)."""
+    meta = {**(caps.meta or {}), shell.TERMINAL_OUTPUT_META: True, shell.TERMINAL_OUTPUT_DELTA_META: True}
     return msgspec.structs.replace(caps, meta=meta)
 
 

@@ -514,7 +514,7 @@ class SessionState:
         """A command the agent runs itself: records what is new of its output and how it ended."""
         if item.folded:
             return
-        terminal_id, piece, ended = shell.meta_terminal(meta)
+        terminal_id, terminal_output, ended = shell.meta_terminal(meta)
         run = item.shell
         if run is None:
             command = shell.command_of(item.raw_input)
@@ -526,7 +526,7 @@ class SessionState:
             run.terminal_id = terminal_id
         change: OutputChange | None = None
         if run.terminal_id is not None:
-            change = run.piece(piece) if piece is not None else None
+            change = run.terminal_output(terminal_output) if terminal_output is not None else None
         else:
             text = shell.output_of(item.content)
             change = run.whole_output(text) if text is not None else None

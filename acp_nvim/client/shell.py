@@ -5,10 +5,12 @@ two shapes:
 - the command in `rawInput` (`command`: a string, or an argv list) and the output so far as the text content,
   sent whole again on every update (codex-acp wraps it in a ``` fence; claude-agent-acp and others send it
   bare);
-- Zed's display-only terminal, which codex-acp sends to clients that advertise `_meta.terminal_output`: a
-  `terminal` content whose id `_meta.terminal_info.terminal_id` names, then `_meta.terminal_output`
-  `{terminal_id, data}` with each new piece of output, and `_meta.terminal_exit {terminal_id, exit_code,
-  signal}`.
+- Zed's display-only terminal, which codex-acp and claude-agent-acp send to clients that advertise
+  `_meta.terminal_output`: a `terminal` content whose id `_meta.terminal_info.terminal_id` names, then the
+  output in `_meta.terminal_output {terminal_id, data}`, and `_meta.terminal_exit {terminal_id, exit_code,
+  signal}`. codex-acp sends each new piece as `terminal_output`; claude-agent-acp, to a client that also
+  advertises `_meta.terminal_output_delta`, sends pieces as `terminal_output_delta` and a `terminal_output`
+  only to replace the whole output.
 `ShellRun.take` turns either into what is new since the last time: an output resent whole costs only its new
 bytes, and an output that grows past what the chat shows (its last lines) sends only its tail.
 """
@@ -22,8 +24,10 @@ import msgspec
 
 from acp_nvim.protocol import schema as s
 
-# The client capability (`clientCapabilities._meta`) that asks for the display-only terminal shape.
+# The client capabilities (`clientCapabilities._meta`) that ask for the display-only terminal shape, with
+# pieces of output marked as such.
 TERMINAL_OUTPUT_META = "terminal_output"
+TERMINAL_OUTPUT_DELTA_META = "terminal_output_delta"
 # The chat shows the last lines of an output (chat.terminal_lines, each cut to 4 KiB); up to this much new
 # output at once crosses to Neovim as it is (each byte once), more is sent as a fresh start with its tail, so
 # that a 100 MB output costs Neovim what 1 MiB does.
@@ -50,12 +54,14 @@ class ExitStatus(msgspec.Struct):
 class ShellRun:
     """One command's display state: what the chat was sent of its output, and how it ended."""
 
-    __slots__ = ("_whole", "command", "exit", "sent", "terminal_id")
+    __slots__ = ("_whole", "command", "deltas", "exit", "sent", "terminal_id")
 
     def __init__(self, command: str) -> None:
         self.command = command
         # Codex's display-only terminal: output arrives as pieces, not whole.
         self.terminal_id: str | None = None
+        # The agent marks pieces as `terminal_output_delta`: its `terminal_output` then replaces the output.
+        self.deltas = False
         # The last output sent whole (compared with the next one), and how many characters of output the
         # chat has been sent in all.
         self._whole = ""
@@ -79,6 +85,18 @@ class ShellRun:
         if not data:
             return None
         return self._grown(data, None)
+
+    def terminal_output(self, output: TerminalOutput) -> OutputChange | None:
+        """What `_meta` says of the display-only terminal's output (see the module's docstring)."""
+        if output.delta is not None:
+            self.deltas = True
+            return self.piece(output.delta)
+        if output.data is None:
+            return None
+        if not self.deltas:
+            return self.piece(output.data)
+        self.sent = len(output.data)
+        return OutputChange(_tail(output.data), reset=True)
 
     def _grown(self, new: str, whole: str | None) -> OutputChange:
         self.sent += len(new)
@@ -141,19 +159,26 @@ def exit_of(raw_output: Any) -> ExitStatus | None:
     return None
 
 
-def meta_terminal(meta: dict[str, Any] | None) -> tuple[str | None, str | None, ExitStatus | None]:
-    """From a tool call's `_meta`: the display-only terminal it announces, the output piece it carries and
-    the exit it reports (each None when absent)."""
+class TerminalOutput(msgspec.Struct):
+    """The output a tool call's `_meta` carries: `data` (its `terminal_output`), `delta` (its
+    `terminal_output_delta`)."""
+
+    data: str | None = None
+    delta: str | None = None
+
+
+def meta_terminal(meta: dict[str, Any] | None) -> tuple[str | None, TerminalOutput | None, ExitStatus | None]:
+    """From a tool call's `_meta`: the display-only terminal it announces, the output it carries and the exit
+    it reports (each None when absent; an exit without code nor signal says nothing the status does not)."""
     if not meta:
         return None, None, None
     terminal_id: str | None = None
     info = meta.get("terminal_info")
     if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
         terminal_id = info["terminal_id"]
-    data: str | None = None
-    output = meta.get("terminal_output")
-    if isinstance(output, dict) and isinstance(output.get("data"), str):
-        data = output["data"]
+    output = TerminalOutput(
+        data=_data(meta.get("terminal_output")), delta=_data(meta.get("terminal_output_delta"))
+    )
     status: ExitStatus | None = None
     ended = meta.get("terminal_exit")
     if isinstance(ended, dict):
@@ -162,4 +187,14 @@ def meta_terminal(meta: dict[str, Any] | None) -> tuple[str | None, str | None, 
             exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
             signal=signal if isinstance(signal, str) else None,
         )
-    return terminal_id, data, status
+        if status.exit_code is None and status.signal is None:
+            status = None
+    has_output = output.data is not None or output.delta is not None
+    return terminal_id, output if has_output else None, status
+
+
+def _data(output: Any) -> str | None:
+    if isinstance(output, dict) and isinstance(output.get("data"), str):
+        data: str = output["data"]
+        return data
+    return None

@@ -146,3 +146,46 @@ def test_display_only_terminal_output_and_exit(nvim: Nvim, agent: Scripted, tmp_
     # Not an ACP terminal: no placeholder of its own, and not offered by :AcpTerminal.
     assert "⌨ terminal" not in text
     assert nvim.lua("return require('acp_nvim.chat_terminal').ids()") == []
+
+
+def claude_terminal_turn() -> list[dict[str, Any]]:
+    # claude-agent-acp's shape for clients that also advertise `_meta.terminal_output_delta`: pieces as
+    # deltas, a `terminal_output` that replaces the whole output, an exit without a code.
+    def meta(**fields: Any) -> dict[str, Any]:
+        return {
+            "toolCallId": "c3",
+            "_meta": {key: {"terminal_id": "c3", **value} for key, value in fields.items()},
+        }
+
+    return [
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "c3",
+                "title": "npm run watch",
+                "kind": "execute",
+                "status": "in_progress",
+                "rawInput": {"command": "npm run watch", "description": "Watch"},
+                "content": [{"type": "terminal", "terminalId": "c3"}],
+                "_meta": {"terminal_info": {"terminal_id": "c3"}},
+            }
+        },
+        update(**meta(terminal_output_delta={"data": "compiling\n"})),
+        update(**meta(terminal_output_delta={"data": "done in 2s\n"})),
+        update(**meta(terminal_output={"data": "watching for changes\n"})),
+        update(status="completed", **meta(terminal_exit={"exit_code": None, "signal": None})),
+    ]
+
+
+def test_output_deltas_and_a_replacing_output(nvim: Nvim, agent: Scripted, tmp_path: Path) -> None:
+    agent.start([claude_terminal_turn()], tmp_path)
+    assert agent.initialize()["clientCapabilities"]["_meta"]["terminal_output_delta"] is True
+    agent.turn()
+    nvim.wait_chat("✓ npm run watch  execute  completed")
+    nvim.wait(
+        "vim.deep_equal((function() " + SHOWN + " end)()['    $ npm run watch'], {args[1]})",
+        10,
+        "    │ watching for changes",
+    )
+    # The replacing output is all that is shown; no exit line without an exit code (the status says it).
+    assert nvim.lua(SHOWN)["    $ npm run watch"] == ["    │ watching for changes"]

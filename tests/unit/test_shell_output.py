@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from acp_nvim.client.session import SessionState, ToolCallItem
-from acp_nvim.client.shell import OUTPUT_TAIL_CHARS, OutputChange, command_of
+from acp_nvim.client.shell import OUTPUT_TAIL_CHARS, ExitStatus, OutputChange, command_of, meta_terminal
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
 
@@ -92,3 +92,10 @@ def test_resending_the_output_does_not_redraw_the_tool_call() -> None:
     assert changes.replaced == [] and changes.output == {"1": [OutputChange("a")]}
     state.apply(update(sessionUpdate="tool_call_update", toolCallId="c", status="completed"))
     assert state.take_changes().replaced == ["1"]
+
+
+def test_an_exit_without_code_or_signal_is_not_an_exit() -> None:
+    meta = {"terminal_exit": {"terminal_id": "c", "exit_code": None, "signal": None}}
+    assert meta_terminal(meta) == (None, None, None)
+    meta = {"terminal_exit": {"terminal_id": "c", "exit_code": None, "signal": "SIGTERM"}}
+    assert meta_terminal(meta)[2] == ExitStatus(signal="SIGTERM")
