@@ -31,14 +31,17 @@ api.nvim_set_hl(0, "AcpChatTerminalOutput", { link = "Comment", default = true }
 local terms = {}
 
 ---@param id string
+---@param shown_only boolean? a command the agent runs itself (its placeholder may have been attached first)
 ---@return acp_nvim.ChatTerminal
-local function get(id)
+local function get(id, shown_only)
   local t = terms[id]
   if t == nil then
     t = { lines = {}, partial = "", pending = false, views = {} }
     terms[id] = t
   end
-  if t.bufnr == nil and not t.shown_only then
+  if shown_only then
+    t.shown_only = true
+  elseif t.bufnr == nil and not t.shown_only then
     t.bufnr = require("acp_nvim.terminal").bufnr(id)
   end
   return t
@@ -188,25 +191,12 @@ function M.on_output(id, data)
   schedule(id)
 end
 
----@param id string
----@return acp_nvim.ChatTerminal
-local function shown(id)
-  local t = terms[id]
-  if t == nil then
-    t = { lines = {}, partial = "", pending = false, views = {} }
-    terms[id] = t
-  end
-  -- Its placeholder may have been drawn (and attached) first.
-  t.shown_only = true
-  return t
-end
-
 --- Output of a command the agent runs itself (the host sends only what is new; `reset`: it starts over).
 ---@param id string
 ---@param data string
 ---@param reset boolean
 function M.show_output(id, data, reset)
-  local t = shown(id)
+  local t = get(id, true)
   if reset then
     t.lines, t.partial = {}, ""
   end
@@ -218,7 +208,7 @@ end
 ---@param id string
 ---@param status table {exit_code, signal}
 function M.show_exit(id, status)
-  shown(id).status = status
+  get(id, true).status = status
   schedule(id)
 end
 

@@ -95,22 +95,15 @@ def test_not_found_names_the_current_package(nvim: Nvim, tmp_path: Path) -> None
     assert error in nvim.errors()[-1]
 
 
-def test_gemini_since_0_33_runs_with_acp(nvim: Nvim, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("version", "flag"), [("0.61.0", "--acp"), ("0.33.0", "--acp"), ("0.32.1", "--experimental-acp")]
+)
+def test_gemini_gets_the_flag_of_its_version(nvim: Nvim, tmp_path: Path, version: str, flag: str) -> None:
     argv_log = tmp_path / "argv.log"
-    bin_dir = npm_installed_gemini(tmp_path, "0.61.0", scenario_file(tmp_path), argv_log)
+    bin_dir = npm_installed_gemini(tmp_path, version, scenario_file(tmp_path), argv_log)
     start(nvim, tmp_path, "gemini", bin_dir)
     nvim.wait_state("ready")
-    (line,) = started_as(argv_log)
-    assert line.endswith("/bin/gemini --acp"), line
-
-
-def test_gemini_before_0_33_runs_with_experimental_acp(nvim: Nvim, tmp_path: Path) -> None:
-    argv_log = tmp_path / "argv.log"
-    bin_dir = npm_installed_gemini(tmp_path, "0.32.1", scenario_file(tmp_path), argv_log)
-    start(nvim, tmp_path, "gemini", bin_dir)
-    nvim.wait_state("ready")
-    (line,) = started_as(argv_log)
-    assert line.endswith("/bin/gemini --experimental-acp"), line
+    assert started_as(argv_log) == [f"{bin_dir}/gemini {flag}"]
 
 
 def test_gemini_without_its_package_is_asked_its_version(nvim: Nvim, tmp_path: Path) -> None:
