@@ -105,7 +105,15 @@ function M.check()
     health.warn(agent.cmd .. " not found: no initialize check", agent.install_hint)
     return
   end
-  local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20", "--", cmd }
+  -- The host's choice of executable and arguments, made the same way (acp_nvim/client/command.py).
+  local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20" }
+  for _, fallback in ipairs(agent.fallbacks or {}) do
+    vim.list_extend(argv, { "--fallback", fallback })
+  end
+  if agent.older_args then
+    vim.list_extend(argv, { "--older-args", vim.json.encode(agent.older_args) })
+  end
+  vim.list_extend(argv, { "--", agent.cmd })
   vim.list_extend(argv, agent.args or {})
   local env = vim.tbl_extend("force", agent.env or {}, { PYTHONPATH = host.pythonpath() })
   local result, run_err = run(argv, env)

@@ -152,3 +152,14 @@ def test_checkhealth_says_what_each_agent_routes_through_neovim(nvim: Nvim, tmp_
     ) in report
     assert "codex: reads files itself (with cat); writes the disk itself (apply_patch)" in report
     assert "OK initialize: fake 1 (protocol 1)" in report, report
+
+
+def test_checkhealth_shakes_hands_as_a_start_would(nvim: Nvim, tmp_path: Path) -> None:
+    argv_log = tmp_path / "argv.log"
+    bin_dir = npm_installed_gemini(tmp_path, "0.32.1", scenario_file(tmp_path), argv_log)
+    nvim.lua("vim.env.PATH = ... .. ':' .. vim.env.PATH", str(bin_dir))
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, default_agent="gemini"))
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "OK initialize: fake 1 (protocol 1)" in report, report
+    assert started_as(argv_log) == [f"{bin_dir}/gemini --experimental-acp"]
