@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import msgspec
+import pytest
 
 from acp_nvim.client.session import SessionState, ToolCallItem
 from acp_nvim.client.shell import OUTPUT_TAIL_CHARS, ExitStatus, OutputChange, command_of, meta_terminal
+from acp_nvim.nvim.render import OUTPUT_SECONDS, ChatRenderer
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
 
@@ -99,3 +102,47 @@ def test_an_exit_without_code_or_signal_is_not_an_exit() -> None:
     assert meta_terminal(meta) == (None, None, None)
     meta = {"terminal_exit": {"terminal_id": "c", "exit_code": None, "signal": "SIGTERM"}}
     assert meta_terminal(meta)[2] == ExitStatus(signal="SIGTERM")
+
+
+class RecordingBridge:
+    """Stands in for the bridge to Neovim: records each call's time and signals it."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+        self.called = anyio.Event()
+
+    def lua(self, code: str, *args: Any) -> None:
+        self.calls.append(anyio.current_time())
+        self.called.set()
+        self.called = anyio.Event()
+
+
+@pytest.mark.anyio
+async def test_output_alone_is_held_back_but_not_a_message_after_it() -> None:
+    state = SessionState("s")
+    bridge = RecordingBridge()
+    async with anyio.create_task_group() as tasks:
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        started(state)
+        renderer.flush()
+        with anyio.fail_after(5):
+            for text in ("a\n", "a\nb\n"):
+                called = bridge.called
+                state.apply(
+                    update(sessionUpdate="tool_call_update", toolCallId="c", content=text_content(text))
+                )
+                renderer.changed()
+                await called.wait()
+        # The second output waited for OUTPUT_SECONDS after the first.
+        assert bridge.calls[2] - bridge.calls[1] >= OUTPUT_SECONDS * 0.9
+        state.apply(
+            update(sessionUpdate="tool_call_update", toolCallId="c", content=text_content("a\nb\nc\n"))
+        )
+        renderer.changed()
+        await anyio.sleep(0)  # the flush is now waiting for the output's turn
+        called, asked = bridge.called, anyio.current_time()
+        state.apply(update(sessionUpdate="agent_message_chunk", content={"type": "text", "text": "hi"}))
+        renderer.changed()
+        with anyio.fail_after(5):
+            await called.wait()
+        assert bridge.calls[-1] - asked < OUTPUT_SECONDS / 2
