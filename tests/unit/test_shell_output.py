@@ -139,7 +139,9 @@ async def test_output_alone_is_held_back_but_not_a_message_after_it() -> None:
             update(sessionUpdate="tool_call_update", toolCallId="c", content=text_content("a\nb\nc\n"))
         )
         renderer.changed()
-        await anyio.sleep(0)  # the flush is now waiting for the output's turn
+        with anyio.fail_after(5):
+            while renderer._output_wait is None:  # the flush waits for the output's turn
+                await anyio.sleep(0.001)
         called, asked = bridge.called, anyio.current_time()
         state.apply(update(sessionUpdate="agent_message_chunk", content={"type": "text", "text": "hi"}))
         renderer.changed()
