@@ -516,6 +516,14 @@ class SessionState:
             return
         terminal_id, terminal_output, ended = shell.meta_terminal(meta)
         run = item.shell
+        if terminal_id is None and run is not None:
+            terminal_id = run.terminal_id
+        if shell.embeds_acp_terminal(item.content, terminal_id):
+            # It runs in one of our terminals (`terminal/*`), which shows it already.
+            if run is not None:
+                item.shell = None
+                self._replace(item.key)
+            return
         if run is None:
             command = shell.command_of(item.raw_input)
             if terminal_id is None and (item.kind != "execute" or command is None):

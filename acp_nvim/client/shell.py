@@ -148,6 +148,15 @@ def _unfenced(text: str) -> str:
     return body
 
 
+def embeds_acp_terminal(content: list[s.ToolCallContent], display_terminal_id: str | None) -> bool:
+    """Whether the tool call shows a terminal of the client's (`terminal/*`), not the agent's display-only
+    one."""
+    return any(
+        isinstance(block, s.ToolCallContentTerminal) and block.terminal_id != display_terminal_id
+        for block in content
+    )
+
+
 def exit_of(raw_output: Any) -> ExitStatus | None:
     """An exit code a tool call's `rawOutput` reports (`exit_code`, `exitCode` or `code`)."""
     if not isinstance(raw_output, dict):

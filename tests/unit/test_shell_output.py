@@ -148,3 +148,20 @@ async def test_output_alone_is_held_back_but_not_a_message_after_it() -> None:
         with anyio.fail_after(5):
             await called.wait()
         assert bridge.calls[-1] - asked < OUTPUT_SECONDS / 2
+
+
+def test_a_command_in_an_acp_terminal_is_shown_by_that_terminal() -> None:
+    # The demo agent's shape (and claude-code-acp's): kind execute, the command in rawInput, our terminal.
+    state = SessionState("s")
+    state.apply(
+        update(
+            sessionUpdate="tool_call",
+            toolCallId="c",
+            title="Run `ls`",
+            kind="execute",
+            rawInput={"command": "ls"},
+            content=[{"type": "terminal", "terminalId": "term-1"}],
+        )
+    )
+    item = state.item("1")
+    assert isinstance(item, ToolCallItem) and item.shell is None
