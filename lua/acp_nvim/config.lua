@@ -127,6 +127,16 @@ M.presets = {
     args = { "--acp" },
     install_hint = "npm install -g @github/copilot",
   },
+  auggie = {
+    cmd = "auggie",
+    args = { "--acp" },
+    install_hint = "npm install -g @augmentcode/auggie",
+  },
+  cline = {
+    cmd = "cline",
+    args = { "--acp" },
+    install_hint = "npm install -g cline",
+  },
   qwen = {
     cmd = "qwen",
     args = { "--acp" },

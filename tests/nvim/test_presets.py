@@ -128,7 +128,15 @@ def test_the_users_own_arguments_are_run_as_written(nvim: Nvim, tmp_path: Path) 
     assert line.endswith("/bin/gemini --acp --model x"), line
 
 
-@pytest.mark.parametrize(("preset", "command"), [("qwen", "qwen --acp"), ("copilot", "copilot --acp")])
+@pytest.mark.parametrize(
+    ("preset", "command"),
+    [
+        ("qwen", "qwen --acp"),
+        ("copilot", "copilot --acp"),
+        ("auggie", "auggie --acp"),
+        ("cline", "cline --acp"),
+    ],
+)
 def test_registry_agents(nvim: Nvim, tmp_path: Path, preset: str, command: str) -> None:
     argv_log, bin_dir = tmp_path / "argv.log", tmp_path / "bin"
     fake_agent(bin_dir, command.split()[0], scenario_file(tmp_path), argv_log)
