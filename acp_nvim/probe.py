@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 import msgspec
 
+from acp_nvim.client import command as agent_command
+from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentCommand, AgentConnection, StartError
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
@@ -27,6 +29,14 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m acp_nvim probe", description=__doc__)
     parser.add_argument("--session", action="store_true", help="also create a session in the current folder")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each step")
+    parser.add_argument(
+        "--fallback", action="append", default=[], help="an older executable to run when CMD is not installed"
+    )
+    parser.add_argument(
+        "--older-args",
+        type=lambda text: msgspec.json.decode(text, type=agent_command.OlderArgs),
+        help='arguments for older versions, as JSON: {"before": "0.33.0", "args": [...], "package": "..."}',
+    )
     parser.add_argument("command", nargs="+", help="the agent command and its arguments (after --)")
     return parser.parse_args(argv)
 
@@ -36,7 +46,11 @@ def _elapsed_ms(start: float) -> float:
 
 
 async def _probe(args: argparse.Namespace) -> dict[str, Any]:
-    command = AgentCommand(command=args.command[0], args=args.command[1:], cwd=os.getcwd())
+    command = await agent_command.resolve(
+        AgentCommand(command=args.command[0], args=args.command[1:], cwd=os.getcwd()),
+        args.fallback,
+        args.older_args,
+    )
     report: dict[str, Any] = {"command": command.describe()}
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -69,7 +83,10 @@ def main(argv: Sequence[str]) -> int:
     except TimeoutError:
         print(f"acp_nvim probe: session/new timed out after {args.timeout:g} s", file=sys.stderr)
         return 1
-    except (RpcError, ConnectionClosed) as err:
+    except RpcError as err:
+        print(f"acp_nvim probe: session/new failed: {failure.describe(err)}", file=sys.stderr)
+        return 1
+    except ConnectionClosed as err:
         print(f"acp_nvim probe: session/new failed: {err}", file=sys.stderr)
         return 1
     sys.stdout.write(msgspec.json.encode(report).decode() + "\n")

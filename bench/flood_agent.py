@@ -9,7 +9,10 @@ The prompt's text picks the show:
 - ``read PATH [LINE LIMIT]`` asks the client for ``fs/read_text_file`` and times the answer;
 - ``write PATH LINE`` reads PATH from disk, changes line LINE (1-based) and asks for ``fs/write_text_file``;
 - ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
-  ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends.
+  ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends;
+- ``toolout N BYTES [TAG]`` reports a command it runs itself (a tool call of kind ``execute``) whose output,
+  lines growing to BYTES bytes, it resends whole in N ``tool_call_update``s (N = 1: the final output alone),
+  then completes it with exit code 0 and streams ``toolout-end TAG ``.
 
 It advertises ``loadSession`` and ``session/list``: the list (of any directory, the one asked for) holds
 ``ACP_FLOOD_STORED`` sessions (default 20) ``stored-1``, ``stored-2``, ... so that each of several loads in
@@ -235,6 +238,52 @@ def show_write(client: Client, session_id: str, args: list[str]) -> None:
     _report({"show": "write", "seconds": seconds, "error": _error_text(answer)})
 
 
+TOOLOUT_END = "toolout-end "
+
+
+def show_toolout(session_id: str, args: list[str]) -> None:
+    """Writes each update as it is built: 1,000 resends of up to 1 MB are 500 MB, never held at once."""
+    times, size, tag = int(args[0]), int(args[1]), args[2] if len(args) > 2 else ""
+    line = "0123456789abcdefghijklmnopqrstuvwxyz" * 2
+    lines = [f"{n:07d} {line}\n" for n in range(size // (len(line) + 9) + 1)]
+    output = "".join(lines)[:size]
+    # The text is ASCII with no character JSON escapes but the newline: a prefix of it escapes to a prefix of
+    # the escaped whole, so each update is a slice of one string, not a json.dumps of up to 1 MB.
+    escaped = json.dumps(output)[1:-1]
+    tool_id = f"toolout-{time.monotonic_ns()}"
+    start = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": tool_id,
+        "title": "build",
+        "kind": "execute",
+        "status": "in_progress",
+        "rawInput": {"command": ["bash", "-lc", "make build"]},
+    }
+    _write([_update(session_id, start)])
+    head, tail = _update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": tool_id,
+            "content": [{"type": "content", "content": {"type": "text", "text": "\0"}}],
+        },
+    ).split(b"\\u0000")
+    out = sys.stdout.buffer
+    for n in range(1, times + 1):
+        cut = len(output) * n // times
+        escaped_cut = cut + output.count("\n", 0, cut)
+        out.write(b"".join((head, escaped[:escaped_cut].encode(), tail)))
+    done = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": tool_id,
+        "status": "completed",
+        "rawOutput": {"exit_code": 0},
+    }
+    _write(
+        [_update(session_id, done), _update(session_id, _text("agent_message_chunk", f"{TOOLOUT_END}{tag} "))]
+    )
+
+
 def show_term(client: Client, session_id: str, args: list[str]) -> None:
     size, limit = int(args[0]), int(args[1])
     # 64-byte lines of text: what a chatty build prints, and cheap for the shell to produce.
@@ -308,6 +357,8 @@ def main() -> None:
                 show_write(client, session_id, args)
             elif show == "term":
                 show_term(client, session_id, args)
+            elif show == "toolout":
+                show_toolout(session_id, args)
             else:
                 builder = {"mix": mix, "history": history}.get(show, words)
                 _write(builder(session_id, int(args[0]) if args else 10000))

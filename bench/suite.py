@@ -30,6 +30,7 @@ from bench.harness import (
     proc_status_kib,
     wait_until,
 )
+from bench.tool_output import tool_output
 
 IDLE_S = 1.0
 AFTER_S = 2.0
@@ -609,4 +610,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "terminal": terminal,
     "startup": startup,
     "merge": merge_bench.merge,
+    "tool_output": tool_output,
 }

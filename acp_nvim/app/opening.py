@@ -25,6 +25,7 @@ from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import AgentRun, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
+from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection, Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
@@ -52,7 +53,7 @@ def _when(updated_at: str | None) -> str:
 def _failure(err: Exception) -> str:
     """Why a load or resume failed, for the user: the agent's message, or what went wrong on our side (a
     timeout's str() is empty)."""
-    return err.message if isinstance(err, RpcError) else str(err) or "timed out"
+    return failure.describe(err) if isinstance(err, RpcError) else str(err) or "timed out"
 
 
 def _reload_mode(run: AgentRun, agent: AgentConnection) -> Literal["load", "resume"] | None:
@@ -141,7 +142,7 @@ class SessionCommands:
         except ConnectionClosed:
             return None  # the run task reports the exit
         except RpcError as err:
-            self._failed(run, f"{run.name} refused to create a session: {err.message}", first)
+            self._failed(run, f"{run.name} refused to create a session: {failure.describe(err)}", first)
             return None
         agent = run.connection
         if agent is None:

@@ -16,6 +16,7 @@ from acp_nvim.app.port import ERROR, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import AgentSpec, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import AgentConnection, Unsupported
+from acp_nvim.client import failure
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
@@ -110,7 +111,7 @@ class ModeCommands:
                 raise ConnectionClosed("the agent is not running")
             await agent.set_mode(session.session_id, mode_id)
         except (RpcError, Unsupported, ConnectionClosed) as err:
-            why = err.message if isinstance(err, RpcError) else str(err)
+            why = failure.describe(err) if isinstance(err, RpcError) else str(err)
             if previous is not None and state.current_mode == mode_id:
                 state.set_current_mode(previous, announce=False)
             self._refused(session, f"Mode {_mode_name(state, mode_id)} refused: {why}")
@@ -188,7 +189,7 @@ class ModeCommands:
                 raise ConnectionClosed("the agent is not running")
             response = await agent.set_config_option(session.session_id, request)
         except (RpcError, Unsupported, ConnectionClosed) as err:
-            why = err.message if isinstance(err, RpcError) else str(err)
+            why = failure.describe(err) if isinstance(err, RpcError) else str(err)
             state.set_config_options(before, announce=False)
             self._refused(session, f"{option.name} = {value_label(changed)} refused: {why}")
             return False

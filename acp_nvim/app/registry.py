@@ -16,6 +16,7 @@ import msgspec
 
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.port import ChatView
+from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.session import SessionState
 from acp_nvim.protocol import schema as s
@@ -61,6 +62,9 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     env: dict[str, str] = {}
     cwd: str = ""
     install_hint: str = ""
+    # A preset's older executables (tried when `cmd` is not installed) and arguments for older versions.
+    fallbacks: list[str] = []
+    older_args: agent_command.OlderArgs | None = None
     handshake_timeout: float = 30.0
     # Defaults applied to every new session: a mode id, and config option id -> value.
     mode: str | None = None

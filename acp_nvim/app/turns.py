@@ -8,6 +8,7 @@ from typing import Any
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, Registry
 from acp_nvim.app.status import StatusBoard
+from acp_nvim.client import failure
 from acp_nvim.client.agent import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 
@@ -67,7 +68,7 @@ class Turns:
             state.add_notice(str(err), "error")
             self._port.notify(str(err), ERROR)
         except RpcError as err:
-            state.add_notice(f"Error: {err.message}", "error")
+            state.add_notice(f"Error: {failure.describe(err)}", "error")
         finally:
             session.in_turn = False
             if session.cancelling and stop_reason in (None, "end_turn"):

@@ -17,9 +17,10 @@ import anyio
 import msgspec
 
 from acp_nvim import __version__
+from acp_nvim.client import failure, shell
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.editor import Editor, unknown_session
-from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError
+from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StartError, StderrTail
 from acp_nvim.jsonrpc import (
     DEFAULT_MAX_MESSAGE_SIZE,
     INTERNAL_ERROR,
@@ -220,7 +221,9 @@ class AgentConnection:
                     ),
                 )
                 tasks.start_soon(connection.serve)
-                init = await _initialize(connection, editor, client_info, handshake_timeout, command)
+                init = await _initialize(
+                    connection, editor, client_info, handshake_timeout, command, process.stderr
+                )
                 agent = cls(process, connection, dispatcher, init)
                 diagnostics.agent_name = agent.display_name
                 log.info(
@@ -238,7 +241,13 @@ class AgentConnection:
     # ---- typed calls ---------------------------------------------------------------------------------
 
     async def _call(self, method: str, params: msgspec.Struct, result_type: type[T]) -> T:
-        raw = await self.connection.request(method, params)
+        mark = self.process.stderr.count
+        try:
+            raw = await self.connection.request(method, params)
+        except RpcError as err:
+            # What the agent printed meanwhile is usually the real cause (see `failure.describe`).
+            await failure.note_stderr(err, self.process.stderr, mark)
+            raise
         try:
             return codec.decode_result(raw, result_type)
         except msgspec.ValidationError as err:
@@ -449,16 +458,26 @@ def _sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return errors[0] if len(errors) == 1 else group
 
 
+def _with_terminal_output(caps: s.ClientCapabilities) -> s.ClientCapabilities:
+    """Asks for Zed's display-only terminal (`_meta.terminal_output`, with pieces marked as such:
+    `terminal_output_delta`): codex-acp and claude-agent-acp then stream the output of the commands they run
+    themselves as pieces, not as a text resent whole; the session reducer shows both (client/shell.py)."""
+    meta = {**(caps.meta or {}), shell.TERMINAL_OUTPUT_META: True, shell.TERMINAL_OUTPUT_DELTA_META: True}
+    return msgspec.structs.replace(caps, meta=meta)
+
+
 async def _initialize(
     connection: Connection,
     editor: Editor,
     client_info: s.Implementation,
     timeout: float,
     command: AgentCommand,
+    stderr: StderrTail,
 ) -> s.InitializeResponse:
+    mark = stderr.count
     request = s.InitializeRequest(
         protocol_version=m.PROTOCOL_VERSION,
-        client_capabilities=editor.client_capabilities(),
+        client_capabilities=_with_terminal_output(editor.client_capabilities()),
         client_info=client_info,
     )
     try:
@@ -471,7 +490,8 @@ async def _initialize(
     except ConnectionClosed as err:
         raise AgentExited(str(err)) from None
     except RpcError as err:
-        raise HandshakeFailed(f"agent {command.name} refused initialize: {err.message}") from None
+        await failure.note_stderr(err, stderr, mark)
+        raise HandshakeFailed(f"agent {command.name} refused initialize: {failure.describe(err)}") from None
     try:
         response = codec.decode(raw, s.InitializeResponse)
     except msgspec.ValidationError as err:

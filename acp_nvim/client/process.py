@@ -28,6 +28,9 @@ STDERR_TAIL_LINES = 40
 # A single stderr "line" longer than this is cut: an agent printing 100 MB without a newline must not make us
 # hold 100 MB.
 STDERR_LINE_MAX = 4096
+# Lines of an agent's stderr logged at "info" (the default level): enough for what it says when something goes
+# wrong; an agent that floods its stderr must not fill the disk, the rest is logged at "debug" only.
+STDERR_INFO_LINES = 1000
 
 
 GroupEvent: TypeAlias = Literal["started", "gone"]
@@ -97,10 +100,14 @@ def describe_exit(returncode: int | None) -> str:
 class StderrTail:
     """Keeps the last lines an agent wrote to stderr, bounded in lines and in bytes per line."""
 
-    def __init__(self, max_lines: int = STDERR_TAIL_LINES) -> None:
+    def __init__(self, max_lines: int = STDERR_TAIL_LINES, name: str = "agent") -> None:
         self._lines: deque[str] = deque(maxlen=max_lines)
         self._partial = bytearray()
+        self._name = name
+        self._waiter: anyio.Event | None = None
         self.total_bytes = 0
+        # Lines finished so far: a mark for `lines_since`.
+        self.count = 0
 
     def feed(self, data: bytes) -> None:
         self.total_bytes += len(data)
@@ -121,7 +128,16 @@ class StderrTail:
         line = self._partial.decode("utf-8", errors="replace").rstrip("\r")
         self._partial.clear()
         self._lines.append(line)
-        agent_stderr_log.debug("%s", line)
+        self.count += 1
+        if self.count <= STDERR_INFO_LINES:
+            agent_stderr_log.info("%s stderr: %s", self._name, line)
+        else:
+            if self.count == STDERR_INFO_LINES + 1:
+                agent_stderr_log.info("%s stderr: more lines are logged at level debug only", self._name)
+            agent_stderr_log.debug("%s stderr: %s", self._name, line)
+        if self._waiter is not None:
+            self._waiter.set()
+            self._waiter = None
 
     def flush(self) -> None:
         if self._partial:
@@ -130,6 +146,21 @@ class StderrTail:
     def lines(self, count: int = 10) -> list[str]:
         tail = [line for line in self._lines if line.strip()]
         return tail[-count:]
+
+    def lines_since(self, mark: int, count: int = 10) -> list[str]:
+        """The last `count` non-blank lines finished after `self.count` was `mark` (those still kept)."""
+        new = min(self.count - mark, len(self._lines))
+        if new <= 0:
+            return []
+        recent = list(self._lines)[-new:]
+        return [line for line in recent if line.strip()][-count:]
+
+    async def wait_beyond(self, mark: int) -> None:
+        """Returns once a line has been finished after `self.count` was `mark`."""
+        while self.count <= mark:
+            if self._waiter is None:
+                self._waiter = anyio.Event()
+            await self._waiter.wait()
 
 
 class AgentProcess:
@@ -141,7 +172,7 @@ class AgentProcess:
         self.pid: int = process.pid
         # start_new_session makes the agent the leader of a new process group whose id is its pid.
         self.pgid: int = process.pid
-        self.stderr = StderrTail()
+        self.stderr = StderrTail(name=command.name)
         self._exited = anyio.Event()
 
     @classmethod

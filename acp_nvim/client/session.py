@@ -15,6 +15,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UnsetType
 
+from acp_nvim.client import shell
+from acp_nvim.client.shell import ExitStatus, OutputChange, ShellRun
 from acp_nvim.protocol import schema as s
 
 MessageRole = Literal["user", "agent", "thought"]
@@ -120,6 +122,8 @@ class ToolCallItem(msgspec.Struct):
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
+    # A command the agent runs itself (kind `execute`, see client/shell.py): shown like a terminal.
+    shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
 
@@ -158,9 +162,20 @@ class Changes(msgspec.Struct):
     # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
     noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
+    # Output of commands the agent runs itself (tool call key -> in order), and their exits.
+    output: dict[str, list[OutputChange]] = msgspec.field(default_factory=dict)
+    exits: dict[str, ExitStatus] = msgspec.field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.appended or self.replaced or self.noted or self.meta)
+        return bool(
+            self.added
+            or self.appended
+            or self.replaced
+            or self.noted
+            or self.meta
+            or self.output
+            or self.exits
+        )
 
 
 class Usage(msgspec.Struct):
@@ -202,6 +217,10 @@ class SessionState:
         self._detailed: deque[ToolCallItem] = deque()
         self._fold_when_finished: set[str] = set()
         self._commands_item: CommandsItem | None = None
+        # The message the next chunk of its role continues. Items that are not part of the conversation
+        # (commands, plan, notices of a mode or option change) may come between its chunks: an agent sends
+        # those whenever they change, also in the middle of a sentence, and the sentence stays one message.
+        self._streaming: MessageItem | None = None
         self._counter = 0
         self.commands: list[s.AvailableCommand] = []
         self.modes: list[s.SessionMode] = []
@@ -230,6 +249,18 @@ class SessionState:
             if mode.id == self.current_mode:
                 return mode.name
         return self.current_mode
+
+    def only_output_pending(self) -> bool:
+        """Whether all that changed since the last `take_changes()` is output of commands still running."""
+        changes = self._changes
+        return bool(changes.output) and not (
+            changes.added
+            or changes.appended
+            or changes.replaced
+            or changes.noted
+            or changes.meta
+            or changes.exits
+        )
 
     def take_changes(self) -> Changes:
         changes, self._changes = self._changes, Changes()
@@ -293,6 +324,7 @@ class SessionState:
         self._plan = None
 
     def end_turn(self, stop_reason: str) -> None:
+        self._streaming = None
         if stop_reason == CANCELLED:
             self.cancel_unfinished()
         if stop_reason != "end_turn":
@@ -353,6 +385,11 @@ class SessionState:
         return str(self._counter)
 
     def _add(self, item: Item) -> None:
+        if isinstance(item, MessageItem):
+            self._streaming = item
+        elif isinstance(item, ToolCallItem):
+            # A tool call is a step of the conversation: the text after it is a message of its own.
+            self._streaming = None
         self.items.append(item)
         self._by_key[item.key] = item
         self._changes.added.append(item.key)
@@ -396,9 +433,9 @@ class SessionState:
             if known is not None:
                 self._append(known, text)
                 return
-        last = self.items[-1] if self.items else None
+        last = self._streaming
         if (
-            isinstance(last, MessageItem)
+            last is not None
             and last.role == role
             and not last.local
             and (message_id is None or last.message_id is None or last.message_id == message_id)
@@ -435,6 +472,7 @@ class SessionState:
             item.locations = list(update.locations or [])
             item.raw_input = _bounded_raw(update.raw_input)
             item.raw_output = _bounded_raw(update.raw_output)
+        self._follow_shell(item, update.meta)
         self._fold_old_tool_calls(item)
 
     def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
@@ -449,7 +487,8 @@ class SessionState:
             self._tool_calls[update.tool_call_id] = item
             self._add(item)
             self._detailed.append(item)
-        else:
+        elif not _only_output(item, update):
+            # A command's output is drawn from `output` changes: resending it leaves the item as it is.
             self._replace(item.key)
         if update.title is not None:
             item.title = update.title
@@ -467,8 +506,49 @@ class SessionState:
                 item.raw_input = _bounded_raw(update.raw_input)
             if update.raw_output is not None:
                 item.raw_output = _bounded_raw(update.raw_output)
+        self._follow_shell(item, update.meta)
         self._fold_old_tool_calls(item)
         return item
+
+    def _follow_shell(self, item: ToolCallItem, meta: dict[str, Any] | None) -> None:
+        """A command the agent runs itself: records what is new of its output and how it ended."""
+        if item.folded:
+            return
+        terminal_id, terminal_output, ended = shell.meta_terminal(meta)
+        run = item.shell
+        if terminal_id is None and run is not None:
+            terminal_id = run.terminal_id
+        if shell.embeds_acp_terminal(item.content, terminal_id):
+            # It runs in one of our terminals (`terminal/*`), which shows it already.
+            if run is not None:
+                item.shell = None
+                self._replace(item.key)
+            return
+        if run is None:
+            command = shell.command_of(item.raw_input)
+            if terminal_id is None and (item.kind != "execute" or command is None):
+                return
+            run = item.shell = ShellRun(command or item.title)
+            self._replace(item.key)
+        if terminal_id is not None:
+            run.terminal_id = terminal_id
+        change: OutputChange | None = None
+        if run.terminal_id is not None:
+            change = run.terminal_output(terminal_output) if terminal_output is not None else None
+        else:
+            text = shell.output_of(item.content)
+            change = run.whole_output(text) if text is not None else None
+        if change is not None:
+            pending = self._changes.output.get(item.key)
+            if pending is None or change.reset:
+                self._changes.output[item.key] = [change]
+            else:
+                pending.append(change)
+        if ended is None and item.status in FINISHED_STATUSES:
+            ended = shell.exit_of(item.raw_output)
+        if ended is not None and ended != run.exit:
+            run.exit = ended
+            self._changes.exits[item.key] = ended
 
     def _fold_old_tool_calls(self, changed: ToolCallItem) -> None:
         """Folds the finished tool calls older than the newest KEEP_TOOL_DETAILS (`changed` may be one)."""
@@ -517,6 +597,33 @@ class SessionState:
             self._changes.meta.add("title")
         if not isinstance(update.updated_at, UnsetType):
             self.updated_at = update.updated_at
+
+
+def _only_output(item: ToolCallItem, update: s.ToolCallUpdate) -> bool:
+    """Whether `update` of a command the agent runs changes nothing the chat shows of it but its output."""
+    run = item.shell
+    if run is None or item.folded or item.awaiting_permission:
+        return False
+    if update.title not in (None, item.title) or update.kind not in (None, item.kind):
+        return False
+    if update.status not in (None, item.status):
+        return False
+    if update.locations is not None and list(update.locations) != item.locations:
+        return False
+    if update.raw_input is not None and shell.command_of(update.raw_input) not in (None, run.command):
+        return False
+    if update.content is None:
+        return True
+    return _not_output(update.content, run) == _not_output(item.content, run)
+
+
+def _not_output(content: Sequence[s.ToolCallContent], run: ShellRun) -> list[s.ToolCallContent]:
+    return [
+        block
+        for block in content
+        if not isinstance(block, s.ToolCallContentContent)
+        and not (isinstance(block, s.ToolCallContentTerminal) and block.terminal_id == run.terminal_id)
+    ]
 
 
 def _bounded_raw(value: Any) -> Any:

@@ -21,6 +21,7 @@ from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
+from acp_nvim.client import command as agent_command
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor
@@ -109,7 +110,11 @@ class Controller:
         """The agent's connection until it exits; again after each reconnect a login asked for. The first
         session opens in a task of its own: a login on the way may need this loop to reconnect."""
         spec = run.spec
-        command = AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None)
+        command = await agent_command.resolve(
+            AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None),
+            spec.fallbacks,
+            spec.older_args,
+        )
         # Advertised to this agent only: another one may be configured without terminal login.
         editor = NvimEditor(self.services, self, lambda caps: advertise(caps, spec.terminal_auth))
         first_session = spec.session

@@ -39,6 +39,11 @@ CHUNK_BYTES = 64 * 1024
 # JSON sent to Neovim per notification, about: a frame's worth of work for it to read and decode.
 FRAME_BYTES = 256 * 1024
 
+# The output of a running command that the agent runs itself, when nothing else changed, goes at most this
+# often: the chat's terminal view redraws every 50 ms, and an agent resending a growing output on every line
+# made each frame one more Neovim call (4 a second still show it grow).
+OUTPUT_SECONDS = 0.25
+
 _encode = msgspec.json.Encoder().encode
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -51,6 +56,9 @@ class ChatRenderer:
         self._agent_name = agent_name
         self._spawn = spawn
         self._scheduled = False
+        self._output_sent = 0.0
+        # Set while a flush of output alone waits for OUTPUT_SECONDS: any other change ends the wait.
+        self._output_wait: anyio.CancelScope | None = None
         # Encoded chunks not sent yet (beyond a notification's FRAME_BYTES), oldest first.
         self._backlog: deque[bytes] = deque()
 
@@ -59,9 +67,18 @@ class ChatRenderer:
         if not self._scheduled:
             self._scheduled = True
             self._spawn(self._flush_after_frame)
+        elif self._output_wait is not None and not self._state.only_output_pending():
+            self._output_wait.cancel()
 
     async def _flush_after_frame(self) -> None:
         await anyio.sleep(FRAME_SECONDS)
+        if self._state.only_output_pending() and not self._backlog:
+            wait = self._output_sent + OUTPUT_SECONDS - anyio.current_time()
+            if wait > 0:
+                with anyio.CancelScope() as self._output_wait:
+                    await anyio.sleep(wait)
+                self._output_wait = None
+            self._output_sent = anyio.current_time()
         self.flush()
 
     def flush(self) -> None:

@@ -4,7 +4,8 @@ An item becomes a list of lines; a line is a dict with one of
   ``s``:    segments ``[[text, highlight_group], ...]`` (group ``""`` for none), optionally ``loc``
             ``{path, lnum}`` (the line jumps there with <CR>/gf),
   ``diff``: ``{path, old, new}`` (Lua expands it with `vim.diff`, which is C and fast on big files),
-  ``term``: a terminal id (a placeholder line the terminal UI can attach live output to);
+  ``term``: a terminal id (a placeholder line the terminal UI can attach live output to), with ``text`` the
+            line's text when it is not the default (a command the agent runs itself: the command);
 a line with ``note`` true is a message's last line, saying how much of it is not shown (a ``note`` op
 rewrites it).
 A batch of ops (`ops_for`) is what one `chat.apply` call receives.
@@ -115,7 +116,32 @@ def _tool_text_lines(text: str) -> list[Line]:
     return lines
 
 
-def tool_call_view(item: ToolCallItem) -> list[Line]:
+# Lines of a command (a script the agent runs) shown above its output.
+MAX_COMMAND_LINES = 5
+
+
+def shell_terminal_id(session_id: str, tool_call_id: str) -> str:
+    """The chat terminal that shows a command the agent runs itself (not an ACP terminal: no `terminal/*`)."""
+    return f"agent:{session_id}:{tool_call_id}"
+
+
+def _command_lines(item: ToolCallItem, session_id: str) -> list[Line]:
+    assert item.shell is not None
+    parts = item.shell.command.split("\n")
+    shown = [_clip_line(part) for part in parts[:MAX_COMMAND_LINES]]
+    if len(parts) > MAX_COMMAND_LINES:
+        shown.append(f"… {len(parts) - MAX_COMMAND_LINES} more lines")
+    lines: list[Line] = [
+        _line((("    $ " if n == 0 else "      ") + part, "AcpChatTerminal"))
+        for n, part in enumerate(shown[:-1])
+    ]
+    # The last line of the command is where the output is drawn, under it, as for an ACP terminal.
+    last = ("    $ " if len(shown) == 1 else "      ") + shown[-1]
+    lines.append({"term": shell_terminal_id(session_id, item.tool_call_id), "text": last})
+    return lines
+
+
+def tool_call_view(item: ToolCallItem, session_id: str = "") -> list[Line]:
     status = "awaiting permission" if item.awaiting_permission else item.status
     group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
     icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
@@ -142,7 +168,16 @@ def tool_call_view(item: ToolCallItem) -> list[Line]:
         lines.append(line)
     if len(item.locations) > MAX_LOCATIONS:
         lines.append(_line((f"    … {len(item.locations) - MAX_LOCATIONS} more locations", "AcpChatNotice")))
+    run = item.shell
+    if run is not None:
+        lines.extend(_command_lines(item, session_id))
     for content in item.content:
+        if run is not None and (
+            isinstance(content, s.ToolCallContentContent)
+            or (isinstance(content, s.ToolCallContentTerminal) and content.terminal_id == run.terminal_id)
+        ):
+            # The command's output: drawn under the command line, from `output` ops.
+            continue
         if isinstance(content, s.ToolCallContentDiff):
             size = len(content.old_text or "") + len(content.new_text)
             if size <= MAX_DIFF_CHARS:
@@ -195,13 +230,13 @@ def notice_view(item: NoticeItem) -> list[Line]:
     return _text_lines(text, indent="  ", group=group)
 
 
-def item_view(item: Item, agent_name: str) -> dict[str, Any]:
+def item_view(item: Item, agent_name: str, session_id: str = "") -> dict[str, Any]:
     kind: str
     lines: list[Line]
     if isinstance(item, MessageItem):
         kind, lines = item.role, message_view(item, agent_name)
     elif isinstance(item, ToolCallItem):
-        kind, lines = "tool_call", tool_call_view(item)
+        kind, lines = "tool_call", tool_call_view(item, session_id)
     elif isinstance(item, PlanItem):
         kind, lines = "plan", plan_view(item)
     elif isinstance(item, CommandsItem):
@@ -264,9 +299,9 @@ def _append_ops(key: str, text: str) -> list[Op]:
     ]
 
 
-def _add_ops(item: Item, agent_name: str) -> list[Op]:
+def _add_ops(item: Item, agent_name: str, session_id: str) -> list[Op]:
     if not isinstance(item, MessageItem) or item.size <= SLICE_CHARS:
-        return [{"op": "add", "item": item_view(item, agent_name)}]
+        return [{"op": "add", "item": item_view(item, agent_name, session_id)}]
     # A long message: its beginning as the item, the rest in slices, its note last.
     text = item.text
     lines = message_view(item, agent_name, text[:SLICE_CHARS])
@@ -282,9 +317,9 @@ def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
     item = state.item
     ops: list[Op] = []
     for key in changes.added:
-        ops.extend(_add_ops(item(key), agent_name))
+        ops.extend(_add_ops(item(key), agent_name, state.session_id))
     for key in changes.replaced:
-        ops.append({"op": "replace", "item": item_view(item(key), agent_name)})
+        ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id)})
     for key, pieces in changes.appended.items():
         text = "".join(pieces)
         if len(text) <= SLICE_CHARS:
@@ -295,6 +330,35 @@ def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
         message = item(key)
         if isinstance(message, MessageItem):
             ops.append({"op": "note", "id": key, "text": not_shown(message.hidden)})
+    if changes.output or changes.exits:
+        ops.extend(_shell_ops(state, changes))
     if changes.meta:
         ops.append(meta_op(state, agent_name))
+    return ops
+
+
+def _shell_ops(state: SessionState, changes: Changes) -> list[Op]:
+    """Output and exits of the commands the agent runs itself, for the chat terminals under them."""
+    ops: list[Op] = []
+    for key, outputs in changes.output.items():
+        tool_call = state.item(key)
+        if not isinstance(tool_call, ToolCallItem):
+            continue
+        term = shell_terminal_id(state.session_id, tool_call.tool_call_id)
+        # Only the last fresh start matters; what followed it goes as one text (an op per update of a
+        # frame was a Lua call per update).
+        last_reset = max((n for n, output in enumerate(outputs) if output.reset), default=0)
+        text = "".join(output.text for output in outputs[last_reset:])
+        reset = outputs[last_reset].reset
+        for start in range(0, max(len(text), 1), SLICE_CHARS):
+            op: Op = {"op": "term_output", "term": term, "text": text[start : start + SLICE_CHARS]}
+            if reset and start == 0:
+                op["reset"] = True
+            ops.append(op)
+    for key, ended in changes.exits.items():
+        tool_call = state.item(key)
+        if isinstance(tool_call, ToolCallItem):
+            term = shell_terminal_id(state.session_id, tool_call.tool_call_id)
+            status = {"exit_code": ended.exit_code, "signal": ended.signal}
+            ops.append({"op": "term_exit", "term": term, "status": status})
     return ops

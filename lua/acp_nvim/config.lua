@@ -8,6 +8,9 @@ local M = {}
 ---@field args? string[]
 ---@field env? table<string, string>
 ---@field install_hint? string shown when the command is not found
+---@field fallbacks? string[] presets only: older executables started when `cmd` is not installed
+---@field older_args? {before: string, args: string[], package: string} presets only: `args` for versions
+---  older than `before` (read from the npm `package`'s package.json, else from `cmd --version`)
 
 M.defaults = {
   -- Interpreter that has pynvim, msgspec and anyio. nil: the plugin's private environment made by the build
@@ -119,16 +122,41 @@ M.defaults = {
   },
 }
 
--- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents.
+-- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents. The host picks among
+-- `fallbacks` and `older_args` when it starts one (the choice needs the disk and a process: not on this loop).
 M.presets = {
   claude = {
-    cmd = "claude-code-acp",
-    install_hint = "npm install -g @zed-industries/claude-code-acp",
+    cmd = "claude-agent-acp",
+    -- The agent's name until its 0.18 (npm @zed-industries/claude-code-acp), still installed by many.
+    fallbacks = { "claude-code-acp" },
+    install_hint = "npm install -g @agentclientprotocol/claude-agent-acp",
   },
   gemini = {
     cmd = "gemini",
-    args = { "--experimental-acp" },
+    args = { "--acp" },
+    -- `--acp` is new in 0.33.0; later versions call `--experimental-acp` deprecated.
+    older_args = { before = "0.33.0", args = { "--experimental-acp" }, package = "@google/gemini-cli" },
     install_hint = "npm install -g @google/gemini-cli",
+  },
+  copilot = {
+    cmd = "copilot",
+    args = { "--acp" },
+    install_hint = "npm install -g @github/copilot",
+  },
+  auggie = {
+    cmd = "auggie",
+    args = { "--acp" },
+    install_hint = "npm install -g @augmentcode/auggie",
+  },
+  cline = {
+    cmd = "cline",
+    args = { "--acp" },
+    install_hint = "npm install -g cline",
+  },
+  qwen = {
+    cmd = "qwen",
+    args = { "--acp" },
+    install_hint = "npm install -g @qwen-code/qwen-code",
   },
   codex = {
     cmd = "codex-acp",
@@ -447,6 +475,10 @@ function M.agent(name)
     return nil, ("unknown agent %q (known: %s)"):format(name, known)
   end
   local agent = vim.tbl_extend("force", vim.deepcopy(preset or {}), user or {})
+  if user ~= nil and (user.cmd ~= nil or user.args ~= nil) then
+    -- The user's own command line is run as written.
+    agent.fallbacks, agent.older_args = nil, nil
+  end
   agent.args = agent.args or {}
   agent.env = agent.env or {}
   if name == "demo" and agent.cmd == "" then

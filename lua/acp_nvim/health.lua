@@ -16,6 +16,18 @@ local function run(argv, env)
   return result, nil
 end
 
+--- The executable a start would run: the agent's command, else the first of a preset's fallbacks installed.
+---@param agent AcpAgentConfig
+---@return string|nil
+local function installed(agent)
+  for _, cmd in ipairs({ agent.cmd, unpack(agent.fallbacks or {}) }) do
+    if vim.fn.executable(cmd) == 1 then
+      return cmd
+    end
+  end
+  return nil
+end
+
 function M.check()
   local config = require("acp_nvim.config")
   local host = require("acp_nvim.host")
@@ -67,12 +79,18 @@ function M.check()
   end
 
   health.start("Agents")
+  local routes = require("acp_nvim.routes")
   for _, name in ipairs(config.agent_names()) do
     local agent = config.agent(name)
-    if agent and vim.fn.executable(agent.cmd) == 1 then
-      health.ok(("%s: %s"):format(name, vim.fn.exepath(agent.cmd)))
+    local cmd = agent and installed(agent)
+    if agent and cmd then
+      health.ok(("%s: %s"):format(name, vim.fn.exepath(cmd)))
     elseif agent then
       health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
+    end
+    local does = agent and routes.describe(cmd or agent.cmd)
+    if does then
+      health.info(("%s: %s"):format(name, does))
     end
   end
 
@@ -82,11 +100,20 @@ function M.check()
     health.error(agent_err --[[@as string]])
     return
   end
-  if vim.fn.executable(agent.cmd) == 0 then
+  local cmd = installed(agent)
+  if cmd == nil then
     health.warn(agent.cmd .. " not found: no initialize check", agent.install_hint)
     return
   end
-  local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20", "--", agent.cmd }
+  -- The host's choice of executable and arguments, made the same way (acp_nvim/client/command.py).
+  local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20" }
+  for _, fallback in ipairs(agent.fallbacks or {}) do
+    vim.list_extend(argv, { "--fallback", fallback })
+  end
+  if agent.older_args then
+    vim.list_extend(argv, { "--older-args", vim.json.encode(agent.older_args) })
+  end
+  vim.list_extend(argv, { "--", agent.cmd })
   vim.list_extend(argv, agent.args or {})
   local env = vim.tbl_extend("force", agent.env or {}, { PYTHONPATH = host.pythonpath() })
   local result, run_err = run(argv, env)

@@ -26,6 +26,8 @@ Scenario (every key optional):
                         "auth": {"logout": {}}},
   "authMethods": [{"id": "login", "name": "Log in"}],
   "authRequired": false,                # true: session/new|load|resume fail -32000 until authenticate
+  "newSessionError": {"code": -32603, "message": "Internal error", "data": {"details": "why"},
+                      "stderr": "the cause"},   # session/new fails so, after printing "stderr" there
   "login": {"tokenFile": "/tmp/x/token", "exitCode": 0},   # terminal login (see below)
   "session": {"sessionId": "s-new",     # first session/new's id; default "sess-1", "sess-2", ...
               "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]},
@@ -246,6 +248,13 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         self._check_auth()
+        refusal = self.sc.get("newSessionError")
+        if refusal is not None:
+            if refusal.get("stderr"):
+                print(refusal["stderr"], file=sys.stderr, flush=True)
+            raise RequestError(
+                refusal.get("code", -32603), refusal.get("message", "Internal error"), refusal.get("data")
+            )
         conf = self.sc.get("session") or {}
         self.session_counter += 1
         sid = conf.get("sessionId") if self.session_counter == 1 else None

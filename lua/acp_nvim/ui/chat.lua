@@ -126,7 +126,7 @@ local function draw(item)
     if line.diff then
       draw_diff(out, line.diff)
     elseif line.term then
-      local text = "    ⌨ terminal " .. line.term
+      local text = line.text or ("    ⌨ terminal " .. line.term)
       table.insert(out.lines, text)
       table.insert(out.hls, { #out.lines - 1, 0, #text, "AcpChatTerminal" })
       table.insert(out.terms, { #out.lines - 1, line.term })
@@ -574,6 +574,10 @@ local function apply_op(chat, op)
     set_note(chat, op.id, op.text)
   elseif op.op == "meta" then
     set_meta(chat, op)
+  elseif op.op == "term_output" then
+    require("acp_nvim.chat_terminal").show_output(op.term, op.text, op.reset == true)
+  elseif op.op == "term_exit" then
+    require("acp_nvim.chat_terminal").show_exit(op.term, op.status)
   end
 end
 
@@ -693,7 +697,8 @@ local function enqueue(session_id, batches)
 end
 
 --- Applies one batch of view-model ops: {op="add"|"replace", item} | {op="append"|"note", id, text} |
---- {op="meta"}.
+--- {op="meta"} | {op="term_output", term, text, reset?} | {op="term_exit", term, status} (a command the agent
+--- runs itself: its output and exit, drawn like an ACP terminal's).
 --- Within the tick's budget at once; the rest on the next ticks, always in order (a batch arriving while an
 --- earlier one is unfinished waits behind it).
 ---@param session_id string

@@ -23,19 +23,23 @@ local ns = api.nvim_create_namespace("acp_nvim_term")
 ---@field pending boolean a redraw is scheduled
 ---@field views { buf: integer, mark: integer }[]
 ---@field bufnr integer? the terminal buffer
+---@field shown_only boolean? a command the agent runs itself: output shown here, no terminal buffer
 
 ---@type table<string, acp_nvim.ChatTerminal>
 local terms = {}
 
 ---@param id string
+---@param shown_only boolean? a command the agent runs itself (its placeholder may have been attached first)
 ---@return acp_nvim.ChatTerminal
-local function get(id)
+local function get(id, shown_only)
   local t = terms[id]
   if t == nil then
     t = { lines = {}, partial = "", pending = false, views = {} }
     terms[id] = t
   end
-  if t.bufnr == nil then
+  if shown_only then
+    t.shown_only = true
+  elseif t.bufnr == nil and not t.shown_only then
     t.bufnr = require("acp_nvim.editor.terminal").bufnr(id)
   end
   return t
@@ -185,6 +189,27 @@ function M.on_output(id, data)
   schedule(id)
 end
 
+--- Output of a command the agent runs itself (the host sends only what is new; `reset`: it starts over).
+---@param id string
+---@param data string
+---@param reset boolean
+function M.show_output(id, data, reset)
+  local t = get(id, true)
+  if reset then
+    t.lines, t.partial = {}, ""
+  end
+  feed(t, data)
+  schedule(id)
+end
+
+--- How a command the agent runs itself ended.
+---@param id string
+---@param status table {exit_code, signal}
+function M.show_exit(id, status)
+  get(id, true).status = status
+  schedule(id)
+end
+
 --- `terminal.on_exit`.
 ---@param id string
 ---@param status table
@@ -198,8 +223,10 @@ end
 ---@return string[]
 function M.ids()
   local seen = {}
-  for id in pairs(terms) do
-    seen[id] = true
+  for id, t in pairs(terms) do
+    if not t.shown_only then
+      seen[id] = true
+    end
   end
   for _, id in ipairs(require("acp_nvim.editor.terminal").list()) do
     seen[id] = true

@@ -61,6 +61,8 @@ function M.spec(name, agent)
     env = dict(agent.env),
     cwd = vim.fn.getcwd(),
     install_hint = agent.install_hint or "",
+    fallbacks = agent.fallbacks or {},
+    older_args = agent.older_args or vim.NIL,
     handshake_timeout = options.handshake_timeout,
     mode = agent.mode,
     config = dict(agent.config),

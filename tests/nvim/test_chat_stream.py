@@ -1,0 +1,100 @@
+"""A streamed agent message stays one message in the chat, whatever updates arrive between its chunks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.nvim.agent_io import scripted_config
+from tests.nvim.conftest import Nvim, setup_opts
+
+
+def model_options(current: str) -> list[dict[str, Any]]:
+    choices = [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]
+    return [{"id": "model", "name": "Model", "type": "select", "currentValue": current, "options": choices}]
+
+
+# Updates an agent sends whenever something changes, also in the middle of a sentence (codex-acp sends its
+# commands right after the session opens, while the first reply may already be streaming).
+INTERRUPTIONS: dict[str, list[dict[str, Any]]] = {
+    "available_commands_update": [
+        {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [{"name": "review", "description": "Review the diff"}],
+        }
+    ],
+    "current_mode_update": [{"sessionUpdate": "current_mode_update", "currentModeId": "code"}],
+    "usage_update": [{"sessionUpdate": "usage_update", "used": 5000, "size": 100000}],
+    "plan": [
+        {
+            "sessionUpdate": "plan",
+            "entries": [{"content": "Say hello", "priority": "high", "status": "pending"}],
+        }
+    ],
+    "config_option_update": [{"sessionUpdate": "config_option_update", "configOptions": model_options("b")}],
+    "session_info_update": [{"sessionUpdate": "session_info_update", "title": "Greeting"}],
+}
+
+
+def start(nvim: Nvim, tmp_path: Path, turn: list[dict[str, Any]]) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Scripted", "version": "1.0"},
+        "echo": False,
+        "session": {
+            "modes": {
+                "currentModeId": "ask",
+                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+            },
+            # The update to "b" is then a change, which the chat announces.
+            "configOptions": model_options("a"),
+        },
+        "turns": [turn],
+    }
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    agents = {"s": scripted_config(path, tmp_path / "journal.jsonl")}
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, agents=agents))
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+
+
+@pytest.mark.parametrize("kind", list(INTERRUPTIONS))
+def test_an_update_in_the_middle_of_a_message_does_not_split_it(
+    nvim: Nvim, tmp_path: Path, kind: str
+) -> None:
+    turn = [
+        {"text": "Hello from the "},
+        *({"update": update} for update in INTERRUPTIONS[kind]),
+        {"text": "split agent."},
+    ]
+    start(nvim, tmp_path, turn)
+    nvim.lua("require('acp_nvim').prompt('hi')")
+    nvim.wait_chat("split agent.")
+    nvim.wait_state("ready")
+    text = nvim.chat_text()
+    assert "▍ Scripted\nHello from the split agent." in text, text
+    assert text.count("▍ Scripted") == 1, text
+    assert not nvim.errors()
+
+
+def test_a_tool_call_between_chunks_still_starts_a_new_message(nvim: Nvim, tmp_path: Path) -> None:
+    turn = [
+        {"text": "Let me look."},
+        {"update": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a.txt", "kind": "read"}},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}},
+        {"text": "Found it."},
+    ]
+    start(nvim, tmp_path, turn)
+    nvim.lua("require('acp_nvim').prompt('hi')")
+    nvim.wait_chat("Found it.")
+    nvim.wait_state("ready")
+    text = nvim.chat_text()
+    first, tool, second = (
+        text.find("Let me look."),
+        text.find("Read a.txt"),
+        text.find("▍ Scripted\nFound it."),
+    )
+    assert 0 <= first < tool < second, text
