@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 EXITED = "    └ exited with code 0"
 # The virtual lines under the chat's last terminal placeholder.
 SHOWN = """
-local chat = require('acp_nvim.chat')
+local chat = require('acp_nvim.ui.chat')
 local buf = chat.chats[chat.current].buf
 local marks = vim.api.nvim_buf_get_extmarks(buf, vim.api.nvim_create_namespace('acp_nvim_term'), 0, -1,
   { details = true })
@@ -37,7 +37,7 @@ return out
 # Done: the turn is over, the chat's queue is empty, and the terminal view shows the exit (it redraws 50 ms
 # after the last output, on its own timer; its shown lines are reset by each new turn's first output).
 DRAWN = (
-    "local chat = require('acp_nvim.chat')"
+    "local chat = require('acp_nvim.ui.chat')"
     " if require('acp_nvim').status().state ~= 'ready' or chat.pending(chat.current) then return false end"
     " local lines = (function() " + SHOWN + " end)()"
     " return lines[#lines] == ... and #lines > 1"

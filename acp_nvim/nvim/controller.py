@@ -19,9 +19,9 @@ from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
-from acp_nvim.client import command as agent_command
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor

@@ -14,7 +14,7 @@ from tests.nvim.conftest import Nvim
 
 # What the chat shows of each command: {command line: [virtual lines under it]}.
 SHOWN = """
-local chat = require('acp_nvim.chat')
+local chat = require('acp_nvim.ui.chat')
 local buf = chat.chats[chat.current].buf
 local ns = vim.api.nvim_create_namespace('acp_nvim_term')
 local out = {}
@@ -31,7 +31,7 @@ return out
 
 # Counts the output bytes the chat terminals are handed.
 COUNT_BYTES = """
-local chat_terminal = require('acp_nvim.chat_terminal')
+local chat_terminal = require('acp_nvim.ui.chat_terminal')
 local show = chat_terminal.show_output
 _G.shown_bytes = 0
 chat_terminal.show_output = function(id, data, reset)
@@ -145,7 +145,7 @@ def test_display_only_terminal_output_and_exit(nvim: Nvim, agent: Scripted, tmp_
     assert "✗ make test  execute  failed" in text
     # Not an ACP terminal: no placeholder of its own, and not offered by :AcpTerminal.
     assert "⌨ terminal" not in text
-    assert nvim.lua("return require('acp_nvim.chat_terminal').ids()") == []
+    assert nvim.lua("return require('acp_nvim.ui.chat_terminal').ids()") == []
 
 
 def claude_terminal_turn() -> list[dict[str, Any]]:

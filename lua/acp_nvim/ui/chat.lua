@@ -575,9 +575,9 @@ local function apply_op(chat, op)
   elseif op.op == "meta" then
     set_meta(chat, op)
   elseif op.op == "term_output" then
-    require("acp_nvim.chat_terminal").show_output(op.term, op.text, op.reset == true)
+    require("acp_nvim.ui.chat_terminal").show_output(op.term, op.text, op.reset == true)
   elseif op.op == "term_exit" then
-    require("acp_nvim.chat_terminal").show_exit(op.term, op.status)
+    require("acp_nvim.ui.chat_terminal").show_exit(op.term, op.status)
   end
 end
 
