@@ -23,6 +23,7 @@ import anyio.abc
 import msgspec
 
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError, Unsupported
+from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.session import NoticeLevel, SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
@@ -153,6 +154,9 @@ class Controller:
         self.session_commands = SessionCommands(self)
         self.modes = ModeCommands(self)
         self.editor = NvimEditor(self)
+        self.agent_edits = AgentEdits(
+            self.lua, self.session_roots, lambda: self.editor.options.max_buffer_bytes
+        )
 
     # ---- the current session and agent -------------------------------------------------------------
 
@@ -208,6 +212,7 @@ class Controller:
     def _forget(self, session_id: str) -> None:
         """The session ended (closed, failed to open, its agent gone): what belonged to it ends too."""
         self.sessions.pop(session_id, None)
+        self.agent_edits.forget(session_id)
         # Its terminals, not the ones of other sessions: another agent may still be using its own.
         self.editor.terminals.end_session(session_id)
         self.editor.guard.forget(session_id)
@@ -693,6 +698,7 @@ class Controller:
         # Neovim one more RPC per turn.
         session.renderer.changed()
         session.in_turn, session.cancelling = True, False
+        self.agent_edits.turn_started(session.session_id)
         # Pushes the status too: only now, so "running" (which Lua showed already) is what it says.
         self.use(session.session_id)
         stop_reason: str | None = None
@@ -709,6 +715,7 @@ class Controller:
             state.add_notice(f"Error: {err.message}", "error")
         finally:
             session.in_turn = False
+            self.agent_edits.turn_ended(session.session_id)
             if session.cancelling and stop_reason in (None, "end_turn"):
                 # The user cancelled: an agent that wraps up with end_turn still ended a cancelled turn.
                 stop_reason = "cancelled"
@@ -743,6 +750,7 @@ class Controller:
                 log.debug("update for unknown session %s dropped", notification.session_id)
             return
         session.state.apply(notification.update)
+        self.agent_edits.on_update(session.session_id, notification.update)
         session.renderer.changed()
         if isinstance(notification.update, STATUS_UPDATES) and session.session_id == self._current:
             self.push_status()

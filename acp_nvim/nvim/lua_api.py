@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 import msgspec
 
+from acp_nvim.client.agent_edits import FileEdit
+
 # ---- the Lua code of each entry point ---------------------------------------------------------------
 
 CHAT_CREATE = "require('acp_nvim.chat').create(...)"
@@ -38,6 +40,9 @@ FS_WRITE_FOR_HOST = "require('acp_nvim.fs').write_for_host(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.fs').file_written(...)"
 FOLLOW_SHOW = "require('acp_nvim.follow').show(...)"
+FOLLOW_DISK_APPLY = "require('acp_nvim.fs.follow_disk').apply(...)"
+FOLLOW_DISK_WATCH = "require('acp_nvim.fs.follow_disk').watch(...)"
+FOLLOW_DISK_UNWATCH = "require('acp_nvim.fs.follow_disk').unwatch(...)"
 
 TERMINAL_CREATE = "return require('acp_nvim.terminal').create(...)"
 TERMINAL_OUTPUT = "return require('acp_nvim.terminal').output(...)"
@@ -222,6 +227,19 @@ class LuaApi:
 
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)
+
+    # the agent's own edits on disk (lua/acp_nvim/fs/follow_disk.lua): a `FollowSink` of client/agent_edits.py
+
+    def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
+        # Built by hand: msgspec would turn the bytes into base64; pynvim sends them as a Lua string.
+        tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
+        self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
+
+    def watch_disk(self, session_id: str, roots: list[str]) -> None:
+        self._bridge.lua(FOLLOW_DISK_WATCH, session_id, roots)
+
+    def unwatch_disk(self, session_id: str) -> None:
+        self._bridge.lua(FOLLOW_DISK_UNWATCH, session_id)
 
     # terminals (lua/acp_nvim/terminal.lua)
 
