@@ -22,6 +22,7 @@ tool calls are untrusted input and must not make the client read devices or huge
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import stat
@@ -31,6 +32,8 @@ from typing import Any, Protocol
 import msgspec
 
 from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.agent_edits")
 
 # A tool call naming more files than this is followed for its first ones only.
 MAX_PATHS_PER_CALL = 64
@@ -182,6 +185,10 @@ def before_from_diff(old_text: str | None, new_text: str, now: bytes) -> _Snapsh
     return _Snapshot(absent=False, data=current.replace(new_text, old_text, 1).encode("utf-8"))
 
 
+def _same(a: _Snapshot, b: _Snapshot) -> bool:
+    return a.absent == b.absent and a.data == b.data
+
+
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
@@ -247,18 +254,19 @@ class AgentEdits:
             now = read_snapshot(path, limit)
             if now is None:
                 continue
+            if now.absent:
+                # Deleted by the agent: a buffer keeps its text (the user's to save or drop).
+                continue
             before = call.snapshots.get(path)
-            if before is None and path in call.diffs and not now.absent:
-                before = before_from_diff(*call.diffs[path], now.data)
-            if before is not None:
-                if before.absent == now.absent and before.data == now.data:
-                    continue
-                if now.absent:
-                    # Deleted by the agent: a buffer keeps its text (the user's to save or drop).
-                    continue
+            if before is None or _same(before, now):
+                # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
+                before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
+            if before is not None and not _same(before, now):
                 files.append(FileEdit(path, known=True, absent=before.absent, before=before.data))
-            elif not now.absent:
+            else:
+                # Unknown: a loaded buffer still knows (the editor sees whether its file changed).
                 files.append(FileEdit(path, known=False))
+        log.debug("tool call %s ended: follow %s", tool_call_id, [(f.path, f.known) for f in files])
         if files:
             self._sink.follow_edits(session_id, tool_call_id, files)
 
