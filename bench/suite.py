@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import floor
 from bench.flood_agent import final_text
+from bench.follow import disk_follow
 from bench.harness import (
     FRAME_S,
     NS_PER_S,
@@ -605,4 +606,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "fs": fs,
     "terminal": terminal,
     "startup": startup,
+    "follow": disk_follow,
 }

@@ -1,0 +1,113 @@
+"""The agent's own edit of a 1 MB file on disk, followed into its buffer and into the review (issue 14).
+
+The flood agent (`disk_edit PATH LINE`) reports a tool call naming the file, changes one line on disk and
+completes the call, stamping the wall clock just before it sends "completed"; inside Neovim the bench wraps
+`fs.follow_disk.apply` (the Lua entry point the host calls) and stamps the wall clock when it returns, the
+buffer updated and the hunk recorded for review. Floor: Neovim's own reload of the same kind of change
+(`:checktime` of the buffer with 'autoread'), which keeps no undo step of its own, no marks and no review.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench.harness import Neovim, Result, median, ms, wait_until
+
+TARGET_S = 0.050
+
+# Stamps the end of every follow (the wall clock: the agent's stamp is time.time() in another process).
+WRAP_APPLY = """
+local follow_disk = require("acp_nvim.fs.follow_disk")
+local apply = follow_disk.apply
+acp_bench.follows = {}
+follow_disk.apply = function(...)
+  apply(...)
+  local sec, usec = vim.uv.gettimeofday()
+  table.insert(acp_bench.follows, sec + usec / 1e6)
+end
+"""
+
+# Neovim's own reload: the file changed behind the clean buffer, `:checktime` with 'autoread' reloads it.
+RELOAD = """
+local buf = ...
+vim.bo[buf].autoread = true
+local t0 = vim.uv.hrtime()
+vim.cmd("checktime " .. buf)
+return (vim.uv.hrtime() - t0) / 1e9
+"""
+
+
+class Config(Protocol):
+    quick: bool
+    runs: int
+
+    def size(self, full: int, quick: int) -> int: ...
+
+    def workdir(self, name: str) -> Path: ...
+
+
+def _numbered_file(path: Path, size: int) -> int:
+    """About `size` bytes of distinct 100-byte lines (a diff must find the one changed); the line count."""
+    count = max(1, size // 100)
+    path.write_text("".join(f"{i:08d} {'x' * 90}\n" for i in range(count)), encoding="utf-8")
+    return count
+
+
+def _reports(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [e for e in entries if e.get("show") == "disk_edit"]
+
+
+def disk_follow(config: Config) -> Result:
+    result = Result("follow")
+    workdir = config.workdir("follow")
+    big = workdir / "big.txt"
+    count = _numbered_file(big, config.size(1024 * 1024, 50 * 1024))
+    nv = Neovim(workdir)
+    judged = not config.quick
+    report = workdir / "report.jsonl"
+    try:
+        nv.start_agent()
+        nv.api.command(f"edit {big}")
+        buf = int(nv.api.current.buffer.number)
+        nv.lua(WRAP_APPLY)
+        latencies: list[float] = []
+        for run in range(config.runs):
+            line = count // 2 + run
+            follows = len(nv.lua("return acp_bench.follows"))
+            nv.api.command(f"AcpPrompt disk_edit {big} {line}")
+            wait_until(lambda r=run: len(_reports(report)) > r, 60, "the agent's edit")  # type: ignore[misc]
+            wait_until(lambda f=follows: len(nv.lua("return acp_bench.follows")) > f, 60, "the follow")  # type: ignore[misc]
+            nv.wait_state("ready", 60)
+            text = nv.lua(
+                "local b, l = ...; return vim.api.nvim_buf_get_lines(b, l, l + 1, false)[1]", buf, line - 1
+            )
+            assert text.endswith("(changed by the agent on disk)"), text
+            hunks = nv.lua("return #require('acp_nvim.review').hunks()")
+            assert hunks == 1, f"{hunks} review hunks"
+            latencies.append(
+                nv.lua("return acp_bench.follows[#acp_bench.follows]") - _reports(report)[-1]["completed_at"]
+            )
+            nv.lua("require('acp_nvim.review').accept_all()")
+        reloads: list[float] = []
+        for run in range(config.runs):
+            lines = big.read_text(encoding="utf-8").split("\n")
+            lines[count // 3 + run] += " (changed behind the buffer)"
+            big.write_text("\n".join(lines), encoding="utf-8")
+            reloads.append(float(nv.lua(RELOAD, buf)))
+        took, base = median(latencies), median(reloads)
+        result.figures["1 MB file, one line changed on disk: completed -> buffer and review"] = (
+            f"{ms(took)} (floor :checktime reload {ms(base)}, ratio {took / base:.2f}x)"
+        )
+        result.judge(f"followed within {ms(TARGET_S)} ({ms(took)})", took < TARGET_S, judged)
+        result.notes.append(
+            "from the agent's clock just before it sends the tool call's `completed` to the end of the Lua "
+            "call that updated the buffer (one undo step, marks kept) and recorded the review hunk"
+        )
+    finally:
+        nv.close()
+    return result
