@@ -45,6 +45,9 @@ PATHS_KEYS = ("paths", "files", "changes")
 # apply_patch text: `*** Update File: path` and its kin.
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
+# Kinds of tool calls that change no file: one whose files are as snapshotted is not followed.
+READ_ONLY_KINDS = ("read", "search", "fetch", "think")
+
 STARTED = ("pending", "in_progress")
 ENDED = ("completed", "failed")
 
@@ -75,6 +78,7 @@ class _Snapshot(msgspec.Struct):
 
 
 class _Call(msgspec.Struct):
+    kind: str | None = None
     paths: list[str] = msgspec.field(default_factory=list)
     snapshots: dict[str, _Snapshot] = msgspec.field(default_factory=dict)
     # path -> (oldText, newText) of the call's diff content.
@@ -227,6 +231,7 @@ class AgentEdits:
             if not paths:
                 return
             call = calls[update.tool_call_id] = _Call()
+        call.kind = update.kind or call.kind
         for path in paths:
             if path not in call.paths and len(call.paths) < MAX_PATHS_PER_CALL:
                 call.paths.append(path)
@@ -258,6 +263,8 @@ class AgentEdits:
                 # Deleted by the agent: a buffer keeps its text (the user's to save or drop).
                 continue
             before = call.snapshots.get(path)
+            if before is not None and _same(before, now) and call.kind in READ_ONLY_KINDS:
+                continue
             if before is None or _same(before, now):
                 # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
                 before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
