@@ -241,6 +241,8 @@ end
 ---@field roots string[]
 ---@field dirs table<string, uv.uv_fs_event_t>
 ---@field changed table<string, true> full paths seen changing, not yet looked at
+---@field stale table<string, string> files already changed behind their buffer when the watch began (not the
+---  agent's doing): their stat then, so that they count only once they change again
 ---@field timer uv.uv_timer_t?
 
 ---@type table<string, acp_nvim.DiskWatch>
@@ -274,14 +276,23 @@ local function watched_buffers(w)
   return out
 end
 
---- The paths among `names` whose loaded buffer's file changed behind it.
+---@param name string
+---@return string
+local function stat_key(name)
+  local st = uv.fs_stat(name)
+  return st and ("%d:%d:%d"):format(st.mtime.sec, st.mtime.nsec, st.size) or "absent"
+end
+
+--- The paths among `names` whose loaded buffer's file changed behind it during the watch.
+---@param w acp_nvim.DiskWatch
 ---@param names string[]
 ---@return string[]
-local function behind_buffers(names)
+local function behind_buffers(w, names)
   local out = {}
   for _, name in ipairs(names) do
     local buf = path_of.find_buffer(name)
-    if buf and stamp.disk_conflict(buf, api.nvim_buf_get_name(buf)) ~= nil then
+    local own = buf and api.nvim_buf_get_name(buf)
+    if own and stamp.disk_conflict(buf, own) ~= nil and w.stale[own] ~= stat_key(own) then
       out[#out + 1] = name
     end
   end
@@ -304,7 +315,7 @@ local function settle(session_id)
   end
   local names = vim.tbl_keys(w.changed)
   w.changed = {}
-  report(session_id, behind_buffers(names))
+  report(session_id, behind_buffers(w, names))
 end
 
 ---@param session_id string
@@ -360,9 +371,8 @@ end
 ---@param buf integer
 ---@param name string
 local function add_buffer(session_id, w, buf, name)
-  if stamp.known(buf) == nil then
-    -- Known from now on, or found to differ already (then it is reported at the first event).
-    stamp.disk_conflict(buf, name)
+  if stamp.disk_conflict(buf, name) ~= nil then
+    w.stale[name] = stat_key(name)
   end
   keep_base(buf, name)
   watch_dir(session_id, w, vim.fs.dirname(name))
@@ -378,7 +388,7 @@ function M.watch(session_id, roots)
     real[#real + 1] = (uv.fs_realpath(root) or root):gsub("/+$", "")
   end
   ---@type acp_nvim.DiskWatch
-  local w = { roots = real, dirs = {}, changed = {} }
+  local w = { roots = real, dirs = {}, changed = {}, stale = {} }
   watches[session_id] = w
   for buf, name in pairs(watched_buffers(w)) do
     add_buffer(session_id, w, buf, name)
@@ -403,7 +413,7 @@ function M.unwatch(session_id, quiet)
     handle:close()
   end
   if not opt(quiet) then
-    report(session_id, behind_buffers(vim.tbl_values(watched_buffers(w))))
+    report(session_id, behind_buffers(w, vim.tbl_values(watched_buffers(w))))
   end
   if next(watches) == nil then
     bases = {}
