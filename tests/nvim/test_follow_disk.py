@@ -266,3 +266,46 @@ def test_edits_outside_the_session_roots_are_not_followed(
     nvim.wait_chat("done")
     assert outside.read_text() == "y\n"
     assert hunks(nvim) == []
+
+
+def test_unnamed_edit_of_a_modified_buffer_keeps_the_users_text(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    f = project / "m.txt"
+    f.write_text(ORIGINAL)
+    turn = [{"shell": {"command": "sed -i 's/^line 50$/SED 50/' m.txt"}}, {"sleep_until_cancel": True}]
+    agent.start([turn], project)
+    buf = open_file(nvim, f)
+    nvim.api.current.buffer[1] = "USER 2"
+    begin_turn(nvim, agent)
+    journaled(agent, "shell")
+    if nvim.lua("return (pcall(require, 'acp_nvim.fs.merge'))"):
+        # Merged against the disk's text kept when the turn began.
+        wait_line(nvim, buf, 49, "SED 50")
+        assert lines(nvim, buf) == edited((1, "USER 2"), (49, "SED 50")).splitlines()
+    else:
+        nvim.wait("vim.iter(acp_test.notes):any(function(n) return n.msg:find('unsaved edits', 1, true) end)")
+        assert lines(nvim, buf) == edited((1, "USER 2")).splitlines()
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    end_turn(nvim, agent)
+    assert f.read_text() == edited((49, "SED 50"))
+
+
+def test_each_tool_call_is_one_undo_step(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    f = project / "u.txt"
+    f.write_text(ORIGINAL)
+    steps = [
+        {"disk_edit": {"path": str(f), "old": "line 5\n", "new": "FIVE\n", "toolCallId": "c1"}},
+        # As a model takes its time between two calls: each is followed on its own.
+        {"sleep": 300},
+        {"disk_edit": {"path": str(f), "old": "line 40\n", "new": "FORTY\n", "toolCallId": "c2"}},
+    ]
+    agent.start([steps], project)
+    buf = open_file(nvim, f)
+    agent.turn()
+    wait_line(nvim, buf, 39, "FORTY")
+    assert sorted((h["lnum"], h["tool_call_id"]) for h in hunks(nvim)) == [(5, "c1"), (40, "c2")]
+    nvim.api.command("undo")
+    assert lines(nvim, buf) == edited((4, "FIVE")).splitlines()
+    nvim.api.command("undo")
+    assert lines(nvim, buf) == LINES

@@ -77,12 +77,21 @@ local function disk_lines(path)
   return lines, eol
 end
 
+--- Identity of a file's content as stat sees it: a write (in place or by rename) changes it.
+---@param name string
+---@return string
+local function stat_key(name)
+  local st = uv.fs_stat(name)
+  return st and ("%d:%d:%d:%d"):format(st.ino, st.mtime.sec, st.mtime.nsec, st.size) or "absent"
+end
+
 ---@param buf integer
 ---@param session_id string
 ---@param tool_call_id string?
 ---@param theirs string[]
 ---@param eol boolean
-local function follow_clean(buf, session_id, tool_call_id, theirs, eol)
+---@param read_as string
+local function follow_clean(buf, session_id, tool_call_id, theirs, eol, read_as)
   local review = require("acp_nvim.review")
   local bo = vim.bo[buf]
   local current = edit.buf_lines(buf)
@@ -98,8 +107,14 @@ local function follow_clean(buf, session_id, tool_call_id, theirs, eol)
   end
   bo.modified = false
   local name = api.nvim_buf_get_name(buf)
+  local before_adopt = stat_key(name)
   pcall(save.adopt_file, buf, uv.fs_realpath(name) or name)
   stamp.record(buf)
+  if before_adopt ~= read_as then
+    -- Written again since it was read: the stamp just recorded would hide that write; forgotten, the next
+    -- look compares the content and follows it.
+    stamp.forget(buf)
+  end
   review.record(buf, session_id, original, {
     tool_call_id = tool_call_id,
     eol = old_eol,
@@ -114,7 +129,8 @@ end
 ---@param base string[]?
 ---@param theirs string[]
 ---@param eol boolean
-local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol)
+---@param read_as string
+local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol, read_as)
   local name = short(api.nvim_buf_get_name(buf))
   local has_merge, merge = pcall(require, "acp_nvim.fs.merge")
   if not has_merge or base == nil then
@@ -138,6 +154,9 @@ local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol)
   -- The file on disk is the agent's now: Neovim must not warn that it changed behind the buffer.
   pcall(save.checktime_answering, buf, "")
   stamp.record(buf)
+  if stat_key(api.nvim_buf_get_name(buf)) ~= read_as then
+    stamp.forget(buf)
+  end
   bases[buf] = theirs
   review.record(buf, session_id, original, { tool_call_id = tool_call_id, lines = res and res.lines })
   if res and (res.conflicts or 0) > 0 then
@@ -202,19 +221,20 @@ local function follow_one(session_id, tool_call_id, file)
     notify(("the agent changed %s on disk; its buffer is not UTF-8, reload it with :e"):format(short(name)))
     return
   end
+  local read_as = stat_key(name)
   local theirs, eol = disk_lines(name)
   if not theirs then
     return
   end
   if not vim.bo[buf].modified then
-    follow_clean(buf, session_id, tool_call_id, theirs, eol == true)
+    follow_clean(buf, session_id, tool_call_id, theirs, eol == true, read_as)
     return
   end
   local base = bases[buf]
   if file.known then
     base = file.absent and {} or edit.to_lines(file.before or "")
   end
-  follow_modified(buf, session_id, tool_call_id, base, theirs, eol == true)
+  follow_modified(buf, session_id, tool_call_id, base, theirs, eol == true, read_as)
 end
 
 --- Follow the agent's on-disk edits of `files` (see the module's comment). Never raises.
@@ -274,13 +294,6 @@ local function watched_buffers(w)
     end
   end
   return out
-end
-
----@param name string
----@return string
-local function stat_key(name)
-  local st = uv.fs_stat(name)
-  return st and ("%d:%d:%d"):format(st.mtime.sec, st.mtime.nsec, st.size) or "absent"
 end
 
 --- The paths among `names` whose loaded buffer's file changed behind it during the watch.
