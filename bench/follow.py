@@ -39,6 +39,31 @@ return (vim.uv.hrtime() - t0) / 1e9
 """
 
 
+# What the start and end of a turn cost Neovim: watching the loaded buffers' folders and keeping the disk's
+# text of the modified ones (the base of a merge for an edit no tool call names), then the last look (a stat
+# per buffer) and unwatching.
+WATCH_COST = """
+local root, count, modified = ...
+local follow_disk = require("acp_nvim.fs.follow_disk")
+for i = 1, count do
+  local buf = vim.fn.bufadd(("%s/watched-%03d.txt"):format(root, i))
+  vim.bo[buf].swapfile = false
+  vim.fn.bufload(buf)
+  if i <= modified then
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "an unsaved edit" })
+  end
+end
+local t0 = vim.uv.hrtime()
+follow_disk.watch("bench-watch", { root })
+local t1 = vim.uv.hrtime()
+follow_disk.unwatch("bench-watch")
+local t2 = vim.uv.hrtime()
+return { (t1 - t0) / 1e9, (t2 - t1) / 1e9 }
+"""
+WATCHED_BUFFERS = 100
+WATCHED_MODIFIED = 20
+
+
 class Config(Protocol):
     quick: bool
     runs: int
@@ -93,6 +118,15 @@ def disk_follow(config: Config) -> Result:
                 nv.lua("return acp_bench.follows[#acp_bench.follows]") - _reports(report)[-1]["completed_at"]
             )
             nv.lua("require('acp_nvim.review').accept_all()")
+        watched = workdir / "watched"
+        watched.mkdir()
+        for i in range(1, WATCHED_BUFFERS + 1):
+            _numbered_file(watched / f"watched-{i:03d}.txt", config.size(100 * 1024, 2 * 1024))
+        start_s, end_s = nv.lua(WATCH_COST, str(watched), WATCHED_BUFFERS, WATCHED_MODIFIED)
+        result.figures[
+            f"turn start, {WATCHED_BUFFERS} loaded buffers ({WATCHED_MODIFIED} modified) of "
+            f"{config.size(100, 2)} KB watched"
+        ] = f"{ms(start_s)} (disk text of the modified ones kept); turn end: {ms(end_s)}"
         reloads: list[float] = []
         for run in range(config.runs):
             lines = big.read_text(encoding="utf-8").split("\n")
