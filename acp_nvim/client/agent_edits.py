@@ -38,6 +38,10 @@ log = logging.getLogger("acp_nvim.agent_edits")
 # A tool call naming more files than this is followed for its first ones only.
 MAX_PATHS_PER_CALL = 64
 
+# The most bytes of snapshots one session keeps (its running tool calls' files): an agent naming many large
+# files must not make the host hold them all.
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
+
 # Keys of `rawInput` that agents use for the one file an edit tool touches.
 PATH_KEYS = ("path", "file_path", "filePath", "filepath", "file", "target_file", "notebook_path", "abs_path")
 # Keys whose value is a list of paths, or a mapping keyed by path (codex-acp's apply_patch `changes`).
@@ -242,12 +246,13 @@ class AgentEdits:
         if status is None and isinstance(update, s.SessionUpdateToolCall):
             status = "pending"
         if status in STARTED:
-            limit = self._max_bytes()
+            kept = sum(len(snap.data) for c in calls.values() for snap in c.snapshots.values())
             for path in call.paths:
                 if path not in call.snapshots:
-                    snap = read_snapshot(path, limit)
+                    snap = read_snapshot(path, min(self._max_bytes(), MAX_SNAPSHOT_BYTES - kept))
                     if snap is not None:
                         call.snapshots[path] = snap
+                        kept += len(snap.data)
         elif status in ENDED:
             del calls[update.tool_call_id]
             self._follow(session_id, update.tool_call_id, call)

@@ -8,6 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import acp_nvim.client.agent_edits as agent_edits_module
 from acp_nvim.client.agent_edits import AgentEdits, FileEdit, before_from_diff, named_paths, read_snapshot
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
@@ -172,3 +175,20 @@ def test_watcher_reports_wait_for_the_tool_call_that_names_the_file(tmp_path: Pa
     agent_edits.on_update("s1", update({**start, "locations": [{"path": str(named)}]}))
     agent_edits.disk_changed("s1", [str(named), str(other), "relative.txt"])
     assert recorder.follows == [("s1", None, [FileEdit(str(other), known=False)])]
+
+
+def test_snapshots_of_a_session_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agent_edits_module, "MAX_SNAPSHOT_BYTES", 150)
+    files = [tmp_path / f"f{i}.txt" for i in range(3)]
+    for f in files:
+        f.write_bytes(b"x" * 60)
+    agent_edits, recorder = edits(tmp_path)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "E", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "locations": [{"path": str(f)} for f in files]}))
+    for f in files:
+        f.write_bytes(b"y" * 60)
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}
+    agent_edits.on_update("s1", update(done))
+    # Two snapshots fit; the third file's previous text is unknown.
+    (_, _, followed) = recorder.follows[0]
+    assert [f.known for f in followed] == [True, True, False]
