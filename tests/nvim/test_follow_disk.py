@@ -94,6 +94,19 @@ def wait_line(nvim: Nvim, buf: int, row: int, text: str) -> None:
     )
 
 
+def users_text_kept(nvim: Nvim, buf: int, ours: tuple[int, str], theirs: tuple[int, str]) -> None:
+    """The agent's edit of a buffer with unsaved edits: merged when the merge module is there (both sides'
+    changes, which do not overlap), else the buffer is left as it was and the user is told; modified either
+    way."""
+    if nvim.lua("return (pcall(require, 'acp_nvim.fs.merge'))"):
+        wait_line(nvim, buf, theirs[0], theirs[1])
+        assert lines(nvim, buf) == edited(ours, theirs).splitlines()
+    else:
+        nvim.wait("vim.iter(acp_test.notes):any(function(n) return n.msg:find('unsaved edits', 1, true) end)")
+        assert lines(nvim, buf) == edited(ours).splitlines()
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+
+
 def test_clean_buffer_follows_a_codex_edit_keeping_cursor_view_marks_folds(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:
@@ -205,15 +218,7 @@ def test_modified_buffer_keeps_every_unsaved_edit(nvim: Nvim, agent: Scripted, p
     nvim.api.current.buffer[1] = "USER 2"
     agent.turn()
     assert f.read_text() == new
-    if nvim.lua("return (pcall(require, 'acp_nvim.fs.merge'))"):
-        # Both sides' changes, which do not overlap.
-        wait_line(nvim, buf, 49, "AGENT 50")
-        assert lines(nvim, buf) == edited((1, "USER 2"), (49, "AGENT 50")).splitlines()
-    else:
-        # No merge: the buffer is left as it was, and the user is told.
-        nvim.wait("vim.iter(acp_test.notes):any(function(n) return n.msg:find('unsaved edits', 1, true) end)")
-        assert lines(nvim, buf) == edited((1, "USER 2")).splitlines()
-    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    users_text_kept(nvim, buf, (1, "USER 2"), (49, "AGENT 50"))
 
 
 def test_unnamed_shell_edit_is_caught_by_the_watcher(nvim: Nvim, agent: Scripted, project: Path) -> None:
@@ -279,14 +284,8 @@ def test_unnamed_edit_of_a_modified_buffer_keeps_the_users_text(
     nvim.api.current.buffer[1] = "USER 2"
     begin_turn(nvim, agent)
     journaled(agent, "shell")
-    if nvim.lua("return (pcall(require, 'acp_nvim.fs.merge'))"):
-        # Merged against the disk's text kept when the turn began.
-        wait_line(nvim, buf, 49, "SED 50")
-        assert lines(nvim, buf) == edited((1, "USER 2"), (49, "SED 50")).splitlines()
-    else:
-        nvim.wait("vim.iter(acp_test.notes):any(function(n) return n.msg:find('unsaved edits', 1, true) end)")
-        assert lines(nvim, buf) == edited((1, "USER 2")).splitlines()
-    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    # Merged against the disk's text kept when the turn began.
+    users_text_kept(nvim, buf, (1, "USER 2"), (49, "SED 50"))
     end_turn(nvim, agent)
     assert f.read_text() == edited((49, "SED 50"))
 
