@@ -58,6 +58,10 @@ end
 ---@type table<integer, string[]>
 local bases = {}
 
+--- buffer -> the file's stat when the user was told its buffer was left alone
+---@type table<integer, string>
+local left_alone = {}
+
 ---@param buf integer
 ---@return boolean
 local function utf8_buffer(buf)
@@ -161,7 +165,11 @@ local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol,
   local has_merge, merge = pcall(require, "acp_nvim.fs.merge")
   if not has_merge or base == nil then
     -- Never a guess over the user's text: the buffer stays as it is, and so does its record of the file, so
-    -- that no later write of the agent goes over it either.
+    -- that no later write of the agent goes over it either. Said once for each state of the file.
+    if left_alone[buf] == read_as then
+      return
+    end
+    left_alone[buf] = read_as
     notify(
       (
         "the agent changed %s on disk while its buffer has unsaved edits; the buffer is left as it is"
@@ -503,6 +511,7 @@ api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
   group = group,
   callback = function(ev)
     bases[ev.buf] = nil
+    left_alone[ev.buf] = nil
   end,
 })
 
