@@ -308,3 +308,23 @@ def test_each_tool_call_is_one_undo_step(nvim: Nvim, agent: Scripted, project: P
     assert lines(nvim, buf) == edited((4, "FIVE")).splitlines()
     nvim.api.command("undo")
     assert lines(nvim, buf) == LINES
+
+
+def test_a_buffer_left_alone_is_said_once(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    if nvim.lua("return (pcall(require, 'acp_nvim.fs.merge'))"):
+        pytest.skip("with the merge module the buffer is merged, not left alone")
+    f = project / "a.py"
+    f.write_text(ORIGINAL)
+    agent.start(
+        [[{"disk_edit": {"path": str(f), "content": edited((49, "AGENT 50"))}}], [{"text": "second"}]],
+        project,
+    )
+    buf = open_file(nvim, f)
+    nvim.api.current.buffer[1] = "USER 2"
+    agent.turn()
+    # The tool call's end, the end of the turn and the next turn's look all see the same change.
+    agent.turn()
+    nvim.wait_chat("second")
+    said = [n for n in nvim.notes() if "unsaved edits" in n["msg"]]
+    assert len(said) == 1, said
+    assert lines(nvim, buf) == edited((1, "USER 2")).splitlines()
