@@ -29,6 +29,7 @@ import stat
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+import anyio
 import msgspec
 
 from acp_nvim.protocol import schema as s
@@ -52,6 +53,9 @@ PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* 
 # Kinds of tool calls that change no file: one whose files are as snapshotted is not followed.
 READ_ONLY_KINDS = ("read", "search", "fetch", "think")
 
+# How long a turn waits for the editor to begin watching before the prompt goes out anyway.
+WATCH_WAIT_S = 0.5
+
 STARTED = ("pending", "in_progress")
 ENDED = ("completed", "failed")
 
@@ -71,7 +75,7 @@ class FollowSink(Protocol):
 
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None: ...
 
-    def watch_disk(self, session_id: str, roots: list[str]) -> None: ...
+    async def watch_disk(self, session_id: str, roots: list[str]) -> None: ...
 
     def unwatch_disk(self, session_id: str) -> None: ...
 
@@ -282,10 +286,18 @@ class AgentEdits:
         if files:
             self._sink.follow_edits(session_id, tool_call_id, files)
 
-    def turn_started(self, session_id: str) -> None:
+    async def turn_started(self, session_id: str) -> None:
+        """Before the prompt goes out: the watch (and the disk text it keeps of modified buffers) must be in
+        place before the agent can write anything, or its first edit would pass for what was there."""
         roots = self._roots(session_id)
-        if roots:
-            self._sink.watch_disk(session_id, roots)
+        if not roots:
+            return
+        try:
+            with anyio.move_on_after(WATCH_WAIT_S):
+                await self._sink.watch_disk(session_id, roots)
+        except Exception:
+            # No watch this turn (edits named by tool calls are still followed); the turn goes on.
+            log.exception("the disk watch did not start")
 
     def turn_ended(self, session_id: str) -> None:
         """Calls that never ended are followed now; the watcher's last look reports what else changed."""

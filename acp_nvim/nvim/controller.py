@@ -698,11 +698,11 @@ class Controller:
         # Neovim one more RPC per turn.
         session.renderer.changed()
         session.in_turn, session.cancelling = True, False
-        self.agent_edits.turn_started(session.session_id)
         # Pushes the status too: only now, so "running" (which Lua showed already) is what it says.
         self.use(session.session_id)
         stop_reason: str | None = None
         try:
+            await self.agent_edits.turn_started(session.session_id)
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:

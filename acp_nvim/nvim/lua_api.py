@@ -235,8 +235,8 @@ class LuaApi:
         tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
         self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
 
-    def watch_disk(self, session_id: str, roots: list[str]) -> None:
-        self._bridge.lua(FOLLOW_DISK_WATCH, session_id, roots)
+    async def watch_disk(self, session_id: str, roots: list[str]) -> None:
+        await self._bridge.lua_result(FOLLOW_DISK_WATCH, session_id, roots)
 
     def unwatch_disk(self, session_id: str) -> None:
         self._bridge.lua(FOLLOW_DISK_UNWATCH, session_id)
