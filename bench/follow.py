@@ -44,7 +44,7 @@ return (vim.uv.hrtime() - t0) / 1e9
 # per buffer) and unwatching.
 WATCH_COST = """
 local root, count, modified = ...
-local follow_disk = require("acp_nvim.fs.follow_disk")
+local disk_watch = require("acp_nvim.fs.disk_watch")
 for i = 1, count do
   local buf = vim.fn.bufadd(("%s/watched-%03d.txt"):format(root, i))
   vim.bo[buf].swapfile = false
@@ -54,9 +54,9 @@ for i = 1, count do
   end
 end
 local t0 = vim.uv.hrtime()
-follow_disk.watch("bench-watch", { root })
+disk_watch.watch("bench-watch", { root })
 local t1 = vim.uv.hrtime()
-follow_disk.unwatch("bench-watch")
+disk_watch.unwatch("bench-watch")
 local t2 = vim.uv.hrtime()
 return { (t1 - t0) / 1e9, (t2 - t1) / 1e9 }
 """
