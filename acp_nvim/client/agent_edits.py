@@ -246,10 +246,10 @@ class AgentEdits:
         for item in update.content or []:
             if isinstance(item, s.ToolCallContentDiff) and item.path in call.paths:
                 call.diffs[item.path] = (item.old_text, item.new_text)
+        # No status: a new call is pending, an update keeps the call's (which has not ended, or the call would
+        # be gone); claude-agent-acp names the file only in an update after the call began.
         status = update.status
-        if status is None and isinstance(update, s.SessionUpdateToolCall):
-            status = "pending"
-        if status in STARTED:
+        if status is None or status in STARTED:
             kept = sum(len(snap.data) for c in calls.values() for snap in c.snapshots.values())
             for path in call.paths:
                 if path not in call.snapshots:

@@ -193,3 +193,19 @@ def test_snapshots_of_a_session_are_bounded(tmp_path: Path, monkeypatch: pytest.
     # Two snapshots fit; the third file's previous text is unknown.
     (_, _, followed) = recorder.follows[0]
     assert [f.known for f in followed] == [True, True, False]
+
+
+def test_a_file_first_named_by_an_update_without_status_is_snapshotted(tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_text("one\n")
+    agent_edits, recorder = edits(tmp_path)
+    # As claude-agent-acp: the call starts with no input yet; an update names the file; then it completes.
+    agent_edits.on_update(
+        "s1", update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Edit", "rawInput": {}})
+    )
+    named = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "rawInput": {"file_path": str(f)}}
+    agent_edits.on_update("s1", update(named))
+    f.write_text("two\n")
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}
+    agent_edits.on_update("s1", update(done))
+    assert recorder.follows == [("s1", "t", [FileEdit(str(f), known=True, before=b"one\n")])]
