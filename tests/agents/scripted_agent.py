@@ -62,9 +62,10 @@ Scenario (every key optional):
      {"disk_edit": {"path": "${CWD}/a.py", "content": "new text\n",   # the agent writes the disk itself
                     "style": "codex",    # codex-acp: tool_call in_progress (kind edit, diff of the whole
                                          #   file, locations, rawInput.changes), write, update completed;
-                                         # "claude": claude-agent-acp: tool_call pending (rawInput file_path
-                                         #   + old_string/new_string, locations), update in_progress, write,
-                                         #   update completed with the fragment's diff;
+                                         # "claude": claude-agent-acp: tool_call pending (no input
+                                         #   yet), an update naming the file (rawInput file_path and
+                                         #   old_string/new_string, locations), update in_progress,
+                                         #   write, update completed with the fragment's diff;
                                          # "late": write first, then one tool_call already completed
                     "old": "x", "new": "y",   # instead of content: replace the first "x" by "y"
                     "toolCallId": "e1", "holdMs": 0,   # holdMs: wait between the write and "completed"
@@ -634,9 +635,9 @@ class ScriptedAgent:
             done = {**start, "status": "completed", "locations": location, "content": [fragment_diff]}
             await self.send_raw_update(sid, done | {"rawInput": raw_input})
         elif style == "claude":
-            await self.send_raw_update(
-                sid, {**start, "status": "pending", "locations": location, "rawInput": raw_input}
-            )
+            # It starts while the model still streams its input; an update without a status names the file.
+            await self.send_raw_update(sid, {**start, "status": "pending", "rawInput": {}})
+            await update({"locations": location, "rawInput": raw_input})
             await update({"status": "in_progress"})
             if not await write():
                 return
