@@ -50,7 +50,8 @@ PATHS_KEYS = ("paths", "files", "changes")
 # apply_patch text: `*** Update File: path` and its kin.
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
-# Kinds of tool calls that change no file: one whose files are as snapshotted is not followed.
+# Kinds of tool calls that change no file: their files are neither snapshotted nor followed (an agent that
+# misreports one is still caught by the editor's watcher).
 READ_ONLY_KINDS = ("read", "search", "fetch", "think")
 
 # How long a turn waits for the editor to begin watching before the prompt goes out anyway.
@@ -249,7 +250,10 @@ class AgentEdits:
         # No status: a new call is pending, an update keeps the call's (which has not ended, or the call would
         # be gone); claude-agent-acp names the file only in an update after the call began.
         status = update.status
-        if status is None or status in STARTED:
+        if call.kind in READ_ONLY_KINDS:
+            if status in ENDED:
+                del calls[update.tool_call_id]
+        elif status is None or status in STARTED:
             kept = sum(len(snap.data) for c in calls.values() for snap in c.snapshots.values())
             for path in call.paths:
                 if path not in call.snapshots:
@@ -262,6 +266,8 @@ class AgentEdits:
             self._follow(session_id, update.tool_call_id, call)
 
     def _follow(self, session_id: str, tool_call_id: str | None, call: _Call) -> None:
+        if call.kind in READ_ONLY_KINDS:
+            return
         limit = self._max_bytes()
         files: list[FileEdit] = []
         for path in call.paths:
@@ -272,8 +278,6 @@ class AgentEdits:
                 # Deleted by the agent: a buffer keeps its text (the user's to save or drop).
                 continue
             before = call.snapshots.get(path)
-            if before is not None and _same(before, now) and call.kind in READ_ONLY_KINDS:
-                continue
             if before is None or _same(before, now):
                 # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
                 before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
@@ -308,7 +312,8 @@ class AgentEdits:
 
     def pending(self, session_id: str) -> set[str]:
         """The paths named by the session's tool calls that have not ended."""
-        return {path for call in self._calls.get(session_id, {}).values() for path in call.paths}
+        calls = self._calls.get(session_id, {}).values()
+        return {path for call in calls if call.kind not in READ_ONLY_KINDS for path in call.paths}
 
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         """The watcher saw these loaded files change; a running tool call that names one follows it itself."""
