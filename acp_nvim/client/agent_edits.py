@@ -80,6 +80,8 @@ class FollowSink(Protocol):
 
     def unwatch_disk(self, session_id: str) -> None: ...
 
+    def show_edited(self, path: str) -> None: ...
+
 
 class _Snapshot(msgspec.Struct):
     absent: bool
@@ -214,10 +216,13 @@ class AgentEdits:
         sink: FollowSink,
         roots: Callable[[str], list[str] | None],
         max_bytes: Callable[[], int],
+        show: Callable[[], bool] = lambda: False,
     ) -> None:
         self._sink = sink
         self._roots = roots
         self._max_bytes = max_bytes
+        # `follow = true`: the editor shows the first file of each followed edit.
+        self._show = show
         # session id -> tool call id -> call
         self._calls: dict[str, dict[str, _Call]] = {}
 
@@ -289,6 +294,8 @@ class AgentEdits:
         log.debug("tool call %s ended: follow %s", tool_call_id, [(f.path, f.known) for f in files])
         if files:
             self._sink.follow_edits(session_id, tool_call_id, files)
+            if self._show():
+                self._sink.show_edited(files[0].path)
 
     async def turn_started(self, session_id: str) -> None:
         """Before the prompt goes out: the watch (and the disk text it keeps of modified buffers) must be in

@@ -155,7 +155,10 @@ class Controller:
         self.modes = ModeCommands(self)
         self.editor = NvimEditor(self)
         self.agent_edits = AgentEdits(
-            self.lua, self.session_roots, lambda: self.editor.options.max_buffer_bytes
+            self.lua,
+            self.session_roots,
+            lambda: self.editor.options.max_buffer_bytes,
+            lambda: self.editor.options.follow,
         )
 
     # ---- the current session and agent -------------------------------------------------------------

@@ -241,6 +241,10 @@ class LuaApi:
     def unwatch_disk(self, session_id: str) -> None:
         self._bridge.lua(FOLLOW_DISK_UNWATCH, session_id)
 
+    def show_edited(self, path: str) -> None:
+        """`follow = true`: the file the agent edited on disk, at its first hunk (once it is followed)."""
+        self.follow_show(path, None, None)
+
     # terminals (lua/acp_nvim/terminal.lua)
 
     async def terminal_create(self, spec: TerminalSpec) -> Any:

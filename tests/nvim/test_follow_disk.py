@@ -328,3 +328,19 @@ def test_a_buffer_left_alone_is_said_once(nvim: Nvim, agent: Scripted, project: 
     said = [n for n in nvim.notes() if "unsaved edits" in n["msg"]]
     assert len(said) == 1, said
     assert lines(nvim, buf) == edited((1, "USER 2")).splitlines()
+
+
+def test_follow_shows_the_file_the_agent_edited_on_disk(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    f = project / "shown.txt"
+    f.write_text(ORIGINAL)
+    agent.start(
+        [[{"disk_edit": {"path": str(f), "old": "line 33\n", "new": "THIRTY-THREE\n"}}]], project, follow=True
+    )
+    agent.turn()
+    nvim.wait(
+        "(function() for _, w in ipairs(vim.api.nvim_list_wins()) do"
+        " if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) == args[1]"
+        " and vim.api.nvim_win_get_cursor(w)[1] == 33 then return true end end end)()",
+        10,
+        str(f.resolve()),
+    )

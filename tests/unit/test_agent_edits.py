@@ -32,6 +32,9 @@ class Recorder:
     def unwatch_disk(self, session_id: str) -> None:
         self.unwatches.append(session_id)
 
+    def show_edited(self, path: str) -> None:
+        raise AssertionError("shown without follow = true")
+
 
 def update(raw: dict[str, Any]) -> s.SessionUpdate:
     message = json.dumps({"sessionId": "s1", "update": raw}).encode()
