@@ -212,3 +212,21 @@ def test_a_file_first_named_by_an_update_without_status_is_snapshotted(tmp_path:
     done = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}
     agent_edits.on_update("s1", update(done))
     assert recorder.follows == [("s1", "t", [FileEdit(str(f), known=True, before=b"one\n")])]
+
+
+def test_a_failed_call_that_wrote_is_followed_too(tmp_path: Path) -> None:
+    f = tmp_path / "half.txt"
+    f.write_text("before\n")
+    agent_edits, recorder = edits(tmp_path)
+    start = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "t",
+        "title": "E",
+        "kind": "edit",
+        "status": "in_progress",
+    }
+    agent_edits.on_update("s1", update({**start, "locations": [{"path": str(f)}]}))
+    f.write_text("half written\n")
+    failed = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "failed"}
+    agent_edits.on_update("s1", update(failed))
+    assert recorder.follows == [("s1", "t", [FileEdit(str(f), known=True, before=b"before\n")])]
