@@ -8,6 +8,9 @@ The prompt's text picks the show:
 - ``history N`` streams, as a live turn, the same N updates ``session/load`` replays;
 - ``read PATH [LINE LIMIT]`` asks the client for ``fs/read_text_file`` and times the answer;
 - ``write PATH LINE`` reads PATH from disk, changes line LINE (1-based) and asks for ``fs/write_text_file``;
+- ``disk_edit PATH LINE`` edits the disk itself as claude-agent-acp does: a tool call (kind edit, PATH in its
+  locations and rawInput) in progress, line LINE changed on disk 50 ms later, the call completed; it reports
+  the wall-clock time just before sending "completed";
 - ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
   ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends;
 - ``toolout N BYTES [TAG]`` reports a command it runs itself (a tool call of kind ``execute``) whose output,
@@ -284,6 +287,38 @@ def show_toolout(session_id: str, args: list[str]) -> None:
     )
 
 
+def show_disk_edit(session_id: str, args: list[str]) -> None:
+    path, line = args[0], int(args[1])
+    call_id = f"disk-edit-{time.monotonic_ns()}"
+    start = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": f"Edit {os.path.basename(path)}",
+        "kind": "edit",
+        "status": "in_progress",
+        "locations": [{"path": path}],
+        "rawInput": {"file_path": path},
+    }
+    _write([_update(session_id, start)])
+    # The client snapshots the file when the call starts; an agent asking permission first leaves it the time.
+    time.sleep(0.05)
+    with open(path, encoding="utf-8") as source:
+        lines = source.read().split("\n")
+    lines[line - 1] = lines[line - 1] + " (changed by the agent on disk)"
+    with open(path, "w", encoding="utf-8") as target:
+        target.write("\n".join(lines))
+    completed_at = time.time()
+    _write(
+        [
+            _update(
+                session_id,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"},
+            )
+        ]
+    )
+    _report({"show": "disk_edit", "completed_at": completed_at})
+
+
 def show_term(client: Client, session_id: str, args: list[str]) -> None:
     size, limit = int(args[0]), int(args[1])
     # 64-byte lines of text: what a chatty build prints, and cheap for the shell to produce.
@@ -359,6 +394,8 @@ def main() -> None:
                 show_term(client, session_id, args)
             elif show == "toolout":
                 show_toolout(session_id, args)
+            elif show == "disk_edit":
+                show_disk_edit(session_id, args)
             else:
                 builder = {"mix": mix, "history": history}.get(show, words)
                 _write(builder(session_id, int(args[0]) if args else 10000))

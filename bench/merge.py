@@ -1,5 +1,6 @@
 """The three-way merge benchmark (issue 14): merging an agent's edit into a 1 MB buffer with unsaved edits
-(`lua/acp_nvim/fs/merge.lua`) against one `vim.diff` over the same texts, timed inside Neovim in one run."""
+(`lua/acp_nvim/editor/fs/merge.lua`) against one `vim.diff` over the same texts, timed inside Neovim in one
+run."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from typing import Any
 from bench import floor
 from bench import merge as merge_bench
 from bench.flood_agent import final_text
+from bench.follow import disk_follow
 from bench.harness import (
     FRAME_S,
     NS_PER_S,
@@ -611,4 +612,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "startup": startup,
     "merge": merge_bench.merge,
     "tool_output": tool_output,
+    "follow": disk_follow,
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chats import Chats
 from acp_nvim.app.commands import AgentRunner, Commands
+from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.incoming import Incoming
 from acp_nvim.app.opening import SessionCommands
 from acp_nvim.app.options import ModeCommands
@@ -19,16 +20,23 @@ from acp_nvim.app.turns import Turns
 
 
 class Application:
-    def __init__(self, registry: Registry, port: NeovimPort, runner: AgentRunner) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        port: NeovimPort,
+        runner: AgentRunner,
+        edits: EditFollower | None = None,
+    ) -> None:
+        edits = edits or NoFollower()
         self.registry = registry
         self.port = port
         self.status = StatusBoard(registry, port)
-        self.chats = Chats(registry, port, self.status)
+        self.chats = Chats(registry, port, self.status, edits)
         self.auth = AuthFlow(port)
         self.modes = ModeCommands(registry, port, self.status)
         self.sessions = SessionCommands(registry, port, self.status, self.chats, self.auth, self.modes)
-        self.turns = Turns(registry, port, self.status)
-        self.incoming = Incoming(registry, port, self.status)
+        self.turns = Turns(registry, port, self.status, edits)
+        self.incoming = Incoming(registry, port, self.status, edits)
         self.commands = Commands(
             registry,
             port,

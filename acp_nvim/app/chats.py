@@ -6,6 +6,7 @@ first (a replay) lands in the chat. Ending cancels what the session still waits 
 
 from __future__ import annotations
 
+from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import AgentRun, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
@@ -15,10 +16,13 @@ from acp_nvim.protocol import schema as s
 
 
 class Chats:
-    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
+    def __init__(
+        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
+    ) -> None:
         self._registry = registry
         self._port = port
         self._status = status
+        self._edits = edits
 
     def open(
         self,
@@ -60,6 +64,7 @@ class Chats:
     def forget(self, session_id: str) -> None:
         """The session ended (closed, failed to open, its agent gone): what belonged to it ends too."""
         self._registry.forget(session_id)
+        self._edits.forget(session_id)
         # Its terminals, not the ones of other sessions: another agent may still be using its own.
         self._port.session_ended(session_id)
 

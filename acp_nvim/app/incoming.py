@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import Registry
 from acp_nvim.app.status import StatusBoard
@@ -19,10 +20,13 @@ STATUS_UPDATES = (
 
 
 class Incoming:
-    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
+    def __init__(
+        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
+    ) -> None:
         self._registry = registry
         self._port = port
         self._status = status
+        self._edits = edits
 
     def session_update(self, notification: s.SessionNotification) -> None:
         session = self._registry.sessions.get(notification.session_id)
@@ -31,6 +35,7 @@ class Incoming:
             self._registry.keep_early(notification)
             return
         session.state.apply(notification.update)
+        self._edits.on_update(session.session_id, notification.update)
         session.chat.changed()
         current = session.session_id == self._registry.current_id
         if current and isinstance(notification.update, STATUS_UPDATES):

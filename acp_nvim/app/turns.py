@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, Registry
 from acp_nvim.app.status import StatusBoard
@@ -16,10 +17,13 @@ BUSY = "the agent is still working: wait, or :AcpCancel"
 
 
 class Turns:
-    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
+    def __init__(
+        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
+    ) -> None:
         self._registry = registry
         self._port = port
         self._status = status
+        self._edits = edits
 
     async def prompt(self, text: str, raw_attachments: Any = None, session_id: str | None = None) -> None:
         try:
@@ -59,6 +63,8 @@ class Turns:
         self._status.use(session.session_id)
         stop_reason: str | None = None
         try:
+            # The files loaded in buffers are watched before the agent can touch them.
+            await self._edits.turn_started(session.session_id)
             result = await agent.prompt(session.session_id, built.blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:
@@ -71,6 +77,7 @@ class Turns:
             state.add_notice(f"Error: {failure.describe(err)}", "error")
         finally:
             session.in_turn = False
+            self._edits.turn_ended(session.session_id)
             if session.cancelling and stop_reason in (None, "end_turn"):
                 # The user cancelled: an agent that wraps up with end_turn still ended a cancelled turn.
                 stop_reason = "cancelled"

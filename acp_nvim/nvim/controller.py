@@ -21,6 +21,7 @@ from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError
+from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge
@@ -47,7 +48,14 @@ class Controller:
             bridge, self.ui, self.lua, self.registry.roots, self.registry.agent_info
         )
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
-        self.app = Application(self.registry, self.port, self)
+        # The agent's own edits on disk, followed into buffers and the review (client/agent_edits.py).
+        self.agent_edits = AgentEdits(
+            self.lua,
+            self.registry.roots,
+            lambda: self.services.options.max_buffer_bytes,
+            lambda: self.services.options.follow,
+        )
+        self.app = Application(self.registry, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
 
     def notify(self, message: str, level: int = ERROR) -> None:

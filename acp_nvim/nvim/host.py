@@ -164,6 +164,14 @@ class Host:
     def close(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.close_session(session_id))
 
+    def disk_changed(self, session_id: str, paths: list[str]) -> None:
+        """Lua's watcher saw loaded files change behind their buffers during a turn."""
+
+        async def follow(controller: Controller) -> None:
+            controller.agent_edits.disk_changed(session_id, paths)
+
+        self._submit(follow)
+
     def focus(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.focus(session_id))
 

@@ -21,6 +21,7 @@ import msgspec
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
 from acp_nvim.app.views import ChatInfo, Status
+from acp_nvim.client.agent_edits import FileEdit
 
 _T = TypeVar("_T")
 
@@ -45,6 +46,9 @@ FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
 FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
+FOLLOW_DISK_APPLY = "require('acp_nvim.editor.fs.follow_disk').apply(...)"
+FOLLOW_DISK_WATCH = "require('acp_nvim.editor.fs.disk_watch').watch(...)"
+FOLLOW_DISK_UNWATCH = "require('acp_nvim.editor.fs.disk_watch').unwatch(...)"
 
 TERMINAL_CREATE = "return require('acp_nvim.editor.terminal').create(...)"
 TERMINAL_OUTPUT = "return require('acp_nvim.editor.terminal').output(...)"
@@ -312,6 +316,23 @@ class LuaApi:
 
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)
+
+    # the agent's own edits on disk (lua/acp_nvim/editor/fs/follow_disk.lua): a `FollowSink` of agent_edits.py
+
+    def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
+        # Built by hand: msgspec would turn the bytes into base64; pynvim sends them as a Lua string.
+        tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
+        self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
+
+    async def watch_disk(self, session_id: str, roots: list[str]) -> None:
+        await self._bridge.lua_result(FOLLOW_DISK_WATCH, session_id, roots)
+
+    def unwatch_disk(self, session_id: str) -> None:
+        self._bridge.lua(FOLLOW_DISK_UNWATCH, session_id)
+
+    def show_edited(self, path: str) -> None:
+        """`follow = true`: the file the agent edited on disk, at its first hunk (once it is followed)."""
+        self.follow_show(path, None, None)
 
     # terminals (lua/acp_nvim/editor/terminal.lua)
 

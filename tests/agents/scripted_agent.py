@@ -13,6 +13,8 @@ Journal: if ``ACP_TEST_JOURNAL`` names a file, one JSON object per line is appen
   (an answer the SDK cannot parse is journaled as kind "error" with code null and the validation message)
 - the end of each turn: {"kind": "turn_end", "sessionId": ..., "stopReason": ...},
   or {"kind": "turn_error", "sessionId": ..., "code": ...}; before an exit step: {"kind": "exit", "code": 3}
+- after a disk_edit step reported its end: {"kind": "disk_edit", "toolCallId": ..., "completedAt": <epoch s>};
+  after a shell step's command exited: {"kind": "shell", "toolCallId": ..., "exitedAt": <epoch s>}
 Each answer is also streamed to the client as an agent_message_chunk ``"<call> -> <json>"`` unless the
 scenario says ``"echo": false``.
 
@@ -59,6 +61,19 @@ Scenario (every key optional):
      {"elicit": {"mode": "url", "message": "Log in", "elicitationId": "e1", "url": "https://x.test",
                  "completeAfterMs": 300}},   # also send elicitation/complete 300 ms after asking
      {"complete": "e1"},                # send elicitation/complete for this id
+     {"disk_edit": {"path": "${CWD}/a.py", "content": "new text\n",   # the agent writes the disk itself
+                    "style": "codex",    # codex-acp: tool_call in_progress (kind edit, diff of the whole
+                                         #   file, locations, rawInput.changes), write, update completed;
+                                         # "claude": claude-agent-acp: tool_call pending (no input
+                                         #   yet), an update naming the file (rawInput file_path and
+                                         #   old_string/new_string, locations), update in_progress,
+                                         #   write, update completed with the fragment's diff;
+                                         # "late": write first, then one tool_call already completed
+                    "old": "x", "new": "y",   # instead of content: replace the first "x" by "y"
+                    "toolCallId": "e1", "holdMs": 0,   # holdMs: wait between the write and "completed"
+                    "permission": false}},   # true: ask (allow_once "allow") before writing
+     {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
+                                         #   only as an execute tool call (rawInput.command, output as text)
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
@@ -86,6 +101,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -483,6 +499,10 @@ class ScriptedAgent:
             )
         elif "terminal" in step:
             await self.run_terminal(live, step["terminal"])
+        elif "disk_edit" in step:
+            await self.run_disk_edit(live, step["disk_edit"])
+        elif "shell" in step:
+            await self.run_shell(live, step["shell"])
         elif "elicit" in step:
             await self.run_elicit(live, step["elicit"])
         elif "complete" in step:
@@ -563,6 +583,119 @@ class ScriptedAgent:
                 log.warning("unknown terminal action %r", action)
         if t.get("toolCallId"):
             await conn.session_update(sid, helpers.update_tool_call(t["toolCallId"], status="completed"))
+
+    async def run_disk_edit(self, live: LiveSession, e: dict[str, Any]) -> None:
+        """An edit the agent writes to disk itself, reported the way codex-acp or claude-agent-acp do."""
+        sid = live.session_id
+        path = Path(e["path"])
+        call_id = e.get("toolCallId") or "edit-1"
+        style = e.get("style", "codex")
+        old_file = path.read_text(encoding="utf-8") if path.exists() else None
+        if "content" in e:
+            new_file = str(e["content"])
+            fragment_old, fragment_new = old_file or "", new_file
+            raw_input: dict[str, Any] = {"file_path": str(path), "content": new_file}
+        else:
+            fragment_old, fragment_new = str(e["old"]), str(e["new"])
+            new_file = (old_file or "").replace(fragment_old, fragment_new, 1)
+            raw_input = {"file_path": str(path), "old_string": fragment_old, "new_string": fragment_new}
+        title = e.get("title") or f"Edit {path.name}"
+        location = [{"path": str(path)}]
+        whole_diff = {"type": "diff", "path": str(path), "oldText": old_file, "newText": new_file}
+        if old_file is None:
+            del whole_diff["oldText"]
+        fragment_diff = {"type": "diff", "path": str(path), "oldText": fragment_old, "newText": fragment_new}
+        if old_file is None:
+            del fragment_diff["oldText"]
+
+        async def update(fields: dict[str, Any]) -> None:
+            await self.send_raw_update(
+                sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, **fields}
+            )
+
+        async def write() -> bool:
+            if e.get("permission"):
+                # As claude-agent-acp: the edit waits for the user's answer (the client saw the call then).
+                options = [
+                    PermissionOption.model_validate(
+                        {"optionId": "allow", "name": "Allow", "kind": "allow_once"}
+                    )
+                ]
+                tool_call = ToolCallUpdate.model_validate({"toolCallId": call_id})
+                answer = await self.call(
+                    live,
+                    "session/request_permission",
+                    {"toolCallId": call_id},
+                    self.conn.request_permission(session_id=sid, tool_call=tool_call, options=options),
+                )
+                if answer is None or getattr(answer.outcome, "option_id", None) != "allow":
+                    await update({"status": "failed"})
+                    return False
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new_file, encoding="utf-8")
+            if e.get("holdMs"):
+                await asyncio.sleep(float(e["holdMs"]) / 1000)
+            return True
+
+        start = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": title, "kind": "edit"}
+        if style == "late":
+            if not await write():
+                return
+            done = {**start, "status": "completed", "locations": location, "content": [fragment_diff]}
+            await self.send_raw_update(sid, done | {"rawInput": raw_input})
+        elif style == "claude":
+            # It starts while the model still streams its input; an update without a status names the file.
+            await self.send_raw_update(sid, {**start, "status": "pending", "rawInput": {}})
+            await update({"locations": location, "rawInput": raw_input})
+            await update({"status": "in_progress"})
+            if not await write():
+                return
+            await update({"status": "completed", "content": [fragment_diff]})
+        else:
+            changes = {str(path): {"type": "update" if old_file is not None else "add"}}
+            await self.send_raw_update(
+                sid,
+                {
+                    **start,
+                    "status": "in_progress",
+                    "locations": location,
+                    "content": [whole_diff],
+                    "rawInput": {"changes": changes},
+                },
+            )
+            if not await write():
+                return
+            await update({"status": "completed"})
+        # Wall-clock time, which Neovim's vim.uv.gettimeofday() shares: how soon the buffer followed.
+        self.journal.write({"kind": "disk_edit", "toolCallId": call_id, "completedAt": time.time()})
+
+    async def run_shell(self, live: LiveSession, e: dict[str, Any]) -> None:
+        """A command the agent runs in its own shell: only an execute tool call says so, naming no file."""
+        sid = live.session_id
+        call_id = e.get("toolCallId") or "shell-1"
+        command = str(e["command"])
+        await self.send_raw_update(
+            sid,
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call_id,
+                "title": command,
+                "kind": "execute",
+                "status": "in_progress",
+                "rawInput": {"command": command},
+            },
+        )
+        proc = await asyncio.create_subprocess_shell(
+            command, cwd=live.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        out, _ = await proc.communicate()
+        self.journal.write({"kind": "shell", "toolCallId": call_id, "exitedAt": time.time()})
+        text = {"type": "content", "content": {"type": "text", "text": out.decode("utf-8", "replace")}}
+        status = "completed" if proc.returncode == 0 else "failed"
+        await self.send_raw_update(
+            sid,
+            {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status, "content": [text]},
+        )
 
     async def run_elicit(self, live: LiveSession, e: dict[str, Any]) -> None:
         fields = {k: v for k, v in e.items() if k not in ("message", "completeAfterMs")}

@@ -1,6 +1,6 @@
-"""The three-way merge of an agent's edit with the user's unsaved buffer (lua/acp_nvim/fs/merge.lua), its
-conflicts (lua/acp_nvim/fs/conflict.lua) and `fs.write` onto a buffer with unsaved edits, in a real headless
-Neovim."""
+"""The three-way merge of an agent's edit with the user's unsaved buffer (lua/acp_nvim/editor/fs/merge.lua),
+its conflicts (lua/acp_nvim/editor/fs/conflict.lua) and `fs.write` onto a buffer with unsaved edits, in a real
+headless Neovim."""
 
 from __future__ import annotations
 

@@ -249,14 +249,7 @@ def test_a_real_agent_from_start_to_stop(real_agent: RealAgent) -> None:
     assert nvim.errors() == []
 
 
-FOLLOW = pytest.mark.xfail(strict=True, reason="needs issue 14 follow")
-
-
-@pytest.mark.parametrize(
-    "real_agent",
-    [pytest.param(agent, marks=FOLLOW) for agent in AGENTS],
-    indirect=True,
-)
+@pytest.mark.parametrize("real_agent", AGENTS, indirect=True)
 def test_every_edit_reaches_the_buffer_and_the_review_and_unsaved_text_is_kept(real_agent: RealAgent) -> None:
     """Issue 14: however the agent edits (on disk, or through fs/write_text_file not waiting for the answer),
     a clean buffer shows the edit and the review lists it; a buffer with unsaved edits keeps them beside the

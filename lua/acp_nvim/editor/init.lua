@@ -82,6 +82,9 @@ function M.setup()
     return
   end
   did_hooks = true
+  -- Each buffer's file stamp from when it is read: an edit the agent makes on disk itself is told from the
+  -- text the buffer was loaded with (fs/follow_disk.lua), however late the agent starts.
+  require("acp_nvim.editor.fs.stamp")
   local terminal = require("acp_nvim.editor.terminal")
   local prev_output, prev_exit = terminal.on_output, terminal.on_exit
   terminal.on_output = function(id, data)

@@ -142,6 +142,16 @@ function M.close(session_id)
   end
 end
 
+--- The disk watch (lua/acp_nvim/editor/fs/follow_disk.lua) saw loaded files change behind their buffers.
+---@param session_id string
+---@param paths string[]
+function M.disk_changed(session_id, paths)
+  local channel = running_channel()
+  if channel ~= nil then
+    pcall(vim.rpcnotify, channel, "acp_disk_changed", session_id, paths)
+  end
+end
+
 -- ---- answers and options ---------------------------------------------------------------------------
 
 --- The late answer to a question the host asked with `token` (lua/acp_nvim/ui/ask.lua).

@@ -292,6 +292,7 @@ local function checktime_answering(buf, choice)
   -- Neovim saw no change (same mtime on a coarse clock): the autocmd must not answer a later, real one.
   pcall(api.nvim_del_autocmd, id)
 end
+M.checktime_answering = checktime_answering
 
 --- Make Neovim take the file just renamed into place as the buffer's own, as after a `:write`, without
 --- reloading the buffer (cursor, marks, folds, extmarks and undo history stay).

@@ -41,6 +41,12 @@ function M.record(buf)
   stamps[buf] = stamp_of(name)
 end
 
+--- Forget `buf`'s stamp: its file is compared by content at the next check (it may have changed unseen).
+---@param buf integer
+function M.forget(buf)
+  stamps[buf] = nil
+end
+
 --- The stamp recorded for `buf`, or nil when there is none.
 ---@param buf integer
 ---@return acp_nvim.FileStamp?

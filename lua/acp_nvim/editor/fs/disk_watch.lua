@@ -1,0 +1,264 @@
+--- While a turn runs, the folders of the buffers loaded under the session's roots are watched (libuv fs
+--- events): a loaded file that changed behind its buffer is reported to the host (`host_api.disk_changed`),
+--- which decides whether to follow it (`editor/fs/follow_disk.lua`). `M.unwatch` looks once more at every watched
+--- buffer first. A file already changed behind its buffer when the watch began is not the agent's doing: it
+--- counts only once it changes again.
+---
+--- For a buffer with unsaved edits the disk's text as it was is kept from the start of the watch (or from
+--- when the buffer became modified during it): `M.base(buf)`, the base of a merge when no tool call named
+--- the file. One read of each such file; nothing for clean buffers.
+local M = {}
+
+local api = vim.api
+local uv = vim.uv
+
+local path_of = require("acp_nvim.editor.fs.path")
+local stamp = require("acp_nvim.editor.fs.stamp")
+local text = require("acp_nvim.editor.fs.disk_text")
+local opt = require("acp_nvim.editor.answer").opt
+
+--- Events of one file come in bursts (a temp file, a rename, a chmod): reported once they settle.
+M.settle_ms = 20
+
+--- buffer -> the disk's lines before the agent, for a buffer with unsaved edits
+---@type table<integer, string[]>
+local bases = {}
+
+--- The disk's lines of a modified buffer's file from before the agent wrote, when kept.
+---@param buf integer
+---@return string[]?
+function M.base(buf)
+  return bases[buf]
+end
+
+--- The disk's lines now, after a merge: the base of the next edit no tool call names.
+---@param buf integer
+---@param lines string[]
+function M.set_base(buf, lines)
+  bases[buf] = lines
+end
+
+---@class acp_nvim.DiskWatch
+---@field roots string[]
+---@field dirs table<string, uv.uv_fs_event_t>
+---@field changed table<string, true> full paths seen changing, not yet looked at
+---@field stale table<string, string> files already changed behind their buffer when the watch began (not the
+---  agent's doing): their stat then, so that they count only once they change again
+---@field timer uv.uv_timer_t?
+
+---@type table<string, acp_nvim.DiskWatch>
+local watches = {}
+
+---@param name string
+---@param roots string[]
+---@return boolean
+local function under(name, roots)
+  for _, root in ipairs(roots) do
+    if name == root or name:sub(1, #root + 1) == root .. "/" then
+      return true
+    end
+  end
+  return false
+end
+
+--- The loaded file buffers of a watch, by name.
+---@param w acp_nvim.DiskWatch
+---@return table<integer, string>
+local function watched_buffers(w)
+  local out = {}
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = api.nvim_buf_get_name(buf)
+      if name ~= "" and under(name, w.roots) then
+        out[buf] = name
+      end
+    end
+  end
+  return out
+end
+
+--- The paths among `names` whose loaded buffer's file changed behind it during the watch.
+---@param w acp_nvim.DiskWatch
+---@param names string[]
+---@param bufs table<string, integer>? the buffers of the names, when known (no lookup among all buffers)
+---@return string[]
+local function behind_buffers(w, names, bufs)
+  local out = {}
+  for _, name in ipairs(names) do
+    local buf = bufs and bufs[name] or path_of.find_buffer(name)
+    local own = buf and api.nvim_buf_get_name(buf)
+    if own and stamp.disk_conflict(buf, own) ~= nil and w.stale[own] ~= text.stat_key(own) then
+      out[#out + 1] = name
+    end
+  end
+  return out
+end
+
+---@param session_id string
+---@param paths string[]
+local function report(session_id, paths)
+  if #paths > 0 then
+    require("acp_nvim.host.api").disk_changed(session_id, paths)
+  end
+end
+
+---@param session_id string
+local function settle(session_id)
+  local w = watches[session_id]
+  if not w then
+    return
+  end
+  local names = vim.tbl_keys(w.changed)
+  w.changed = {}
+  report(session_id, behind_buffers(w, names))
+end
+
+---@param session_id string
+---@param w acp_nvim.DiskWatch
+---@param dir string
+local function watch_dir(session_id, w, dir)
+  if w.dirs[dir] then
+    return
+  end
+  local handle = uv.new_fs_event()
+  if not handle then
+    return
+  end
+  local ok = handle:start(dir, {}, function(e, filename)
+    if e or not filename then
+      return
+    end
+    vim.schedule(function()
+      local live = watches[session_id]
+      if live ~= w then
+        return
+      end
+      w.changed[dir .. "/" .. filename] = true
+      if not w.timer then
+        w.timer = uv.new_timer()
+      end
+      w.timer:stop()
+      w.timer:start(M.settle_ms, 0, function()
+        vim.schedule(function()
+          settle(session_id)
+        end)
+      end)
+    end)
+  end)
+  if ok then
+    w.dirs[dir] = handle
+  else
+    handle:close()
+  end
+end
+
+--- What a buffer with unsaved edits is merged against when no tool call names its file.
+---@param buf integer
+---@param name string
+local function keep_base(buf, name)
+  if bases[buf] == nil and vim.bo[buf].modified and text.utf8_buffer(buf) then
+    bases[buf] = text.disk_lines(name)
+  end
+end
+
+---@param session_id string
+---@param w acp_nvim.DiskWatch
+---@param buf integer
+---@param name string
+local function add_buffer(session_id, w, buf, name)
+  if stamp.disk_conflict(buf, name) ~= nil then
+    w.stale[name] = text.stat_key(name)
+  end
+  keep_base(buf, name)
+  watch_dir(session_id, w, vim.fs.dirname(name))
+end
+
+--- Watch the files loaded under `roots` while the session's turn runs.
+---@param session_id string
+---@param roots string[]
+function M.watch(session_id, roots)
+  M.unwatch(session_id, true)
+  local real = {}
+  for _, root in ipairs(roots or {}) do
+    real[#real + 1] = (uv.fs_realpath(root) or root):gsub("/+$", "")
+  end
+  ---@type acp_nvim.DiskWatch
+  local w = { roots = real, dirs = {}, changed = {}, stale = {} }
+  watches[session_id] = w
+  for buf, name in pairs(watched_buffers(w)) do
+    add_buffer(session_id, w, buf, name)
+  end
+end
+
+--- Stop watching; unless `quiet`, first report every watched buffer whose file changed behind it.
+---@param session_id string
+---@param quiet boolean?
+function M.unwatch(session_id, quiet)
+  local w = watches[session_id]
+  if not w then
+    return
+  end
+  watches[session_id] = nil
+  if w.timer then
+    w.timer:stop()
+    w.timer:close()
+  end
+  for _, handle in pairs(w.dirs) do
+    handle:stop()
+    handle:close()
+  end
+  if not opt(quiet) then
+    local names, bufs = {}, {}
+    for buf, name in pairs(watched_buffers(w)) do
+      names[#names + 1], bufs[name] = name, buf
+    end
+    report(session_id, behind_buffers(w, names, bufs))
+  end
+  if next(watches) == nil then
+    bases = {}
+  end
+end
+
+--- Whether a session's watch is on (for tests and :checkhealth).
+---@param session_id string
+---@return boolean
+function M.watching(session_id)
+  return watches[session_id] ~= nil
+end
+
+local group = api.nvim_create_augroup("acp_nvim_disk_watch", { clear = true })
+api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
+  group = group,
+  callback = function(ev)
+    local name = api.nvim_buf_get_name(ev.buf)
+    for sid, w in pairs(watches) do
+      if name ~= "" and vim.bo[ev.buf].buftype == "" and under(name, w.roots) then
+        add_buffer(sid, w, ev.buf, name)
+      end
+    end
+  end,
+})
+api.nvim_create_autocmd("BufModifiedSet", {
+  group = group,
+  callback = function(ev)
+    if not vim.bo[ev.buf].modified then
+      bases[ev.buf] = nil
+      return
+    end
+    local name = api.nvim_buf_get_name(ev.buf)
+    for _, w in pairs(watches) do
+      if name ~= "" and under(name, w.roots) and stamp.disk_conflict(ev.buf, name) == nil then
+        keep_base(ev.buf, name)
+        return
+      end
+    end
+  end,
+})
+api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
+  group = group,
+  callback = function(ev)
+    bases[ev.buf] = nil
+  end,
+})
+
+return M

@@ -1,0 +1,230 @@
+--- Edits the agent made on disk itself, carried into Neovim: the host decides which files and what they held
+--- before (`acp_nvim/client/agent_edits.py`); this module makes each loaded buffer show the new text and puts
+--- the edit in the review, like an `fs/write_text_file`. Edits no tool call names are found by
+--- `editor/fs/disk_watch.lua` and come back here through the host.
+---
+--- `M.apply(session_id, tool_call_id, files)`: for each `{ path, known, absent, before }`
+---   * a clean buffer of the file gets the new text as minimal line edits in one undo step (cursor, view,
+---     marks and folds stay), is taken as the file's own (as after `:e`, no "changed on disk" warning), and
+---     its change is recorded for review against what it showed;
+---   * a buffer with unsaved edits is merged three-way (`acp_nvim.fs.merge`: base = the file before the agent
+---     wrote, ours = the buffer, theirs = the disk) and stays modified; without a known base it is not touched;
+---   * a file no buffer holds, whose previous content is known, is loaded into a hidden buffer so that its
+---     edit is reviewable (a file the agent created is removed again by rejecting it).
+--- A buffer whose file is as Neovim last read or wrote it is left alone (the client's own writes, no change).
+local M = {}
+
+local api = vim.api
+local uv = vim.uv
+
+local edit = require("acp_nvim.editor.fs.edit")
+local path_of = require("acp_nvim.editor.fs.path")
+local save = require("acp_nvim.editor.fs.save")
+local stamp = require("acp_nvim.editor.fs.stamp")
+local text = require("acp_nvim.editor.fs.disk_text")
+local watch = require("acp_nvim.editor.fs.disk_watch")
+local opt = require("acp_nvim.editor.answer").opt
+
+---@param msg string
+---@param level integer?
+local function notify(msg, level)
+  vim.notify("acp: " .. msg, level or vim.log.levels.WARN)
+end
+
+---@param path string
+---@return string
+local function short(path)
+  return vim.fn.fnamemodify(path, ":~:.")
+end
+
+---@class acp_nvim.DiskEdit
+---@field path string
+---@field known boolean
+---@field absent boolean?
+---@field before string?
+
+--- buffer -> the file's stat when the user was told its buffer was left alone
+---@type table<integer, string>
+local left_alone = {}
+
+---@param buf integer
+---@param session_id string
+---@param tool_call_id string?
+---@param theirs string[]
+---@param eol boolean
+---@param read_as string
+local function follow_clean(buf, session_id, tool_call_id, theirs, eol, read_as)
+  local review = require("acp_nvim.editor.review")
+  local bo = vim.bo[buf]
+  local current = edit.buf_lines(buf)
+  local original = review.original_lines(buf, session_id, current)
+  local old_eol, old_fixeol = bo.eol, bo.fixeol
+  edit.break_undo(buf)
+  edit.apply_hunks(buf, edit.diff(current, theirs), theirs)
+  if #theirs > 0 then
+    bo.eol = eol
+    if not eol then
+      bo.fixeol = false
+    end
+  end
+  bo.modified = false
+  local name = api.nvim_buf_get_name(buf)
+  local before_adopt = text.stat_key(name)
+  pcall(save.adopt_file, buf, uv.fs_realpath(name) or name)
+  stamp.record(buf)
+  if before_adopt ~= read_as then
+    -- Written again since it was read: the stamp just recorded would hide that write; forgotten, the next
+    -- look compares the content and follows it.
+    stamp.forget(buf)
+  end
+  review.record(buf, session_id, original, {
+    tool_call_id = tool_call_id,
+    eol = old_eol,
+    fixeol = old_fixeol,
+    lines = theirs,
+  })
+end
+
+---@param buf integer
+---@param session_id string
+---@param tool_call_id string?
+---@param base string[]?
+---@param theirs string[]
+---@param eol boolean
+---@param read_as string
+local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol, read_as)
+  local name = short(api.nvim_buf_get_name(buf))
+  if base == nil then
+    -- Never a guess over the user's text: the buffer stays as it is, and so does its record of the file, so
+    -- that no later write of the agent goes over it either. Said once for each state of the file.
+    if left_alone[buf] == read_as then
+      return
+    end
+    left_alone[buf] = read_as
+    notify(
+      (
+        "the agent changed %s on disk while its buffer has unsaved edits; the buffer is left as it is"
+        .. " (:w keeps yours, :e! takes the agent's)"
+      ):format(name)
+    )
+    return
+  end
+  local review = require("acp_nvim.editor.review")
+  local ours = edit.buf_lines(buf)
+  local original = review.original_lines(buf, session_id, ours)
+  local res = require("acp_nvim.editor.fs.merge").apply_to_buffer(buf, base, theirs, {
+    eol = eol,
+    label = tool_call_id and ("agent (" .. tool_call_id .. ")") or "agent",
+  })
+  -- The file on disk is the agent's now: Neovim must not warn that it changed behind the buffer.
+  pcall(save.checktime_answering, buf, "")
+  stamp.record(buf)
+  if text.stat_key(api.nvim_buf_get_name(buf)) ~= read_as then
+    stamp.forget(buf)
+  end
+  watch.set_base(buf, theirs)
+  review.record(buf, session_id, original, { tool_call_id = tool_call_id, lines = res and res.lines })
+  if res and (res.conflicts or 0) > 0 then
+    notify(("%d conflicts between your unsaved edits and the agent's edit of %s"):format(res.conflicts, name))
+  elseif res and res.user_text_replaced then
+    notify(("the agent's edit of %s replaced some of your unsaved text; `u` brings it back"):format(name))
+  end
+end
+
+---@param session_id string
+---@param tool_call_id string?
+---@param file acp_nvim.DiskEdit
+local function review_unloaded(session_id, tool_call_id, file)
+  local theirs = text.disk_lines(file.path)
+  if not theirs then
+    return
+  end
+  local buf = vim.fn.bufadd(file.path)
+  -- As fs.write's hidden buffers: never an E325 ATTENTION prompt nobody sees.
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].buflisted = false
+  local ok = pcall(vim.fn.bufload, buf)
+  if not ok or not api.nvim_buf_is_loaded(buf) then
+    return
+  end
+  stamp.record(buf)
+  local before, eol = {}, true
+  if not file.absent then
+    before, eol = text.split_lines(file.before or "")
+  end
+  local review = require("acp_nvim.editor.review")
+  review.record(
+    buf,
+    session_id,
+    before,
+    { tool_call_id = tool_call_id, created = file.absent == true, eol = eol }
+  )
+  for _, f in ipairs(review.files(session_id)) do
+    if f.bufnr == buf then
+      return
+    end
+  end
+  pcall(api.nvim_buf_delete, buf, { unload = true, force = true })
+end
+
+---@param session_id string
+---@param tool_call_id string?
+---@param file acp_nvim.DiskEdit
+local function follow_one(session_id, tool_call_id, file)
+  local buf = path_of.find_buffer(file.path)
+  if not buf then
+    if file.known then
+      review_unloaded(session_id, tool_call_id, file)
+    end
+    return
+  end
+  local name = api.nvim_buf_get_name(buf)
+  if stamp.disk_conflict(buf, name) == nil then
+    return
+  end
+  if not text.utf8_buffer(buf) then
+    notify(("the agent changed %s on disk; its buffer is not UTF-8, reload it with :e"):format(short(name)))
+    return
+  end
+  local read_as = text.stat_key(name)
+  local theirs, eol = text.disk_lines(name)
+  if not theirs then
+    return
+  end
+  if not vim.bo[buf].modified then
+    follow_clean(buf, session_id, tool_call_id, theirs, eol == true, read_as)
+    return
+  end
+  local base = watch.base(buf)
+  if file.known then
+    base = file.absent and {} or text.split_lines(file.before or "")
+  end
+  follow_modified(buf, session_id, tool_call_id, base, theirs, eol == true, read_as)
+end
+
+--- Follow the agent's on-disk edits of `files` (see the module's comment). Never raises.
+---@param session_id string
+---@param tool_call_id string|userdata|nil
+---@param files acp_nvim.DiskEdit[]
+function M.apply(session_id, tool_call_id, files)
+  local call = opt(tool_call_id) --[[@as string?]]
+  for _, file in ipairs(files or {}) do
+    file.before = opt(file.before)
+    local ok, e = pcall(follow_one, session_id, call, file)
+    if not ok then
+      notify(
+        ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
+        vim.log.levels.ERROR
+      )
+    end
+  end
+end
+
+api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
+  group = api.nvim_create_augroup("acp_nvim_follow_disk", { clear = true }),
+  callback = function(ev)
+    left_alone[ev.buf] = nil
+  end,
+})
+
+return M
