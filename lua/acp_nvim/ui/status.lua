@@ -27,7 +27,9 @@ local function read_facts()
     return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
   end)
   if not ok or type(decoded) ~= "table" or type(decoded.facts) ~= "table" then
-    error(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), 0)
+    -- A broken install: said once; the status then only shows what the host pushes.
+    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
+    return { facts = {}, messages = {}, chat_coming_in = {} }
   end
   return decoded
 end
@@ -91,7 +93,7 @@ end
 ---@return boolean applies, string|nil refusal
 function M.applies(fact)
   local rule = facts.facts[fact]
-  if rule["in"] == nil or vim.tbl_contains(rule["in"], current.state) then
+  if rule == nil or rule["in"] == nil or vim.tbl_contains(rule["in"], current.state) then
     return true, nil
   end
   local refused = rule.refused or {}
@@ -105,10 +107,10 @@ end
 ---@param fields table|nil what the fact says besides (the agent's name, the error)
 ---@return boolean applied
 function M.record(fact, fields)
-  if not M.applies(fact) then
+  local rule = facts.facts[fact]
+  if rule == nil or not M.applies(fact) then
     return false
   end
-  local rule = facts.facts[fact]
   local shown = vim.tbl_extend("force", fields or {}, { state = rule.state })
   for _, field in ipairs(rule.clear or {}) do
     -- vim.NIL, not nil: a nil field does not exist in the table and would keep, say, a dead session's id.
@@ -142,7 +144,9 @@ function M.statusline()
   if agent.version then
     table.insert(parts, agent.version)
   end
-  table.insert(parts, (current.state:gsub("_", " ")))
+  if current.state then
+    table.insert(parts, (current.state:gsub("_", " ")))
+  end
   if current.mode then
     table.insert(parts, "· " .. current.mode)
   end

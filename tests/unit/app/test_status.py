@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Phase
 from acp_nvim.app.status import build_status
 from acp_nvim.app.status_facts import BUSY, FACTS
+from acp_nvim.app.views import State
 from acp_nvim.protocol import schema as s
 
 from .fakes import App, FakeAgent
@@ -81,3 +84,5 @@ async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_the
     app.status.fail(run, "b stopped: exit 1")
     for failure in ("config_invalid", "host_failed", "host_exited"):
         assert facts[failure].state == app.port.status.state
+    # The host's death is said unless the agent was stopped already.
+    assert set(facts["host_exited"].applies_in or []) == set(typing.get_args(State)) - {FACTS.no_host}
