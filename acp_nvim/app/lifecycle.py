@@ -17,6 +17,8 @@ import enum
 
 import anyio
 
+from acp_nvim.app.views import State
+
 
 class Phase(enum.Enum):
     CONNECTING = "connecting"
@@ -27,12 +29,12 @@ class Phase(enum.Enum):
     STOPPED = "stopped"
 
     @property
-    def shown(self) -> str:
+    def shown(self) -> State:
         """The `state` of status() for this phase (before a session's own turn or permission refine it)."""
         return _SHOWN[self]
 
 
-_SHOWN = {
+_SHOWN: dict[Phase, State] = {
     Phase.CONNECTING: "starting",
     Phase.OPENING: "starting",
     Phase.READY: "ready",

@@ -9,7 +9,8 @@ import logging
 from acp_nvim.app.auth import login_methods
 from acp_nvim.app.port import ERROR, NeovimPort
 from acp_nvim.app.registry import AgentRun, Registry
-from acp_nvim.app.views import AgentIdentity, Status, Usage, UsageCost
+from acp_nvim.app.status_facts import FACTS
+from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
 from acp_nvim.client.session import SessionState
 from acp_nvim.protocol import schema as s
 
@@ -20,7 +21,7 @@ def build_status(registry: Registry) -> Status:
     current = registry.current()
     session, run = current.session, current.run
     agent: AgentIdentity | None = None
-    state = "stopped"
+    state: State = FACTS.no_host
     if run is not None:
         agent = AgentIdentity(name=run.name)
         if run.info is not None:

@@ -9,11 +9,10 @@ from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, Registry
 from acp_nvim.app.status import StatusBoard
+from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client import failure
 from acp_nvim.client.agent import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
-
-BUSY = "the agent is still working: wait, or :AcpCancel"
 
 
 class Turns:
@@ -29,7 +28,8 @@ class Turns:
         try:
             await self._prompt(text, raw_attachments, session_id)
         finally:
-            # Lua showed "running" optimistically; a refused prompt must put the real state back.
+            # Lua showed what status_facts.json declares before this answer: a refused prompt puts the real
+            # state back.
             self._status.push()
 
     async def _prompt(self, text: str, raw_attachments: Any, session_id: str | None) -> None:

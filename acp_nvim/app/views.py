@@ -5,7 +5,12 @@ Plain msgspec Structs, decided here and drawn by Lua; `acp_nvim/nvim/lua_api.py`
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+
+#: The `state` of status(): decided here only (`status.py`; before the host answers, `status_facts.json`).
+State = Literal["stopped", "starting", "ready", "running", "awaiting_permission", "error"]
 
 
 class AgentIdentity(msgspec.Struct, frozen=True):
@@ -34,7 +39,7 @@ class Status(msgspec.Struct, frozen=True, kw_only=True):
 
     agent: AgentIdentity | None
     agent_name: str | None
-    state: str
+    state: State
     session_id: str | None
     mode: str | None
     model: str | None

@@ -59,15 +59,13 @@ function M.start(name)
   local agent, err = config.agent(name)
   if agent == nil then
     notify(err --[[@as string]])
-    status.update({ state = "error", error = err, agent = { name = name } })
+    status.record("config_invalid", { error = err, agent = { name = name } })
     return
   end
-  local current = status.get()
-  local running = current.agent_name == name and (current.state ~= "stopped" and current.state ~= "error")
-  if not running then
-    -- A running agent opens another session instead (the host decides); only a real start shows "starting".
-    status.set({ state = "starting", agent = { name = name } })
-  end
+  -- A running agent opens another session instead (the host decides): the table says in which states the
+  -- start of the current agent is a real start.
+  local fact = status.get().agent_name == name and "current_agent_start_requested" or "agent_start_requested"
+  status.record(fact, { agent = { name = name } })
   -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
   require("acp_nvim.editor").send_options()
   host_api.start(require("acp_nvim.ui.session_commands").spec(name, agent))
@@ -81,7 +79,7 @@ end
 function M.stop()
   ensure_setup()
   if host.info() == nil then
-    status.update({ state = "stopped", session_id = vim.NIL, error = vim.NIL })
+    status.record("stopped_without_host")
     return
   end
   host_api.stop(require("acp_nvim.ui.session_commands").current() or vim.NIL)
@@ -97,7 +95,7 @@ function M.restart(name)
     notify(err --[[@as string]])
     return
   end
-  status.set({ state = "starting", agent = { name = name } })
+  status.record("restart_requested", { agent = { name = name } })
   require("acp_nvim.editor").send_options()
   host_api.restart(require("acp_nvim.ui.session_commands").spec(name, agent))
 end
@@ -109,7 +107,7 @@ function M.chat()
   if chat.open() then
     return
   end
-  if M.status().state == "starting" then
+  if status.chat_coming() then
     chat.focus_when_created = true
   else
     notify("no chat yet: start an agent with :AcpStart", vim.log.levels.WARN)
@@ -122,12 +120,9 @@ end
 ---@return boolean sent
 function M.prompt(text, selections)
   ensure_setup()
-  local state = status.get().state
-  if state ~= "ready" then
-    local why = (state == "running" or state == "awaiting_permission")
-        and "the agent is still working: wait, or :AcpCancel"
-      or "no agent is ready: start one with :AcpStart"
-    notify(why, vim.log.levels.WARN)
+  local applies, refusal = status.applies("prompt_submitted")
+  if not applies then
+    notify(refusal or "", vim.log.levels.WARN)
     return false
   end
   require("acp_nvim.ui.prompt").remember(text)
@@ -135,8 +130,8 @@ function M.prompt(text, selections)
   if not host_api.prompt(text, selections or {}, session) then
     return false
   end
-  -- At once, not when the host confirms: a second send in between must already see the agent busy.
-  status.update({ state = "running" })
+  -- At once, not when the host confirms: a second send in between must already be refused.
+  status.record("prompt_submitted")
   return true
 end
 

@@ -36,7 +36,7 @@ import pynvim
 address, text, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
 nvim = pynvim.attach("socket", path=address)
 # The turn is over when the agent's closing "survived" is in the chat (the state alone can be stale for a
-# moment: Lua sets "running" optimistically while the host may still push an older "ready").
+# moment: Lua shows "running" at once (status_facts.json) while the host may still push an older "ready").
 SURVIVED = (
     "local n = 0 for _ in table.concat(require('acp_nvim.ui.chat').lines(), '\\n'):gmatch('survived') do"
     " n = n + 1 end return n"

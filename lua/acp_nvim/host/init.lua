@@ -80,7 +80,7 @@ end
 local function fail(message)
   last_error = message
   vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-  require("acp_nvim.ui.status").set_error(message)
+  require("acp_nvim.ui.status").record("host_failed", { error = message })
 end
 
 local factory
@@ -151,9 +151,11 @@ factory = function(host_info)
       local was_ready = ready
       forget()
       if was_ready then
-        require("acp_nvim.ui.status").host_exited(
-          ("acp.nvim: the Python host exited (code %d)"):format(exit_code)
-        )
+        local message = ("acp.nvim: the Python host exited (code %d)"):format(exit_code)
+        -- Said only where the table lets it change what is shown (not after a stop).
+        if require("acp_nvim.ui.status").record("host_exited", { error = message }) then
+          vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
+        end
       else
         fail(explain(python, stderr, exit_code))
       end

@@ -17,8 +17,27 @@ local M = {}
 ---@field protocol_version integer|nil
 ---@field error string|nil
 
+-- What is shown before the host answers, for each fact Lua records: Python's table (acp_nvim/app/status_facts.json,
+-- see acp_nvim/app/status_facts.py), read from the plugin's own tree because it is needed before any host runs.
+-- No state name is written in this file.
+---@return table
+local function read_facts()
+  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "status_facts.json")
+  local ok, decoded = pcall(function()
+    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
+  end)
+  if not ok or type(decoded) ~= "table" or type(decoded.facts) ~= "table" then
+    -- A broken install: said once; the status then only shows what the host pushes.
+    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
+    return { facts = {}, messages = {}, chat_coming_in = {} }
+  end
+  return decoded
+end
+
+local facts = read_facts()
+
 ---@type AcpStatus
-local current = { state = "stopped" }
+local current = { state = facts.no_host }
 
 -- msgpack nil arrives as vim.NIL inside tables: turn it into a plain absent field.
 ---@param value any
@@ -58,25 +77,54 @@ function M.set(status)
   pcall(vim.cmd.redrawstatus, { bang = true })
 end
 
---- Lua-side changes (before or without the host): keep the rest of the status.
----@param fields table
-function M.update(fields)
-  -- No copy of `current` first: tbl_extend makes a new table and set() copies every nested one (strip_nil).
-  M.set(vim.tbl_extend("force", current, fields))
-end
+---@alias AcpStatusFact
+---| "agent_start_requested" # :AcpStart of an agent other than the current one (or none)
+---| "current_agent_start_requested" # :AcpStart of the current agent
+---| "restart_requested"
+---| "prompt_submitted"
+---| "config_invalid" # the agent named has no valid configuration
+---| "host_failed" # the host could not start
+---| "host_exited" # the host died after it had started
+---| "stopped_without_host" # :AcpStop with no host running
 
----@param message string
-function M.set_error(message)
-  M.update({ state = "error", error = message })
-end
-
----@param message string
-function M.host_exited(message)
-  if current.state ~= "stopped" then
-    vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-    -- vim.NIL, not nil: a nil field does not exist in the table and would keep the dead session's id.
-    M.update({ state = "error", error = message, session_id = vim.NIL })
+--- Whether the table lets `fact` change the current state; when not, the message that refuses the action
+--- (nil: it goes on, and the host decides).
+---@param fact AcpStatusFact
+---@return boolean applies, string|nil refusal
+function M.applies(fact)
+  local rule = facts.facts[fact]
+  if rule == nil or rule["in"] == nil or vim.tbl_contains(rule["in"], current.state) then
+    return true, nil
   end
+  local refused = rule.refused or {}
+  local key = refused[current.state] or refused["*"]
+  return false, key and facts.messages[key] or nil
+end
+
+--- Records a fact the host has not answered yet (or cannot: it is not running) and shows what the table
+--- declares for it, until the host pushes its own status. Returns whether it applied (see `applies`).
+---@param fact AcpStatusFact
+---@param fields table|nil what the fact says besides (the agent's name, the error)
+---@return boolean applied
+function M.record(fact, fields)
+  local rule = facts.facts[fact]
+  if rule == nil or not M.applies(fact) then
+    return false
+  end
+  local shown = vim.tbl_extend("force", fields or {}, { state = rule.state })
+  for _, field in ipairs(rule.clear or {}) do
+    -- vim.NIL, not nil: a nil field does not exist in the table and would keep, say, a dead session's id.
+    shown[field] = vim.NIL
+  end
+  -- No copy of `current` first: tbl_extend makes a new table and set() copies every nested one (strip_nil).
+  M.set(rule.reset and shown or vim.tbl_extend("force", current, shown))
+  return true
+end
+
+--- Whether a chat is on its way (:AcpChat waits for it), by the table's states.
+---@return boolean
+function M.chat_coming()
+  return vim.tbl_contains(facts.chat_coming_in, current.state)
 end
 
 ---@return AcpStatus
@@ -96,7 +144,9 @@ function M.statusline()
   if agent.version then
     table.insert(parts, agent.version)
   end
-  table.insert(parts, (current.state:gsub("_", " ")))
+  if current.state then
+    table.insert(parts, (current.state:gsub("_", " ")))
+  end
   if current.mode then
     table.insert(parts, "· " .. current.mode)
   end

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
 from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.lifecycle import Phase
 from acp_nvim.app.status import build_status
+from acp_nvim.app.status_facts import BUSY, FACTS
+from acp_nvim.app.views import State
 from acp_nvim.protocol import schema as s
 
 from .fakes import App, FakeAgent
@@ -53,3 +58,31 @@ async def test_the_advertised_capabilities_carry_the_agents_own_terminal_login()
     assert advertise(caps, True).auth.terminal is True
     assert advertise(caps, False).auth.terminal is False
     assert advertise(caps, False).session is not None
+
+
+async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_then() -> None:
+    """`status_facts.json` is Python's: each state it declares for a fact Lua records is the one the host
+    pushes once it has handled that fact, so the host's answer changes nothing the user sees."""
+    facts = FACTS.facts
+    app = App()
+    assert FACTS.no_host == build_status(app.registry).state == facts["stopped_without_host"].state
+    run = app.connect("a", FakeAgent())
+    for start in ("agent_start_requested", "current_agent_start_requested", "restart_requested"):
+        assert facts[start].state == build_status(app.registry).state
+    assert FACTS.chat_coming_in == [build_status(app.registry).state]
+    # A start of the running agent opens a session: only a stopped or failed one starts again.
+    assert facts["current_agent_start_requested"].applies_in == [Phase.STOPPED.shown, Phase.FAILED.shown]
+    run, session = await app.start("b", FakeAgent())
+    ready = build_status(app.registry).state
+    assert facts["prompt_submitted"].applies_in == [ready]
+    session.in_turn = True
+    busy = build_status(app.registry).state
+    assert facts["prompt_submitted"].state == busy
+    assert FACTS.messages[facts["prompt_submitted"].refused[busy]] == BUSY
+    session.permissions = 1
+    assert FACTS.messages[facts["prompt_submitted"].refused[build_status(app.registry).state]] == BUSY
+    app.status.fail(run, "b stopped: exit 1")
+    for failure in ("config_invalid", "host_failed", "host_exited"):
+        assert facts[failure].state == app.port.status.state
+    # The host's death is said unless the agent was stopped already.
+    assert set(facts["host_exited"].applies_in or []) == set(typing.get_args(State)) - {FACTS.no_host}
