@@ -10,7 +10,7 @@ from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
-from acp_nvim.client.agent import Unsupported
+from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 
 BUSY = "the agent is still working: wait, or :AcpCancel"
