@@ -19,8 +19,9 @@ import msgspec
 
 from acp_nvim.client import command as agent_command
 from acp_nvim.client import failure
-from acp_nvim.client.agent import AgentCommand, AgentConnection, StartError
+from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
+from acp_nvim.client.process import AgentCommand, StartError
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import codec
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import anyio
 
-from acp_nvim.client.agent import AgentCommand, AgentConnection
+from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
+from acp_nvim.client.process import AgentCommand
 from acp_nvim.protocol import schema as s
 from bench.harness import FLOOD_AGENT
 

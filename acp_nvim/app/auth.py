@@ -16,7 +16,8 @@ from typing import TypeVar
 
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import AgentRun
-from acp_nvim.client.agent import AgentConnection, Unsupported
+from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 

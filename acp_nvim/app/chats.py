@@ -11,7 +11,8 @@ from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import AgentRun, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import ChatInfo
-from acp_nvim.client.session import NoticeLevel, SessionState
+from acp_nvim.client.session import SessionState
+from acp_nvim.client.transcript import NoticeLevel
 from acp_nvim.protocol import schema as s
 
 

@@ -20,7 +20,7 @@ from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
-from acp_nvim.client.agent import Unsupported
+from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 
 log = logging.getLogger("acp_nvim.commands")

@@ -26,7 +26,8 @@ from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import AgentRun, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
-from acp_nvim.client.agent import AgentConnection, Unsupported
+from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 

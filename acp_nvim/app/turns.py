@@ -11,7 +11,7 @@ from acp_nvim.app.registry import NO_AGENT, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client import failure
-from acp_nvim.client.agent import Unsupported
+from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 
 

@@ -2,18 +2,7 @@
 
 from __future__ import annotations
 
-from .connection import (
-    ClosedReason,
-    Connection,
-    Direction,
-    MessageHook,
-    NotificationHandler,
-    ProtocolError,
-    ProtocolErrorHook,
-    ProtocolErrorKind,
-    RequestHandler,
-    RequestId,
-)
+from .connection import Connection
 from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -31,6 +20,17 @@ from .errors import (
     RpcError,
 )
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+from .wire import (
+    ClosedReason,
+    Direction,
+    MessageHook,
+    NotificationHandler,
+    ProtocolError,
+    ProtocolErrorHook,
+    ProtocolErrorKind,
+    RequestHandler,
+    RequestId,
+)
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",

@@ -9,143 +9,43 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal, NoReturn, TypeAlias
+from typing import NoReturn
 
 import anyio
 import msgspec
 from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, TaskGroup
-from msgspec import UNSET, UnsetType
+from msgspec import UnsetType
 
-from .errors import (
-    ConnectionClosed,
-    InternalError,
-    InvalidParams,
-    InvalidRequest,
-    ParseError,
-    RequestCancelled,
-    RpcError,
-)
+from .errors import ConnectionClosed, InternalError, InvalidParams, InvalidRequest, ParseError, RpcError
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+from .incoming import IncomingRequests
 from .peek import Head, peek
+from .pending import PendingRequests
+from .wire import (
+    DEEP_SCAN_LIMIT,
+    NULL,
+    TOO_DEEP,
+    CancelParams,
+    ClosedReason,
+    Direction,
+    Envelope,
+    MessageHook,
+    NotificationHandler,
+    OutError,
+    OutErrorBody,
+    OutNotification,
+    OutRequest,
+    ProtocolError,
+    ProtocolErrorHook,
+    ProtocolErrorKind,
+    RequestHandler,
+    RequestId,
+    describe,
+    preview,
+    usable_id,
+)
 
 logger = logging.getLogger("acp_nvim.jsonrpc")
-
-RequestId: TypeAlias = int | str | None
-RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object]]
-NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None]]
-Direction: TypeAlias = Literal["in", "out"]
-MessageHook: TypeAlias = Callable[[Direction, bytes], None]
-ProtocolErrorKind: TypeAlias = Literal[
-    "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error", "too_deep"
-]
-ProtocolErrorHook: TypeAlias = Callable[[str], None]
-ClosedReason: TypeAlias = Callable[[], Awaitable[str]]
-
-_NULL = msgspec.Raw(b"null")
-_PREVIEW_LENGTH = 200
-# How much of a line too deep for msgspec is scanned for its id: all of a message nested 100,000 deep, and
-# bounded, since the scanner is Python: its worst input ("[1," repeated) costs about 0.1 s per 256 KiB here.
-_DEEP_SCAN_LIMIT = 256 << 10
-_TOO_DEEP = "nested too deeply to decode"
-
-
-class ProtocolError(str):
-    """What `on_protocol_error` receives: the message, readable as a plain `str`, plus its `kind`, so that a
-    listener can group reports (one notice per kind, not per line) without parsing the text."""
-
-    kind: ProtocolErrorKind
-
-    def __new__(cls, kind: ProtocolErrorKind, message: str) -> ProtocolError:
-        report = super().__new__(cls, message)
-        report.kind = kind
-        return report
-
-
-class _Envelope(msgspec.Struct):
-    """Any incoming message. Payloads stay raw: the layer above decodes them with its own typed decoders."""
-
-    id: RequestId | UnsetType = UNSET
-    method: str | UnsetType = UNSET
-    params: msgspec.Raw = msgspec.Raw()
-    result: msgspec.Raw = msgspec.Raw()
-    error: msgspec.Raw = msgspec.Raw()
-
-
-class _WireError(msgspec.Struct):
-    code: int
-    message: str
-    data: Any = None
-
-
-class _CancelParams(msgspec.Struct):
-    request_id: RequestId = msgspec.field(name="requestId")
-
-
-# Outgoing messages. `jsonrpc` has no default so that omit_defaults never drops it.
-class _OutRequest(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    id: int
-    method: str
-    params: Any = None
-
-
-class _OutNotification(msgspec.Struct, omit_defaults=True):
-    jsonrpc: str
-    method: str
-    params: Any = None
-
-
-class _OutResult(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId
-    result: Any
-
-
-class _OutErrorBody(msgspec.Struct, omit_defaults=True):
-    code: int
-    message: str
-    data: Any = None
-
-
-class _OutError(msgspec.Struct):
-    jsonrpc: str
-    id: RequestId
-    error: _OutErrorBody
-
-
-class _Pending:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: msgspec.Raw | None = None
-        self.error: Exception | None = None
-
-
-def _preview(line: bytes) -> str:
-    text = line[:_PREVIEW_LENGTH].decode("utf-8", "replace")
-    return text + "…" if len(line) > _PREVIEW_LENGTH else text
-
-
-def _usable_id(line: bytes) -> RequestId:
-    """The id of a message that is JSON but not a valid JSON-RPC message, if it has one we can echo."""
-    try:
-        value = msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return None
-    except RecursionError:
-        return peek(line[:_DEEP_SCAN_LIMIT]).id
-    if isinstance(value, dict):
-        candidate = value.get("id")
-        if isinstance(candidate, str) or (isinstance(candidate, int) and not isinstance(candidate, bool)):
-            return candidate
-    return None
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class Connection:
@@ -177,7 +77,6 @@ class Connection:
     ) -> None:
         self._receive = receive
         self._send = send
-        self._on_request = on_request
         self._on_notification = on_notification
         self._closed_reason = closed_reason
         self._on_message = on_message
@@ -187,17 +86,19 @@ class Connection:
         self._cancel_method = cancel_method
         self._splitter = LineSplitter(max_message_size)
         self._encoder = msgspec.json.Encoder()
-        self._envelope_decoder = msgspec.json.Decoder(_Envelope)
-        self._error_decoder = msgspec.json.Decoder(_WireError)
-        self._cancel_decoder = msgspec.json.Decoder(_CancelParams)
+        self._envelope_decoder = msgspec.json.Decoder(Envelope)
         # Unbounded: enqueueing never waits, so the reader can answer garbage while the peer is not reading,
         # and a cancelled caller can still queue its cancel notification without a checkpoint.
         self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[bytes](math.inf)
-        self._next_id = 0
-        self._pending: dict[int, _Pending] = {}
-        # Ids of our requests whose caller gave up: their late answers are expected, not worth a warning.
-        self._abandoned: set[int] = set()
-        self._incoming: dict[RequestId, anyio.CancelScope] = {}
+        self._pending = PendingRequests(peer_name, self._protocol_error)
+        self._incoming = IncomingRequests(
+            on_request,
+            peer_name=peer_name,
+            cancel_method=cancel_method,
+            encode=self._encode,
+            enqueue=self._enqueue,
+            send_error=self._send_error,
+        )
         self._serving = False
         self._closing = False
         self._closed_message: str | None = None
@@ -239,21 +140,17 @@ class Connection:
         """
         if self._closing:
             await self._raise_closed()
-        request_id = self._next_id
-        self._next_id += 1
-        data = self._encode(_OutRequest("2.0", request_id, method, params))
-        pending = _Pending()
-        self._pending[request_id] = pending
+        request_id = self._pending.new_id()
+        data = self._encode(OutRequest("2.0", request_id, method, params))
+        pending = self._pending.wait_for(request_id)
         self._enqueue(data)
         try:
             await pending.done.wait()
         finally:
             # Still registered means no answer arrived and the connection is up: we are being cancelled.
-            if self._pending.pop(request_id, None) is not None:
-                self._abandoned.add(request_id)
-                if self._cancel_method is not None:
-                    cancel = _OutNotification("2.0", self._cancel_method, _CancelParams(request_id))
-                    self._enqueue(self._encode(cancel))
+            if self._pending.give_up(request_id) and self._cancel_method is not None:
+                cancel = OutNotification("2.0", self._cancel_method, CancelParams(request_id))
+                self._enqueue(self._encode(cancel))
         if pending.error is not None:
             raise pending.error
         assert pending.result is not None
@@ -263,7 +160,7 @@ class Connection:
         """Queue a notification; raises `ConnectionClosed` once the connection has ended."""
         if self._closing:
             await self._raise_closed()
-        self._enqueue(self._encode(_OutNotification("2.0", method, params)))
+        self._enqueue(self._encode(OutNotification("2.0", method, params)))
 
     # --- closing
 
@@ -285,11 +182,7 @@ class Connection:
             return
         self._closing = True
         self._closed_message = reason
-        pending, self._pending = self._pending, {}
-        for waiter in pending.values():
-            # A fresh exception per waiter: re-raising one shared instance would chain its tracebacks.
-            waiter.error = ConnectionClosed(reason)
-            waiter.done.set()
+        self._pending.fail_all(reason)
         self._outbox_send.close()
         if self._closed_event is not None:
             self._closed_event.set()
@@ -318,7 +211,7 @@ class Connection:
         try:
             self._outbox_send.send_nowait(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            logger.debug("connection closed, dropped outgoing message: %s", _preview(data))
+            logger.debug("connection closed, dropped outgoing message: %s", preview(data))
 
     async def _write_loop(self) -> None:
         async with self._outbox_receive:
@@ -327,7 +220,7 @@ class Connection:
                 try:
                     await self._send.send(data + b"\n")
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    logger.warning("writing to the %s failed: %s", self._peer, _describe(exc))
+                    logger.warning("writing to the %s failed: %s", self._peer, describe(exc))
                     break
             else:
                 return
@@ -335,12 +228,12 @@ class Connection:
         await self._shutdown(f"the {self._peer} stopped reading")
 
     def _send_error(self, request_id: RequestId, error: RpcError) -> None:
-        body = _OutErrorBody(error.code, error.message, error.data)
+        body = OutErrorBody(error.code, error.message, error.data)
         try:
-            data = self._encode(_OutError("2.0", request_id, body))
+            data = self._encode(OutError("2.0", request_id, body))
         except Exception as exc:
-            logger.warning("error data for request %r could not be encoded: %s", request_id, _describe(exc))
-            data = self._encode(_OutError("2.0", request_id, _OutErrorBody(error.code, error.message)))
+            logger.warning("error data for request %r could not be encoded: %s", request_id, describe(exc))
+            data = self._encode(OutError("2.0", request_id, OutErrorBody(error.code, error.message)))
         self._enqueue(data)
 
     # --- reading
@@ -352,7 +245,7 @@ class Connection:
             except anyio.EndOfStream:
                 break
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                logger.warning("reading from the %s failed: %s", self._peer, _describe(exc))
+                logger.warning("reading from the %s failed: %s", self._peer, describe(exc))
                 break
             for item in self._splitter.feed(chunk):
                 await self._handle_item(item, tg)
@@ -370,18 +263,18 @@ class Connection:
                 item.decode("utf-8")
             except UnicodeDecodeError:
                 self._protocol_error(
-                    "not_utf8", f"the {self._peer} sent a line that is not UTF-8: {_preview(item)}"
+                    "not_utf8", f"the {self._peer} sent a line that is not UTF-8: {preview(item)}"
                 )
                 self._send_error(None, ParseError())
                 return
         try:
             envelope = self._envelope_decoder.decode(item)
         except msgspec.ValidationError as exc:
-            self._invalid_request(_usable_id(item), str(exc), item)
+            self._invalid_request(usable_id(item), str(exc), item)
             return
         except msgspec.DecodeError:
             self._protocol_error(
-                "not_json", f"the {self._peer} sent a line that is not JSON: {_preview(item)}"
+                "not_json", f"the {self._peer} sent a line that is not JSON: {preview(item)}"
             )
             self._send_error(None, ParseError())
             return
@@ -391,14 +284,14 @@ class Connection:
             self._too_deep(item)
             return
 
-        params = envelope.params if envelope.params and envelope.params != _NULL else None
+        params = envelope.params if envelope.params and envelope.params != NULL else None
         method = envelope.method
         if isinstance(method, str):
             if isinstance(envelope.id, UnsetType):
                 # A notification, the bulk of the traffic (streamed updates): dispatched here rather than
                 # through one more coroutine per message.
                 if method == self._cancel_method:
-                    self._cancel_incoming(params)
+                    self._incoming.cancel(params)
                     return
                 try:
                     await self._on_notification(method, params)
@@ -408,14 +301,14 @@ class Connection:
                     )
                 except RecursionError:
                     self._protocol_error(
-                        "too_deep", f"the {self._peer} sent params {_TOO_DEEP} in {method}: {_preview(item)}"
+                        "too_deep", f"the {self._peer} sent params {TOO_DEEP} in {method}: {preview(item)}"
                     )
                 except Exception:
                     logger.exception("handler for the %s notification failed", method)
             else:
-                self._start_request(envelope.id, method, params, tg)
+                self._incoming.start(envelope.id, method, params, tg)
         elif not isinstance(envelope.id, UnsetType) and (envelope.result or envelope.error):
-            self._handle_response(envelope.id, envelope.result, envelope.error)
+            self._pending.answer(envelope.id, envelope.result, envelope.error)
         else:
             request_id = None if isinstance(envelope.id, UnsetType) else envelope.id
             self._invalid_request(request_id, "no method, result or error", item)
@@ -443,27 +336,23 @@ class Connection:
         self._answer_unreadable(head, error)
 
     def _too_deep(self, line: bytes) -> None:
-        self._protocol_error("too_deep", f"the {self._peer} sent a message {_TOO_DEEP}: {_preview(line)}")
-        head = peek(line[:_DEEP_SCAN_LIMIT])
-        if self._fails_pending(head, InternalError(f"the answer of the {self._peer} is {_TOO_DEEP}")):
+        self._protocol_error("too_deep", f"the {self._peer} sent a message {TOO_DEEP}: {preview(line)}")
+        head = peek(line[:DEEP_SCAN_LIMIT])
+        if self._fails_pending(head, InternalError(f"the answer of the {self._peer} is {TOO_DEEP}")):
             return
         if head.method and head.id is not None:
             # The request itself is readable; what the decoder refused is inside it, in practice its params.
-            self._send_error(head.id, InvalidParams(f"Invalid params: {_TOO_DEEP}"))
+            self._send_error(head.id, InvalidParams(f"Invalid params: {TOO_DEEP}"))
             return
-        self._answer_unreadable(head, ParseError(f"Parse error: message {_TOO_DEEP}"))
+        self._answer_unreadable(head, ParseError(f"Parse error: message {TOO_DEEP}"))
 
     def _fails_pending(self, head: Head, error: RpcError) -> bool:
         """True when `head` is an answer (never answered back): the request of ours it answers fails with
         `error` instead of waiting forever, when its id could be read."""
         if not head.response or head.method:
             return False
-        waiter = self._pending.pop(head.id, None) if isinstance(head.id, int) else None
-        if waiter is None:
+        if not self._pending.fail(head.id, error):
             logger.warning("an unreadable answer from the %s (id %r) matches no request", self._peer, head.id)
-            return True
-        waiter.error = error
-        waiter.done.set()
         return True
 
     def _answer_unreadable(self, head: Head, error: RpcError) -> None:
@@ -476,101 +365,9 @@ class Connection:
     def _invalid_request(self, request_id: RequestId, detail: str, line: bytes) -> None:
         self._protocol_error(
             "invalid_message",
-            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {_preview(line)}",
+            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {preview(line)}",
         )
         self._send_error(request_id, InvalidRequest(f"Invalid request: {detail}"))
-
-    def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
-        try:
-            request_id = self._cancel_decoder.decode(params if params is not None else _NULL).request_id
-        except (msgspec.DecodeError, RecursionError) as exc:
-            logger.warning("ignored malformed %s from the %s: %s", self._cancel_method, self._peer, exc)
-            return
-        scope = self._incoming.get(request_id)
-        if scope is None:
-            logger.debug("%s for request %r, which is not running", self._cancel_method, request_id)
-            return
-        scope.cancel()
-
-    def _start_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | None, tg: TaskGroup
-    ) -> None:
-        # The scope exists before the task starts, so a cancel notification right behind the request finds it.
-        scope = anyio.CancelScope()
-        if request_id in self._incoming:
-            logger.warning("the %s reused id %r of a request still running", self._peer, request_id)
-        else:
-            self._incoming[request_id] = scope
-        tg.start_soon(self._run_request, request_id, method, params, scope)
-
-    async def _run_request(
-        self, request_id: RequestId, method: str, params: msgspec.Raw | None, scope: anyio.CancelScope
-    ) -> None:
-        error: RpcError | None = None
-        result: object = None
-        try:
-            with scope:
-                try:
-                    result = await self._on_request(method, params)
-                except RpcError as exc:
-                    error = exc
-                except msgspec.ValidationError as exc:
-                    error = InvalidParams(f"Invalid params: {exc}")
-                except RecursionError:
-                    # The handler's typed decode runs deeper in the stack than the envelope's did.
-                    error = InvalidParams(f"Invalid params: {_TOO_DEEP}")
-                except Exception as exc:
-                    logger.exception("handler for the %s request failed", method)
-                    error = InternalError(f"Internal error: {_describe(exc)}")
-        finally:
-            if self._incoming.get(request_id) is scope:
-                del self._incoming[request_id]
-        if scope.cancelled_caught:
-            error = RequestCancelled()
-        if error is not None:
-            self._send_error(request_id, error)
-            return
-        try:
-            data = self._encode(_OutResult("2.0", request_id, result))
-        except Exception as exc:
-            logger.exception("result of the %s request could not be encoded", method)
-            self._send_error(
-                request_id, InternalError(f"Internal error: unencodable result: {_describe(exc)}")
-            )
-            return
-        self._enqueue(data)
-
-    def _handle_response(self, request_id: RequestId, result: msgspec.Raw, error: msgspec.Raw) -> None:
-        waiter = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
-        if waiter is None:
-            if isinstance(request_id, int) and request_id in self._abandoned:
-                self._abandoned.discard(request_id)
-                logger.debug("late answer to cancelled request %d ignored", request_id)
-            elif request_id is None and error:
-                logger.warning(
-                    "the %s reported an error about no request: %s",
-                    self._peer,
-                    _preview(bytes(memoryview(error))),
-                )
-            else:
-                logger.warning("ignored an answer to unknown request id %r", request_id)
-            return
-        if error and error != _NULL:
-            waiter.error = self._decode_error(error)
-        else:
-            waiter.result = result if result else _NULL
-        waiter.done.set()
-
-    def _decode_error(self, raw: msgspec.Raw) -> RpcError:
-        try:
-            wire = self._error_decoder.decode(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:
-            text = _preview(bytes(memoryview(raw)))
-            self._protocol_error(
-                "malformed_error", f"the {self._peer} sent a malformed error ({exc}): {text}"
-            )
-            return InternalError(f"malformed error from the {self._peer}: {text}")
-        return RpcError.from_wire(wire.code, wire.message, wire.data)
 
     # --- hooks
 

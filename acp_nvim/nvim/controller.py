@@ -20,8 +20,9 @@ from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.client import command as agent_command
-from acp_nvim.client.agent import AgentCommand, AgentConnection, AgentNotFound, StartError
+from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits
+from acp_nvim.client.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge

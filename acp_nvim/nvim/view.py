@@ -17,14 +17,14 @@ from typing import Any
 
 import msgspec
 
-from acp_nvim.client.session import (
+from acp_nvim.client.session import SessionState
+from acp_nvim.client.transcript import (
     Changes,
     CommandsItem,
     Item,
     MessageItem,
     NoticeItem,
     PlanItem,
-    SessionState,
     ToolCallItem,
     content_text,
     not_shown,

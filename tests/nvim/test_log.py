@@ -15,7 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_nvim.client.agent import AgentCommand, AgentConnection
+from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.process import AgentCommand
 from acp_nvim.nvim import agent_log
 from acp_nvim.protocol import schema as s
 from tests.conftest import ROOT

@@ -1,5 +1,5 @@
 """Fuzzing the whole client stack on in-memory streams: framing, JSON-RPC decoding and the client's real
-`_Dispatcher` (method table, typed params, editor calls, session filter, trouble reports).
+`Dispatcher` (method table, typed params, editor calls, session filter, trouble reports).
 
 Properties: whatever the agent sends, nothing escapes the connection (serve() ends normally at end of input),
 every valid request gets exactly one answer with the right outcome, nothing is answered twice, and every line
@@ -20,8 +20,8 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.client.agent import _Dispatcher
 from acp_nvim.client.diagnostics import Diagnostics
+from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.jsonrpc import Connection, LineSplitter
 from acp_nvim.protocol import schema as s
@@ -95,7 +95,7 @@ def run_client(chunks: list[bytes], probe_ids: set[str], max_message_size: int =
         client_send, agent_receive = anyio.create_memory_object_stream[bytes](math.inf)
         editor = FuzzEditor()
         diagnostics = Diagnostics("fuzz", lambda message: None)
-        dispatcher = _Dispatcher(editor, diagnostics)
+        dispatcher = Dispatcher(editor, diagnostics)
         dispatcher.sessions.add(SESSION_ID)
         conn = Connection(
             client_receive,

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.client.session import KEEP_TOOL_DETAILS, MessageItem, PlanItem, SessionState, ToolCallItem
+from acp_nvim.client.session import SessionState
+from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
+from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui

@@ -8,8 +8,9 @@ import anyio
 import msgspec
 import pytest
 
-from acp_nvim.client.session import SessionState, ToolCallItem
+from acp_nvim.client.session import SessionState
 from acp_nvim.client.shell import OUTPUT_TAIL_CHARS, ExitStatus, OutputChange, command_of, meta_terminal
+from acp_nvim.client.transcript import ToolCallItem
 from acp_nvim.nvim.render import OUTPUT_SECONDS, ChatRenderer
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s

@@ -1,0 +1,166 @@
+"""The agent's requests and notifications to us, decoded by the method table and routed to the `Editor`: only
+the methods we advertised are served, and only for the sessions this client opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anyio
+import msgspec
+
+from acp_nvim.client.diagnostics import Diagnostics
+from acp_nvim.client.editor import Editor, unknown_session
+from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, RpcError
+from acp_nvim.protocol import codec
+from acp_nvim.protocol import methods as m
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.client")
+
+T = TypeVar("T")
+
+EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
+
+
+class Dispatcher:
+    """Routes the agent's requests and notifications to the editor, decoding them by the method table."""
+
+    def __init__(self, editor: Editor, diagnostics: Diagnostics) -> None:
+        self.editor = editor
+        self.diagnostics = diagnostics
+        # Sessions this client opened: updates for any other are an agent bug and go no further.
+        self.sessions: set[str] = set()
+        # While a session/new is in flight its id is not known yet, and its first updates can be read before
+        # the caller resumes with the answer: until then, updates for any session are let through.
+        self._opening = 0
+        self._permission_scopes: dict[str, set[anyio.CancelScope]] = {}
+        caps = editor.client_capabilities()
+        fs = caps.fs or s.FileSystemCapabilities()
+        # Only what we advertised is served: an agent calling anything else gets "method not found".
+        handlers: dict[str, EditorCall] = {m.SESSION_REQUEST_PERMISSION: self._request_permission}
+        if fs.read_text_file:
+            handlers[m.FS_READ_TEXT_FILE] = editor.read_text_file
+        if fs.write_text_file:
+            handlers[m.FS_WRITE_TEXT_FILE] = editor.write_text_file
+        if caps.terminal:
+            handlers[m.TERMINAL_CREATE] = editor.create_terminal
+            handlers[m.TERMINAL_OUTPUT] = editor.terminal_output
+            handlers[m.TERMINAL_WAIT_FOR_EXIT] = editor.wait_for_terminal_exit
+            handlers[m.TERMINAL_KILL] = editor.kill_terminal
+            handlers[m.TERMINAL_RELEASE] = editor.release_terminal
+        elicitation = caps.elicitation or s.ElicitationCapabilities()
+        self._elicitation_modes = {
+            mode for mode, cap in (("form", elicitation.form), ("url", elicitation.url)) if cap is not None
+        }
+        if self._elicitation_modes:
+            handlers[m.ELICITATION_CREATE] = self._create_elicitation
+        self._handlers = handlers
+
+    async def on_request(self, method: str, params: msgspec.Raw | None) -> object:
+        handler = self._handlers.get(method)
+        spec = m.METHODS.get(method)
+        if handler is None or spec is None:
+            raise MethodNotFound.for_method(method)
+        # A msgspec.ValidationError escaping here is answered -32602 with the field path by the connection.
+        decoded = codec.decode(params, spec.params)
+        return await handler(decoded)
+
+    async def _until_turn_cancelled(
+        self, session_id: str, ask: Callable[[], Awaitable[T]], cancelled: T
+    ) -> T:
+        """The user's answer from `ask`, or `cancelled` at once when the session's turn is cancelled."""
+        scopes = self._permission_scopes.setdefault(session_id, set())
+        with anyio.CancelScope() as scope:
+            scopes.add(scope)
+            try:
+                return await ask()
+            finally:
+                scopes.discard(scope)
+        return cancelled
+
+    def _check_session(self, session_id: str) -> None:
+        # While a session/new is in flight its id is unknown here: the editor, which knows its sessions,
+        # answers for it then.
+        if session_id not in self.sessions and not self._opening:
+            raise unknown_session(session_id)
+
+    async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+        # An error, not `cancelled`: nothing was cancelled, the agent named a session that is not open.
+        self._check_session(params.session_id)
+        return await self._until_turn_cancelled(
+            params.session_id,
+            lambda: self.editor.request_permission(params),
+            s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled()),
+        )
+
+    async def _create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        mode = "url" if isinstance(params, s.CreateElicitationRequestUrl) else "form"
+        if mode not in self._elicitation_modes:
+            raise RpcError(INVALID_PARAMS, f"{mode} elicitation is not supported by this client")
+        session_id = params.session_id
+        if session_id is None:
+            return await self.editor.create_elicitation(params)
+        self._check_session(session_id)
+        # Like a permission request, an elicitation of a session whose turn is cancelled is answered
+        # `cancel` at once.
+        return await self._until_turn_cancelled(
+            session_id, lambda: self.editor.create_elicitation(params), s.CreateElicitationResponseCancel()
+        )
+
+    @contextmanager
+    def opening_session(self, session_id: str | None = None) -> Iterator[None]:
+        """Around a request that opens a session. A known id (load, resume) counts as open at once: a load
+        replays the history before it answers. An unknown one (new) lets every session through meanwhile."""
+        if session_id is None:
+            self._opening += 1
+            try:
+                yield
+            finally:
+                self._opening -= 1
+            return
+        known_before = session_id in self.sessions
+        self.sessions.add(session_id)
+        try:
+            yield
+        except BaseException:
+            if not known_before:
+                self.sessions.discard(session_id)
+            raise
+
+    def cancel_permissions(self, session_id: str) -> None:
+        for scope in self._permission_scopes.get(session_id, ()):
+            scope.cancel()
+
+    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method != m.SESSION_UPDATE:
+            await self._other_notification(method, params)
+            return
+        # session/update, the stream's bulk: tested first, handled inline.
+        try:
+            notification = codec.decode_session_update(params)
+        except msgspec.ValidationError as err:
+            log.warning("malformed session/update dropped: %s", err)
+            self.diagnostics.report("malformed_update", str(err))
+            return
+        if notification is None:
+            return
+        if notification.session_id not in self.sessions and not self._opening:
+            log.debug("update for unknown session %r dropped", notification.session_id)
+            self.diagnostics.report("unknown_session")
+            return
+        await self.editor.session_update(notification)
+
+    async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
+            try:
+                complete = codec.decode(params, s.CompleteElicitationNotification)
+            except msgspec.ValidationError as err:
+                log.warning("malformed elicitation/complete dropped: %s", err)
+                return
+            await self.editor.complete_elicitation(complete)
+            return
+        log.debug("ignored notification %s", method)

@@ -1,0 +1,262 @@
+"""The transcript of one ACP session: its items (messages, thoughts, tool calls, plans, notices) and the
+record of *what changed* since the last `take_changes()`, so a renderer can push only that: a streamed chunk
+is an append of its text (O(chunk)), a tool call update a replacement of that one item, never a full
+re-render.
+
+`Transcript` keeps the items and that record; the reducers built on it (`client/tool_calls.py`,
+`client/session.py`) decide what each update does to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from acp_nvim.client.shell import ExitStatus, OutputChange, ShellRun
+from acp_nvim.protocol import schema as s
+
+MessageRole = Literal["user", "agent", "thought"]
+MetaField = Literal["commands", "modes", "mode", "config", "title", "usage"]
+
+# What the chat shows of one streamed chunk and of one message (or thought), in characters; the rest is
+# counted, not kept, and a note says how much. Pushing a 50 MiB chunk into Neovim froze it for seconds and
+# cost it a gigabyte; no one reads that far in a chat. A cut chunk's note is part of the text, so what the
+# agent sends next still follows it; past the message's limit only the note (kept up to date) is shown.
+MAX_SHOWN_CHUNK_CHARS = 256 * 1024
+MAX_SHOWN_MESSAGE_CHARS = 1024 * 1024
+
+
+class MessageItem:
+    """A message or thought. Its text arrives in many small chunks: they are kept as pieces and joined when
+    the text is read, because growing one string with `+=` copies all of it every time (quadratic: 12 s of the
+    host's time for 100,000 streamed words)."""
+
+    __slots__ = ("_pieces", "hidden", "key", "local", "message_id", "role", "size")
+
+    def __init__(
+        self, key: str, role: MessageRole, message_id: str | None, text: str = "", local: bool = False
+    ) -> None:
+        self.key = key
+        self.role: MessageRole = role
+        self.message_id = message_id
+        # A prompt the user typed here: never extended by the agent's chunks (an agent echoing the prompt
+        # must not glue its text onto ours).
+        self.local = local
+        self._pieces = [text]
+        self.size = len(text)
+        # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
+        self.hidden = 0
+
+    @property
+    def text(self) -> str:
+        if len(self._pieces) != 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0]
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._pieces = [value]
+        self.size = len(value)
+
+    def append(self, text: str) -> None:
+        self._pieces.append(text)
+        self.size += len(text)
+
+    def clip(self, text: str) -> str:
+        """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
+        if self.local:
+            return text
+        if self.hidden:
+            self.hidden += len(text)
+            return ""
+        if len(text) > MAX_SHOWN_CHUNK_CHARS:
+            text = f"{text[:MAX_SHOWN_CHUNK_CHARS]}\n{not_shown(len(text) - MAX_SHOWN_CHUNK_CHARS)}\n"
+        room = MAX_SHOWN_MESSAGE_CHARS - self.size
+        if len(text) > room:
+            self.hidden = len(text) - room
+            return text[:room]
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"MessageItem(key={self.key!r}, role={self.role!r}, message_id={self.message_id!r}, "
+            f"text={self.text!r}, local={self.local!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageItem):
+            return NotImplemented
+        return (self.key, self.role, self.message_id, self.text, self.local) == (
+            other.key,
+            other.role,
+            other.message_id,
+            other.text,
+            other.local,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs beside it
+
+
+class ToolCallItem(msgspec.Struct):
+    key: str
+    tool_call_id: str
+    title: str
+    kind: str = "other"
+    status: str = "pending"
+    content: list[s.ToolCallContent] = msgspec.field(default_factory=list)
+    locations: list[s.ToolCallLocation] = msgspec.field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    awaiting_permission: bool = False
+    # A command the agent runs itself (kind `execute`, see client/shell.py): shown like a terminal.
+    shell: ShellRun | None = None
+    # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
+    folded: bool = False
+
+
+class PlanItem(msgspec.Struct):
+    key: str
+    entries: list[s.PlanEntry]
+
+
+class CommandsItem(msgspec.Struct):
+    key: str
+    commands: list[s.AvailableCommand]
+
+
+NoticeLevel = Literal["info", "warning", "error"]
+
+
+class NoticeItem(msgspec.Struct):
+    key: str
+    text: str
+    level: NoticeLevel = "info"
+
+
+Item = MessageItem | ToolCallItem | PlanItem | CommandsItem | NoticeItem
+
+
+class Changes(msgspec.Struct):
+    """What changed since the previous `take_changes()`, in a form a renderer applies directly."""
+
+    # Keys of items created, in transcript order; render them whole.
+    added: list[str] = msgspec.field(default_factory=list)
+    # Text appended to items that existed before (in arrival order per item).
+    appended: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    # Items to re-render whole (not in `added`).
+    replaced: list[str] = msgspec.field(default_factory=list)
+    # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
+    noted: list[str] = msgspec.field(default_factory=list)
+    meta: set[MetaField] = msgspec.field(default_factory=set)
+    # Output of commands the agent runs itself (tool call key -> in order), and their exits.
+    output: dict[str, list[OutputChange]] = msgspec.field(default_factory=dict)
+    exits: dict[str, ExitStatus] = msgspec.field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.added
+            or self.appended
+            or self.replaced
+            or self.noted
+            or self.meta
+            or self.output
+            or self.exits
+        )
+
+
+class Usage(msgspec.Struct):
+    used: int
+    size: int
+    cost_amount: float | None = None
+    cost_currency: str | None = None
+
+
+def content_text(block: s.ContentBlock) -> str:
+    """A content block as the markdown text shown in a message."""
+    if isinstance(block, s.ContentBlockText):
+        return block.text
+    if isinstance(block, s.ContentBlockResourceLink):
+        return f"[{block.title or block.name}]({block.uri})"
+    if isinstance(block, s.ContentBlockResource):
+        resource = block.resource
+        if isinstance(resource, s.TextResourceContents):
+            return f"\n[{resource.uri}]\n```\n{resource.text}\n```\n"
+        return f"[{resource.uri}]"
+    if isinstance(block, s.ContentBlockImage):
+        return f"[image {block.mime_type}]"
+    if isinstance(block, s.ContentBlockAudio):
+        return f"[audio {block.mime_type}]"
+    return ""
+
+
+def not_shown(chars: int) -> str:
+    return f"… {rough_size(chars)} more not shown"
+
+
+def rough_size(chars: int) -> str:
+    """A size for the user: KiB under a MiB, else MiB (characters of text, close to bytes)."""
+    if chars >= 1 << 20:
+        return f"{chars / (1 << 20):.1f} MiB"
+    return f"{max(chars >> 10, 1)} KiB"
+
+
+class Transcript:
+    """The items in order, by key, and what changed since the last `take_changes()`."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self._by_key: dict[str, Item] = {}
+        # The message the next chunk of its role continues. Items that are not part of the conversation
+        # (commands, plan, notices of a mode or option change) may come between its chunks: an agent sends
+        # those whenever they change, also in the middle of a sentence, and the sentence stays one message.
+        self._streaming: MessageItem | None = None
+        self._counter = 0
+        self._changes = Changes()
+        # Keys in `_changes.added` or `_changes.replaced`: those render whole, so appends to them are not
+        # recorded. A set, because a replayed history adds thousands of items per frame and a list lookup per
+        # chunk made that quadratic (1.5 s of 2 s for 10,000 replayed updates).
+        self._whole: set[str] = set()
+
+    def item(self, key: str) -> Item:
+        return self._by_key[key]
+
+    def only_output_pending(self) -> bool:
+        """Whether all that changed since the last `take_changes()` is output of commands still running."""
+        changes = self._changes
+        return bool(changes.output) and not (
+            changes.added
+            or changes.appended
+            or changes.replaced
+            or changes.noted
+            or changes.meta
+            or changes.exits
+        )
+
+    def take_changes(self) -> Changes:
+        changes, self._changes = self._changes, Changes()
+        self._whole = set()
+        return changes
+
+    def _new_key(self) -> str:
+        self._counter += 1
+        return str(self._counter)
+
+    def _add(self, item: Item) -> None:
+        if isinstance(item, MessageItem):
+            self._streaming = item
+        elif isinstance(item, ToolCallItem):
+            # A tool call is a step of the conversation: the text after it is a message of its own.
+            self._streaming = None
+        self.items.append(item)
+        self._by_key[item.key] = item
+        self._changes.added.append(item.key)
+        self._whole.add(item.key)
+
+    def _replace(self, key: str) -> None:
+        if key in self._whole:
+            return
+        self._whole.add(key)
+        self._changes.replaced.append(key)
+        # A replacement renders the whole item: earlier appends are contained in it.
+        self._changes.appended.pop(key, None)
