@@ -339,3 +339,53 @@ def test_follow_shows_the_file_the_agent_edited_on_disk(nvim: Nvim, agent: Scrip
         10,
         str(f.resolve()),
     )
+
+
+def fs_write_answers(agent: Scripted) -> list[dict[str, Any]]:
+    return [e for e in agent.entries() if e.get("call") == "fs/write_text_file"]
+
+
+def no_warnings(nvim: Nvim) -> None:
+    """Nothing is wrong when the agent writes what the disk already holds: no word of it to the user."""
+    assert [n["msg"] for n in nvim.notes() if (n["level"] or 0) >= 3] == []
+
+
+def test_a_write_of_what_the_agent_already_put_on_disk_succeeds_and_the_clean_buffer_follows(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    # opencode: the agent writes the disk itself, then sends fs/write_text_file with the same text.
+    f = project / "o.txt"
+    f.write_text(ORIGINAL)
+    step = {"path": str(f), "old": "line 30\n", "new": "THIRTY\n", "style": "opencode", "toolCallId": "o1"}
+    agent.start([[{"disk_edit": step}]], project)
+    buf = open_file(nvim, f)
+    agent.turn()
+    (answer,) = fs_write_answers(agent)
+    assert answer["kind"] == "result", answer
+    wait_line(nvim, buf, 29, "THIRTY")
+    assert lines(nvim, buf) == edited((29, "THIRTY")).splitlines()
+    assert nvim.lua("return vim.bo[...].modified", buf) is False
+    assert f.read_text() == edited((29, "THIRTY"))
+    (hunk,) = hunks(nvim)
+    assert (hunk["lnum"], hunk["old"]) == (30, ["line 30"])
+    no_warnings(nvim)
+
+
+def test_a_write_of_what_the_agent_already_put_on_disk_is_merged_with_unsaved_edits(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    f = project / "o.txt"
+    f.write_text(ORIGINAL)
+    step = {"path": str(f), "old": "line 50\n", "new": "FIFTY\n", "style": "opencode", "toolCallId": "o1"}
+    agent.start([[{"disk_edit": step}]], project)
+    buf = open_file(nvim, f)
+    nvim.api.current.buffer[1] = "USER 2"
+    agent.turn()
+    (answer,) = fs_write_answers(agent)
+    assert answer["kind"] == "result", answer
+    assert f.read_text() == edited((49, "FIFTY"))
+    # Merged against the disk's text from before the agent's own write: the agent's line is not taken for the
+    # user's, and the user's is kept.
+    users_text_kept(nvim, buf, (1, "USER 2"), (49, "FIFTY"))
+    assert [h["lnum"] for h in hunks(nvim)] == [50]
+    no_warnings(nvim)
