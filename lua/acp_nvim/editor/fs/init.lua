@@ -162,16 +162,17 @@ function M.write(path, content, opts)
   -- still matches after the read, that text is the one Neovim last read or wrote, the base of the merge. Read
   -- after the check, it could already be an agent's own write (opencode writes the disk while this request
   -- is on its way), which as a base would turn the agent's change into the user's.
-  local disk_before, disk_before_eol
+  local disk_before
   -- The agent wrote exactly this text to the disk itself before asking: no conflict, the buffer follows it.
   local agent_wrote_it = false
   if existing then
     if vim.bo[existing].modified then
-      disk_before, disk_before_eol = unsaved.disk_lines(existing, p)
+      disk_before = unsaved.disk_lines(existing, p)
     end
     local why = M.disk_conflict(existing, api.nvim_buf_get_name(existing))
     if why then
-      if not unsaved.disk_holds(existing, p, content, disk_before, disk_before_eol) then
+      -- Read again: the text read above may be from before the change the stamp shows.
+      if not unsaved.disk_holds(existing, p, content) then
         return refused("changed_on_disk", { detail = why })
       end
       agent_wrote_it = true

@@ -120,18 +120,13 @@ function M.disk_lines(buf, path)
   return lines, eol
 end
 
---- Whether the file behind `buf` holds exactly `content` (as Neovim would load it). `lines`/`eol`: the disk's
---- text when the caller has just read it.
+--- Whether the file behind `buf` holds exactly `content` (as Neovim would load it).
 ---@param buf integer
 ---@param path string
 ---@param content string
----@param lines string[]?
----@param eol boolean?
 ---@return boolean
-function M.disk_holds(buf, path, content, lines, eol)
-  if lines == nil then
-    lines, eol = M.disk_lines(buf, path)
-  end
+function M.disk_holds(buf, path, content)
+  local lines, eol = M.disk_lines(buf, path)
   local want, want_eol = edit.to_lines(content)
   return eol == want_eol and vim.deep_equal(lines, want)
 end
