@@ -36,9 +36,9 @@
 --- an error and the user a warning (both from the host), the buffer is untouched. Unless the disk already holds
 --- exactly the text the agent asks to write (opencode writes the disk itself and sends the request without
 --- waiting): then the write succeeds, a clean buffer takes the text and a buffer with unsaved edits is merged
---- against the disk's text from before the agent's write, as the disk watch kept it (`fs/disk_watch.lua`). The module keeps its own
---- record of each buffer's file stamp (autocmds installed when the module is first required), because
---- Neovim's timestamp is not readable and `:checktime` would consume the change.
+--- against the disk's text from before the agent's write, as the disk watch kept it (`fs/disk_watch.lua`).
+--- The module keeps its own record of each buffer's file stamp (autocmds installed when the module is first
+--- required), because Neovim's timestamp is not readable and `:checktime` would consume the change.
 ---
 --- The parts live in `acp_nvim.editor.fs.*`: `path` (buffer lookup), `open` (opens that follow no new symlink),
 --- `read`, `stamp` (the conflict watch), `edit` (hunks applied to the buffer) and `save` (the atomic write);
