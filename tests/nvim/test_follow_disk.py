@@ -341,8 +341,19 @@ def test_follow_shows_the_file_the_agent_edited_on_disk(nvim: Nvim, agent: Scrip
     )
 
 
-def fs_write_answers(agent: Scripted) -> list[dict[str, Any]]:
-    return [e for e in agent.entries() if e.get("call") == "fs/write_text_file"]
+def opencode_edit(agent: Scripted, nvim: Nvim, project: Path, old: str, new: str) -> tuple[Path, int]:
+    """A file open in a buffer that the agent, as opencode does, edits on disk itself and then sends
+    `fs/write_text_file` with the same text for; the turn is not sent yet."""
+    f = project / "o.txt"
+    f.write_text(ORIGINAL)
+    step = {"path": str(f), "old": old, "new": new, "style": "opencode", "toolCallId": "o1"}
+    agent.start([[{"disk_edit": step}]], project)
+    return f, open_file(nvim, f)
+
+
+def fs_write_succeeded(agent: Scripted) -> None:
+    (answer,) = [e for e in agent.entries() if e.get("call") == "fs/write_text_file"]
+    assert answer["kind"] == "result", answer
 
 
 def no_warnings(nvim: Nvim) -> None:
@@ -353,15 +364,9 @@ def no_warnings(nvim: Nvim) -> None:
 def test_a_write_of_what_the_agent_already_put_on_disk_succeeds_and_the_clean_buffer_follows(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:
-    # opencode: the agent writes the disk itself, then sends fs/write_text_file with the same text.
-    f = project / "o.txt"
-    f.write_text(ORIGINAL)
-    step = {"path": str(f), "old": "line 30\n", "new": "THIRTY\n", "style": "opencode", "toolCallId": "o1"}
-    agent.start([[{"disk_edit": step}]], project)
-    buf = open_file(nvim, f)
+    f, buf = opencode_edit(agent, nvim, project, "line 30\n", "THIRTY\n")
     agent.turn()
-    (answer,) = fs_write_answers(agent)
-    assert answer["kind"] == "result", answer
+    fs_write_succeeded(agent)
     wait_line(nvim, buf, 29, "THIRTY")
     assert lines(nvim, buf) == edited((29, "THIRTY")).splitlines()
     assert nvim.lua("return vim.bo[...].modified", buf) is False
@@ -374,15 +379,10 @@ def test_a_write_of_what_the_agent_already_put_on_disk_succeeds_and_the_clean_bu
 def test_a_write_of_what_the_agent_already_put_on_disk_is_merged_with_unsaved_edits(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:
-    f = project / "o.txt"
-    f.write_text(ORIGINAL)
-    step = {"path": str(f), "old": "line 50\n", "new": "FIFTY\n", "style": "opencode", "toolCallId": "o1"}
-    agent.start([[{"disk_edit": step}]], project)
-    buf = open_file(nvim, f)
+    f, buf = opencode_edit(agent, nvim, project, "line 50\n", "FIFTY\n")
     nvim.api.current.buffer[1] = "USER 2"
     agent.turn()
-    (answer,) = fs_write_answers(agent)
-    assert answer["kind"] == "result", answer
+    fs_write_succeeded(agent)
     assert f.read_text() == edited((49, "FIFTY"))
     # Merged against the disk's text from before the agent's own write: the agent's line is not taken for the
     # user's, and the user's is kept.
