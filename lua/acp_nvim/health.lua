@@ -92,6 +92,12 @@ function M.check()
     if does then
       health.info(("%s: %s"):format(name, does))
     end
+    -- Only for an agent the user can start or means to: what an agent not installed lacks is no news.
+    if agent and (cmd or name == config.options.default_agent) then
+      for _, lack in ipairs(routes.missing(cmd or agent.cmd)) do
+        health.warn(("%s: %s"):format(name, lack))
+      end
+    end
   end
 
   health.start("Default agent: " .. config.options.default_agent)

@@ -69,6 +69,9 @@ Scenario (every key optional):
                                          #   old_string/new_string, locations), update in_progress,
                                          #   write, update completed with the fragment's diff;
                                          # "late": write first, then one tool_call already completed
+                                         # "opencode": tool_call pending (kind edit, locations,
+                                         #   rawInput filePath), write, then fs/write_text_file of the
+                                         #   same text (its answer journaled), update completed
                     "old": "x", "new": "y",   # instead of content: replace the first "x" by "y"
                     "toolCallId": "e1", "holdMs": 0,   # holdMs: wait between the write and "completed"
                     "permission": false}},   # true: ask (allow_once "allow") before writing
@@ -643,6 +646,21 @@ class ScriptedAgent:
                 return
             done = {**start, "status": "completed", "locations": location, "content": [fragment_diff]}
             await self.send_raw_update(sid, done | {"rawInput": raw_input})
+        elif style == "opencode":
+            # opencode writes the disk itself and also sends fs/write_text_file of the same text.
+            raw = {"filePath": str(path), "oldString": fragment_old, "newString": fragment_new}
+            await self.send_raw_update(
+                sid, {**start, "status": "pending", "locations": location, "rawInput": raw}
+            )
+            if not await write():
+                return
+            await self.call(
+                live,
+                "fs/write_text_file",
+                {"path": str(path), "content": new_file},
+                self.conn.write_text_file(session_id=sid, path=str(path), content=new_file),
+            )
+            await update({"status": "completed", "content": [fragment_diff]})
         elif style == "claude":
             # It starts while the model still streams its input; an update without a status names the file.
             await self.send_raw_update(sid, {**start, "status": "pending", "rawInput": {}})

@@ -339,3 +339,82 @@ def test_follow_shows_the_file_the_agent_edited_on_disk(nvim: Nvim, agent: Scrip
         10,
         str(f.resolve()),
     )
+
+
+def opencode_edit(
+    agent: Scripted, nvim: Nvim, project: Path, old: str, new: str, hold_ms: int = 0
+) -> tuple[Path, int]:
+    """A file open in a buffer that the agent, as opencode does, edits on disk itself and then (after
+    `hold_ms`) sends `fs/write_text_file` with the same text for; the turn is not sent yet."""
+    f = project / "o.txt"
+    f.write_text(ORIGINAL)
+    step = {
+        "path": str(f),
+        "old": old,
+        "new": new,
+        "style": "opencode",
+        "toolCallId": "o1",
+        "holdMs": hold_ms,
+    }
+    agent.start([[{"disk_edit": step}]], project)
+    return f, open_file(nvim, f)
+
+
+def fs_write_succeeded(agent: Scripted) -> None:
+    (answer,) = [e for e in agent.entries() if e.get("call") == "fs/write_text_file"]
+    assert answer["kind"] == "result", answer
+
+
+def no_warnings(nvim: Nvim) -> None:
+    """Nothing is wrong when the agent writes what the disk already holds: no word of it to the user."""
+    assert [n["msg"] for n in nvim.notes() if (n["level"] or 0) >= 3] == []
+
+
+def test_a_write_of_what_the_agent_already_put_on_disk_succeeds_and_the_clean_buffer_follows(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    f, buf = opencode_edit(agent, nvim, project, "line 30\n", "THIRTY\n")
+    agent.turn()
+    fs_write_succeeded(agent)
+    wait_line(nvim, buf, 29, "THIRTY")
+    assert lines(nvim, buf) == edited((29, "THIRTY")).splitlines()
+    assert nvim.lua("return vim.bo[...].modified", buf) is False
+    assert f.read_text() == edited((29, "THIRTY"))
+    (hunk,) = hunks(nvim)
+    assert (hunk["lnum"], hunk["old"]) == (30, ["line 30"])
+    no_warnings(nvim)
+
+
+def test_a_write_of_what_the_agent_already_put_on_disk_is_merged_with_unsaved_edits(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    f, buf = opencode_edit(agent, nvim, project, "line 50\n", "FIFTY\n")
+    nvim.api.current.buffer[1] = "USER 2"
+    agent.turn()
+    fs_write_succeeded(agent)
+    assert f.read_text() == edited((49, "FIFTY"))
+    # Merged against the disk's text from before the agent's own write: the agent's line is not taken for the
+    # user's, and the user's is kept.
+    users_text_kept(nvim, buf, (1, "USER 2"), (49, "FIFTY"))
+    assert [h["lnum"] for h in hunks(nvim)] == [50]
+    no_warnings(nvim)
+
+
+def test_unsaved_edits_made_after_the_agent_wrote_the_disk_are_merged_when_its_tool_call_ends(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    # The buffer gets the user's edit only once the agent's own write is on disk: no text from before that
+    # write was kept for it, so the write through Neovim leaves the buffer to the tool call's end, whose
+    # snapshot knows the text before.
+    f, buf = opencode_edit(agent, nvim, project, "line 50\n", "FIFTY\n", hold_ms=1000)
+    begin_turn(nvim, agent)
+    wait_until(lambda: f.read_text() == edited((49, "FIFTY")), 20, "the agent's own write")
+    nvim.api.buffers[buf][1] = "USER 2"
+    journaled(agent, "disk_edit")
+    fs_write_succeeded(agent)
+    users_text_kept(nvim, buf, (1, "USER 2"), (49, "FIFTY"))
+    assert f.read_text() == edited((49, "FIFTY"))
+    # Reviewable as the tool call's edit (the write through Neovim names no tool call).
+    assert [(h["lnum"], h.get("tool_call_id")) for h in hunks(nvim)] == [(50, "o1")]
+    no_warnings(nvim)
+    wait_until(lambda: agent.turn_ends() >= agent.turns_done, 20, "the turn to end")

@@ -158,8 +158,51 @@ def test_checkhealth_says_what_each_agent_routes_through_neovim(nvim: Nvim, tmp_
         "claude: reads through Neovim; writes through Neovim; runs commands in Neovim terminals;"
         " asks permission through Neovim (measured: @zed-industries/claude-code-acp 0.16.2)"
     ) in report
-    assert "codex: reads files itself (with cat); writes the disk itself (apply_patch)" in report
+    # The agents that are not installed too, as measured with the versions the real-agent tests pin.
+    assert (
+        "codex: reads files itself (never fs/read); writes the disk itself (apply_patch, after permission;"
+        " no fs/write); runs commands itself (exec_command; output only in the tool call); asks permission"
+        " through Neovim for edits and new files (its default read-only mode), not for a harmless command"
+        " (measured: @zed-industries/codex-acp 0.16.0)"
+    ) in report
+    assert (
+        "gemini: reads through Neovim only from its edit tools (replace, write_file); read_file reads the"
+        " disk; writes through Neovim; runs commands itself (run_shell_command); asks permission through"
+        " Neovim for edits and shell commands (measured: @google/gemini-cli 0.61.0 (--acp))"
+    ) in report
+    assert (
+        "opencode: reads files itself (never fs/read); writes the disk itself, and through Neovim (without"
+        ' waiting for the answer) only when edits need permission (permission.edit = "ask"); runs commands'
+        " itself (bash); asks permission through Neovim only as opencode.json configures it (by default for"
+        " nothing) (measured: opencode-ai 1.18.33)"
+    ) in report
+    # codex is not installed: what it would need is no news.
+    assert "bwrap" not in report
     assert "OK initialize: fake 1 (protocol 1)" in report, report
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="codex-acp needs bubblewrap on Linux only")
+def test_checkhealth_says_codex_needs_bubblewrap_when_it_is_missing(nvim: Nvim, tmp_path: Path) -> None:
+    argv_log, bin_dir = tmp_path / "argv.log", tmp_path / "bin"
+    fake_agent(bin_dir, "codex-acp", scenario_file(tmp_path), argv_log)
+    # Only the agent on PATH: no bwrap.
+    nvim.lua("vim.env.PATH = ...", str(bin_dir))
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, default_agent="codex"))
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    warning = (
+        "WARNING codex: bwrap not found: codex-acp needs it on Linux (its sandbox runs commands and patches"
+        " under bubblewrap)"
+    )
+    assert warning in report, report
+
+    bwrap = bin_dir / "bwrap"
+    bwrap.write_text("#!/bin/sh\nexit 0\n")
+    bwrap.chmod(0o755)
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "codex: reads files itself" in report, report
+    assert "bwrap" not in report
 
 
 def test_checkhealth_shakes_hands_as_a_start_would(nvim: Nvim, tmp_path: Path) -> None:

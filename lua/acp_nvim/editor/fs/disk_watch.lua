@@ -167,9 +167,13 @@ end
 ---@param name string
 local function add_buffer(session_id, w, buf, name)
   if stamp.disk_conflict(buf, name) ~= nil then
+    -- Its disk text is not what the buffer was loaded from (the agent may have written it already, when the
+    -- watch began late): no base is better than that one, which would make the agent's change look like
+    -- the user's undoing it.
     w.stale[name] = text.stat_key(name)
+  else
+    keep_base(buf, name)
   end
-  keep_base(buf, name)
   watch_dir(session_id, w, vim.fs.dirname(name))
 end
 

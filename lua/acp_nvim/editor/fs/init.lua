@@ -33,9 +33,12 @@
 --- disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps become conflicts.
 ---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
---- an error and the user a warning (both from the host), the buffer is untouched. The module keeps its own
---- record of each buffer's file stamp (autocmds installed when the module is first required), because
---- Neovim's timestamp is not readable and `:checktime` would consume the change.
+--- an error and the user a warning (both from the host), the buffer is untouched. Unless the disk already holds
+--- exactly the text the agent asks to write (opencode writes the disk itself and sends the request without
+--- waiting): then the write succeeds, a clean buffer takes the text and a buffer with unsaved edits is merged
+--- against the disk's text from before the agent's write, as the disk watch kept it (`fs/disk_watch.lua`).
+--- The module keeps its own record of each buffer's file stamp (autocmds installed when the module is first
+--- required), because Neovim's timestamp is not readable and `:checktime` would consume the change.
 ---
 --- The parts live in `acp_nvim.editor.fs.*`: `path` (buffer lookup), `open` (opens that follow no new symlink),
 --- `read`, `stamp` (the conflict watch), `edit` (hunks applied to the buffer) and `save` (the atomic write);
@@ -153,11 +156,26 @@ function M.write(path, content, opts)
   end
   local file_existed = uv.fs_stat(p) ~= nil
 
+  local unsaved = require("acp_nvim.editor.fs.unsaved")
   local existing = M.find_buffer(p)
+  -- For a buffer with unsaved edits, the disk's text is read before its stamp is compared: when the stamp
+  -- still matches after the read, that text is the one Neovim last read or wrote, the base of the merge. Read
+  -- after the check, it could already be an agent's own write (opencode writes the disk while this request
+  -- is on its way), which as a base would turn the agent's change into the user's.
+  local disk_before
+  -- The agent wrote exactly this text to the disk itself before asking: no conflict, the buffer follows it.
+  local agent_wrote_it = false
   if existing then
+    if vim.bo[existing].modified then
+      disk_before = unsaved.disk_lines(existing, p)
+    end
     local why = M.disk_conflict(existing, api.nvim_buf_get_name(existing))
     if why then
-      return refused("changed_on_disk", { detail = why })
+      -- Read again: the text read above may be from before the change the stamp shows.
+      if not unsaved.disk_holds(existing, p, content) then
+        return refused("changed_on_disk", { detail = why })
+      end
+      agent_wrote_it = true
     end
     if not vim.bo[existing].modifiable then
       return refused("not_modifiable")
@@ -196,17 +214,34 @@ function M.write(path, content, opts)
   if had_unsaved then
     -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
     local merge = require("acp_nvim.editor.fs.merge")
-    local unsaved = require("acp_nvim.editor.fs.unsaved")
+    local watch = require("acp_nvim.editor.fs.disk_watch")
+    -- When the agent already wrote the disk, the text before its write is what the disk watch kept.
+    local base = disk_before
+    if agent_wrote_it then
+      base = watch.base(buf)
+    end
+    if base == nil then
+      -- Never a guess over the user's text: the disk has the agent's text already, and the agent's tool call
+      -- (whose snapshot knows the text before) brings it into the buffer when it ends (fs/follow_disk.lua).
+      return {
+        ok = true,
+        bufnr = buf,
+        lines_touched = 0,
+        hunks = 0,
+        created = false,
+        had_unsaved_edits = true,
+      }
+    end
     if not file_existed and crlf then
       bo.fileformat = "dos"
     end
     local merged
-    merged, werr, wkind = unsaved.write_over_unsaved(
-      buf,
-      unsaved.disk_lines(buf, p),
-      new,
-      { eol = eol, autocmds = opts.autocmds == true }
-    )
+    merged, werr, wkind =
+      unsaved.write_over_unsaved(buf, base, new, { eol = eol, autocmds = opts.autocmds == true })
+    if merged and watch.base(buf) then
+      -- The disk holds the agent's text now: the base of the next edit no tool call names.
+      watch.set_base(buf, new)
+    end
     if merged then
       touched, conflicts, hunk_count = merged.touched, merged.conflicts, merged.hunks
       lines_now = opts.autocmds ~= true and merged.lines or nil

@@ -120,6 +120,17 @@ function M.disk_lines(buf, path)
   return lines, eol
 end
 
+--- Whether the file behind `buf` holds exactly `content` (as Neovim would load it).
+---@param buf integer
+---@param path string
+---@param content string
+---@return boolean
+function M.disk_holds(buf, path, content)
+  local lines, eol = M.disk_lines(buf, path)
+  local want, want_eol = edit.to_lines(content)
+  return eol == want_eol and vim.deep_equal(lines, want)
+end
+
 --- `fs/write_text_file` onto `buf`, which has unsaved edits: the agent's `theirs_lines` are merged into the
 --- buffer (one undo step) and written as the file, so the agent reads back what it wrote from disk, while
 --- the user's unsaved edits stay in the buffer, unsaved (the buffer stays modified) and undoable. Conflicts
