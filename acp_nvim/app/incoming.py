@@ -10,6 +10,8 @@ from acp_nvim.app.views import PermissionChoice, PermissionView
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.protocol import schema as s
 
+TOOL_CALL_UPDATES = (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)
+
 # Update kinds that change what status() reports.
 STATUS_UPDATES = (
     s.SessionUpdateCurrentModeUpdate,
@@ -28,17 +30,19 @@ class Incoming:
         self._status = status
         self._edits = edits
 
-    def session_update(self, notification: s.SessionNotification) -> None:
+    def on_session_update(self, notification: s.SessionNotification) -> None:
         session = self._registry.sessions.get(notification.session_id)
         if session is None:
             # Possibly read before the session/new answer reached us: kept for the chat about to open.
             self._registry.keep_early(notification)
             return
-        session.state.apply(notification.update)
-        self._edits.on_update(session.session_id, notification.update)
+        update = notification.update
+        session.state.apply(update)
+        # The stream's bulk is message chunks: only tool calls name files the agent may edit.
+        if isinstance(update, TOOL_CALL_UPDATES):
+            self._edits.on_update(session.session_id, update)
         session.chat.changed()
-        current = session.session_id == self._registry.current_id
-        if current and isinstance(notification.update, STATUS_UPDATES):
+        if isinstance(update, STATUS_UPDATES) and session.session_id == self._registry.current_id:
             self._status.push()
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:

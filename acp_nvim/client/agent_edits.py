@@ -233,7 +233,7 @@ class AgentEdits:
         return [os.path.realpath(root) for root in roots]
 
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
-        if not isinstance(update, s.SessionUpdateToolCall | s.SessionUpdateToolCallUpdate):
+        if not isinstance(update, (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)):
             return
         roots = self._real_roots(session_id)
         if not roots:

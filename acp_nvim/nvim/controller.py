@@ -31,7 +31,6 @@ from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.port import NvimPort
 from acp_nvim.nvim.ui import Ui
-from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.controller")
 
@@ -61,14 +60,6 @@ class Controller:
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
-
-    # ---- routing: what the agents send ---------------------------------------------------------------
-
-    def on_session_update(self, notification: s.SessionNotification) -> None:
-        self.app.incoming.session_update(notification)
-
-    async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
-        return await self.app.incoming.ask_permission(request)
 
     # ---- launch --------------------------------------------------------------------------------------
 
@@ -125,7 +116,11 @@ class Controller:
             spec.older_args,
         )
         # Advertised to this agent only: another one may be configured without terminal login.
-        editor = NvimEditor(self.services, self, lambda caps: advertise(caps, spec.terminal_auth))
+        # What the agent sends about a session goes straight to the application (`app/incoming.py`): the
+        # stream's bulk passes through no extra call.
+        editor = NvimEditor(
+            self.services, self.app.incoming, lambda caps: advertise(caps, spec.terminal_auth)
+        )
         first_session = spec.session
         lifecycle = run.lifecycle
         try:
