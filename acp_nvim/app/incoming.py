@@ -7,10 +7,9 @@ from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import PermissionChoice, PermissionView
+from acp_nvim.client.agent_edits import TOOL_CALL_UPDATES
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.protocol import schema as s
-
-TOOL_CALL_UPDATES = (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)
 
 # Update kinds that change what status() reports.
 STATUS_UPDATES = (

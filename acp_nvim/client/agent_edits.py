@@ -61,6 +61,10 @@ STARTED = ("pending", "in_progress")
 ENDED = ("completed", "failed")
 
 
+# The updates that can name files: the only ones `AgentEdits.on_update` looks at.
+TOOL_CALL_UPDATES = (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)
+
+
 class FileEdit(msgspec.Struct, frozen=True):
     """One file for the editor to follow. `known`: `before` is the file's previous content (`absent`: there
     was no file); unknown, only a loaded buffer can say what was there."""
@@ -233,7 +237,7 @@ class AgentEdits:
         return [os.path.realpath(root) for root in roots]
 
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
-        if not isinstance(update, (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)):
+        if not isinstance(update, TOOL_CALL_UPDATES):
             return
         roots = self._real_roots(session_id)
         if not roots:

@@ -123,11 +123,10 @@ local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol,
     stamp.forget(buf)
   end
   watch.set_base(buf, theirs)
-  review.record(buf, session_id, original, { tool_call_id = tool_call_id, lines = res and res.lines })
-  if res and (res.conflicts or 0) > 0 then
+  review.record(buf, session_id, original, { tool_call_id = tool_call_id, lines = res.lines })
+  -- The merge never replaces the user's text: what overlaps is a conflict, said here.
+  if res.conflicts > 0 then
     notify(("%d conflicts between your unsaved edits and the agent's edit of %s"):format(res.conflicts, name))
-  elseif res and res.user_text_replaced then
-    notify(("the agent's edit of %s replaced some of your unsaved text; `u` brings it back"):format(name))
   end
 end
 
