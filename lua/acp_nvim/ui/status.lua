@@ -82,7 +82,6 @@ end
 ---| "current_agent_start_requested" # :AcpStart of the current agent
 ---| "restart_requested"
 ---| "prompt_submitted"
----| "config_invalid" # the agent named has no valid configuration
 ---| "host_failed" # the host could not start
 ---| "host_exited" # the host died after it had started
 ---| "stopped_without_host" # :AcpStop with no host running
