@@ -47,11 +47,11 @@ def inspect(value: Any) -> str:
 
 
 def as_table(value: Any) -> dict[Any, Any] | None:
-    """A Lua table with keys; an empty Lua table arrives as an empty list."""
+    """A Lua table by its keys: a list arrives for a table with keys 1..n (and for an empty one)."""
     if isinstance(value, dict):
         return value
-    if value == []:
-        return {}
+    if isinstance(value, list):
+        return {index: item for index, item in enumerate(value, 1)}
     return None
 
 

@@ -81,6 +81,12 @@ class Nvim:
     def errors(self) -> list[str]:
         return [n["msg"] for n in self.notes() if n.get("level") == 4]
 
+    def wait_configured(self) -> None:
+        """Starts the host (as a command would) and waits until it has validated the last setup() table and
+        handed Lua its values."""
+        self.lua("require('acp_nvim.host').start()")
+        self.wait("require('acp_nvim.config').is_configured()")
+
     def wait_state(self, state: str, timeout: float = 20.0) -> None:
         self.wait(f"require('acp_nvim').status().state == {state!r}", timeout)
 

@@ -37,14 +37,15 @@ def test_every_bad_field_is_named_and_left_at_its_default() -> None:
         "`agents.y.cmd` is required",
         "`agents.z.args` must be a list of strings, got string",
         "`chat.width` must be a number, got string",
-        "`fs` must be a table, got table",
-        "`mcp_servers` must be a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url}), got"
-        " table",
+        "`mcp_servers` must be a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url}),"
+        " got table",
         "`review.keymaps.accept_hunk` must be a key (a non-empty string) or false, got number",
         "`review.keymaps.next_hunk` must be a key (a non-empty string) or false, got string",
         '`sandbox.outside` must be one of "ask", "deny", "allow", got "maybe"',
         "unknown option `bogus`",
         "unknown option `chat.colour`",
+        "unknown option `fs.1`",
+        "unknown option `fs.2`",
         "unknown option `review.keymaps.nope`",
     ]
     # What was valid is kept, beside the defaults of what was not.
@@ -71,6 +72,10 @@ def test_empty_lua_tables_arrive_as_lists_and_are_tables() -> None:
 
 def test_a_table_that_is_no_table_is_refused() -> None:
     assert check("yes")[1] == ["setup() takes a table, got string"]
+    assert check({"agents": ["x"], "chat": 1})[1] == [
+        "`agents.1`: agent names must be strings",
+        "`chat` must be a table, got number",
+    ]
 
 
 def test_a_preset_with_the_users_own_command_line_runs_it_as_written() -> None:
@@ -104,7 +109,7 @@ def test_session_options_and_paths_are_made_absolute_against_neovims_cwd(tmp_pat
     settings = Settings()
     settings.apply(
         {
-            "additional_directories": ["../shared", "/abs/"],
+            "additional_directories": ["../common", "/abs/"],
             "sandbox": {"allow": ["~/notes"], "deny": ["secret"]},
             "sessions": {"prefer_resume": True},
             "auth": {"terminal": False},
@@ -113,7 +118,7 @@ def test_session_options_and_paths_are_made_absolute_against_neovims_cwd(tmp_pat
     )
     spec = settings.agent_spec("claude", LAUNCH)
     assert isinstance(spec, AgentSpec)
-    assert spec.additional_directories == ["/work/shared", "/abs"]
+    assert spec.additional_directories == ["/work/common", "/abs"]
     assert (spec.prefer_resume, spec.terminal_auth, spec.handshake_timeout) == (True, False, 5.0)
     options = EditorOptions.for_start(settings.config, "/work/project")
     assert options.allow == [str(Path("~/notes").expanduser())] and options.deny == ["/work/project/secret"]
