@@ -21,6 +21,7 @@ import anyio.abc
 import anyio.from_thread
 import msgspec
 
+from acp_nvim.app import agent_log
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.presets import Launch
 from acp_nvim.app.registry import AgentSpec
@@ -276,6 +277,17 @@ class Host:
             controller.ui.resolve(token, value)
 
         self._submit(resolve)
+
+    # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
+
+    def log_view(self, agent_name: str | None) -> dict[str, Any]:
+        return agent_log.view(agent_name or None)
+
+    def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
+        return agent_log.save(agent_name or None, path)
+
+    def log_names(self) -> list[str]:
+        return agent_log.names()
 
     # ---- plumbing --------------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import pynvim
 
-from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.host import Host
 
 
@@ -102,12 +101,12 @@ class AcpNvimPlugin:
 
     @pynvim.rpc_export("acp_log_view", sync=True)
     def log_view(self, agent_name: str | None = None) -> dict[str, Any]:
-        return agent_log.view(agent_name or None)
+        return self._host.log_view(agent_name)
 
     @pynvim.rpc_export("acp_log_save", sync=True)
     def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
-        return agent_log.save(agent_name or None, path)
+        return self._host.log_save(agent_name, path)
 
     @pynvim.rpc_export("acp_log_names", sync=True)
     def log_names(self) -> list[str]:
-        return agent_log.names()
+        return self._host.log_names()
