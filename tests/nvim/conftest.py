@@ -6,11 +6,14 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.conftest import NODE, ROOT, TS_EXAMPLE_AGENT
+
+if TYPE_CHECKING:
+    from tests.nvim.agent_io import Scripted
 
 # Records what the user would see: notifications, and the pickers (answered by a test-set script).
 INSTRUMENT = r"""
@@ -122,6 +125,23 @@ def help_tags(nvim: Nvim, tmp_path: Path) -> set[str]:
     shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
     nvim.api.command(f"helptags {doc}")
     return {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The folder a test's agent works in (its session's cwd)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
+    """The scripted agent, driven step by step by the test (tests/nvim/agent_io.py)."""
+    # Imported here: agent_io imports this module.
+    from tests.nvim.agent_io import Scripted
+
+    return Scripted(nvim, tmp_path, schema)
 
 
 @pytest.fixture

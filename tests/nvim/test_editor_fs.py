@@ -4,24 +4,9 @@ decodes, NvimEditor checks the sandbox and calls lua/acp_nvim/editor/fs in a rea
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
 
 
 def edit_buffer(nvim: Nvim, path: Path, lines: list[str]) -> int:
