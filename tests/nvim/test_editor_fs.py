@@ -3,6 +3,7 @@ decodes, NvimEditor checks the sandbox and calls lua/acp_nvim/editor/fs in a rea
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from tests.nvim.agent_io import Scripted, error, result
@@ -194,7 +195,12 @@ def test_follow_shows_what_the_agent_reads(nvim: Nvim, agent: Scripted, project:
 
 
 def test_bad_option_is_reported(nvim: Nvim) -> None:
-    ok = nvim.lua("return require('acp_nvim').setup({ sandbox = { outside = 'maybe' }, follow = 1 })")
-    assert ok is False
+    ok = nvim.lua(
+        "return require('acp_nvim').setup({ python = ..., sandbox = { outside = 'maybe' }, follow = 1 })",
+        sys.executable,
+    )
+    # Named by the host, the options' owner, once it runs.
+    assert ok is True
+    nvim.wait_configured()
     text = "\n".join(n["msg"] for n in nvim.notes())
     assert "sandbox.outside" in text and "follow" in text
