@@ -51,15 +51,7 @@ local BOOTSTRAP = {
 -- tools/gen_lua_defaults.py (tests/unit/app/test_config.py checks it is current).
 ---@return table
 local function read_defaults()
-  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "lua_defaults.json")
-  local ok, decoded = pcall(function()
-    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
-  end)
-  if not ok or type(decoded) ~= "table" then
-    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
-    return {}
-  end
-  return decoded
+  return require("acp_nvim.host.python_tables").read("lua_defaults.json", {})
 end
 
 ---@type table the bootstrap options, then what the host handed back (chat, keymaps, review, conflict,
