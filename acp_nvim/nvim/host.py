@@ -147,7 +147,12 @@ class Host:
             table = msgspec.convert(raw or {}, SetupTable)
         except msgspec.ValidationError:
             table = SetupTable(options=raw)
-        invalid = self.settings.apply(table.options)
+        try:
+            invalid = self.settings.apply(table.options)
+        except Exception:
+            # Never a start refused over the options: the last good ones (or the defaults) stay in force.
+            log.exception("the setup() options could not be checked")
+            invalid = "the setup() options could not be checked (see the log); the previous ones stay"
         if invalid:
             log.warning("%s", invalid)
         return {
