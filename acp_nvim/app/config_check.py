@@ -126,6 +126,17 @@ MARKED: dict[str, tuple[Check, str]] = {
 }
 
 
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _hints(kind: type[Any]) -> dict[str, Any]:
+    # Resolving the annotations is most of a check's cost; the Structs never change.
+    hints = _HINTS.get(kind)
+    if hints is None:
+        hints = _HINTS[kind] = typing.get_type_hints(kind, include_extras=True)
+    return hints
+
+
 def _without_none(hint: Any) -> Any:
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, type(int | str)) and type(None) in args:
@@ -142,7 +153,7 @@ class Checker:
         """An instance of the Struct `kind` from a Lua table: its valid fields, the defaults for the rest."""
         table = as_table(raw)
         assert table is not None
-        hints = typing.get_type_hints(kind, include_extras=True)
+        hints = _hints(kind)
         valid: dict[str, Any] = {}
         for key, value in table.items():
             field = prefix + str(key)
