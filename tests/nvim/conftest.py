@@ -118,6 +118,11 @@ def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     return opts
 
 
+def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
+    """`setup()` with the tests' options (`setup_opts`) and `extra` over them; what it returned."""
+    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
+
+
 def help_tags(nvim: Nvim, tmp_path: Path) -> set[str]:
     """The tags Neovim's :helptags finds in doc/acp_nvim.txt (run on a copy: the checkout stays clean)."""
     doc = tmp_path / "doc"

@@ -15,17 +15,13 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.nvim.agent_io import scripted_config
-from tests.nvim.conftest import INSTRUMENT, Nvim, help_tags, setup_opts
+from tests.nvim.conftest import INSTRUMENT, Nvim, configure, help_tags, setup_opts
 
 
 def scripted(tmp_path: Path, scenario: dict[str, Any], name: str = "scenario") -> dict[str, Any]:
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(scenario))
     return scripted_config(path)
-
-
-def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
-    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
 
 
 def assert_responsive(nvim: Nvim) -> None:
