@@ -100,6 +100,20 @@ def test_setup_while_the_host_runs_is_validated_at_once(nvim: Nvim, tmp_path: Pa
     assert len(nvim.errors()) == 1
 
 
+def test_a_start_right_after_setup_uses_the_new_table(nvim: Nvim, tmp_path: Path) -> None:
+    """setup() while the host runs, then :AcpStart at once: the host has the new agents before the start
+    (one channel, in order), without Lua waiting for its answer."""
+    nvim.lua("require('acp_nvim.host').ensure()")
+    agents = {"late": setup_opts(tmp_path)["agents"]["ts"]}
+    nvim.lua(
+        "require('acp_nvim').setup(...); vim.cmd('AcpStart late')",
+        setup_opts(tmp_path, agents=agents, default_agent="late"),
+    )
+    nvim.wait_state("ready")
+    assert nvim.status()["agent_name"] == "late"
+    assert not nvim.errors()
+
+
 def test_checkhealth_reports_a_bad_option(nvim: Nvim, tmp_path: Path) -> None:
     assert configure(nvim, tmp_path, chat={"width": "wide"}, log={"level": "loud"}) is False
     nvim.api.command("checkhealth acp_nvim")
