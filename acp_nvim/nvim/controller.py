@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
@@ -24,7 +25,6 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.client.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
-from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor
 from acp_nvim.nvim.lua_api import LuaApi

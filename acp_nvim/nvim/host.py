@@ -19,7 +19,13 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.from_thread
+import msgspec
 
+from acp_nvim.app import agent_log
+from acp_nvim.app.editor_options import EditorOptions
+from acp_nvim.app.presets import Launch
+from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
@@ -91,9 +97,24 @@ class LoopThread:
         self.task_group.start_soon(fn)
 
 
+class StartRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """What Lua asks an agent's start with: its name (None: the default one) and Neovim's cwd."""
+
+    name: str | None = None
+    cwd: str = ""
+
+
+class SetupTable(msgspec.Struct, kw_only=True, frozen=True):
+    """A `setup()` table as `lua/acp_nvim/config.lua` sends it: raw, and which call it came from."""
+
+    options: Any = None
+    generation: int = 0
+
+
 class Host:
     def __init__(self, nvim: NvimLike) -> None:
         self._nvim = nvim
+        self.settings = Settings()
         self.bridge = Bridge(nvim)
         self.reporter = GroupReporter(self.bridge)
         self._loop: LoopThread | None = None
@@ -117,7 +138,57 @@ class Host:
         }
         if versions:
             info["versions"] = {name: _version(name) for name in ("pynvim", "msgspec", "anyio")}
+        info["configured"] = self._apply(options.get("setup"))
         return info
+
+    def _apply(self, raw: Any) -> dict[str, Any]:
+        """Validates a `setup()` table: what Lua's `config.configured` takes."""
+        try:
+            table = msgspec.convert(raw or {}, SetupTable)
+        except msgspec.ValidationError:
+            table = SetupTable(options=raw)
+        try:
+            invalid = self.settings.apply(table.options)
+        except Exception:
+            # Never a start refused over the options: the last good ones (or the defaults) stay in force.
+            log.exception("the setup() options could not be checked")
+            invalid = "the setup() options could not be checked (see the log); the previous ones stay"
+        if invalid:
+            log.warning("%s", invalid)
+        return {
+            "options": lua_api.to_lua(self.settings.for_lua()),
+            "invalid": invalid,
+            "generation": table.generation,
+        }
+
+    def setup(self, raw: Any) -> None:
+        """setup() called while the host runs: the next start already follows the new table."""
+        lua_api.config_configured(self._nvim, self._apply(raw))
+
+    def config_report(self) -> dict[str, Any]:
+        """For :checkhealth: the bad fields of the table in force and every agent as a start would run it."""
+        return lua_api.to_lua(self.settings.report(self._launch(StartRequest())))
+
+    def _launch(self, request: StartRequest, *, session: bool = True) -> Launch:
+        return Launch(
+            cwd=request.cwd or os.getcwd(),
+            interpreter=sys.executable,
+            pythonpath=os.environ.get("PYTHONPATH", ""),
+            session=session,
+        )
+
+    def _resolve(
+        self, raw: Any, *, session: bool = True
+    ) -> tuple[str | None, AgentSpec | str, EditorOptions]:
+        """The agent a start asks for, with the settings of this moment (a later setup() does not change it),
+        and the editor options it runs with."""
+        try:
+            request = msgspec.convert(raw, StartRequest)
+        except msgspec.ValidationError as err:
+            return None, f"invalid start request: {err}", EditorOptions()
+        spec = self.settings.agent_spec(request.name, self._launch(request, session=session))
+        cwd = request.cwd or os.getcwd()
+        return request.name, spec, EditorOptions.for_start(self.settings.config, cwd)
 
     def announce(self, options: dict[str, Any] | None) -> None:
         """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
@@ -128,14 +199,33 @@ class Host:
         self._ensure_loop()
         lua_api.host_bootstrapped(self._nvim, info)
 
-    def start(self, spec: Any) -> None:
-        self._submit(lambda c: c.app.commands.start(spec))
+    def start(self, request: Any) -> None:
+        name, spec, options = self._resolve(request)
+
+        async def start(controller: Controller) -> None:
+            if isinstance(spec, str):
+                controller.app.status.refuse(name or self.settings.config.default_agent, spec)
+                return
+            # Before the launch: the capabilities the agent is offered follow these options.
+            controller.services.configure(options)
+            await controller.app.commands.start(spec)
+
+        self._submit(start)
 
     def stop(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.commands.stop(session_id))
 
-    def restart(self, spec: Any) -> None:
-        self._submit(lambda c: c.app.commands.restart(spec))
+    def restart(self, request: Any) -> None:
+        _, spec, options = self._resolve(request)
+
+        async def restart(controller: Controller) -> None:
+            if isinstance(spec, str):
+                controller.notify(spec)
+                return
+            controller.services.configure(options)
+            await controller.app.commands.restart(spec)
+
+        self._submit(restart)
 
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.prompt(text, selections, session_id))
@@ -143,8 +233,17 @@ class Host:
     def cancel(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.cancel(session_id))
 
-    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None) -> None:
-        self._submit(lambda c: c.app.commands.sessions_command(spec, action, everywhere, session_id))
+    def sessions(self, request: Any, action: str, everywhere: bool, session_id: str | None) -> None:
+        _, spec, options = self._resolve(request, session=False)
+
+        async def sessions(controller: Controller) -> None:
+            if isinstance(spec, str):
+                controller.notify(spec)
+                return
+            controller.services.configure(options)
+            await controller.app.commands.sessions_command(spec, action, everywhere, session_id)
+
+        self._submit(sessions)
 
     def mode(self, session_id: str | None, mode_id: str | None) -> None:
         self._submit(lambda c: c.app.commands.mode(session_id, mode_id))
@@ -184,13 +283,16 @@ class Host:
 
         self._submit(resolve)
 
-    def editor_options(self, options: Any) -> None:
-        """The fs/terminal/sandbox options; sent by Lua before every start, so capabilities match them."""
+    # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
 
-        async def configure(controller: Controller) -> None:
-            controller.services.configure(options)
+    def log_view(self, agent_name: str | None) -> dict[str, Any]:
+        return agent_log.view(agent_name or None)
 
-        self._submit(configure)
+    def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
+        return agent_log.save(agent_name or None, path)
+
+    def log_names(self) -> list[str]:
+        return agent_log.names()
 
     # ---- plumbing --------------------------------------------------------------------------------
 

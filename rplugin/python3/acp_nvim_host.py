@@ -13,7 +13,6 @@ from typing import Any
 
 import pynvim
 
-from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.host import Host
 
 
@@ -31,16 +30,16 @@ class AcpNvimPlugin:
         self._host.announce(options)
 
     @pynvim.rpc_export("acp_start")
-    def start(self, spec: Any) -> None:
-        self._host.start(spec)
+    def start(self, request: Any) -> None:
+        self._host.start(request)
 
     @pynvim.rpc_export("acp_stop")
     def stop(self, session_id: str | None = None) -> None:
         self._host.stop(session_id)
 
     @pynvim.rpc_export("acp_restart")
-    def restart(self, spec: Any) -> None:
-        self._host.restart(spec)
+    def restart(self, request: Any) -> None:
+        self._host.restart(request)
 
     @pynvim.rpc_export("acp_prompt")
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
@@ -51,8 +50,8 @@ class AcpNvimPlugin:
         self._host.cancel(session_id)
 
     @pynvim.rpc_export("acp_sessions")
-    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None = None) -> None:
-        self._host.sessions(spec, action, everywhere, session_id)
+    def sessions(self, request: Any, action: str, everywhere: bool, session_id: str | None = None) -> None:
+        self._host.sessions(request, action, everywhere, session_id)
 
     @pynvim.rpc_export("acp_mode")
     def mode(self, session_id: str | None, mode_id: str | None = None) -> None:
@@ -90,20 +89,24 @@ class AcpNvimPlugin:
     def reply(self, token: Any, value: Any = None) -> None:
         self._host.reply(token, value)
 
-    @pynvim.rpc_export("acp_editor_options")
-    def editor_options(self, options: Any) -> None:
-        self._host.editor_options(options)
+    @pynvim.rpc_export("acp_setup")
+    def setup(self, options: Any) -> None:
+        self._host.setup(options)
+
+    @pynvim.rpc_export("acp_config_report", sync=True)
+    def config_report(self) -> dict[str, Any]:
+        return self._host.config_report()
 
     # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
 
     @pynvim.rpc_export("acp_log_view", sync=True)
     def log_view(self, agent_name: str | None = None) -> dict[str, Any]:
-        return agent_log.view(agent_name or None)
+        return self._host.log_view(agent_name)
 
     @pynvim.rpc_export("acp_log_save", sync=True)
     def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
-        return agent_log.save(agent_name or None, path)
+        return self._host.log_save(agent_name, path)
 
     @pynvim.rpc_export("acp_log_names", sync=True)
     def log_names(self) -> list[str]:
-        return agent_log.names()
+        return self._host.log_names()

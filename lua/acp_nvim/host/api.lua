@@ -46,10 +46,10 @@ end
 
 -- ---- agents and prompts --------------------------------------------------------------------------
 
----@param spec table the agent's command and what its sessions are opened with (sessions.spec)
+---@param request table {name = agent name or vim.NIL (the default one), cwd = Neovim's cwd}
 ---@return boolean sent
-function M.start(spec)
-  return command("acp_start", spec)
+function M.start(request)
+  return command("acp_start", request)
 end
 
 ---@param session_id string|userdata session id or vim.NIL (the current one)
@@ -58,10 +58,10 @@ function M.stop(session_id)
   return command("acp_stop", session_id)
 end
 
----@param spec table
+---@param request table as for `start`
 ---@return boolean sent
-function M.restart(spec)
-  return command("acp_restart", spec)
+function M.restart(request)
+  return command("acp_restart", request)
 end
 
 ---@param text string
@@ -80,13 +80,13 @@ end
 
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
----@param spec table
+---@param request table as for `start`: the agent listed when no chat says which
 ---@param action "open"|"delete"
 ---@param everywhere boolean
 ---@param session_id string|userdata
 ---@return boolean sent
-function M.sessions(spec, action, everywhere, session_id)
-  return command("acp_sessions", spec, action, everywhere, session_id)
+function M.sessions(request, action, everywhere, session_id)
+  return command("acp_sessions", request, action, everywhere, session_id)
 end
 
 ---@param session_id string|userdata
@@ -165,13 +165,13 @@ function M.reply(token, value)
   end
 end
 
---- The fs/terminal/sandbox options (services.options), sent before every start. Silent when the host cannot
---- start: the start that follows reports that, once.
----@param options table
-function M.editor_options(options)
-  local info = require("acp_nvim.host").start()
-  if info ~= nil then
-    vim.rpcnotify(info.channel, "acp_editor_options", options)
+--- A setup() table (config.for_host()) for a host already running; one started later gets it with its
+--- bootstrap.
+---@param setup table
+function M.setup(setup)
+  local channel = running_channel()
+  if channel ~= nil then
+    pcall(vim.rpcnotify, channel, "acp_setup", setup)
   end
 end
 
@@ -201,6 +201,13 @@ end
 ---@return boolean ok, any result_or_error
 function M.log_save(agent_name, path)
   return request("acp_log_save", agent_name, path)
+end
+
+--- For :checkhealth: {errors, default_agent, agents = {{name, cmd, args, env, install_hint, fallbacks,
+--- older_args}}}, or false and why.
+---@return boolean ok, any report_or_error
+function M.config_report()
+  return request("acp_config_report")
 end
 
 --- The names of the agents with a log, or false and why.

@@ -11,15 +11,7 @@ local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
 --- image or audio. The table is the host's (`acp_nvim/app/media_types.json`, which `acp_nvim/app/media_types.py`
 --- reads too); read here from the plugin's own tree so attachments work before any host runs.
 local function media_table()
-  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "media_types.json")
-  local ok, decoded = pcall(function()
-    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
-  end)
-  if not ok or type(decoded) ~= "table" then
-    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
-    return { image = {}, audio = {} }
-  end
-  return decoded
+  return require("acp_nvim.host.python_tables").read("media_types.json", { image = {}, audio = {} })
 end
 
 local media = media_table()
