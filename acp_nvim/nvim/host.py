@@ -164,6 +164,13 @@ class Host:
     def close(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.close_session(session_id))
 
+    def leaving(self) -> None:
+        """Neovim is quitting and is about to end the agents itself (VimLeavePre): their end is no fault.
+        Set here, on pynvim's thread, before the answer goes: the agents die only after Lua has it."""
+        if self._controller is not None:
+            self._controller.leaving = True
+        lua_api.leaving_noted(self._nvim)
+
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         """Lua's watcher saw loaded files change behind their buffers during a turn."""
 

@@ -38,6 +38,7 @@ PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
 REAPER_ADD = "require('acp_nvim.host.agent_groups').add(...)"
 REAPER_REMOVE = "require('acp_nvim.host.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
+REAPER_LEAVING_NOTED = "require('acp_nvim.host.agent_groups').leaving_noted()"
 BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 
@@ -360,3 +361,8 @@ class LuaApi:
 def host_bootstrapped(nvim: NvimExec, info: dict[str, Any]) -> None:
     """The host's answer to `acp_bootstrap`; sent on pynvim's thread before the bridge is up."""
     nvim.exec_lua(HOST_BOOTSTRAPPED, info, async_=True)
+
+
+def leaving_noted(nvim: NvimExec) -> None:
+    """The host's answer to `acp_leaving`: Lua may now end the agents, and their end is routine."""
+    nvim.exec_lua(REAPER_LEAVING_NOTED, async_=True)
