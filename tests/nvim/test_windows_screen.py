@@ -6,15 +6,17 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pynvim
 import pytest
 
+from bench.harness import wait_until
 from tests.conftest import ROOT
-from tests.nvim.test_screen import pytestmark, start_nvim, wait_screen
+from tests.nvim.agent_io import scripted_config
+from tests.nvim.test_screen import capture, pytestmark, start_nvim, wait_screen
 
 __all__ = ["pytestmark"]
 
@@ -26,7 +28,7 @@ def tmux() -> Iterator[str]:
     subprocess.run(["tmux", "kill-session", "-t", name], check=False, capture_output=True)
 
 
-def plain_init(tmp_path: Path, extra: str = "") -> Path:
+def plain_init(tmp_path: Path, options: str = "", extra: str = "") -> Path:
     init = tmp_path / "init.lua"
     init.write_text(
         f"""
@@ -34,6 +36,7 @@ vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
 require("acp_nvim").setup({{
   python = {json.dumps(sys.executable)},
   log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
+  {options}
 }})
 {extra}
 """
@@ -87,3 +90,88 @@ def test_review_signs_mark_exactly_the_changed_lines(tmux: str, tmp_path: Path) 
     assert sign_column(screen, "ADDED") == "+ "
     for unchanged in ("line 1", "line 3", "line 8", "line 9", "line 10"):
         assert sign_column(screen, unchanged) == "  ", screen
+
+
+def agent_init(tmp_path: Path) -> Path:
+    """Neovim on hello.py with the scripted agent started at once: the chat and its prompt open beside it."""
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"agentInfo": {"name": "scripted", "title": "Quit Agent"}, "echo": False}))
+    (tmp_path / "hello.py").write_text('print("hello")\n')
+    agent = scripted_config(scenario)
+    options = f"""
+  default_agent = "quit",
+  agents = {{ quit = vim.json.decode({json.dumps(json.dumps(agent))}) }},
+  chat = {{ width = 60 }},
+"""
+    start = 'vim.api.nvim_create_autocmd("VimEnter", { once = true, command = "AcpStart" })'
+    # For the tests' keys: the current chat's window and prompt buffer.
+    helpers = """
+function _G.acp_chat() local c = require("acp_nvim.ui.chat"); return c.chats[c.current] end
+"""
+    return plain_init(tmp_path, options, start + helpers)
+
+
+def wait_until_screen(tmux: str, condition: Callable[[str], bool], timeout: float = 15.0) -> str:
+    screens: list[str] = []
+
+    def seen() -> bool:
+        screens.append(capture(tmux))
+        return condition(screens[-1])
+
+    wait_until(seen, timeout, "the screen")
+    return screens[-1]
+
+
+def keys(tmux: str, *keys: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+
+
+def alive(tmux: str) -> bool:
+    return subprocess.run(["tmux", "has-session", "-t", tmux], capture_output=True).returncode == 0
+
+
+def start_with_chat(tmux: str, tmp_path: Path) -> str:
+    start_nvim(tmux, tmp_path, agent_init(tmp_path), "hello.py", size=(140, 30))
+    # The chat and the prompt are open; the cursor stays in the file.
+    return wait_screen(tmux, ["acp://quit/", "Prompt:", 'print("hello")'])
+
+
+def test_quitting_the_last_file_window_quits_neovim(tmux: str, tmp_path: Path) -> None:
+    start_with_chat(tmux, tmp_path)
+    keys(tmux, ":q", "Enter")
+    wait_until(lambda: not alive(tmux), 15, "Neovim to quit with its last file window")
+    log = (tmp_path / "acp.log").read_text()
+    # The agent ended as on :qa: routinely.
+    assert "ended: Neovim is quitting" in log and "WARNING" not in log, log
+
+
+def test_quitting_the_chat_takes_its_prompt_and_leaves_the_file(tmux: str, tmp_path: Path) -> None:
+    start_with_chat(tmux, tmp_path)
+    keys(tmux, ":lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(acp_chat().buf)[1])", "Enter")
+    keys(tmux, ":q", "Enter")
+    screen = wait_until_screen(tmux, lambda s: "Prompt:" not in s and "acp://quit/" not in s)
+    assert 'print("hello")' in screen
+    assert alive(tmux)
+
+
+def test_a_prompt_with_text_not_sent_keeps_neovim_open(tmux: str, tmp_path: Path) -> None:
+    start_with_chat(tmux, tmp_path)
+    keys(
+        tmux,
+        ":lua vim.api.nvim_buf_set_lines(acp_chat().prompt_buf, 0, -1, false, {'half a thought'})",
+        "Enter",
+    )
+    keys(tmux, ":q", "Enter")
+    screen = wait_screen(tmux, ["the prompt holds text not sent", "half a thought", "acp://quit/"])
+    assert alive(tmux), screen
+
+
+def test_unsaved_changes_keep_neovim_open_and_say_so(tmux: str, tmp_path: Path) -> None:
+    start_with_chat(tmux, tmp_path)
+    keys(tmux, "A", " # unsaved", "Escape")
+    wait_screen(tmux, ['print("hello") # unsaved'])
+    keys(tmux, ":q", "Enter")
+    # Neovim stays, says why, and shows the unsaved text again beside the chat.
+    screen = wait_screen(tmux, ["No write since last change", 'print("hello") # unsaved', "acp://quit/"])
+    assert alive(tmux), screen
+    assert (tmp_path / "hello.py").read_text() == 'print("hello")\n'
