@@ -74,6 +74,10 @@ class AcpNvimPlugin:
     def add_dir(self, session_id: str | None, directory: str) -> None:
         self._host.add_dir(session_id, directory)
 
+    @pynvim.rpc_export("acp_permissions")
+    def permissions(self, session_id: str | None, args: list[str]) -> None:
+        self._host.permissions(session_id, args)
+
     @pynvim.rpc_export("acp_leaving")
     def leaving(self) -> None:
         self._host.leaving()

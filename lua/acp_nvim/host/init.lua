@@ -105,7 +105,8 @@ end
 ---@return table
 local function bootstrap_options()
   local config = require("acp_nvim.config")
-  return { log = config.log_file(), log_level = config.log_level() }
+  -- `data`: where the host keeps what it remembers for the user (the project permission rules).
+  return { log = config.log_file(), log_level = config.log_level(), data = vim.fn.stdpath("data") }
 end
 
 -- Called by remote#host#Require: spawn the interpreter as an rpc job running pynvim's host; never waits for it.
