@@ -101,3 +101,24 @@ def test_with_no_window_of_the_users_a_location_gets_a_plain_new_one(
     # Not the chat's window options: the user's defaults (signs shown, no chat header).
     assert nvim.lua("return { vim.wo.signcolumn, vim.wo.winbar, vim.wo.winfixbuf }") == ["auto", "", False]
     assert buffer_of(nvim, layout["chat"]) == layout["chat_buf"]
+
+
+def test_quitting_the_last_file_window_of_a_tab_closes_the_tab_and_keeps_the_others(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    first = tmp_path / "first.py"
+    first.write_text("first\n")
+    second = tmp_path / "second.py"
+    second.write_text("second\n")
+    nvim.api.command(f"edit {first}")
+    nvim.api.command(f"tabedit {second}")
+    nvim.lua(LAYOUT)
+    nvim.lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1))")
+    assert nvim.lua("return vim.api.nvim_buf_get_name(0)") == str(second)
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 3
+    nvim.api.command("quit")
+    nvim.wait("#vim.api.nvim_list_tabpages() == 1")
+    assert nvim.lua("return vim.api.nvim_buf_get_name(0)") == str(first)
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
+    # The session's chat is hidden, not gone: :AcpChat brings it back.
+    assert nvim.lua("return vim.api.nvim_buf_is_valid(require('acp_nvim.ui.chat').chats.s1.buf)")
