@@ -131,6 +131,28 @@ def rule_for(facts: Facts, roots: Sequence[str]) -> Rule | None:
     return rule if matches(rule, facts, roots) else None
 
 
+def parse_allow(args: Sequence[str], cwd: str, roots: Sequence[str]) -> tuple[Scope, Rule]:
+    """`[session|project] KIND [PATH | COMMAND...]` (`:AcpPermissions allow ...`): a path is relative to the
+    session's cwd and must be inside its roots; the rest of the line after `execute` is a command prefix."""
+    words = list(args)
+    scope: Scope = "session"
+    if words and words[0] in ("session", "project"):
+        scope = "project" if words.pop(0) == "project" else "session"
+    if not words:
+        raise RuleError("name a tool kind to allow")
+    kind, rest = words[0], words[1:]
+    if kind == "execute" and rest:
+        return scope, check(Rule(kind=kind, command=" ".join(rest)))
+    if len(rest) > 1:
+        raise RuleError(f"one path, not {len(rest)}: {' '.join(rest)}")
+    if not rest:
+        return scope, check(Rule(kind=kind))
+    path = resolve(rest[0], cwd)
+    if not _in_roots([path], roots):
+        raise RuleError(f"{path} is outside the session's directories ({', '.join(roots)})")
+    return scope, check(Rule(kind=kind, path=path))
+
+
 def allow_option(options: Sequence[s.PermissionOption]) -> str | None:
     """The option id a rule answers with; None when the request offers no allow option."""
     for kind in ALLOW_KINDS:

@@ -23,6 +23,7 @@ log = logging.getLogger("acp_nvim.permissions")
 # checked against the request's own options first).
 REMEMBER: dict[str, Scope] = {"acp_nvim:always:session": "session", "acp_nvim:always:project": "project"}
 REMEMBER_KIND = "remember"
+USAGE = "usage: :AcpPermissions [revoke N | allow [session|project] {kind} [{path} | {command}]]"
 
 # A change of one project's rules.
 _Change = Callable[[list[Rule]], list[Rule]]
@@ -123,7 +124,8 @@ class Permissions:
     # ---- :AcpPermissions ----------------------------------------------------------------------------
 
     async def command(self, session_id: str | None, args: Sequence[str]) -> None:
-        """No argument: the rules, one to revoke chosen in a picker; `revoke N`: revoke the N-th."""
+        """No argument: the rules, one to revoke chosen in a picker; `revoke N`: revoke the N-th; `allow ...`:
+        make a rule (`permission_rules.parse_allow`)."""
         current = self._registry.current(session_id)
         session = current.session
         if session is None:
@@ -133,8 +135,11 @@ class Permissions:
         if args and args[0] == "revoke" and len(args) == 2 and args[1].isdigit():
             self._revoke(session, listed, int(args[1]))
             return
+        if args and args[0] == "allow":
+            self._add(session, args[1:])
+            return
         if args:
-            self._port.notify("usage: :AcpPermissions [revoke N]", WARN)
+            self._port.notify(USAGE, WARN)
             return
         if not listed:
             self._port.notify("no permission rules for this session or its project", INFO)
@@ -148,6 +153,19 @@ class Permissions:
         )
         if chosen is not None and chosen.isdigit():
             self._revoke(session, self.rules_of(session), int(chosen))
+
+    def _add(self, session: ChatSession, args: Sequence[str]) -> None:
+        try:
+            scope, rule = rules.parse_allow(args, session.cwd, self._roots(session))
+            if scope == "session":
+                if rule not in session.permission_rules:
+                    session.permission_rules.append(rule)
+            else:
+                self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
+        except RuleError as err:
+            self._port.notify(f"no rule made: {err}", WARN)
+            return
+        self._port.notify(f"added the {scope} rule: always allow {rule.describe()}", INFO)
 
     def _revoke(self, session: ChatSession, listed: list[tuple[Scope, Rule]], number: int) -> None:
         if not 1 <= number <= len(listed):

@@ -91,3 +91,13 @@ def test_a_project_rule_is_stored_listed_and_revoked(
     nvim.lua("acp_test.answers = { 'allow' }")
     agent.turn()
     assert len(selects(nvim)) == 3
+    # A rule made with the command: its words reach the host as they were typed.
+    nvim.api.command("AcpPermissions allow project execute npm test")
+    nvim.wait(
+        "vim.tbl_contains(vim.tbl_map(function(n) return n.msg end, acp_test.notes), args[1])",
+        10,
+        "acp.nvim: added the project rule: always allow `npm test`",
+    )
+    assert json.loads(stored.read_text())["projects"] == {
+        os.path.realpath(project): [{"kind": "execute", "command": "npm test"}]
+    }

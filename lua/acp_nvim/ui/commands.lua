@@ -178,9 +178,9 @@ function M.create()
   end, {
     nargs = "*",
     complete = function(lead)
-      return starting(lead, { "revoke" })
+      return starting(lead, { "revoke", "allow" })
     end,
-    desc = "List the permission rules (choose one to revoke), or revoke rule N",
+    desc = "List the permission rules (choose one to revoke), revoke rule N, or allow a kind, path or command",
   })
   command("AcpReview", function(args)
     require("acp_nvim.editor").review(args.args)

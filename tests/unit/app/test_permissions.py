@@ -4,6 +4,7 @@ requests a rule answers itself, and :AcpPermissions, on the in-memory Neovim."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,7 @@ async def test_rules_are_listed_and_revoked(tmp_path: Path) -> None:
     await app.permissions.command(None, ["nonsense"])
     assert app.port.texts()[-2:] == [
         "no permission rule 7 (there are 0)",
-        "usage: :AcpPermissions [revoke N]",
+        "usage: :AcpPermissions [revoke N | allow [session|project] {kind} [{path} | {command}]]",
     ]
     # Revoked: asked again.
     app.port.permission_answer = s.RequestPermissionOutcomeCancelled()
@@ -159,3 +160,34 @@ async def test_a_bad_rules_file_is_reported_and_every_request_asked(tmp_path: Pa
         level == WARN and "permission rules not used" in text and str(path) in text
         for text, level in app.port.notes
     )
+
+
+async def test_rules_made_with_the_command(tmp_path: Path) -> None:
+    app, session = await started(tmp_path)
+    (Path(session.cwd) / "src").mkdir()
+    await app.permissions.command(None, ["allow", "edit", "src"])
+    await app.permissions.command(None, ["allow", "project", "execute", "cargo", "test"])
+    src = os.path.realpath(Path(session.cwd) / "src")
+    assert app.port.texts()[-2:] == [
+        f"added the session rule: always allow edit in {src}",
+        "added the project rule: always allow `cargo test`",
+    ]
+    app.port.permission_answer = s.RequestPermissionOutcomeCancelled()
+    assert await app.incoming.ask_permission(edit_request(session, "t1", f"{session.cwd}/src/a.py")) == (
+        s.RequestPermissionOutcomeSelected(option_id="yes")
+    )
+    assert await app.incoming.ask_permission(command_request(session, "t2", "cargo test --all")) == (
+        s.RequestPermissionOutcomeSelected(option_id="yes")
+    )
+    assert app.port.permission_views == []
+    # Outside the path: asked.
+    await app.incoming.ask_permission(edit_request(session, "t3", f"{session.cwd}/README.md"))
+    assert len(app.port.permission_views) == 1
+    for bad, message in [
+        (["allow", "edit", "/etc"], "/etc is outside the session's directories"),
+        (["allow", "nuke"], "unknown tool kind 'nuke'"),
+        (["allow", "execute", "make;", "rm"], "not a plain command"),
+        (["allow"], "name a tool kind to allow"),
+    ]:
+        await app.permissions.command(None, bad)
+        assert app.port.texts()[-1].startswith("no rule made: ") and message in app.port.texts()[-1], bad
