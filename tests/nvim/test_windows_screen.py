@@ -72,6 +72,11 @@ def test_review_signs_mark_exactly_the_changed_lines(tmux: str, tmp_path: Path) 
             {"session_id": "s1"},
         )
         assert res["ok"] is True, res
+        screen = wait_screen(tmux, ["CHANGED 2", "ADDED"])
+        assert sign_column(screen, "CHANGED 2") == "~ "
+        assert sign_column(screen, "ADDED") == "+ "
+        for unchanged in ("line 1", "line 3", "line 8", "line 9", "line 10"):
+            assert sign_column(screen, unchanged) == "  ", screen
         # The sign marks span exactly the hunks' lines (0-based rows, end row included).
         spans = nvim.exec_lua(
             "local out = {}\n"
@@ -85,11 +90,6 @@ def test_review_signs_mark_exactly_the_changed_lines(tmux: str, tmp_path: Path) 
         assert spans == [[1, 1, "~"], [8, 8, "+"]]
     finally:
         nvim.close()
-    screen = wait_screen(tmux, ["CHANGED 2", "ADDED"])
-    assert sign_column(screen, "CHANGED 2") == "~ "
-    assert sign_column(screen, "ADDED") == "+ "
-    for unchanged in ("line 1", "line 3", "line 8", "line 9", "line 10"):
-        assert sign_column(screen, unchanged) == "  ", screen
 
 
 def agent_init(tmp_path: Path) -> Path:
