@@ -37,6 +37,9 @@ def buffer_of(nvim: Nvim, win: int) -> int:
 
 
 def test_the_chat_and_prompt_windows_refuse_another_buffer(nvim: Nvim, layout: dict[str, int]) -> None:
+    # Set on their windows only: a window the user opens later starts from the global values.
+    globals_ = "return { vim.go.winfixbuf, vim.go.signcolumn, vim.go.wrap, vim.go.foldmethod }"
+    assert nvim.lua(globals_) == [False, "auto", True, "manual"]
     for name in ("chat", "prompt"):
         nvim.lua("vim.api.nvim_set_current_win(...)", layout[name])
         with pytest.raises(NvimError, match="E1513"):

@@ -35,10 +35,11 @@ end
 ---@param win integer
 ---@param buf integer
 function M.show_in(win, buf)
-  local fixed = vim.wo[win].winfixbuf
-  vim.wo[win].winfixbuf = false
+  -- `[0]`: local to the window; plain `vim.wo[win]` would set the global value too.
+  local fixed = vim.wo[win][0].winfixbuf
+  vim.wo[win][0].winfixbuf = false
   api.nvim_win_set_buf(win, buf)
-  vim.wo[win].winfixbuf = fixed
+  vim.wo[win][0].winfixbuf = fixed
 end
 
 -- What `setup_window` and `prompt.open` set on a plugin window: a split from one inherits them.
@@ -73,7 +74,7 @@ function M.file_window()
   vim.cmd("topleft vnew")
   local win = api.nvim_get_current_win()
   for _, name in ipairs(CHAT_WINDOW_OPTIONS) do
-    vim.wo[win][name] = vim.go[name]
+    vim.wo[win][0][name] = vim.go[name]
   end
   return win
 end
