@@ -175,3 +175,46 @@ def test_unsaved_changes_keep_neovim_open_and_say_so(tmux: str, tmp_path: Path) 
     screen = wait_screen(tmux, ["No write since last change", 'print("hello") # unsaved', "acp://quit/"])
     assert alive(tmux), screen
     assert (tmp_path / "hello.py").read_text() == 'print("hello")\n'
+
+
+def test_always_allow_in_the_picker_and_the_next_request_allowed_on_screen(tmux: str, tmp_path: Path) -> None:
+    """The built-in vim.ui.select in a real UI: the "always allow" choices, then the chat's note."""
+
+    def edit(call: str, name: str) -> dict[str, Any]:
+        path = "${CWD}/" + name
+        tool_call = {
+            "toolCallId": call,
+            "title": f"Edit {name}",
+            "kind": "edit",
+            "locations": [{"path": path}],
+        }
+        return {"permission": {"toolCall": tool_call}}
+
+    scenario = tmp_path / "scenario.json"
+    turns = [[edit("e1", "a.py"), {"text": "first done"}], [edit("e2", "b.py"), {"text": "second done"}]]
+    scenario.write_text(json.dumps({"agentInfo": {"name": "scripted"}, "echo": False, "turns": turns}))
+    options = f"""
+  default_agent = "perm",
+  agents = {{ perm = vim.json.decode({json.dumps(json.dumps(scripted_config(scenario)))}) }},
+  chat = {{ width = 90 }},
+"""
+    start = 'vim.api.nvim_create_autocmd("VimEnter", { once = true, command = "AcpStart" })'
+    statusline = "vim.o.statusline = \"%f %= %{v:lua.require'acp_nvim'.statusline()}\"\n"
+    init = plain_init(tmp_path, options, statusline + start)
+    (tmp_path / "a.py").write_text("a\n")
+    start_nvim(tmux, tmp_path, init, "a.py", size=(160, 40))
+    wait_screen(tmux, ["Prompt:", "perm ready"])
+    keys(tmux, ":AcpPrompt edit a", "Enter")
+    screen = wait_screen(
+        tmux, ["Allow edit: Edit a.py?", "Always allow edit in this session (acp.nvim remembers it)"]
+    )
+    number = next(
+        line.split(":")[0].strip()
+        for line in screen.splitlines()
+        if "Always allow edit in this session" in line
+    )
+    keys(tmux, number, "Enter")
+    wait_screen(tmux, ["first done"])
+    keys(tmux, ":AcpPrompt edit b", "Enter")
+    screen = wait_screen(tmux, ["second done", "✓ allowed by the session rule: always allow edit"])
+    assert "Allow edit: Edit b.py?" not in screen
