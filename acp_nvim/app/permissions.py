@@ -40,6 +40,8 @@ class Permissions:
         self._registry = registry
         self._port = port
         self.file = RuleFile()
+        # The last trouble with the rules file the user was told about: said once, not on every request.
+        self._reported: str | None = None
 
     # ---- a request --------------------------------------------------------------------------------
 
@@ -57,11 +59,15 @@ class Permissions:
 
     def _project_rules(self, session: ChatSession) -> list[Rule]:
         try:
-            return self.file.load().get(self._project(session), [])
+            projects = self.file.load()
         except RuleError as err:
-            log.warning("%s", err)
-            self._port.notify(f"permission rules not used: {err}", WARN)
+            if str(err) != self._reported:
+                self._reported = str(err)
+                log.warning("%s", err)
+                self._port.notify(f"permission rules not used: {err}", WARN)
             return []
+        self._reported = None
+        return projects.get(self._project(session), [])
 
     def rules_of(self, session: ChatSession) -> list[tuple[Scope, Rule]]:
         listed: list[tuple[Scope, Rule]] = [("session", rule) for rule in session.permission_rules]

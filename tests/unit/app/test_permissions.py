@@ -160,6 +160,10 @@ async def test_a_bad_rules_file_is_reported_and_every_request_asked(tmp_path: Pa
         level == WARN and "permission rules not used" in text and str(path) in text
         for text, level in app.port.notes
     )
+    # Said once, not on every request.
+    await app.incoming.ask_permission(edit_request(session, "t2", f"{session.cwd}/a.py"))
+    assert len(app.port.permission_views) == 2
+    assert sum("permission rules not used" in text for text in app.port.texts()) == 1
 
 
 async def test_rules_made_with_the_command(tmp_path: Path) -> None:
