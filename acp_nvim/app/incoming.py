@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acp_nvim.app.edits import EditFollower
-from acp_nvim.app.permissions import REMEMBER, Permissions
+from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import Registry
 from acp_nvim.app.status import StatusBoard
@@ -88,13 +88,8 @@ class Incoming:
         self._status.push()
         try:
             outcome = await self._port.ask_permission(request, view)
-            own = {option.option_id for option in request.options}
-            if (
-                isinstance(outcome, s.RequestPermissionOutcomeSelected)
-                and outcome.option_id in REMEMBER
-                and outcome.option_id not in own
-            ):
-                outcome = self._permissions.remember(session, outcome.option_id, request.options, facts)
+            # An "always allow" chosen becomes a rule, and the agent's own allow option.
+            outcome = self._permissions.settle(session, request.options, facts, outcome)
         finally:
             session.permissions -= 1
             if self._registry.sessions.get(session.session_id) is session:

@@ -1,6 +1,7 @@
-"""The permission rules in use (`permission_rules.py` has what a rule is): a session's own, kept while the
-host runs, and the project's, kept in the rules file; the answer they give a request; the "always allow"
-choices added to a permission question; `:AcpPermissions` (list, revoke)."""
+"""The permission rules in use (`permission_rules.py` has what a rule is): a session's own, kept with the
+session (a resumed session keeps them), and its project's, kept in the rules file; the answer they give a
+request; the "always allow" choices added to a permission question; `:AcpPermissions` (list, revoke,
+allow)."""
 
 from __future__ import annotations
 
@@ -103,10 +104,25 @@ class Permissions:
             for choice, scope in REMEMBER.items()
         ]
 
-    def remember(
+    def settle(
+        self,
+        session: ChatSession,
+        options: Sequence[s.PermissionOption],
+        facts: Facts,
+        outcome: s.RequestPermissionOutcome,
+    ) -> s.RequestPermissionOutcome:
+        """The answer for the agent: the user's choice, or for an "always allow" the rule kept and the
+        request's own allow option."""
+        if not isinstance(outcome, s.RequestPermissionOutcomeSelected):
+            return outcome
+        choice = outcome.option_id
+        if choice not in REMEMBER or any(option.option_id == choice for option in options):
+            return outcome
+        return self._remember(session, choice, options, facts)
+
+    def _remember(
         self, session: ChatSession, choice: str, options: Sequence[s.PermissionOption], facts: Facts
     ) -> s.RequestPermissionOutcome:
-        """The user chose an "always allow": the rule is kept and this request allowed."""
         option_id = rules.allow_option(options)
         rule = rules.rule_for(facts, self._roots(session))
         if option_id is None or rule is None:
