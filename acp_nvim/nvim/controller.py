@@ -57,6 +57,8 @@ class Controller:
         )
         self.app = Application(self.registry, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
+        # Neovim is quitting (set from pynvim's thread): an agent ending now was ended on purpose.
+        self.leaving = False
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
@@ -143,6 +145,11 @@ class Controller:
                         elif run.reopen:
                             tasks.start_soon(self._reopen_after_login, run, run.take_reopen())
                         reason = await _closed_or_reconnect(agent, lifecycle)
+                        if reason is not None and self.leaving:
+                            log.info("%s ended: Neovim is quitting (%s)", spec.name, reason)
+                            lifecycle.stopping("Neovim is quitting")
+                            run.connection = None
+                            break
                         if reason is not None:
                             message = f"{spec.name} stopped: {reason}"
                             # Each chat says it too: the notification goes by, the chat stays.

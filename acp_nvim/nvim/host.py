@@ -119,6 +119,7 @@ class Host:
         self.reporter = GroupReporter(self.bridge)
         self._loop: LoopThread | None = None
         self._controller: Controller | None = None
+        self._rules_file: str | None = None
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
 
@@ -127,6 +128,12 @@ class Host:
         :checkhealth asks for it, never a start."""
         options = options or {}
         log_path = setup_logging(options.get("log"), options.get("log_level"))
+        data = options.get("data")
+        if isinstance(data, str) and data:
+            # Neovim's stdpath("data"): where the project permission rules are kept.
+            self._rules_file = os.path.join(data, "acp_nvim", "permissions.json")
+            if self._controller is not None:
+                self._controller.app.permissions.file.path = self._rules_file
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
         info: dict[str, Any] = {
             "channel": getattr(self._nvim, "channel_id", None),
@@ -263,6 +270,16 @@ class Host:
     def close(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.close_session(session_id))
 
+    def permissions(self, session_id: str | None, args: list[str]) -> None:
+        self._submit(lambda c: c.app.permissions.command(session_id, [str(arg) for arg in args or []]))
+
+    def leaving(self) -> None:
+        """Neovim is quitting and is about to end the agents itself (VimLeavePre): their end is no fault.
+        Set here, on pynvim's thread, before the answer goes: the agents die only after Lua has it."""
+        if self._controller is not None:
+            self._controller.leaving = True
+        lua_api.leaving_noted(self._nvim)
+
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         """Lua's watcher saw loaded files change behind their buffers during a turn."""
 
@@ -305,6 +322,7 @@ class Host:
             # Before any agent can be spawned: every group must reach Lua's list.
             self.reporter.install()
             self._controller = Controller(self.bridge, loop.spawn)
+            self._controller.app.permissions.file.path = self._rules_file
             self._loop = loop
             atexit.register(self._shutdown)
         return self._loop, self._controller

@@ -39,6 +39,7 @@ REAPER_ADD = "require('acp_nvim.host.agent_groups').add(...)"
 REAPER_REMOVE = "require('acp_nvim.host.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
 CONFIG_CONFIGURED = "require('acp_nvim.config').configured(...)"
+REAPER_LEAVING_NOTED = "require('acp_nvim.host.agent_groups').leaving_noted()"
 BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 
@@ -373,3 +374,8 @@ def config_configured(nvim: NvimExec, configured: dict[str, Any]) -> None:
         configured["generation"],
         async_=True,
     )
+
+
+def leaving_noted(nvim: NvimExec) -> None:
+    """The host's answer to `acp_leaving`: Lua may now end the agents, and their end is routine."""
+    nvim.exec_lua(REAPER_LEAVING_NOTED, async_=True)

@@ -73,6 +73,14 @@ class AcpNvimPlugin:
     def add_dir(self, session_id: str | None, directory: str) -> None:
         self._host.add_dir(session_id, directory)
 
+    @pynvim.rpc_export("acp_permissions")
+    def permissions(self, session_id: str | None, args: list[str]) -> None:
+        self._host.permissions(session_id, args)
+
+    @pynvim.rpc_export("acp_leaving")
+    def leaving(self) -> None:
+        self._host.leaving()
+
     @pynvim.rpc_export("acp_disk_changed")
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         self._host.disk_changed(session_id, paths)

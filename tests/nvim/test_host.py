@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -414,6 +415,12 @@ def test_quitting_neovim_stops_the_agent_and_the_host(nvim_clean: Any, tmp_path:
     assert (
         not Path(f"/proc/{host_pid}").exists() or "Z" in Path(f"/proc/{host_pid}/stat").read_text().split()[2]
     )
+    log = (tmp_path / "acp_nvim.log").read_text()
+    # The quit is routine: said at info with its reason, no warning that the agent was killed.
+    assert "WARNING" not in log and "ERROR" not in log, log
+    assert re.search(
+        r"INFO acp_nvim.controller: q ended: Neovim is quitting \(agent \S+ was killed by", log
+    ), log
 
 
 def test_start_returns_before_the_host_is_up_and_commands_queue_in_order(nvim: Nvim, tmp_path: Path) -> None:

@@ -152,6 +152,24 @@ function M.disk_changed(session_id, paths)
   end
 end
 
+---@param session_id string|userdata
+---@param args string[] `:AcpPermissions` arguments ({} or {"revoke", N})
+---@return boolean sent
+function M.permissions(session_id, args)
+  return command("acp_permissions", session_id, args)
+end
+
+--- Neovim is quitting: the host answers with `agent_groups.leaving_noted()` once it knows the agents' end is
+--- routine. Returns whether a running host was told.
+---@return boolean
+function M.leaving()
+  local channel = running_channel()
+  if channel == nil then
+    return false
+  end
+  return (pcall(vim.rpcnotify, channel, "acp_leaving"))
+end
+
 -- ---- answers and options ---------------------------------------------------------------------------
 
 --- The late answer to a question the host asked with `token` (lua/acp_nvim/ui/ask.lua).

@@ -105,8 +105,14 @@ end
 ---@return table
 local function bootstrap_options()
   local config = require("acp_nvim.config")
-  -- The setup() table rides along: the host validates it before it handles any command.
-  return { log = config.log_file(), log_level = config.log_level(), setup = config.for_host() }
+  -- The setup() table rides along: the host validates it before it handles any command. `data`: where the
+  -- host keeps what it remembers for the user (the project permission rules).
+  return {
+    log = config.log_file(),
+    log_level = config.log_level(),
+    setup = config.for_host(),
+    data = vim.fn.stdpath("data"),
+  }
 end
 
 -- Called by remote#host#Require: spawn the interpreter as an rpc job running pynvim's host; never waits for it.

@@ -173,6 +173,15 @@ function M.create()
     acp.add_dir(args.args)
   end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
 
+  command("AcpPermissions", function(args)
+    require("acp_nvim.ui.session_commands").permissions(args.fargs)
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "revoke", "allow" })
+    end,
+    desc = "List the permission rules (choose one to revoke), revoke rule N, or allow a kind, path or command",
+  })
   command("AcpReview", function(args)
     require("acp_nvim.editor").review(args.args)
   end, {

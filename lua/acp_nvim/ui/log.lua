@@ -84,6 +84,8 @@ function M.show(view)
     set[range[1]] = true
   end
   starts[buf] = set
+  -- Not in the chat or its prompt: they keep their buffers.
+  require("acp_nvim.ui.windows").file_window()
   api.nvim_win_set_buf(0, buf)
   local wo = vim.wo[0][0]
   wo.foldmethod = "expr"

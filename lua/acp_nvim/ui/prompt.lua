@@ -483,9 +483,11 @@ function M.open(chat, chat_win)
     win = api.nvim_get_current_win()
     api.nvim_win_set_buf(win, buf)
     api.nvim_win_set_height(win, require("acp_nvim.config").options.chat.prompt_height)
-    vim.wo[win].winfixheight = true
+    -- Local to the window: plain `vim.wo[win]` would set the global values too.
+    vim.wo[win][0].winfixheight = true
+    vim.wo[win][0].winfixbuf = true
     local keys = require("acp_nvim.config").options.keymaps
-    vim.wo[win].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
+    vim.wo[win][0].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
       :format(keys.send, keys.history_prev, keys.history_next)
       :gsub("<", "‹")
       :gsub(">", "›")

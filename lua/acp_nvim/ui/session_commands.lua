@@ -79,6 +79,14 @@ function M.logout()
   end
 end
 
+--- :AcpPermissions [revoke N]: the session's and its project's permission rules (app/permissions.py).
+---@param args string[]
+function M.permissions(args)
+  if host_running() then
+    host_api.permissions(M.current() or vim.NIL, args)
+  end
+end
+
 ---@param dir string
 function M.add_dir(dir)
   -- Made absolute against Neovim's own cwd (the host's may differ); whether it is a directory, and the list
