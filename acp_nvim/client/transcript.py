@@ -32,7 +32,17 @@ class MessageItem:
     the text is read, because growing one string with `+=` copies all of it every time (quadratic: 12 s of the
     host's time for 100,000 streamed words)."""
 
-    __slots__ = ("_pieces", "hidden", "key", "local", "message_id", "role", "size")
+    __slots__ = (
+        "_pieces",
+        "hidden",
+        "key",
+        "local",
+        "message_id",
+        "newlines_at_end",
+        "opens_reply",
+        "role",
+        "size",
+    )
 
     def __init__(
         self, key: str, role: MessageRole, message_id: str | None, text: str = "", local: bool = False
@@ -47,6 +57,10 @@ class MessageItem:
         self.size = len(text)
         # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
         self.hidden = 0
+        # The newlines the text ends with: the chat holds them back until text follows them (agents end a
+        # message with blank lines before a tool call, which made gaps of three lines).
+        self.newlines_at_end = _newlines_at_end(text, 0)
+        self.opens_reply = False
 
     @property
     def text(self) -> str:
@@ -58,10 +72,12 @@ class MessageItem:
     def text(self, value: str) -> None:
         self._pieces = [value]
         self.size = len(value)
+        self.newlines_at_end = _newlines_at_end(value, 0)
 
     def append(self, text: str) -> None:
         self._pieces.append(text)
         self.size += len(text)
+        self.newlines_at_end = _newlines_at_end(text, self.newlines_at_end)
 
     def clip(self, text: str) -> str:
         """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
@@ -98,6 +114,12 @@ class MessageItem:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs beside it
 
 
+def _newlines_at_end(text: str, before: int) -> int:
+    """The newlines a text ends with once `text` follows one that ended with `before` of them."""
+    kept = text.rstrip("\n")
+    return len(text) - len(kept) if kept else before + len(text)
+
+
 class ToolCallItem(msgspec.Struct):
     key: str
     tool_call_id: str
@@ -113,11 +135,15 @@ class ToolCallItem(msgspec.Struct):
     shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
+    # Where it stands in the conversation (see Transcript._add).
+    opens_reply: bool = False
+    after_tool_call: bool = False
 
 
 class PlanItem(msgspec.Struct):
     key: str
     entries: list[s.PlanEntry]
+    opens_reply: bool = False
 
 
 class CommandsItem(msgspec.Struct):
@@ -149,6 +175,8 @@ class Changes(msgspec.Struct):
     # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
     noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
+    # Of the messages in `appended`: the newlines their text ended with before the first of those appends.
+    newlines_before: dict[str, int] = msgspec.field(default_factory=dict)
     # Output of commands the agent runs itself (tool call key -> in order), and their exits.
     output: dict[str, list[OutputChange]] = msgspec.field(default_factory=dict)
     exits: dict[str, ExitStatus] = msgspec.field(default_factory=dict)
@@ -212,6 +240,9 @@ class Transcript:
         # those whenever they change, also in the middle of a sentence, and the sentence stays one message.
         self._streaming: MessageItem | None = None
         self._counter = 0
+        # Who speaks in the chat's last block: a reply of the agent is one block under one header, whatever
+        # messages, thoughts, tool calls and plan it holds (notices speak for no one).
+        self._speaker: Literal["user", "agent", "commands"] | None = None
         self._changes = Changes()
         # Keys in `_changes.added` or `_changes.replaced`: those render whole, so appends to them are not
         # recorded. A set, because a replayed history adds thousands of items per frame and a list lookup per
@@ -248,10 +279,27 @@ class Transcript:
         elif isinstance(item, ToolCallItem):
             # A tool call is a step of the conversation: the text after it is a message of its own.
             self._streaming = None
+            # A run of tool calls reads as one list.
+            item.after_tool_call = bool(self.items) and isinstance(self.items[-1], ToolCallItem)
+        self._place(item)
         self.items.append(item)
         self._by_key[item.key] = item
         self._changes.added.append(item.key)
         self._whole.add(item.key)
+
+    def _place(self, item: Item) -> None:
+        """Whether `item` opens a reply of the agent (the chat names the agent above it)."""
+        if isinstance(item, NoticeItem):
+            return
+        if isinstance(item, CommandsItem):
+            self._speaker = "commands"
+            return
+        if isinstance(item, MessageItem) and item.role == "user":
+            self._speaker = "user"
+            return
+        if self._speaker != "agent":
+            item.opens_reply = True
+            self._speaker = "agent"
 
     def _replace(self, key: str) -> None:
         if key in self._whole:
@@ -260,3 +308,4 @@ class Transcript:
         self._changes.replaced.append(key)
         # A replacement renders the whole item: earlier appends are contained in it.
         self._changes.appended.pop(key, None)
+        self._changes.newlines_before.pop(key, None)

@@ -18,6 +18,10 @@ def seg(text: str, group: str = "") -> dict[str, Any]:
 
 
 def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
+    if kind == "thought":
+        # A thought is a fold (the host marks its lines' levels as 'foldexpr' gives them).
+        folded = [{**seg("  Thinking"), "f": ">1"}, *[{**seg(line), "f": "1"} for line in lines]]
+        return {"id": item_id, "kind": kind, "lines": folded}
     return {"id": item_id, "kind": kind, "lines": [seg("▍ " + kind), *[seg(line) for line in lines]]}
 
 
@@ -417,9 +421,10 @@ def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
     text = nvim.chat_text()
     expected_in_order = [
         "▍ You\nfix it",
-        "▍ Thinking\nLet me think about this",
-        "▍ Scripted\nHere is my plan",
-        "▍ Plan\n  [x] Read the code  !\n  [x] Write the fix",
+        # One header for the agent's reply: its thought, text, plan and tool call are under it.
+        "▍ Scripted\n  Thinking\nLet me think about this",
+        "\n\nHere is my plan",
+        "\n\n  Plan\n  [x] Read the code  !\n  [x] Write the fix",
         "  ✓ Edit hello.py  edit  completed\n    → /p/hello.py:2\n    --- /p/hello.py\n    +++ /p/hello.py",
         "    -b\n    +c",
         "▍ Commands\n  /review <file>  Review the diff",
@@ -432,6 +437,8 @@ def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
         found = text.find(part, position)
         assert found >= 0, f"{part!r} not found in order in:\n{text}"
         position = found
+    # The commands block interrupts the reply: the text after it names the agent again.
+    assert text.count("▍ Scripted") == 2, text
     assert nvim.status()["mode"] == "code"
     header = nvim.lua(
         "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]].winbar",
@@ -527,7 +534,7 @@ def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
     nvim.wait_state("ready", 30)
     text = nvim.chat_text()
     assert "▍ You\nshow me" in text
-    assert "▍ Plan" in text
-    assert "▍ acp.nvim demo agent" in text
+    assert "  Plan" in text
+    assert text.count("▍ acp.nvim demo agent") == 1, text  # one reply, one header
     assert (tmp_path / "hello.py").read_text().startswith("# Edited by the acp.nvim demo agent")
     assert "⌨ terminal" in text

@@ -16,6 +16,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field idx integer position in chat.order
 ---@field sep boolean|nil the item starts with a blank separator line
 ---@field noted boolean|nil the item's last line is a note of what is not shown (see M.apply, op "note")
+---@field folds (integer|boolean)[]|nil its fold levels (see AcpDrawn.folds), rows relative to its body
 
 ---@class AcpChat
 ---@field session_id string
@@ -35,6 +36,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see M.apply)
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
+---@field refold_from integer|nil first row whose folds wait for the end of Insert mode (see refold)
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -64,6 +66,7 @@ end
 M.chat_of_buf = chat_of_buf
 
 local denil = require("acp_nvim.editor.answer").opt
+local refold -- (see below)
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -73,6 +76,8 @@ local denil = require("acp_nvim.editor.answer").opt
 ---@field locs table[] {row, loc}
 ---@field terms table[] {row, terminal_id}
 ---@field noted boolean|nil the last line is a note (a view line with `note`)
+---@field folds (integer|boolean)[]|nil runs of fold levels, flat: row, level, starts (a fold starts on the
+--- row), ...; each run lasts until the next one (the last to the item's end); nil: no fold
 
 ---@param text string|nil
 ---@return string
@@ -122,7 +127,19 @@ end
 ---@return AcpDrawn
 local function draw(item)
   local out = { lines = {}, hls = {}, locs = {}, terms = {} }
+  local folds, level = nil, 0
   for _, line in ipairs(item.lines) do
+    local fold = line.f
+    if fold ~= nil or level ~= 0 then
+      -- A view line's fold level holds for every line it draws (a diff); only the first starts the fold.
+      local starts = fold ~= nil and fold:sub(1, 1) == ">"
+      local line_level = fold ~= nil and tonumber(starts and fold:sub(2) or fold) or 0
+      if starts or line_level ~= level then
+        folds = folds or {}
+        vim.list_extend(folds, { #out.lines, line_level, starts })
+        level = line_level
+      end
+    end
     if line.diff then
       draw_diff(out, line.diff)
     elseif line.term then
@@ -173,6 +190,7 @@ local function draw(item)
       end
     end
   end
+  out.folds = folds
   return out
 end
 
@@ -230,6 +248,63 @@ local function undecorate(chat, first, last)
   api.nvim_buf_clear_namespace(buf, ns_term, first, last + 1)
 end
 
+--- The folds an item keeps of those drawn: none for thoughts unless chat.fold_thoughts.
+---@param item table view model
+---@param drawn AcpDrawn
+---@return (integer|boolean)[]|nil
+local function item_folds(item, drawn)
+  if
+    drawn.folds ~= nil
+    and item.kind == "thought"
+    and not require("acp_nvim.config").options.chat.fold_thoughts
+  then
+    return nil
+  end
+  return drawn.folds
+end
+
+local refold_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
+
+---@param chat AcpChat
+---@param first integer
+---@param stop integer
+local function update_folds(chat, first, stop)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    if vim.wo[win].foldmethod == "expr" then
+      vim._foldupdate(win, first, stop)
+    end
+  end
+end
+
+--- Recomputes the folds of rows `first` to `stop` (0-based, exclusive) in the chat's windows, once the items
+--- they belong to are known: Neovim evaluates 'foldexpr' while the lines change, before their item is
+--- recorded, and not at all in Insert mode (the user typing the next prompt), where it waits for InsertLeave.
+---@param chat AcpChat
+---@param first integer
+---@param stop integer
+refold = function(chat, first, stop)
+  chat.item_at_cache = nil
+  local mode = api.nvim_get_mode().mode
+  if mode:sub(1, 1) ~= "i" and mode:sub(1, 1) ~= "R" then
+    update_folds(chat, first, stop)
+    return
+  end
+  if chat.refold_from == nil then
+    api.nvim_create_autocmd("InsertLeave", {
+      group = refold_group,
+      once = true,
+      callback = function()
+        local from = chat.refold_from
+        chat.refold_from = nil
+        if from ~= nil and api.nvim_buf_is_valid(chat.buf) then
+          update_folds(chat, from, api.nvim_buf_line_count(chat.buf))
+        end
+      end,
+    })
+  end
+  chat.refold_from = math.min(chat.refold_from or first, first)
+end
+
 --- Appends new items at the end of the chat with one buffer change for all of them: a replayed history
 --- adds thousands of items in a frame, and a change per item (each seen by every on_bytes listener, the
 --- markdown highlighter among them) made that the longest stall of a load.
@@ -243,7 +318,7 @@ local function add_items(chat, items)
   for i, item in ipairs(items) do
     local drawn = draw(item)
     rows[i] = base + #lines
-    if not (was_empty and i == 1) then
+    if not (was_empty and i == 1) and not item.tight then
       lines[#lines + 1] = ""
     end
     for _, line in ipairs(drawn.lines) do
@@ -258,7 +333,7 @@ local function add_items(chat, items)
     api.nvim_buf_set_lines(buf, base, base, false, lines)
   end
   for i, item in ipairs(items) do
-    local sep = not (was_empty and i == 1)
+    local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
     -- At most four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
@@ -267,10 +342,12 @@ local function add_items(chat, items)
     if drawns[i].noted then
       entry.noted = true
     end
+    entry.folds = item_folds(item, drawns[i])
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
   end
+  refold(chat, base, base + #lines)
 end
 
 ---@param chat AcpChat
@@ -300,6 +377,8 @@ function M._replace(chat, item)
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
   entry.noted = drawn.noted
+  entry.folds = item_folds(item, drawn)
+  refold(chat, first, body + #drawn.lines)
 end
 
 --- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
@@ -345,6 +424,9 @@ local function append_text(chat, id, text)
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
   if #parts == 1 and width + #text > require("acp_nvim.config").options.chat.long_line_bytes then
     chat.long_line = true
+  end
+  if entry.folds ~= nil then
+    refold(chat, last, last + #parts)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
@@ -749,6 +831,22 @@ local function setup_window(win, chat)
   wo.winbar = "%#AcpChatHeader#" .. chat.header:gsub("%%", "%%%%")
 end
 
+--- The chat window's folds: thoughts, tool calls' details and long outputs are folds the host marks, closed
+--- until opened (<CR>, za); a closed one shows its first line as drawn.
+---@param win integer
+local function setup_folds(win)
+  local wo = vim.wo[win][0]
+  wo.foldmethod = "expr"
+  wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
+  wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+  -- The rest of a closed fold's line stays blank, as an open line would be.
+  if not wo.fillchars:find("fold:", 1, true) then
+    wo.fillchars = wo.fillchars == "" and "fold: " or (wo.fillchars .. ",fold: ")
+  end
+end
+
 --- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
 --- there is no chat.
 ---@param session_id string|nil
@@ -794,6 +892,7 @@ function M.open(session_id, opts)
     chat_win = api.nvim_get_current_win()
   end
   setup_window(chat_win, chat)
+  setup_folds(chat_win)
   pcall(api.nvim_win_set_cursor, chat_win, { api.nvim_buf_line_count(chat.buf), 0 })
   api.nvim_set_current_win(chat_win)
   prompt.open(chat, chat_win)
@@ -865,7 +964,8 @@ local function item_at(chat, row)
   return found, found_row
 end
 
---- 'foldexpr' of chat windows: each thought item is one fold starting at its header line.
+--- 'foldexpr' of chat windows: the fold levels the host gave the item's lines (thoughts, a tool call's
+--- details, a long output).
 ---@param lnum integer
 ---@return string
 function M.foldexpr(lnum)
@@ -875,21 +975,55 @@ function M.foldexpr(lnum)
     return "0"
   end
   local entry, first = item_at(chat, lnum - 1)
-  if entry == nil or entry.kind ~= "thought" then
+  local folds = entry and entry.folds
+  if folds == nil then
     return "0"
   end
-  local header = first + (entry.sep and 1 or 0)
-  if lnum - 1 < header then
+  local offset = lnum - 1 - first - (entry.sep and 1 or 0)
+  local found = nil
+  for i = 1, #folds, 3 do
+    if folds[i] > offset then
+      break
+    end
+    found = i
+  end
+  if found == nil then
     return "0"
   end
-  return lnum - 1 == header and ">1" or "1"
+  local level = folds[found + 1]
+  if folds[found + 2] and folds[found] == offset then
+    return ">" .. level
+  end
+  return tostring(level)
 end
 
----@return string
+--- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.
+---@return table[] chunks {text, group}
 function M.foldtext()
+  local buf = api.nvim_get_current_buf()
+  local row = vim.v.foldstart - 1
+  local text = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+  local chunks, col = {}, 0
+  local marks = api.nvim_buf_get_extmarks(buf, ns_hl, { row, 0 }, { row, -1 }, { details = true })
+  table.sort(marks, function(a, b)
+    return a[3] < b[3]
+  end)
+  for _, mark in ipairs(marks) do
+    local start, stop = mark[3], math.min(mark[4].end_col or #text, #text)
+    if mark[4].end_row == row and start >= col and stop > start then
+      if start > col then
+        table.insert(chunks, { text:sub(col + 1, start), "Normal" })
+      end
+      table.insert(chunks, { text:sub(start + 1, stop), mark[4].hl_group })
+      col = stop
+    end
+  end
+  if col < #text then
+    table.insert(chunks, { text:sub(col + 1), "Normal" })
+  end
   local count = vim.v.foldend - vim.v.foldstart
-  local first = vim.fn.getline(vim.v.foldstart)
-  return ("%s (%d line%s, zo to open)"):format(first, count, count == 1 and "" or "s")
+  table.insert(chunks, { ("  ▸ %d line%s"):format(count, count == 1 and "" or "s"), "AcpChatNotice" })
+  return chunks
 end
 
 --- The location under the cursor, if the line is a tool call location or diff header.
