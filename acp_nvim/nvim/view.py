@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session import SessionState, config_value_name
 from acp_nvim.client.transcript import (
     Changes,
     CommandsItem,
@@ -163,7 +163,7 @@ def header_text(state: SessionState, agent_name: str) -> str:
         parts.append(f"mode: {state.current_mode_name}")
     for option in state.config_options:
         if option.category == "model" and isinstance(option, s.SessionConfigOptionSelect):
-            parts.append(f"model: {option.current_value}")
+            parts.append(f"model: {config_value_name(option)}")
     if state.usage is not None:
         usage = f"ctx {_short_count(state.usage.used)}/{_short_count(state.usage.size)}"
         if state.usage.cost_amount is not None:

@@ -128,7 +128,7 @@ vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vi
         tmux,
         [
             "Sure, I will look at the greeting code.",
-            "▍ Plan",
+            "  Plan",
             "[x] Read hello.py",
             "[~] Improve the greeting",
             "✓ Read hello.py  read  completed",

@@ -541,7 +541,10 @@ def test_modes_and_config_options(nvim: Nvim, tmp_path: Path, schema: dict[str, 
     assert [e["params"] for e in agent.sent("session/set_config_option")] == [
         {"sessionId": "sess-1", "configId": "model", "value": "b"}
     ]
-    assert nvim.lua("return require('acp_nvim').statusline()") == "s ready · code · b"
+    # What a person reads: the names of the mode and the model; status() keeps their ids too.
+    assert nvim.lua("return require('acp_nvim').statusline()") == "s ready · Code · Beta"
+    status = nvim.status()
+    assert (status["mode_name"], status["model_name"]) == ("Code", "Beta")
     # Completion: the modes, the options of a known type, an option's values.
     complete = "return vim.fn.getcompletion(..., 'cmdline')"
     assert nvim.lua(complete, "AcpMode ") == ["ask", "code", "architect"]
