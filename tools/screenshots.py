@@ -38,8 +38,12 @@ CHROMIUM_FLAGS = [
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8">{headers}<style>
-body {{ margin: 0; background: #1d1f21; }}
-pre {{ margin: 0; padding: 0; font: 14px/{line}px "DejaVu Sans Mono", monospace; color: #d0d0d0; }}
+body {{ margin: 0; background: #14161b; }}
+pre.ansi2html-content {{
+  display: block; margin: 0; padding: 0; font: 14px/{line}px "DejaVu Sans Mono", monospace; color: #e0e2ea;
+}}
+/* A cell's background fills its line's height, as in a terminal (padding does not move the lines). */
+pre span {{ padding: 1px 0; }}
 </style></head><body><pre class="ansi2html-content">{body}</pre></body></html>
 """
 
@@ -164,9 +168,10 @@ def shoot(screen: Screen, out: Path, chromium: str, scratch: Path) -> None:
     screen.keys(":wincmd k", "Enter", "gg")
     to_png(screen.text(colours=True), out / "chat-turn.png", chromium, scratch)
     # <CR> on a tool call opens its details: the edit's diff, the terminal's output.
-    for title in ("Edit hello.py", "Run "):
-        screen.keys("gg", f"/{title}", "Enter", "Enter")
-    screen.keys(":nohlsearch", "Enter", "gg")
+    for title in ("Edit hello.py", "Run `"):
+        # search() moves the cursor without opening folds (a / search would, by 'foldopen').
+        screen.keys(f":call search('{title}')", "Enter", "Enter")
+    screen.keys("gg")
     screen.wait("+# Edited by the acp.nvim demo agent")
     to_png(screen.text(colours=True), out / "chat-details.png", chromium, scratch)
 
