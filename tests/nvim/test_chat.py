@@ -538,3 +538,132 @@ def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
     assert text.count("▍ acp.nvim demo agent") == 1, text  # one reply, one header
     assert (tmp_path / "hello.py").read_text().startswith("# Edited by the acp.nvim demo agent")
     assert "⌨ terminal" in text
+
+
+# ---- folds: thoughts, a tool call's details, long outputs -----------------------------------------------
+
+
+def chat_window(nvim: Nvim, session_id: str = "s1") -> int:
+    return int(
+        nvim.lua("return vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]", session_id)
+    )
+
+
+def folds(nvim: Nvim, win: int) -> list[tuple[int, int]]:
+    """(foldclosed, foldclosedend) of every line of the window, as the user sees its folds."""
+    return [
+        (first, last)
+        for first, last in nvim.lua(
+            """
+            return vim.api.nvim_win_call(..., function()
+              local out = {}
+              for lnum = 1, vim.fn.line('$') do
+                out[lnum] = { vim.fn.foldclosed(lnum), vim.fn.foldclosedend(lnum) }
+              end
+              return out
+            end)
+            """,
+            win,
+        )
+    ]
+
+
+def test_a_thought_drawn_in_one_go_is_folded(chat: Nvim) -> None:
+    """A thought that arrives whole (one chunk, drawn with the items around it) is folded at once: its fold is
+    computed once the chat knows the item, not only when more of it streams in."""
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "hi")},
+        {"op": "add", "item": message("2", "thought", "step one", "step two")},
+        {"op": "add", "item": message("3", "agent", "after")},
+    )
+    assert chat.chat_lines()[3:6] == ["  Thinking", "step one", "step two"]
+    assert folds(chat, chat_window(chat))[3:7] == [(4, 6), (4, 6), (4, 6), (-1, -1)]
+
+
+def test_a_thought_drawn_while_typing_a_prompt_folds_when_insert_mode_ends(chat: Nvim) -> None:
+    """Neovim does not update folds in Insert mode (the user typing the next prompt): they are updated when it
+    ends."""
+    prompt_win = chat.lua("return vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf)[1]")
+    chat.lua("vim.api.nvim_set_current_win(...)", prompt_win)
+    chat.api.input("inext prompt")
+    assert chat.lua("return vim.api.nvim_get_mode().mode") == "i"
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "hi")},
+        {"op": "add", "item": message("2", "thought", "step one", "step two")},
+    )
+    chat.api.input("<Esc>")
+    chat.wait("vim.api.nvim_get_mode().mode == 'n'")
+    assert folds(chat, chat_window(chat))[3:6] == [(4, 6), (4, 6), (4, 6)]
+    assert chat.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["next prompt"]
+
+
+OUTPUT = "\n".join(f"line {n}" for n in range(1, 9))
+TOOL_CALL_TURN = [
+    {"text": "Let me read it.\n\n"},
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "r1",
+            "title": "Read notes.txt",
+            "kind": "read",
+            "status": "completed",
+            "locations": [{"path": "/p/notes.txt", "line": 1}],
+            "content": [{"type": "content", "content": {"type": "text", "text": OUTPUT}}],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "e1",
+            "title": "Edit notes.txt",
+            "kind": "edit",
+            "status": "completed",
+            "content": [{"type": "diff", "path": "/p/notes.txt", "oldText": "a\n", "newText": "b\n"}],
+        }
+    },
+    {"text": "Done."},
+]
+
+
+def test_tool_calls_are_one_line_until_opened_with_enter(nvim: Nvim, tmp_path: Path) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Scripted", "version": "1.0"},
+        "echo": False,
+        "turns": [TOOL_CALL_TURN],
+    }
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, scenario)}),
+    )
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.lua("require('acp_nvim').prompt('read it')")
+    nvim.wait_chat("Done.")
+    nvim.wait_state("ready")
+    session_id = nvim.status()["session_id"]
+    lines = nvim.chat_lines()
+    read = lines.index("  ✓ Read notes.txt  read  completed") + 1
+    edit = lines.index("  ✓ Edit notes.txt  edit  completed") + 1
+    # One header for the reply; the message's blank lines are held back; the two calls are a list.
+    assert lines[: read - 1] == ["▍ You", "read it", "", "▍ Scripted", "Let me read it.", ""]
+    assert lines[read:edit] == ["    → /p/notes.txt:1", *[f"    line {n}" for n in range(1, 9)]] + [
+        lines[edit - 1]
+    ]
+    assert lines[edit - 1 :][-2:] == ["", "Done."]
+    win = chat_window(nvim, session_id)
+    seen = folds(nvim, win)
+    # Each call is closed to its summary line, details and all.
+    assert seen[read - 1] == (read, edit - 1) and seen[edit - 1][0] == edit
+    assert seen[: read - 1] == [(-1, -1)] * (read - 1)
+    nvim.lua("vim.api.nvim_set_current_win(...)", win)
+    nvim.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", read)
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "x", False)
+    seen = folds(nvim, win)
+    # Open: the location and the output's first five lines; the rest of a long output is a fold of its own.
+    assert seen[read - 1 : read + 6] == [(-1, -1)] * 7
+    assert seen[read + 6] == (read + 7, edit - 1)
+    assert seen[edit - 1][0] == edit  # the other call stays closed
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "x", False)
+    assert folds(nvim, win)[read - 1] == (read, edit - 1)
