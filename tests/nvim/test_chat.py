@@ -648,10 +648,9 @@ def test_tool_calls_are_one_line_until_opened_with_enter(nvim: Nvim, tmp_path: P
     edit = lines.index("  ✓ Edit notes.txt  edit  completed") + 1
     # One header for the reply; the message's blank lines are held back; the two calls are a list.
     assert lines[: read - 1] == ["▍ You", "read it", "", "▍ Scripted", "Let me read it.", ""]
-    assert lines[read:edit] == ["    → /p/notes.txt:1", *[f"    line {n}" for n in range(1, 9)]] + [
-        lines[edit - 1]
-    ]
-    assert lines[edit - 1 :][-2:] == ["", "Done."]
+    # The edit's summary line follows the read's details directly.
+    assert lines[read : edit - 1] == ["    → /p/notes.txt:1", *[f"    line {n}" for n in range(1, 9)]]
+    assert lines[-2:] == ["", "Done."]
     win = chat_window(nvim, session_id)
     seen = folds(nvim, win)
     # Each call is closed to its summary line, details and all.
