@@ -37,6 +37,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode (see refold)
+---@field drawing boolean|nil lines are being drawn whose items are not recorded yet (see M.foldexpr)
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -263,6 +264,18 @@ local function item_folds(item, drawn)
   return drawn.folds
 end
 
+--- Changes the chat's lines with `change(...)` while 'foldexpr' leaves them alone (see M.foldexpr).
+---@param chat AcpChat
+---@param change function
+local function draw_lines(chat, change, ...)
+  chat.drawing = true
+  local ok, err = pcall(change, ...)
+  chat.drawing = nil
+  if not ok then
+    error(err, 0)
+  end
+end
+
 local refold_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
 
 ---@param chat AcpChat
@@ -326,12 +339,16 @@ local function add_items(chat, items)
     end
     drawns[i] = drawn
   end
-  if was_empty then
-    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    chat.empty = false
-  else
-    api.nvim_buf_set_lines(buf, base, base, false, lines)
-  end
+  draw_lines(
+    chat,
+    api.nvim_buf_set_lines,
+    buf,
+    was_empty and 0 or base,
+    was_empty and -1 or base,
+    false,
+    lines
+  )
+  chat.empty = false
   for i, item in ipairs(items) do
     local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
@@ -374,7 +391,7 @@ function M._replace(chat, item)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
+  draw_lines(chat, api.nvim_buf_set_text, buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
   entry.noted = drawn.noted
   entry.folds = item_folds(item, drawn)
@@ -971,7 +988,8 @@ end
 function M.foldexpr(lnum)
   local buf = api.nvim_get_current_buf()
   local chat = chat_of_buf(buf)
-  if chat == nil then
+  if chat == nil or chat.drawing then
+    -- Lines being drawn: their folds are computed once their items are recorded (see refold).
     return "0"
   end
   local entry, first = item_at(chat, lnum - 1)

@@ -134,8 +134,8 @@ function M.get()
   return vim.deepcopy(current)
 end
 
---- "<title or name> <version> <state>", then the names of the mode and model when the session has them; "" when no agent
---- was ever started.
+--- "<title or name> <version> <state>", then the names of the mode and model when the session has them; "" when no
+--- agent was ever started.
 ---@return string
 function M.statusline()
   local agent = current.agent
