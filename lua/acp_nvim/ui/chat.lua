@@ -295,11 +295,14 @@ end
 ---@param chat AcpChat
 ---@param first integer
 ---@param stop integer
-refold = function(chat, first, stop)
-  chat.item_at_cache = nil
+---@param evaluated boolean|nil Neovim evaluated 'foldexpr' for the changed lines with their items known
+refold = function(chat, first, stop, evaluated)
   local mode = api.nvim_get_mode().mode
   if mode:sub(1, 1) ~= "i" and mode:sub(1, 1) ~= "R" then
-    update_folds(chat, first, stop)
+    if not evaluated then
+      chat.item_at_cache = nil
+      update_folds(chat, first, stop)
+    end
     return
   end
   if chat.refold_from == nil then
@@ -310,6 +313,7 @@ refold = function(chat, first, stop)
         local from = chat.refold_from
         chat.refold_from = nil
         if from ~= nil and api.nvim_buf_is_valid(chat.buf) then
+          chat.item_at_cache = nil
           update_folds(chat, from, api.nvim_buf_line_count(chat.buf))
         end
       end,
@@ -443,7 +447,8 @@ local function append_text(chat, id, text)
     chat.long_line = true
   end
   if entry.folds ~= nil then
-    refold(chat, last, last + #parts)
+    -- Neovim evaluated 'foldexpr' for these lines as they changed, unless in Insert mode.
+    refold(chat, last, last + #parts, true)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
