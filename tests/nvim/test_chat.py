@@ -666,3 +666,18 @@ def test_tool_calls_are_one_line_until_opened_with_enter(nvim: Nvim, tmp_path: P
     assert seen[edit - 1][0] == edit  # the other call stays closed
     nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "x", False)
     assert folds(nvim, win)[read - 1] == (read, edit - 1)
+
+
+def test_fold_thoughts_off_leaves_thoughts_open_and_tool_calls_folded(nvim: Nvim, tmp_path: Path) -> None:
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"fold_thoughts": False})
+    )
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    tool = {
+        "id": "2",
+        "kind": "tool_call",
+        "lines": [{**seg("  ✓ Read  read  completed"), "f": ">1"}, {**seg("    → /p/a"), "f": "1"}],
+    }
+    apply(nvim, {"op": "add", "item": message("1", "thought", "step one")}, {"op": "add", "item": tool})
+    assert nvim.chat_lines() == ["  Thinking", "step one", "", "  ✓ Read  read  completed", "    → /p/a"]
+    assert folds(nvim, chat_window(nvim)) == [(-1, -1), (-1, -1), (-1, -1), (4, 5), (4, 5)]
