@@ -357,8 +357,9 @@ local function add_items(chat, items)
     local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    -- At most four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
-    -- has as many of these): `sep` is nil when false, `noted` is set only when true.
+    -- Mostly four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
+    -- has as many of these): `sep` is nil when false, `noted` is set only when true, `folds` only on the
+    -- items that have folds (thoughts, the newest tool calls with details).
     local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
     if drawns[i].noted then
       entry.noted = true
