@@ -36,8 +36,9 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see M.apply)
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
----@field refold_from integer|nil first row whose folds wait for the end of Insert mode (see refold)
----@field drawing boolean|nil lines are being drawn whose items are not recorded yet (see M.foldexpr)
+---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
+---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
+--- their items not recorded yet: their fold levels by row from 1 (see add_items)
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -67,7 +68,7 @@ end
 M.chat_of_buf = chat_of_buf
 
 local denil = require("acp_nvim.editor.answer").opt
-local refold -- (see below)
+local fold_after_insert_mode -- (see below)
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -264,57 +265,54 @@ local function item_folds(item, drawn)
   return drawn.folds
 end
 
---- Changes the chat's lines with `change(...)` while 'foldexpr' leaves them alone (see M.foldexpr).
----@param chat AcpChat
----@param change function
-local function draw_lines(chat, change, ...)
-  chat.drawing = true
-  local ok, err = pcall(change, ...)
-  chat.drawing = nil
-  if not ok then
-    error(err, 0)
+--- The fold level of the row `offset` of an item's body, as 'foldexpr' gives it.
+---@param folds (integer|boolean)[] see AcpDrawn.folds
+---@param offset integer
+---@return string
+local function fold_level(folds, offset)
+  local found = nil
+  for i = 1, #folds, 3 do
+    if folds[i] > offset then
+      break
+    end
+    found = i
   end
+  if found == nil then
+    return "0"
+  end
+  local level = folds[found + 1]
+  if folds[found + 2] and folds[found] == offset then
+    return ">" .. level
+  end
+  return tostring(level)
 end
 
-local refold_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
+local insert_leave_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
 
+--- Neovim evaluates 'foldexpr' as the chat's lines change, but not in Insert mode (the user typing the next
+--- prompt): then the folds from row `first` on are updated, in the chat's windows, when Insert mode ends.
 ---@param chat AcpChat
 ---@param first integer
----@param stop integer
-local function update_folds(chat, first, stop)
-  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    if vim.wo[win].foldmethod == "expr" then
-      vim._foldupdate(win, first, stop)
-    end
-  end
-end
-
---- Recomputes the folds of rows `first` to `stop` (0-based, exclusive) in the chat's windows, once the items
---- they belong to are known: Neovim evaluates 'foldexpr' while the lines change, before their item is
---- recorded, and not at all in Insert mode (the user typing the next prompt), where it waits for InsertLeave.
----@param chat AcpChat
----@param first integer
----@param stop integer
----@param evaluated boolean|nil Neovim evaluated 'foldexpr' for the changed lines with their items known
-refold = function(chat, first, stop, evaluated)
-  local mode = api.nvim_get_mode().mode
-  if mode:sub(1, 1) ~= "i" and mode:sub(1, 1) ~= "R" then
-    if not evaluated then
-      chat.item_at_cache = nil
-      update_folds(chat, first, stop)
-    end
+fold_after_insert_mode = function(chat, first)
+  local mode = api.nvim_get_mode().mode:sub(1, 1)
+  if mode ~= "i" and mode ~= "R" then
     return
   end
   if chat.refold_from == nil then
     api.nvim_create_autocmd("InsertLeave", {
-      group = refold_group,
+      group = insert_leave_group,
       once = true,
       callback = function()
         local from = chat.refold_from
         chat.refold_from = nil
-        if from ~= nil and api.nvim_buf_is_valid(chat.buf) then
-          chat.item_at_cache = nil
-          update_folds(chat, from, api.nvim_buf_line_count(chat.buf))
+        if from == nil or not api.nvim_buf_is_valid(chat.buf) then
+          return
+        end
+        local stop = api.nvim_buf_line_count(chat.buf)
+        for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+          if vim.wo[win].foldmethod == "expr" then
+            vim._foldupdate(win, from, stop)
+          end
         end
       end,
     })
@@ -329,7 +327,9 @@ end
 ---@param items table[] view models whose ids are not in the chat yet (and distinct)
 local function add_items(chat, items)
   local buf = chat.buf
-  local lines, rows, drawns = {}, {}, {}
+  local lines, rows, drawns, folds = {}, {}, {}, {}
+  -- The new lines' fold levels, for 'foldexpr' while they are drawn (their items are recorded after).
+  local levels = {}
   local was_empty = chat.empty
   local base = was_empty and 0 or api.nvim_buf_line_count(buf)
   for i, item in ipairs(items) do
@@ -338,20 +338,21 @@ local function add_items(chat, items)
     if not (was_empty and i == 1) and not item.tight then
       lines[#lines + 1] = ""
     end
-    for _, line in ipairs(drawn.lines) do
+    folds[i] = item_folds(item, drawn)
+    for offset, line in ipairs(drawn.lines) do
       lines[#lines + 1] = line
+      if folds[i] ~= nil then
+        levels[#lines] = fold_level(folds[i], offset - 1)
+      end
     end
     drawns[i] = drawn
   end
-  draw_lines(
-    chat,
-    api.nvim_buf_set_lines,
-    buf,
-    was_empty and 0 or base,
-    was_empty and -1 or base,
-    false,
-    lines
-  )
+  chat.drawing = { base = base, levels = levels }
+  local ok, err = pcall(api.nvim_buf_set_lines, buf, base, was_empty and -1 or base, false, lines)
+  chat.drawing = nil
+  if not ok then
+    error(err, 0)
+  end
   chat.empty = false
   for i, item in ipairs(items) do
     local sep = not (was_empty and i == 1) and not item.tight
@@ -364,12 +365,14 @@ local function add_items(chat, items)
     if drawns[i].noted then
       entry.noted = true
     end
-    entry.folds = item_folds(item, drawns[i])
+    entry.folds = folds[i]
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
   end
-  refold(chat, base, base + #lines)
+  -- Looked up while the lines were drawn, before their items were recorded.
+  chat.item_at_cache = nil
+  fold_after_insert_mode(chat, base)
 end
 
 ---@param chat AcpChat
@@ -396,11 +399,12 @@ function M._replace(chat, item)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  draw_lines(chat, api.nvim_buf_set_text, buf, body, 0, last, #last_line, drawn.lines)
+  -- The item is known while its lines change: 'foldexpr' finds its new folds as Neovim evaluates them.
+  entry.folds = item_folds(item, drawn)
+  api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
   entry.noted = drawn.noted
-  entry.folds = item_folds(item, drawn)
-  refold(chat, first, body + #drawn.lines)
+  fold_after_insert_mode(chat, first)
 end
 
 --- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
@@ -448,8 +452,7 @@ local function append_text(chat, id, text)
     chat.long_line = true
   end
   if entry.folds ~= nil then
-    -- Neovim evaluated 'foldexpr' for these lines as they changed, unless in Insert mode.
-    refold(chat, last, last + #parts, true)
+    fold_after_insert_mode(chat, last)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
@@ -994,31 +997,19 @@ end
 function M.foldexpr(lnum)
   local buf = api.nvim_get_current_buf()
   local chat = chat_of_buf(buf)
-  if chat == nil or chat.drawing then
-    -- Lines being drawn: their folds are computed once their items are recorded (see refold).
+  if chat == nil then
     return "0"
+  end
+  local drawing = chat.drawing
+  if drawing ~= nil and lnum > drawing.base then
+    return drawing.levels[lnum - drawing.base] or "0"
   end
   local entry, first = item_at(chat, lnum - 1)
   local folds = entry and entry.folds
   if folds == nil then
     return "0"
   end
-  local offset = lnum - 1 - first - (entry.sep and 1 or 0)
-  local found = nil
-  for i = 1, #folds, 3 do
-    if folds[i] > offset then
-      break
-    end
-    found = i
-  end
-  if found == nil then
-    return "0"
-  end
-  local level = folds[found + 1]
-  if folds[found + 2] and folds[found] == offset then
-    return ">" .. level
-  end
-  return tostring(level)
+  return fold_level(folds, lnum - 1 - first - (entry.sep and 1 or 0))
 end
 
 --- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.
