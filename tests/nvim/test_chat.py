@@ -681,3 +681,29 @@ def test_fold_thoughts_off_leaves_thoughts_open_and_tool_calls_folded(nvim: Nvim
     apply(nvim, {"op": "add", "item": message("1", "thought", "step one")}, {"op": "add", "item": tool})
     assert nvim.chat_lines() == ["  Thinking", "step one", "", "  ✓ Read  read  completed", "    → /p/a"]
     assert folds(nvim, chat_window(nvim)) == [(-1, -1), (-1, -1), (-1, -1), (4, 5), (4, 5)]
+
+
+def tool_call(item_id: str, summary: str, *details: str, folded: bool = True) -> dict[str, Any]:
+    lines = [{**seg(summary), "f": ">1"}, *[{**seg(line), "f": "1"} for line in details]]
+    if not folded:
+        lines = [seg(summary), *[seg(line) for line in details]]
+    return {"id": item_id, "kind": "tool_call", "lines": lines}
+
+
+def test_a_fold_the_user_opened_stays_open_and_new_ones_arrive_closed(chat: Nvim) -> None:
+    """Once a fold was opened by hand Neovim creates new folds open: the chat closes each new one itself, and
+    leaves alone the one the user opened, however often its tool call is updated."""
+    apply(chat, {"op": "add", "item": tool_call("1", "  ◐ Run  execute  in progress", "    → /p/a")})
+    win = chat_window(chat)
+    assert folds(chat, win) == [(1, 2), (1, 2)]
+    chat.lua("vim.api.nvim_win_call(..., function() vim.cmd('1foldopen') end)", win)
+    apply(
+        chat, {"op": "replace", "item": tool_call("1", "  ✓ Run  execute  completed", "    → /p/a", "    ok")}
+    )
+    # Asked for permission: its details in view; folded once answered.
+    asking = tool_call("2", "  ? Edit  edit  awaiting permission", "    --- /p/b", folded=False)
+    apply(chat, {"op": "add", "item": asking})
+    assert folds(chat, win) == [(-1, -1)] * 6
+    apply(chat, {"op": "replace", "item": tool_call("2", "  ✓ Edit  edit  completed", "    --- /p/b")})
+    apply(chat, {"op": "add", "item": tool_call("3", "  ✓ Read  read  completed", "    → /p/c")})
+    assert folds(chat, win) == [(-1, -1)] * 3 + [(-1, -1), (5, 6), (5, 6), (-1, -1), (8, 9), (8, 9)]

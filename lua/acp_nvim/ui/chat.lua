@@ -37,6 +37,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
+---@field close_from integer|nil first row of the new folds that wait for it, to be closed
 ---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
 --- their items not recorded yet: their fold levels by row from 1 (see add_items)
 
@@ -68,7 +69,7 @@ end
 M.chat_of_buf = chat_of_buf
 
 local denil = require("acp_nvim.editor.answer").opt
-local fold_after_insert_mode -- (see below)
+local folds_changed -- (see below)
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -289,13 +290,35 @@ end
 
 local insert_leave_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
 
---- Neovim evaluates 'foldexpr' as the chat's lines change, but not in Insert mode (the user typing the next
---- prompt): then the folds from row `first` on are updated, in the chat's windows, when Insert mode ends.
+--- Closes the folds of rows `first` to `stop` (0-based, exclusive) in the chat's windows: once the user opened
+--- or closed a fold, Neovim creates new ones open.
 ---@param chat AcpChat
 ---@param first integer
-fold_after_insert_mode = function(chat, first)
+---@param stop integer
+local function close_folds(chat, first, stop)
+  local command = ("silent! keepjumps %d,%dfoldclose!"):format(first + 1, stop)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    if vim.wo[win].foldmethod == "expr" then
+      api.nvim_win_call(win, function()
+        vim.cmd(command)
+      end)
+    end
+  end
+end
+
+--- The folds of rows `first` to `stop` changed (`new`: they are new folds, closed at first). Neovim evaluated
+--- 'foldexpr' for them as they changed, but not in Insert mode (the user typing the next prompt): then the
+--- chat's folds from there on are updated when Insert mode ends.
+---@param chat AcpChat
+---@param first integer
+---@param stop integer
+---@param new boolean
+folds_changed = function(chat, first, stop, new)
   local mode = api.nvim_get_mode().mode:sub(1, 1)
   if mode ~= "i" and mode ~= "R" then
+    if new then
+      close_folds(chat, first, stop)
+    end
     return
   end
   if chat.refold_from == nil then
@@ -303,21 +326,27 @@ fold_after_insert_mode = function(chat, first)
       group = insert_leave_group,
       once = true,
       callback = function()
-        local from = chat.refold_from
-        chat.refold_from = nil
+        local from, close_from = chat.refold_from, chat.close_from
+        chat.refold_from, chat.close_from = nil, nil
         if from == nil or not api.nvim_buf_is_valid(chat.buf) then
           return
         end
-        local stop = api.nvim_buf_line_count(chat.buf)
+        local line_count = api.nvim_buf_line_count(chat.buf)
         for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
           if vim.wo[win].foldmethod == "expr" then
-            vim._foldupdate(win, from, stop)
+            vim._foldupdate(win, from, line_count)
           end
+        end
+        if close_from ~= nil then
+          close_folds(chat, close_from, line_count)
         end
       end,
     })
   end
   chat.refold_from = math.min(chat.refold_from or first, first)
+  if new then
+    chat.close_from = math.min(chat.close_from or first, first)
+  end
 end
 
 --- Appends new items at the end of the chat with one buffer change for all of them: a replayed history
@@ -372,7 +401,9 @@ local function add_items(chat, items)
   end
   -- Looked up while the lines were drawn, before their items were recorded.
   chat.item_at_cache = nil
-  fold_after_insert_mode(chat, base)
+  if next(levels) ~= nil then
+    folds_changed(chat, base, base + #lines, true)
+  end
 end
 
 ---@param chat AcpChat
@@ -400,11 +431,15 @@ function M._replace(chat, item)
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
   -- The item is known while its lines change: 'foldexpr' finds its new folds as Neovim evaluates them.
+  local had_folds = entry.folds ~= nil
   entry.folds = item_folds(item, drawn)
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
   entry.noted = drawn.noted
-  fold_after_insert_mode(chat, first)
+  if had_folds or entry.folds ~= nil then
+    -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
+    folds_changed(chat, body, body + #drawn.lines, not had_folds)
+  end
 end
 
 --- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
@@ -452,7 +487,7 @@ local function append_text(chat, id, text)
     chat.long_line = true
   end
   if entry.folds ~= nil then
-    fold_after_insert_mode(chat, last)
+    folds_changed(chat, last, last + #parts, false)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
