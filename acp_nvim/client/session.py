@@ -155,16 +155,14 @@ class SessionState(ToolCallTranscript):
                 self._changes.noted.append(key)
             if not text:
                 return
+        item.append(text)
         if key in self._whole:
-            item.append(text)
             return
         appended = self._changes.appended.get(key)
         if appended is None:
             self._changes.appended[key] = [text]
-            self._changes.newlines_before[key] = item.newlines_at_end
         else:
             appended.append(text)
-        item.append(text)
 
     def _chunk(self, role: MessageRole, block: s.ContentBlock, message_id: str | None) -> None:
         text = content_text(block)

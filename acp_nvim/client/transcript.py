@@ -38,7 +38,6 @@ class MessageItem:
         "key",
         "local",
         "message_id",
-        "newlines_at_end",
         "opens_reply",
         "role",
         "size",
@@ -57,9 +56,7 @@ class MessageItem:
         self.size = len(text)
         # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
         self.hidden = 0
-        # The newlines the text ends with: the chat holds them back until text follows them (agents end a
-        # message with blank lines before a tool call, which made gaps of three lines).
-        self.newlines_at_end = _newlines_at_end(text, 0)
+        # It opens a reply of the agent (see Transcript._place).
         self.opens_reply = False
 
     @property
@@ -72,12 +69,36 @@ class MessageItem:
     def text(self, value: str) -> None:
         self._pieces = [value]
         self.size = len(value)
-        self.newlines_at_end = _newlines_at_end(value, 0)
 
     def append(self, text: str) -> None:
         self._pieces.append(text)
         self.size += len(text)
-        self.newlines_at_end = _newlines_at_end(text, self.newlines_at_end)
+
+    def newlines_before(self, chars: int, last_pieces: int = 0) -> int:
+        """The newlines the text ended with before its last `chars` characters (all of it when it was only
+        newlines), which are its last `last_pieces` pieces when they were not joined since. Counted per frame
+        from the pieces: nothing is counted per streamed chunk."""
+        pieces = self._pieces
+        index = len(pieces)
+        if 0 < last_pieces < index and sum(map(len, pieces[index - last_pieces :])) == chars:
+            index -= last_pieces
+            chars = 0
+        count = 0
+        while index > 0:
+            index -= 1
+            piece = pieces[index]
+            if chars >= len(piece):
+                chars -= len(piece)
+                continue
+            end = len(piece) - chars
+            chars = 0
+            start = end
+            while start > 0 and piece[start - 1] == "\n":
+                start -= 1
+            count += end - start
+            if start > 0:
+                break
+        return count
 
     def clip(self, text: str) -> str:
         """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
@@ -112,12 +133,6 @@ class MessageItem:
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs beside it
-
-
-def _newlines_at_end(text: str, before: int) -> int:
-    """The newlines a text ends with once `text` follows one that ended with `before` of them."""
-    kept = text.rstrip("\n")
-    return len(text) - len(kept) if kept else before + len(text)
 
 
 class ToolCallItem(msgspec.Struct):
@@ -175,8 +190,6 @@ class Changes(msgspec.Struct):
     # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
     noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
-    # Of the messages in `appended`: the newlines their text ended with before the first of those appends.
-    newlines_before: dict[str, int] = msgspec.field(default_factory=dict)
     # Output of commands the agent runs itself (tool call key -> in order), and their exits.
     output: dict[str, list[OutputChange]] = msgspec.field(default_factory=dict)
     exits: dict[str, ExitStatus] = msgspec.field(default_factory=dict)
@@ -308,4 +321,3 @@ class Transcript:
         self._changes.replaced.append(key)
         # A replacement renders the whole item: earlier appends are contained in it.
         self._changes.appended.pop(key, None)
-        self._changes.newlines_before.pop(key, None)

@@ -226,7 +226,7 @@ def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
         message = item(key)
         text = "".join(pieces)
         if isinstance(message, MessageItem):
-            text = appended_text(message, text, changes.newlines_before.get(key, 0))
+            text = appended_text(message, text, message.newlines_before(len(text), len(pieces)))
         if not text:
             continue
         if len(text) <= SLICE_CHARS:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from acp_nvim.client.session import SessionState
+from acp_nvim.client.transcript import MessageItem
 from acp_nvim.nvim.view import ops_for
 from tests.unit.test_session_state import chunk, update
 
@@ -151,3 +155,22 @@ def test_a_tool_call_asking_permission_shows_its_details_and_folds_them_once_ans
     item.awaiting_permission = False
     state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"}))
     assert folds() == [None, ">1", "1"]
+
+
+@given(
+    st.lists(st.sampled_from(["a", "\n", "b\n", "\n\n", ""]), max_size=12), st.integers(0, 12), st.booleans()
+)
+def test_newlines_before_the_last_characters_of_a_message(pieces: list[str], cut: int, joined: bool) -> None:
+    item = MessageItem("1", "agent", None)
+    for piece in pieces:
+        item.append(piece)
+    if joined:
+        assert item.text == "".join(pieces)  # reading the text joins its pieces
+    text = "".join(pieces)
+    cut = min(cut, len(text))
+    before = text[: len(text) - cut]
+    expected = len(before) - len(before.rstrip("\n"))
+    assert item.newlines_before(cut) == expected
+    # Told how many of the last pieces those characters are (a frame's appends), when they are.
+    last = next((n for n in range(len(pieces) + 1) if sum(map(len, pieces[len(pieces) - n :])) == cut), 0)
+    assert item.newlines_before(cut, last) == expected
