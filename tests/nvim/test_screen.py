@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pynvim
 import pytest
@@ -84,20 +85,14 @@ def start_nvim(tmux: str, tmp_path: Path, init: Path, args: str, size: tuple[int
     )
 
 
-def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(
-        json.dumps(
-            {
-                "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
-                "echo": False,
-                "turns": [TURN],
-            }
-        )
-    )
+def prompting_init(tmp_path: Path, scenario: dict[str, Any], chat_width: int) -> Path:
+    """An init.lua that starts the scripted agent of `scenario` and sends one prompt once it is ready, the
+    statusline showing acp.nvim's, beside hello.py."""
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
     (tmp_path / "hello.py").write_text('print("hello")\n')
     init = tmp_path / "init.lua"
-    agent = scripted_config(scenario)
+    agent = scripted_config(path)
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
@@ -108,7 +103,7 @@ require("acp_nvim").setup({{
   log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
   default_agent = "screen",
   agents = {{ screen = vim.json.decode({json.dumps(json.dumps(agent))}) }},
-  chat = {{ width = 70 }},
+  chat = {{ width = {chat_width} }},
 }})
 local prompted = false
 vim.api.nvim_create_autocmd("User", {{
@@ -123,6 +118,16 @@ vim.api.nvim_create_autocmd("User", {{
 vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vim.cmd("AcpStart") end }})
 """
     )
+    return init
+
+
+def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "turns": [TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=70)
     start_nvim(tmux, tmp_path, init, "hello.py", size=(120, 40))
     screen = wait_screen(
         tmux,
@@ -243,45 +248,13 @@ def chat_column(screen: str, start: int) -> list[str]:
 def test_a_reply_reads_as_one_conversation_on_screen(tmux: str, tmp_path: Path) -> None:
     """One header for the agent's reply; its thought folded to one line; each tool call one line, stacked, its
     details folded until <CR>; one blank line between blocks; the mode and model by name."""
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(
-        json.dumps(
-            {
-                "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
-                "echo": False,
-                "session": {"modes": MODES, "configOptions": [MODEL]},
-                "turns": [CONVERSATION_TURN],
-            }
-        )
-    )
-    (tmp_path / "hello.py").write_text('print("hello")\n')
-    init = tmp_path / "init.lua"
-    agent = scripted_config(scenario)
-    init.write_text(
-        f"""
-vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
-vim.o.laststatus = 2
-vim.o.statusline = "%f %= %{{v:lua.require'acp_nvim'.statusline()}}"
-require("acp_nvim").setup({{
-  python = {json.dumps(sys.executable)},
-  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
-  default_agent = "screen",
-  agents = {{ screen = vim.json.decode({json.dumps(json.dumps(agent))}) }},
-  chat = {{ width = 100 }},
-}})
-local prompted = false
-vim.api.nvim_create_autocmd("User", {{
-  pattern = "AcpNvimStatus",
-  callback = function(ev)
-    if ev.data.state == "ready" and not prompted then
-      prompted = true
-      vim.schedule(function() vim.cmd("AcpPrompt improve the greeting") end)
-    end
-  end,
-}})
-vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vim.cmd("AcpStart") end }})
-"""
-    )
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "session": {"modes": MODES, "configOptions": [MODEL]},
+        "turns": [CONVERSATION_TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=100)
     start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
     screen = wait_screen(tmux, ["All tests pass.", "Screen Agent 3.1 ready"])
     start = next(line for line in screen.splitlines() if "improve the greeting" in line).index("│") + 1
