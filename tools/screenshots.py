@@ -165,13 +165,13 @@ def shoot(screen: Screen, out: Path, chromium: str, scratch: Path) -> None:
     screen.keys("1", "Enter")
     screen.wait("That's the tour.", "ready")
     # The finished turn, as it stays: one header, thoughts and each tool call's details folded.
-    screen.keys(":wincmd k", "Enter", "gg")
+    screen.keys(":wincmd k", "Enter", "gg", ":echo", "Enter")  # (an empty command line)
     to_png(screen.text(colours=True), out / "chat-turn.png", chromium, scratch)
     # <CR> on a tool call opens its details: the edit's diff, the terminal's output.
     for title in ("Edit hello.py", "Run `"):
         # search() moves the cursor without opening folds (a / search would, by 'foldopen').
         screen.keys(f":call search('{title}')", "Enter", "Enter")
-    screen.keys("gg")
+    screen.keys("gg", ":echo", "Enter")
     screen.wait("+# Edited by the acp.nvim demo agent")
     to_png(screen.text(colours=True), out / "chat-details.png", chromium, scratch)
 
