@@ -85,9 +85,9 @@ def start_nvim(tmux: str, tmp_path: Path, init: Path, args: str, size: tuple[int
     )
 
 
-def prompting_init(tmp_path: Path, scenario: dict[str, Any], chat_width: int) -> Path:
-    """An init.lua that starts the scripted agent of `scenario` and sends one prompt once it is ready, the
-    statusline showing acp.nvim's, beside hello.py."""
+def prompting_init(tmp_path: Path, scenario: dict[str, Any], chat_width: int, prompt: bool = True) -> Path:
+    """An init.lua that starts the scripted agent of `scenario` and (`prompt`) sends one prompt once it is
+    ready, the statusline showing acp.nvim's, beside hello.py."""
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
     (tmp_path / "hello.py").write_text('print("hello")\n')
@@ -109,7 +109,7 @@ local prompted = false
 vim.api.nvim_create_autocmd("User", {{
   pattern = "AcpNvimStatus",
   callback = function(ev)
-    if ev.data.state == "ready" and not prompted then
+    if ev.data.state == "ready" and not prompted and {json.dumps(prompt)} then
       prompted = true
       vim.schedule(function() vim.cmd("AcpPrompt improve the greeting") end)
     end
@@ -297,3 +297,23 @@ def test_a_reply_reads_as_one_conversation_on_screen(tmux: str, tmp_path: Path) 
         '    +print("hello, world")',
     ]
     assert rows[edit - 1] == "  ✓ Read hello.py  read  completed  ▸ 2 lines"  # the other stays closed
+
+
+def test_what_arrives_while_typing_in_insert_mode_is_folded_when_it_ends(tmux: str, tmp_path: Path) -> None:
+    """Neovim updates no folds in Insert mode: a reply that arrives while the user types the next prompt is
+    folded (and the chat's view with it) as soon as Insert mode ends."""
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "turns": [CONVERSATION_TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=100, prompt=False)
+    start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
+    wait_screen(tmux, ["Screen Agent 3.1 ready"])
+    keys = [":AcpChat", "Enter", "i", "improve the greeting", "C-s", "and then"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    screen = wait_screen(tmux, ["All tests pass.", "-- INSERT --", "and then"])
+    assert "I should read the file first." in screen  # not folded yet
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "Escape"], check=True)
+    screen = wait_screen(tmux, ["  Thinking  ▸ 2 lines", "  ✓ Edit hello.py  edit  completed  ▸ 5 lines"])
+    assert "I should read the file first." not in screen and "+print(" not in screen

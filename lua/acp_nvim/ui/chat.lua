@@ -340,6 +340,15 @@ folds_changed = function(chat, first, stop, new)
         if close_from ~= nil then
           close_folds(chat, close_from, line_count)
         end
+        for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+          api.nvim_win_call(win, function()
+            -- The window scrolled while the folds were not there: its top line may now be inside one.
+            local top = vim.fn.foldclosed(vim.fn.line("w0"))
+            if top > 0 then
+              vim.fn.winrestview({ topline = top })
+            end
+          end)
+        end
       end,
     })
   end
