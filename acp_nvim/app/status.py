@@ -13,7 +13,7 @@ from acp_nvim.app.port import ERROR, NeovimPort
 from acp_nvim.app.registry import AgentRun, Registry
 from acp_nvim.app.status_facts import FACTS
 from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session import SessionState, config_value_name
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.status")
@@ -41,7 +41,9 @@ def build_status(registry: Registry) -> Status:
         state=state,
         session_id=session.session_id if session else None,
         mode=session.state.current_mode if session else None,
+        mode_name=session.state.current_mode_name if session else None,
         model=current_model(session.state) if session else None,
+        model_name=current_model_name(session.state) if session else None,
         title=session.state.title if session else None,
         usage=_usage(session.state) if session else None,
         sessions=len(registry.sessions),
@@ -95,11 +97,21 @@ class StatusBoard:
 
 def current_model(state: SessionState) -> str | None:
     """The current model: the select option of category "model" (or id "model")."""
+    option = _model_option(state)
+    return option.current_value if option is not None else None
+
+
+def current_model_name(state: SessionState) -> str | None:
+    option = _model_option(state)
+    return config_value_name(option) if option is not None else None
+
+
+def _model_option(state: SessionState) -> s.SessionConfigOptionSelect | None:
     for option in state.config_options:
         if isinstance(option, s.SessionConfigOptionSelect) and (
             option.category == "model" or option.id == "model"
         ):
-            return option.current_value
+            return option
     return None
 
 

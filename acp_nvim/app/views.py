@@ -42,7 +42,10 @@ class Status(msgspec.Struct, frozen=True, kw_only=True):
     state: State
     session_id: str | None
     mode: str | None
+    # What a person reads of the mode and the model: their names (the ids when the agent gave none).
+    mode_name: str | None
     model: str | None
+    model_name: str | None
     title: str | None
     usage: Usage | None
     sessions: int

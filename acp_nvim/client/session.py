@@ -139,7 +139,7 @@ class SessionState(ToolCallTranscript):
         for option in options:
             value = _config_value(option)
             if option.id in before and before[option.id] != value:
-                self.add_notice(f"{option.name}: {_config_value_name(option)}")
+                self.add_notice(f"{option.name}: {config_value_name(option)}")
 
     def _append(self, item: MessageItem, text: str) -> None:
         key = item.key
@@ -222,7 +222,8 @@ def _config_value(option: s.SessionConfigOption) -> str | bool:
     return option.current_value
 
 
-def _config_value_name(option: s.SessionConfigOption) -> str:
+def config_value_name(option: s.SessionConfigOption) -> str:
+    """The name of the option's current value, as a person reads it (its value when it has none)."""
     if isinstance(option, s.SessionConfigOptionBoolean):
         return "on" if option.current_value else "off"
     for choice in _select_choices(option):

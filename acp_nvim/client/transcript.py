@@ -32,7 +32,16 @@ class MessageItem:
     the text is read, because growing one string with `+=` copies all of it every time (quadratic: 12 s of the
     host's time for 100,000 streamed words)."""
 
-    __slots__ = ("_pieces", "hidden", "key", "local", "message_id", "role", "size")
+    __slots__ = (
+        "_pieces",
+        "hidden",
+        "key",
+        "local",
+        "message_id",
+        "opens_reply",
+        "role",
+        "size",
+    )
 
     def __init__(
         self, key: str, role: MessageRole, message_id: str | None, text: str = "", local: bool = False
@@ -47,6 +56,8 @@ class MessageItem:
         self.size = len(text)
         # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
         self.hidden = 0
+        # It opens a reply of the agent (see Transcript._place).
+        self.opens_reply = False
 
     @property
     def text(self) -> str:
@@ -62,6 +73,32 @@ class MessageItem:
     def append(self, text: str) -> None:
         self._pieces.append(text)
         self.size += len(text)
+
+    def newlines_before(self, chars: int, last_pieces: int = 0) -> int:
+        """The newlines the text ended with before its last `chars` characters (all of it when it was only
+        newlines), which are its last `last_pieces` pieces when they were not joined since. Counted per frame
+        from the pieces: nothing is counted per streamed chunk."""
+        pieces = self._pieces
+        index = len(pieces)
+        if 0 < last_pieces < index and sum(map(len, pieces[index - last_pieces :])) == chars:
+            index -= last_pieces
+            chars = 0
+        count = 0
+        while index > 0:
+            index -= 1
+            piece = pieces[index]
+            if chars >= len(piece):
+                chars -= len(piece)
+                continue
+            end = len(piece) - chars
+            chars = 0
+            start = end
+            while start > 0 and piece[start - 1] == "\n":
+                start -= 1
+            count += end - start
+            if start > 0:
+                break
+        return count
 
     def clip(self, text: str) -> str:
         """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
@@ -115,11 +152,15 @@ class ToolCallItem(msgspec.Struct):
     shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
+    # Where it stands in the conversation (see Transcript._add).
+    opens_reply: bool = False
+    after_tool_call: bool = False
 
 
 class PlanItem(msgspec.Struct):
     key: str
     entries: list[s.PlanEntry]
+    opens_reply: bool = False
 
 
 class CommandsItem(msgspec.Struct):
@@ -214,6 +255,9 @@ class Transcript:
         # those whenever they change, also in the middle of a sentence, and the sentence stays one message.
         self._streaming: MessageItem | None = None
         self._counter = 0
+        # Who speaks in the chat's last block: a reply of the agent is one block under one header, whatever
+        # messages, thoughts, tool calls and plan it holds (notices speak for no one).
+        self._speaker: Literal["user", "agent", "commands"] | None = None
         self._changes = Changes()
         # Keys in `_changes.added` or `_changes.replaced`: those render whole, so appends to them are not
         # recorded. A set, because a replayed history adds thousands of items per frame and a list lookup per
@@ -250,10 +294,27 @@ class Transcript:
         elif isinstance(item, ToolCallItem):
             # A tool call is a step of the conversation: the text after it is a message of its own.
             self._streaming = None
+            # A run of tool calls reads as one list.
+            item.after_tool_call = bool(self.items) and isinstance(self.items[-1], ToolCallItem)
+        self._place(item)
         self.items.append(item)
         self._by_key[item.key] = item
         self._changes.added.append(item.key)
         self._whole.add(item.key)
+
+    def _place(self, item: Item) -> None:
+        """Whether `item` opens a reply of the agent (the chat names the agent above it)."""
+        if isinstance(item, NoticeItem):
+            return
+        if isinstance(item, CommandsItem):
+            self._speaker = "commands"
+            return
+        if isinstance(item, MessageItem) and item.role == "user":
+            self._speaker = "user"
+            return
+        if self._speaker != "agent":
+            item.opens_reply = True
+            self._speaker = "agent"
 
     def _replace(self, key: str) -> None:
         if key in self._whole:

@@ -7,7 +7,9 @@ An item becomes a list of lines; a line is a dict with one of
   ``term``: a terminal id (a placeholder line the terminal UI can attach live output to), with ``text`` the
             line's text when it is not the default (a command the agent runs itself: the command);
 a line with ``note`` true is a message's last line, saying how much of it is not shown (a ``note`` op
-rewrites it).
+rewrites it); ``f`` is a line's fold level as 'foldexpr' gives it (``">1"`` starts a fold, ``"1"`` is inside
+one; none: no fold), also for the lines a ``diff`` expands to. An item with ``tight`` true follows the one
+before it without a blank line.
 A batch of ops (`ops_for`) is what one `chat.apply` call receives.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session import SessionState, config_value_name
 from acp_nvim.client.transcript import (
     Changes,
     CommandsItem,
@@ -26,200 +28,96 @@ from acp_nvim.client.transcript import (
     NoticeItem,
     PlanItem,
     ToolCallItem,
-    content_text,
     not_shown,
-    rough_size,
 )
+from acp_nvim.nvim.tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
+from acp_nvim.nvim.view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.protocol import schema as s
 
-Line = dict[str, Any]
 Op = dict[str, Any]
 
-STATUS_ICONS = {
-    "pending": "○",
-    "in_progress": "◐",
-    "completed": "✓",
-    "failed": "✗",
-    "cancelled": "⊘",
-}
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
-HEADERS = {"user": ("You", "AcpChatUser"), "thought": ("Thinking", "AcpChatThoughtHeader")}
+USER_HEADER = "▍ You"
+THOUGHT_TITLE = "  Thinking"
+PLAN_TITLE = "  Plan"
 # Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
 # keeps to its budget per tick only between ops. A larger message travels as an add and appends.
 SLICE_CHARS = 32 * 1024
-# Of a tool call, shown at most: its text content (re-sent whole on every update of the call), a diff's old
-# plus new text (vim.diff works in one call), a line (title, plan entry), its locations, a plan's entries.
-MAX_TOOL_TEXT_CHARS = 64 * 1024
-MAX_DIFF_CHARS = 1024 * 1024
-MAX_LINE_CHARS = 2048
-MAX_LOCATIONS = 50
+# Of a plan, its entries shown at most.
 MAX_PLAN_ENTRIES = 100
 
 
-STATUS_GROUPS = {
-    "pending": "AcpChatStatusPending",
-    "in_progress": "AcpChatStatusRunning",
-    "completed": "AcpChatStatusDone",
-    "failed": "AcpChatStatusFailed",
-    "cancelled": "AcpChatStatusCancelled",
-}
 PLAN_GROUPS = {"completed": "AcpChatPlanDone", "in_progress": "AcpChatPlanRunning"}
-
-# The builders below run for every item of a replayed history (5,000 items for 10,000 updates): they build
-# the dicts and lists directly rather than through a helper per line (a fifth less of the time of `ops_for`).
-
-
-def _line(*segments: tuple[str, str]) -> Line:
-    return {"s": [[text, group] for text, group in segments]}
-
-
-def _text_lines(text: str, indent: str = "", group: str = "") -> list[Line]:
-    return [{"s": [[indent + part, group]]} for part in text.split("\n")]
-
-
-def status_group(status: str) -> str:
-    return STATUS_GROUPS.get(status, "AcpChatStatusPending")
-
-
-def _clip_line(text: str) -> str:
-    if len(text) <= MAX_LINE_CHARS:
-        return text
-    return text[:MAX_LINE_CHARS] + " " + not_shown(len(text) - MAX_LINE_CHARS)
 
 
 def note_line(item: MessageItem) -> Line:
-    return {"s": [[not_shown(item.hidden), "AcpChatNotice"]], "note": True}
+    line: Line = {"s": [[not_shown(item.hidden), "AcpChatNotice"]], "note": True}
+    if item.role == "thought":
+        line["f"] = "1"
+    return line
 
 
-def message_view(item: MessageItem, agent_name: str, text: str | None = None) -> list[Line]:
-    """`text` (a beginning of the message's) in place of all of it: the rest follows as appends."""
+def shown_text(text: str) -> str:
+    """What the chat shows of a message's text: without the blank lines it starts or ends with."""
+    return text.strip("\n")
+
+
+def appended_text(item: MessageItem, text: str, newlines_before: int) -> str:
+    """What the chat adds to a message for `text` appended to it, `newlines_before` the newlines it ended
+    with: those it held back, now that text follows them (nothing before the first text shown)."""
+    kept = text.rstrip("\n")
+    if not kept:
+        return ""
+    if newlines_before == item.size - len(text):
+        return kept.lstrip("\n")
+    return "\n" * newlines_before + kept
+
+
+def message_view(item: MessageItem, agent_name: str, shown: str | None = None) -> list[Line]:
+    """`shown` (a beginning of what the message shows) in place of all of it: the rest follows as appends."""
     role = item.role
-    title, group = HEADERS.get(role, (agent_name, "AcpChatAgent"))
-    body_group = "AcpChatThought" if role == "thought" else ""
-    lines = [
-        {"s": [["▍ " + title, group]]},
-        *_text_lines(item.text if text is None else text, group=body_group),
-    ]
-    if item.hidden and text is None:
+    text = shown_text(item.text) if shown is None else shown
+    lines: list[Line] = []
+    if role == "user":
+        lines.append({"s": [[USER_HEADER, "AcpChatUser"]]})
+    elif item.opens_reply:
+        lines.append(reply_header(agent_name))
+    if role == "thought":
+        # A thought is a fold of its own, closed (chat.fold_thoughts): its title line stays in view.
+        lines.append({"s": [[THOUGHT_TITLE, "AcpChatThoughtHeader"]], "f": ">1"})
+        lines.extend({"s": [[part, "AcpChatThought"]], "f": "1"} for part in text.split("\n"))
+    else:
+        lines.extend(text_lines(text))
+    if item.hidden and shown is None:
         lines.append(note_line(item))
     return lines
 
 
-def _tool_text_lines(text: str) -> list[Line]:
-    note = None
-    if len(text) > MAX_TOOL_TEXT_CHARS:
-        note = not_shown(len(text) - MAX_TOOL_TEXT_CHARS)
-        text = text[:MAX_TOOL_TEXT_CHARS]
-    lines = _text_lines(text, indent="    ", group="AcpChatToolOutput")
-    if note is not None:
-        lines.append({"s": [["    " + note, "AcpChatNotice"]]})
-    return lines
-
-
-# Lines of a command (a script the agent runs) shown above its output.
-MAX_COMMAND_LINES = 5
-
-
-def shell_terminal_id(session_id: str, tool_call_id: str) -> str:
-    """The chat terminal that shows a command the agent runs itself (not an ACP terminal: no `terminal/*`)."""
-    return f"agent:{session_id}:{tool_call_id}"
-
-
-def _command_lines(item: ToolCallItem, session_id: str) -> list[Line]:
-    assert item.shell is not None
-    parts = item.shell.command.split("\n")
-    shown = [_clip_line(part) for part in parts[:MAX_COMMAND_LINES]]
-    if len(parts) > MAX_COMMAND_LINES:
-        shown.append(f"… {len(parts) - MAX_COMMAND_LINES} more lines")
-    lines: list[Line] = [
-        _line((("    $ " if n == 0 else "      ") + part, "AcpChatTerminal"))
-        for n, part in enumerate(shown[:-1])
-    ]
-    # The last line of the command is where the output is drawn, under it, as for an ACP terminal.
-    last = ("    $ " if len(shown) == 1 else "      ") + shown[-1]
-    lines.append({"term": shell_terminal_id(session_id, item.tool_call_id), "text": last})
-    return lines
-
-
-def tool_call_view(item: ToolCallItem, session_id: str = "") -> list[Line]:
-    status = "awaiting permission" if item.awaiting_permission else item.status
-    group = "AcpChatStatusAwaiting" if item.awaiting_permission else status_group(item.status)
-    icon = "?" if item.awaiting_permission else STATUS_ICONS.get(item.status, "•")
-    title = _clip_line(item.title)
-    if item.folded:
-        # One highlight for the line: an extmark per segment was most of what an old tool call cost Neovim.
-        return [
-            {"s": [["  " + icon + " " + title + "  " + item.kind + "  " + status.replace("_", " "), group]]}
-        ]
-    lines: list[Line] = [
-        {
-            "s": [
-                ["  " + icon + " ", group],
-                [title, "AcpChatToolTitle"],
-                ["  " + item.kind, "AcpChatToolKind"],
-                ["  " + status.replace("_", " "), group],
-            ]
-        }
-    ]
-    if item.auto_allowed is not None:
-        lines.append(_line(("    ✓ " + item.auto_allowed, "AcpChatNotice")))
-    for location in item.locations[:MAX_LOCATIONS]:
-        where = _clip_line(location.path) + (f":{location.line}" if location.line else "")
-        line = _line(("    → ", "AcpChatToolKind"), (where, "AcpChatLocation"))
-        line["loc"] = {"path": location.path, "lnum": location.line or 1}
-        lines.append(line)
-    if len(item.locations) > MAX_LOCATIONS:
-        lines.append(_line((f"    … {len(item.locations) - MAX_LOCATIONS} more locations", "AcpChatNotice")))
-    run = item.shell
-    if run is not None:
-        lines.extend(_command_lines(item, session_id))
-    for content in item.content:
-        if run is not None and (
-            isinstance(content, s.ToolCallContentContent)
-            or (isinstance(content, s.ToolCallContentTerminal) and content.terminal_id == run.terminal_id)
-        ):
-            # The command's output: drawn under the command line, from `output` ops.
-            continue
-        if isinstance(content, s.ToolCallContentDiff):
-            size = len(content.old_text or "") + len(content.new_text)
-            if size <= MAX_DIFF_CHARS:
-                lines.append(
-                    {"diff": {"path": content.path, "old": content.old_text, "new": content.new_text}}
-                )
-                continue
-            # Too large to diff in one go on Neovim's main loop: the file can still be opened from here.
-            line = _line(
-                (f"    diff of {_clip_line(content.path)}: {rough_size(size)}, not shown", "AcpChatNotice")
-            )
-            line["loc"] = {"path": content.path, "lnum": 1}
-            lines.append(line)
-        elif isinstance(content, s.ToolCallContentTerminal):
-            lines.append({"term": content.terminal_id})
-        elif isinstance(content, s.ToolCallContentContent):
-            lines.extend(_tool_text_lines(content_text(content.content)))
-    return lines
-
-
-def plan_view(item: PlanItem) -> list[Line]:
-    lines: list[Line] = [{"s": [["▍ Plan", "AcpChatPlan"]]}]
+def plan_view(item: PlanItem, agent_name: str = "") -> list[Line]:
+    lines: list[Line] = [reply_header(agent_name)] if item.opens_reply else []
+    lines.append({"s": [[PLAN_TITLE, "AcpChatPlan"]]})
     for entry in item.entries[:MAX_PLAN_ENTRIES]:
         group = PLAN_GROUPS.get(entry.status, "AcpChatPlanPending")
         mark = PLAN_MARKS.get(entry.status, "[ ]")
-        segments = [["  " + mark + " ", group], [_clip_line(entry.content), group]]
+        segments = [["  " + mark + " ", group], [clip_line(entry.content), group]]
         if entry.priority == "high":
             segments.append(["  !", "AcpChatPlanHigh"])
         lines.append({"s": segments})
     if len(item.entries) > MAX_PLAN_ENTRIES:
-        lines.append(_line((f"  … {len(item.entries) - MAX_PLAN_ENTRIES} more entries", "AcpChatNotice")))
+        lines.append(
+            segments_line((f"  … {len(item.entries) - MAX_PLAN_ENTRIES} more entries", "AcpChatNotice"))
+        )
     return lines
 
 
 def commands_view(item: CommandsItem) -> list[Line]:
-    lines = [_line(("▍ Commands", "AcpChatCommands"))]
+    lines = [segments_line(("▍ Commands", "AcpChatCommands"))]
     for command in item.commands:
         hint = f" <{command.input.hint}>" if command.input is not None else ""
         lines.append(
-            _line(("  /" + command.name + hint, "AcpChatCommandName"), ("  " + command.description, ""))
+            segments_line(
+                ("  /" + command.name + hint, "AcpChatCommandName"), ("  " + command.description, "")
+            )
         )
     return lines
 
@@ -229,7 +127,7 @@ def notice_view(item: NoticeItem) -> list[Line]:
     text = item.text
     if len(text) > MAX_TOOL_TEXT_CHARS:
         text = text[:MAX_TOOL_TEXT_CHARS] + " " + not_shown(len(text) - MAX_TOOL_TEXT_CHARS)
-    return _text_lines(text, indent="  ", group=group)
+    return text_lines(text, indent="  ", group=group)
 
 
 def item_view(item: Item, agent_name: str, session_id: str = "") -> dict[str, Any]:
@@ -238,9 +136,11 @@ def item_view(item: Item, agent_name: str, session_id: str = "") -> dict[str, An
     if isinstance(item, MessageItem):
         kind, lines = item.role, message_view(item, agent_name)
     elif isinstance(item, ToolCallItem):
-        kind, lines = "tool_call", tool_call_view(item, session_id)
+        kind, lines = "tool_call", tool_call_view(item, session_id, agent_name)
+        if item.after_tool_call:
+            return {"id": item.key, "kind": kind, "lines": lines, "tight": True}
     elif isinstance(item, PlanItem):
-        kind, lines = "plan", plan_view(item)
+        kind, lines = "plan", plan_view(item, agent_name)
     elif isinstance(item, CommandsItem):
         kind, lines = "commands", commands_view(item)
     else:
@@ -258,12 +158,12 @@ def _short_count(n: int) -> str:
 
 def header_text(state: SessionState, agent_name: str) -> str:
     """One line above the chat (winbar): session title or agent, mode, context usage."""
-    parts = [_clip_line(state.title) if state.title else agent_name]
+    parts = [clip_line(state.title) if state.title else agent_name]
     if state.current_mode:
         parts.append(f"mode: {state.current_mode_name}")
     for option in state.config_options:
         if option.category == "model" and isinstance(option, s.SessionConfigOptionSelect):
-            parts.append(f"model: {option.current_value}")
+            parts.append(f"model: {config_value_name(option)}")
     if state.usage is not None:
         usage = f"ctx {_short_count(state.usage.used)}/{_short_count(state.usage.size)}"
         if state.usage.cost_amount is not None:
@@ -286,7 +186,7 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     return {
         "op": "meta",
         "header": header_text(state, agent_name),
-        "title": _clip_line(state.title) if state.title else state.title,
+        "title": clip_line(state.title) if state.title else state.title,
         "mode": state.current_mode,
         "modes": modes,
         "commands": commands,
@@ -305,7 +205,7 @@ def _add_ops(item: Item, agent_name: str, session_id: str) -> list[Op]:
     if not isinstance(item, MessageItem) or item.size <= SLICE_CHARS:
         return [{"op": "add", "item": item_view(item, agent_name, session_id)}]
     # A long message: its beginning as the item, the rest in slices, its note last.
-    text = item.text
+    text = shown_text(item.text)
     lines = message_view(item, agent_name, text[:SLICE_CHARS])
     ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
     ops.extend(_append_ops(item.key, text[SLICE_CHARS:]))
@@ -323,7 +223,12 @@ def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
     for key in changes.replaced:
         ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id)})
     for key, pieces in changes.appended.items():
+        message = item(key)
         text = "".join(pieces)
+        if isinstance(message, MessageItem):
+            text = appended_text(message, text, message.newlines_before(len(text), len(pieces)))
+        if not text:
+            continue
         if len(text) <= SLICE_CHARS:
             ops.append({"op": "append", "id": key, "text": text})
         else:

@@ -18,6 +18,10 @@ def seg(text: str, group: str = "") -> dict[str, Any]:
 
 
 def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
+    if kind == "thought":
+        # A thought is a fold (the host marks its lines' levels as 'foldexpr' gives them).
+        folded = [{**seg("  Thinking"), "f": ">1"}, *[{**seg(line), "f": "1"} for line in lines]]
+        return {"id": item_id, "kind": kind, "lines": folded}
     return {"id": item_id, "kind": kind, "lines": [seg("▍ " + kind), *[seg(line) for line in lines]]}
 
 
@@ -420,9 +424,10 @@ def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
     text = nvim.chat_text()
     expected_in_order = [
         "▍ You\nfix it",
-        "▍ Thinking\nLet me think about this",
-        "▍ Scripted\nHere is my plan",
-        "▍ Plan\n  [x] Read the code  !\n  [x] Write the fix",
+        # One header for the agent's reply: its thought, text, plan and tool call are under it.
+        "▍ Scripted\n  Thinking\nLet me think about this",
+        "\n\nHere is my plan",
+        "\n\n  Plan\n  [x] Read the code  !\n  [x] Write the fix",
         "  ✓ Edit hello.py  edit  completed\n    → /p/hello.py:2\n    --- /p/hello.py\n    +++ /p/hello.py",
         "    -b\n    +c",
         "▍ Commands\n  /review <file>  Review the diff",
@@ -435,6 +440,8 @@ def test_every_update_kind_renders(nvim: Nvim, tmp_path: Path) -> None:
         found = text.find(part, position)
         assert found >= 0, f"{part!r} not found in order in:\n{text}"
         position = found
+    # The commands block interrupts the reply: the text after it names the agent again.
+    assert text.count("▍ Scripted") == 2, text
     assert nvim.status()["mode"] == "code"
     header = nvim.lua(
         "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]].winbar",
@@ -530,7 +537,177 @@ def test_demo_agent(nvim: Nvim, tmp_path: Path) -> None:
     nvim.wait_state("ready", 30)
     text = nvim.chat_text()
     assert "▍ You\nshow me" in text
-    assert "▍ Plan" in text
-    assert "▍ acp.nvim demo agent" in text
+    assert "  Plan" in text
+    assert text.count("▍ acp.nvim demo agent") == 1, text  # one reply, one header
     assert (tmp_path / "hello.py").read_text().startswith("# Edited by the acp.nvim demo agent")
     assert "⌨ terminal" in text
+
+
+# ---- folds: thoughts, a tool call's details, long outputs -----------------------------------------------
+
+
+def chat_window(nvim: Nvim, session_id: str = "s1") -> int:
+    return int(
+        nvim.lua("return vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]", session_id)
+    )
+
+
+def folds(nvim: Nvim, win: int) -> list[tuple[int, int]]:
+    """(foldclosed, foldclosedend) of every line of the window, as the user sees its folds."""
+    return [
+        (first, last)
+        for first, last in nvim.lua(
+            """
+            return vim.api.nvim_win_call(..., function()
+              local out = {}
+              for lnum = 1, vim.fn.line('$') do
+                out[lnum] = { vim.fn.foldclosed(lnum), vim.fn.foldclosedend(lnum) }
+              end
+              return out
+            end)
+            """,
+            win,
+        )
+    ]
+
+
+def test_a_thought_drawn_in_one_go_is_folded(chat: Nvim) -> None:
+    """A thought that arrives whole (one chunk, drawn with the items around it) is folded at once: its fold is
+    computed once the chat knows the item, not only when more of it streams in."""
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "hi")},
+        {"op": "add", "item": message("2", "thought", "step one", "step two")},
+        {"op": "add", "item": message("3", "agent", "after")},
+    )
+    assert chat.chat_lines()[3:6] == ["  Thinking", "step one", "step two"]
+    assert folds(chat, chat_window(chat))[3:7] == [(4, 6), (4, 6), (4, 6), (-1, -1)]
+
+
+def test_a_thought_drawn_while_typing_a_prompt_folds_when_insert_mode_ends(chat: Nvim) -> None:
+    """Neovim does not update folds in Insert mode (the user typing the next prompt): they are updated when it
+    ends."""
+    prompt_win = chat.lua("return vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf)[1]")
+    chat.lua("vim.api.nvim_set_current_win(...)", prompt_win)
+    chat.api.input("inext prompt")
+    assert chat.lua("return vim.api.nvim_get_mode().mode") == "i"
+    apply(
+        chat,
+        {"op": "add", "item": message("1", "agent", "hi")},
+        {"op": "add", "item": message("2", "thought", "step one", "step two")},
+    )
+    chat.api.input("<Esc>")
+    chat.wait("vim.api.nvim_get_mode().mode == 'n'")
+    assert folds(chat, chat_window(chat))[3:6] == [(4, 6), (4, 6), (4, 6)]
+    assert chat.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["next prompt"]
+
+
+OUTPUT = "\n".join(f"line {n}" for n in range(1, 9))
+TOOL_CALL_TURN = [
+    {"text": "Let me read it.\n\n"},
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "r1",
+            "title": "Read notes.txt",
+            "kind": "read",
+            "status": "completed",
+            "locations": [{"path": "/p/notes.txt", "line": 1}],
+            "content": [{"type": "content", "content": {"type": "text", "text": OUTPUT}}],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "e1",
+            "title": "Edit notes.txt",
+            "kind": "edit",
+            "status": "completed",
+            "content": [{"type": "diff", "path": "/p/notes.txt", "oldText": "a\n", "newText": "b\n"}],
+        }
+    },
+    {"text": "Done."},
+]
+
+
+def test_tool_calls_are_one_line_until_opened_with_enter(nvim: Nvim, tmp_path: Path) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Scripted", "version": "1.0"},
+        "echo": False,
+        "turns": [TOOL_CALL_TURN],
+    }
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"s": scripted_agent(tmp_path, scenario)}),
+    )
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.lua("require('acp_nvim').prompt('read it')")
+    nvim.wait_chat("Done.")
+    nvim.wait_state("ready")
+    session_id = nvim.status()["session_id"]
+    lines = nvim.chat_lines()
+    read = lines.index("  ✓ Read notes.txt  read  completed") + 1
+    edit = lines.index("  ✓ Edit notes.txt  edit  completed") + 1
+    # One header for the reply; the message's blank lines are held back; the two calls are a list.
+    assert lines[: read - 1] == ["▍ You", "read it", "", "▍ Scripted", "Let me read it.", ""]
+    # The edit's summary line follows the read's details directly.
+    assert lines[read : edit - 1] == ["    → /p/notes.txt:1", *[f"    line {n}" for n in range(1, 9)]]
+    assert lines[-2:] == ["", "Done."]
+    win = chat_window(nvim, session_id)
+    seen = folds(nvim, win)
+    # Each call is closed to its summary line, details and all.
+    assert seen[read - 1] == (read, edit - 1) and seen[edit - 1][0] == edit
+    assert seen[: read - 1] == [(-1, -1)] * (read - 1)
+    nvim.lua("vim.api.nvim_set_current_win(...)", win)
+    nvim.lua("vim.api.nvim_win_set_cursor(0, { ..., 0 })", read)
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "x", False)
+    seen = folds(nvim, win)
+    # Open: the location and the output's first five lines; the rest of a long output is a fold of its own.
+    assert seen[read - 1 : read + 6] == [(-1, -1)] * 7
+    assert seen[read + 6] == (read + 7, edit - 1)
+    assert seen[edit - 1][0] == edit  # the other call stays closed
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "x", False)
+    assert folds(nvim, win)[read - 1] == (read, edit - 1)
+
+
+def test_fold_thoughts_off_leaves_thoughts_open_and_tool_calls_folded(nvim: Nvim, tmp_path: Path) -> None:
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"fold_thoughts": False})
+    )
+    nvim.wait_configured()
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    tool = {
+        "id": "2",
+        "kind": "tool_call",
+        "lines": [{**seg("  ✓ Read  read  completed"), "f": ">1"}, {**seg("    → /p/a"), "f": "1"}],
+    }
+    apply(nvim, {"op": "add", "item": message("1", "thought", "step one")}, {"op": "add", "item": tool})
+    assert nvim.chat_lines() == ["  Thinking", "step one", "", "  ✓ Read  read  completed", "    → /p/a"]
+    assert folds(nvim, chat_window(nvim)) == [(-1, -1), (-1, -1), (-1, -1), (4, 5), (4, 5)]
+
+
+def tool_call(item_id: str, summary: str, *details: str, folded: bool = True) -> dict[str, Any]:
+    lines = [{**seg(summary), "f": ">1"}, *[{**seg(line), "f": "1"} for line in details]]
+    if not folded:
+        lines = [seg(summary), *[seg(line) for line in details]]
+    return {"id": item_id, "kind": "tool_call", "lines": lines}
+
+
+def test_a_fold_the_user_opened_stays_open_and_new_ones_arrive_closed(chat: Nvim) -> None:
+    """Once a fold was opened by hand Neovim creates new folds open: the chat closes each new one itself, and
+    leaves alone the one the user opened, however often its tool call is updated."""
+    apply(chat, {"op": "add", "item": tool_call("1", "  ◐ Run  execute  in progress", "    → /p/a")})
+    win = chat_window(chat)
+    assert folds(chat, win) == [(1, 2), (1, 2)]
+    chat.lua("vim.api.nvim_win_call(..., function() vim.cmd('1foldopen') end)", win)
+    apply(
+        chat, {"op": "replace", "item": tool_call("1", "  ✓ Run  execute  completed", "    → /p/a", "    ok")}
+    )
+    # Asked for permission: its details in view; folded once answered.
+    asking = tool_call("2", "  ? Edit  edit  awaiting permission", "    --- /p/b", folded=False)
+    apply(chat, {"op": "add", "item": asking})
+    assert folds(chat, win) == [(-1, -1)] * 6
+    apply(chat, {"op": "replace", "item": tool_call("2", "  ✓ Edit  edit  completed", "    --- /p/b")})
+    apply(chat, {"op": "add", "item": tool_call("3", "  ✓ Read  read  completed", "    → /p/c")})
+    assert folds(chat, win) == [(-1, -1)] * 3 + [(-1, -1), (5, 6), (5, 6), (-1, -1), (8, 9), (8, 9)]

@@ -95,6 +95,8 @@ def test_a_tool_call_between_chunks_still_starts_a_new_message(nvim: Nvim, tmp_p
     first, tool, second = (
         text.find("Let me look."),
         text.find("Read a.txt"),
-        text.find("▍ Scripted\nFound it."),
+        text.find("completed\n\nFound it."),
     )
     assert 0 <= first < tool < second, text
+    # One reply: the tool call and the message after it are under its one header.
+    assert text.count("▍ Scripted") == 1, text

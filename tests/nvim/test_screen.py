@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pynvim
 import pytest
@@ -84,20 +85,14 @@ def start_nvim(tmux: str, tmp_path: Path, init: Path, args: str, size: tuple[int
     )
 
 
-def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(
-        json.dumps(
-            {
-                "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
-                "echo": False,
-                "turns": [TURN],
-            }
-        )
-    )
+def prompting_init(tmp_path: Path, scenario: dict[str, Any], chat_width: int, prompt: bool = True) -> Path:
+    """An init.lua that starts the scripted agent of `scenario` and (`prompt`) sends one prompt once it is
+    ready, the statusline showing acp.nvim's, beside hello.py."""
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
     (tmp_path / "hello.py").write_text('print("hello")\n')
     init = tmp_path / "init.lua"
-    agent = scripted_config(scenario)
+    agent = scripted_config(path)
     init.write_text(
         f"""
 vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
@@ -108,13 +103,13 @@ require("acp_nvim").setup({{
   log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
   default_agent = "screen",
   agents = {{ screen = vim.json.decode({json.dumps(json.dumps(agent))}) }},
-  chat = {{ width = 70 }},
+  chat = {{ width = {chat_width} }},
 }})
 local prompted = false
 vim.api.nvim_create_autocmd("User", {{
   pattern = "AcpNvimStatus",
   callback = function(ev)
-    if ev.data.state == "ready" and not prompted then
+    if ev.data.state == "ready" and not prompted and {json.dumps(prompt)} then
       prompted = true
       vim.schedule(function() vim.cmd("AcpPrompt improve the greeting") end)
     end
@@ -123,12 +118,22 @@ vim.api.nvim_create_autocmd("User", {{
 vim.api.nvim_create_autocmd("VimEnter", {{ once = true, callback = function() vim.cmd("AcpStart") end }})
 """
     )
+    return init
+
+
+def test_chat_on_screen(tmux: str, tmp_path: Path) -> None:
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "turns": [TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=70)
     start_nvim(tmux, tmp_path, init, "hello.py", size=(120, 40))
     screen = wait_screen(
         tmux,
         [
             "Sure, I will look at the greeting code.",
-            "▍ Plan",
+            "  Plan",
             "[x] Read hello.py",
             "[~] Improve the greeting",
             "✓ Read hello.py  read  completed",
@@ -174,3 +179,141 @@ require("acp_nvim").setup({{
     subprocess.run(["tmux", "send-keys", "-t", tmux, ":qa!", "Enter"], check=True)
     # The host is not our child: /proc is all there is to watch.
     wait_until(lambda: not process_alive(pid), 15, "the host to end with Neovim")
+
+
+CONVERSATION_TURN = [
+    {"thought": "The user wants a better greeting.\nI should read the file first."},
+    {"text": "I will read the code first.\n\n"},
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "r1",
+            "title": "Read hello.py",
+            "kind": "read",
+            "status": "completed",
+            "locations": [{"path": "/project/hello.py", "line": 1}],
+            "content": [{"type": "content", "content": {"type": "text", "text": 'print("hello")'}}],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "e1",
+            "title": "Edit hello.py",
+            "kind": "edit",
+            "status": "completed",
+            "content": [
+                {
+                    "type": "diff",
+                    "path": "/project/hello.py",
+                    "oldText": 'print("hello")\n',
+                    "newText": 'print("hello, world")\n',
+                }
+            ],
+        }
+    },
+    {"text": "\n\nThe greeting now names the world.\n\n"},
+    {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "x1",
+            "title": "Run the tests",
+            "kind": "execute",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "1 passed"}}],
+        }
+    },
+    {"text": "All tests pass."},
+]
+
+MODES = {
+    "currentModeId": "ask",
+    "availableModes": [{"id": "ask", "name": "Ask first"}, {"id": "code", "name": "Code"}],
+}
+MODEL = {
+    "id": "model",
+    "name": "Model",
+    "category": "model",
+    "type": "select",
+    "currentValue": "m-fast-2",
+    "options": [{"value": "m-fast-2", "name": "Fast Model"}, {"value": "m-big-1", "name": "Big Model"}],
+}
+
+
+def chat_column(screen: str, start: int) -> list[str]:
+    """The chat window's rows of the screen (right of the split at column `start`), right-trimmed."""
+    return [line[start:].rstrip() for line in screen.splitlines()]
+
+
+def test_a_reply_reads_as_one_conversation_on_screen(tmux: str, tmp_path: Path) -> None:
+    """One header for the agent's reply; its thought folded to one line; each tool call one line, stacked, its
+    details folded until <CR>; one blank line between blocks; the mode and model by name."""
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "session": {"modes": MODES, "configOptions": [MODEL]},
+        "turns": [CONVERSATION_TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=100)
+    start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
+    screen = wait_screen(tmux, ["All tests pass.", "Screen Agent 3.1 ready"])
+    start = next(line for line in screen.splitlines() if "improve the greeting" in line).index("│") + 1
+    rows = chat_column(screen, start)
+    first = rows.index("▍ You")
+    chat = rows[first : rows.index("All tests pass.") + 1]
+    assert chat == [
+        "▍ You",
+        "improve the greeting",
+        "",
+        "▍ Screen Agent",
+        "  Thinking  ▸ 2 lines",
+        "",
+        "I will read the code first.",
+        "",
+        "  ✓ Read hello.py  read  completed  ▸ 2 lines",
+        "  ✓ Edit hello.py  edit  completed  ▸ 5 lines",
+        "",
+        "The greeting now names the world.",
+        "",
+        "  ✓ Run the tests  execute  completed  ▸ 1 line",
+        "",
+        "All tests pass.",
+    ], "\n".join(rows)
+    # Names, not ids: the winbar and the statusline.
+    assert "mode: Ask first │ model: Fast Model" in rows[0]
+    assert "Screen Agent 3.1 ready · Ask first · Fast Model" in screen
+    assert "m-fast-2" not in screen and "· ask" not in screen
+    # <CR> on a tool call opens its details.
+    keys = [":wincmd l", "Enter", ":call search('Edit hello.py')", "Enter", "Enter"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    screen = wait_screen(tmux, ['+print("hello, world")'])
+    rows = chat_column(screen, start)
+    edit = rows.index("  ✓ Edit hello.py  edit  completed")
+    assert rows[edit + 1 : edit + 6] == [
+        "    --- /project/hello.py",
+        "    +++ /project/hello.py",
+        "    @@ -1 +1 @@",
+        '    -print("hello")',
+        '    +print("hello, world")',
+    ]
+    assert rows[edit - 1] == "  ✓ Read hello.py  read  completed  ▸ 2 lines"  # the other stays closed
+
+
+def test_what_arrives_while_typing_in_insert_mode_is_folded_when_it_ends(tmux: str, tmp_path: Path) -> None:
+    """Neovim updates no folds in Insert mode: a reply that arrives while the user types the next prompt is
+    folded (and the chat's view with it) as soon as Insert mode ends."""
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "turns": [CONVERSATION_TURN],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=100, prompt=False)
+    start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
+    wait_screen(tmux, ["Screen Agent 3.1 ready"])
+    keys = [":AcpChat", "Enter", "i", "improve the greeting", "C-s", "and then"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    screen = wait_screen(tmux, ["All tests pass.", "-- INSERT --", "and then"])
+    assert "I should read the file first." in screen  # not folded yet
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "Escape"], check=True)
+    screen = wait_screen(tmux, ["  Thinking  ▸ 2 lines", "  ✓ Edit hello.py  edit  completed  ▸ 5 lines"])
+    assert "I should read the file first." not in screen and "+print(" not in screen

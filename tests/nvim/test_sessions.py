@@ -246,7 +246,7 @@ TURN: list[dict[str, Any]] = [
     {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Let me look"}},
     {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": " at the code"}},
     {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Here is "}},
-    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "my plan"}},
+    {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "my plan\n\n"}},
     {
         "sessionUpdate": "plan",
         "entries": [
@@ -350,6 +350,18 @@ def test_list_across_pages_then_load_replays_like_live(
     loaded = chat_lines(nvim, "old-2")
     assert loaded == live, "\n".join(loaded) + "\n----\n" + "\n".join(live)
     assert "  ✗ Edit hello.py  edit  failed" in loaded
+    # Folded alike: the thought and each tool call's details.
+    folds = """
+      local chat = require('acp_nvim.ui.chat')
+      return vim.api.nvim_buf_call(chat.chats[...].buf, function()
+        local out = {}
+        for lnum = 1, vim.api.nvim_buf_line_count(0) do out[lnum] = chat.foldexpr(lnum) end
+        return out
+      end)
+    """
+    loaded_folds = nvim.lua(folds, "old-2")
+    assert loaded_folds == nvim.lua(folds, live_id)
+    assert loaded_folds.count(">1") == 3
     assert chat_lines(nvim, live_id) == live
     assert nvim.status()["title"] == "Fixing hello"
     assert nvim.status()["sessions"] == 2
@@ -541,7 +553,10 @@ def test_modes_and_config_options(nvim: Nvim, tmp_path: Path, schema: dict[str, 
     assert [e["params"] for e in agent.sent("session/set_config_option")] == [
         {"sessionId": "sess-1", "configId": "model", "value": "b"}
     ]
-    assert nvim.lua("return require('acp_nvim').statusline()") == "s ready · code · b"
+    # What a person reads: the names of the mode and the model; status() keeps their ids too.
+    assert nvim.lua("return require('acp_nvim').statusline()") == "s ready · Code · Beta"
+    status = nvim.status()
+    assert (status["mode_name"], status["model_name"]) == ("Code", "Beta")
     # Completion: the modes, the options of a known type, an option's values.
     complete = "return vim.fn.getcompletion(..., 'cmdline')"
     assert nvim.lua(complete, "AcpMode ") == ["ask", "code", "architect"]

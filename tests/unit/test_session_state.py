@@ -226,13 +226,17 @@ def test_diff_and_terminal_content_become_view_lines() -> None:
     )
     (op,) = ops_for(state, state.take_changes(), "A")
     lines = op["item"]["lines"]
-    assert lines[1] == {"diff": {"path": "/p/a.py", "old": None, "new": "new\n"}}
-    assert lines[2] == {"term": "term-1"}
+    # Under the reply's header and the call's summary line, the details: a fold ("f", see view.py).
+    assert lines[0] == {"s": [["▍ A", "AcpChatAgent"]]}
+    assert lines[1]["f"] == ">1"
+    assert lines[2] == {"diff": {"path": "/p/a.py", "old": None, "new": "new\n"}, "f": "1"}
+    assert lines[3] == {"term": "term-1", "f": "1"}
 
 
 @given(st.lists(st.text(max_size=20), min_size=1, max_size=50), st.integers(min_value=1, max_value=10))
 def test_appends_replayed_in_any_frame_split_rebuild_the_text(pieces: list[str], frame: int) -> None:
-    """Whatever the frame boundaries, the first add plus the appends reproduce the message."""
+    """Whatever the frame boundaries, the first add plus the appends reproduce the message (without the blank
+    lines it starts or ends with)."""
     state = SessionState("s")
     rebuilt: dict[str, str] = {}
     for index, piece in enumerate(pieces):
@@ -244,7 +248,7 @@ def test_appends_replayed_in_any_frame_split_rebuild_the_text(pieces: list[str],
                     rebuilt[op["item"]["id"]] = "\n".join(body)
                 elif op["op"] == "append":
                     rebuilt[op["id"]] += op["text"]
-    assert rebuilt == {"1": "".join(pieces)}
+    assert rebuilt == {"1": "".join(pieces).strip("\n")}
 
 
 class FakeBridge:
@@ -390,7 +394,8 @@ def test_a_huge_plan_is_cut_in_the_view() -> None:
     (op,) = ops_for(state, state.take_changes(), "A")
     lines = ["".join(seg[0] for seg in line["s"]) for line in op["item"]["lines"]]
     assert len(msgspec.json.encode(op)) < 64 << 10
-    assert lines[1].endswith("… 10.0 MiB more not shown  !") and lines[-1] == "  … 99901 more entries"
+    assert lines[:2] == ["▍ A", "  Plan"]
+    assert lines[2].endswith("… 10.0 MiB more not shown  !") and lines[-1] == "  … 99901 more entries"
 
 
 @pytest.mark.anyio
@@ -410,7 +415,8 @@ async def test_no_notification_carries_more_than_a_frame_and_the_rest_follows_in
     shown: dict[str, str] = {}
     for op in ops:
         if op["op"] == "add" and op["item"]["kind"] == "agent":
-            shown[op["item"]["id"]] = op["item"]["lines"][1]["s"][0][0]
+            # One line of text, under the reply's header for the first message only.
+            shown[op["item"]["id"]] = op["item"]["lines"][-1]["s"][0][0]
         elif op["op"] == "append":
             shown[op["id"]] += op["text"]
     assert list(shown.values()) == texts
@@ -456,7 +462,10 @@ def test_finished_tool_calls_past_the_newest_fold_to_their_summary_line() -> Non
     changes = state.take_changes()
     assert changes.replaced == ["1"]
     (op,) = ops_for(state, changes, "A")
-    assert op["item"]["lines"] == [{"s": [["  ✗ Read 0  read  failed", "AcpChatStatusFailed"]]}]
+    assert op["item"]["lines"] == [
+        {"s": [["▍ A", "AcpChatAgent"]]},  # it opens the agent's reply
+        {"s": [["  ✗ Read 0  read  failed", "AcpChatStatusFailed"]]},
+    ]
     # A folded call still takes its status and title; its details are not kept again.
     state.apply(
         update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Read one", "content": []})

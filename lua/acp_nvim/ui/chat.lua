@@ -16,6 +16,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field idx integer position in chat.order
 ---@field sep boolean|nil the item starts with a blank separator line
 ---@field noted boolean|nil the item's last line is a note of what is not shown (see M.apply, op "note")
+---@field folds (integer|boolean)[]|nil its fold levels (see AcpDrawn.folds), rows relative to its body
 
 ---@class AcpChat
 ---@field session_id string
@@ -35,6 +36,10 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see M.apply)
 ---@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
+---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
+---@field close_from integer|nil first row of the new folds that wait for it, to be closed
+---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
+--- their items not recorded yet: their fold levels by row from 1 (see add_items)
 
 ---@type table<string, AcpChat>
 M.chats = {}
@@ -64,6 +69,7 @@ end
 M.chat_of_buf = chat_of_buf
 
 local denil = require("acp_nvim.editor.answer").opt
+local folds_changed -- (see below)
 
 -- ---- drawing ------------------------------------------------------------------------------------------
 
@@ -73,6 +79,8 @@ local denil = require("acp_nvim.editor.answer").opt
 ---@field locs table[] {row, loc}
 ---@field terms table[] {row, terminal_id}
 ---@field noted boolean|nil the last line is a note (a view line with `note`)
+---@field folds (integer|boolean)[]|nil runs of fold levels, flat: row, level, starts (a fold starts on the
+--- row), ...; each run lasts until the next one (the last to the item's end); nil: no fold
 
 ---@param text string|nil
 ---@return string
@@ -122,7 +130,19 @@ end
 ---@return AcpDrawn
 local function draw(item)
   local out = { lines = {}, hls = {}, locs = {}, terms = {} }
+  local folds, level = nil, 0
   for _, line in ipairs(item.lines) do
+    local fold = line.f
+    if fold ~= nil or level ~= 0 then
+      -- A view line's fold level holds for every line it draws (a diff); only the first starts the fold.
+      local starts = fold ~= nil and fold:sub(1, 1) == ">"
+      local line_level = fold ~= nil and tonumber(starts and fold:sub(2) or fold) or 0
+      if starts or line_level ~= level then
+        folds = folds or {}
+        vim.list_extend(folds, { #out.lines, line_level, starts })
+        level = line_level
+      end
+    end
     if line.diff then
       draw_diff(out, line.diff)
     elseif line.term then
@@ -173,6 +193,7 @@ local function draw(item)
       end
     end
   end
+  out.folds = folds
   return out
 end
 
@@ -230,6 +251,113 @@ local function undecorate(chat, first, last)
   api.nvim_buf_clear_namespace(buf, ns_term, first, last + 1)
 end
 
+--- The folds an item keeps of those drawn: none for thoughts unless chat.fold_thoughts.
+---@param item table view model
+---@param drawn AcpDrawn
+---@return (integer|boolean)[]|nil
+local function item_folds(item, drawn)
+  if
+    drawn.folds ~= nil
+    and item.kind == "thought"
+    and not require("acp_nvim.config").options.chat.fold_thoughts
+  then
+    return nil
+  end
+  return drawn.folds
+end
+
+--- The fold level of the row `offset` of an item's body, as 'foldexpr' gives it.
+---@param folds (integer|boolean)[] see AcpDrawn.folds
+---@param offset integer
+---@return string
+local function fold_level(folds, offset)
+  local found = nil
+  for i = 1, #folds, 3 do
+    if folds[i] > offset then
+      break
+    end
+    found = i
+  end
+  if found == nil then
+    return "0"
+  end
+  local level = folds[found + 1]
+  if folds[found + 2] and folds[found] == offset then
+    return ">" .. level
+  end
+  return tostring(level)
+end
+
+local insert_leave_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
+
+--- Closes the folds of rows `first` to `stop` (0-based, exclusive) in the chat's windows: once the user opened
+--- or closed a fold, Neovim creates new ones open.
+---@param chat AcpChat
+---@param first integer
+---@param stop integer
+local function close_folds(chat, first, stop)
+  local command = ("silent! keepjumps %d,%dfoldclose!"):format(first + 1, stop)
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    if vim.wo[win].foldmethod == "expr" then
+      api.nvim_win_call(win, function()
+        vim.cmd(command)
+      end)
+    end
+  end
+end
+
+--- The folds of rows `first` to `stop` changed (`new`: they are new folds, closed at first). Neovim evaluated
+--- 'foldexpr' for them as they changed, but not in Insert mode (the user typing the next prompt): then the
+--- chat's folds from there on are updated when Insert mode ends.
+---@param chat AcpChat
+---@param first integer
+---@param stop integer
+---@param new boolean
+folds_changed = function(chat, first, stop, new)
+  local mode = api.nvim_get_mode().mode:sub(1, 1)
+  if mode ~= "i" and mode ~= "R" then
+    if new then
+      close_folds(chat, first, stop)
+    end
+    return
+  end
+  if chat.refold_from == nil then
+    api.nvim_create_autocmd("InsertLeave", {
+      group = insert_leave_group,
+      once = true,
+      callback = function()
+        local from, close_from = chat.refold_from, chat.close_from
+        chat.refold_from, chat.close_from = nil, nil
+        if from == nil or not api.nvim_buf_is_valid(chat.buf) then
+          return
+        end
+        local line_count = api.nvim_buf_line_count(chat.buf)
+        for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+          if vim.wo[win].foldmethod == "expr" then
+            vim._foldupdate(win, from, line_count)
+          end
+        end
+        if close_from ~= nil then
+          close_folds(chat, close_from, line_count)
+        end
+        for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+          api.nvim_win_call(win, function()
+            -- The window scrolled while the folds were not there: its top line may now be inside one.
+            local top = vim.fn.foldclosed(vim.fn.line("w0"))
+            if top > 0 then
+              vim.fn.winrestview({ topline = top })
+            end
+          end)
+        end
+      end,
+    })
+  end
+  chat.refold_from = math.min(chat.refold_from or first, first)
+  if new then
+    chat.close_from = math.min(chat.close_from or first, first)
+  end
+end
+
 --- Appends new items at the end of the chat with one buffer change for all of them: a replayed history
 --- adds thousands of items in a frame, and a change per item (each seen by every on_bytes listener, the
 --- markdown highlighter among them) made that the longest stall of a load.
@@ -237,39 +365,53 @@ end
 ---@param items table[] view models whose ids are not in the chat yet (and distinct)
 local function add_items(chat, items)
   local buf = chat.buf
-  local lines, rows, drawns = {}, {}, {}
+  local lines, rows, drawns, folds = {}, {}, {}, {}
+  -- The new lines' fold levels, for 'foldexpr' while they are drawn (their items are recorded after).
+  local levels = {}
   local was_empty = chat.empty
   local base = was_empty and 0 or api.nvim_buf_line_count(buf)
   for i, item in ipairs(items) do
     local drawn = draw(item)
     rows[i] = base + #lines
-    if not (was_empty and i == 1) then
+    if not (was_empty and i == 1) and not item.tight then
       lines[#lines + 1] = ""
     end
-    for _, line in ipairs(drawn.lines) do
+    folds[i] = item_folds(item, drawn)
+    for offset, line in ipairs(drawn.lines) do
       lines[#lines + 1] = line
+      if folds[i] ~= nil then
+        levels[#lines] = fold_level(folds[i], offset - 1)
+      end
     end
     drawns[i] = drawn
   end
-  if was_empty then
-    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    chat.empty = false
-  else
-    api.nvim_buf_set_lines(buf, base, base, false, lines)
+  chat.drawing = { base = base, levels = levels }
+  local ok, err = pcall(api.nvim_buf_set_lines, buf, base, was_empty and -1 or base, false, lines)
+  chat.drawing = nil
+  if not ok then
+    error(err, 0)
   end
+  chat.empty = false
   for i, item in ipairs(items) do
-    local sep = not (was_empty and i == 1)
+    local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    -- At most four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
-    -- has as many of these): `sep` is nil when false, `noted` is set only when true.
+    -- Mostly four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
+    -- has as many of these): `sep` is nil when false, `noted` is set only when true, `folds` only on the
+    -- items that have folds (thoughts, the newest tool calls with details).
     local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
     if drawns[i].noted then
       entry.noted = true
     end
+    entry.folds = folds[i]
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
     decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
+  end
+  -- Looked up while the lines were drawn, before their items were recorded.
+  chat.item_at_cache = nil
+  if next(levels) ~= nil then
+    folds_changed(chat, base, base + #lines, true)
   end
 end
 
@@ -297,9 +439,16 @@ function M._replace(chat, item)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+  -- The item is known while its lines change: 'foldexpr' finds its new folds as Neovim evaluates them.
+  local had_folds = entry.folds ~= nil
+  entry.folds = item_folds(item, drawn)
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
   entry.noted = drawn.noted
+  if had_folds or entry.folds ~= nil then
+    -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
+    folds_changed(chat, body, body + #drawn.lines, not had_folds)
+  end
 end
 
 --- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
@@ -345,6 +494,9 @@ local function append_text(chat, id, text)
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
   if #parts == 1 and width + #text > require("acp_nvim.config").options.chat.long_line_bytes then
     chat.long_line = true
+  end
+  if entry.folds ~= nil then
+    folds_changed(chat, last, last + #parts, false)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1
@@ -753,6 +905,22 @@ local function setup_window(win, chat)
   wo.winbar = "%#AcpChatHeader#" .. chat.header:gsub("%%", "%%%%")
 end
 
+--- The chat window's folds: thoughts, tool calls' details and long outputs are folds the host marks, closed
+--- until opened (<CR>, za); a closed one shows its first line as drawn.
+---@param win integer
+local function setup_folds(win)
+  local wo = vim.wo[win][0]
+  wo.foldmethod = "expr"
+  wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
+  wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
+  wo.foldlevel = 0
+  wo.foldenable = true
+  -- The rest of a closed fold's line stays blank, as an open line would be.
+  if not wo.fillchars:find("fold:", 1, true) then
+    wo.fillchars = wo.fillchars == "" and "fold: " or (wo.fillchars .. ",fold: ")
+  end
+end
+
 --- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
 --- there is no chat.
 ---@param session_id string|nil
@@ -799,6 +967,7 @@ function M.open(session_id, opts)
     chat_win = api.nvim_get_current_win()
   end
   setup_window(chat_win, chat)
+  setup_folds(chat_win)
   pcall(api.nvim_win_set_cursor, chat_win, { api.nvim_buf_line_count(chat.buf), 0 })
   api.nvim_set_current_win(chat_win)
   prompt.open(chat, chat_win)
@@ -870,7 +1039,8 @@ local function item_at(chat, row)
   return found, found_row
 end
 
---- 'foldexpr' of chat windows: each thought item is one fold starting at its header line.
+--- 'foldexpr' of chat windows: the fold levels the host gave the item's lines (thoughts, a tool call's
+--- details, a long output).
 ---@param lnum integer
 ---@return string
 function M.foldexpr(lnum)
@@ -879,22 +1049,45 @@ function M.foldexpr(lnum)
   if chat == nil then
     return "0"
   end
+  local drawing = chat.drawing
+  if drawing ~= nil and lnum > drawing.base then
+    return drawing.levels[lnum - drawing.base] or "0"
+  end
   local entry, first = item_at(chat, lnum - 1)
-  if entry == nil or entry.kind ~= "thought" then
+  local folds = entry and entry.folds
+  if folds == nil then
     return "0"
   end
-  local header = first + (entry.sep and 1 or 0)
-  if lnum - 1 < header then
-    return "0"
-  end
-  return lnum - 1 == header and ">1" or "1"
+  return fold_level(folds, lnum - 1 - first - (entry.sep and 1 or 0))
 end
 
----@return string
+--- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.
+---@return table[] chunks {text, group}
 function M.foldtext()
+  local buf = api.nvim_get_current_buf()
+  local row = vim.v.foldstart - 1
+  local text = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+  local chunks, col = {}, 0
+  local marks = api.nvim_buf_get_extmarks(buf, ns_hl, { row, 0 }, { row, -1 }, { details = true })
+  table.sort(marks, function(a, b)
+    return a[3] < b[3]
+  end)
+  for _, mark in ipairs(marks) do
+    local start, stop = mark[3], math.min(mark[4].end_col or #text, #text)
+    if mark[4].end_row == row and start >= col and stop > start then
+      if start > col then
+        table.insert(chunks, { text:sub(col + 1, start), "Normal" })
+      end
+      table.insert(chunks, { text:sub(start + 1, stop), mark[4].hl_group })
+      col = stop
+    end
+  end
+  if col < #text then
+    table.insert(chunks, { text:sub(col + 1), "Normal" })
+  end
   local count = vim.v.foldend - vim.v.foldstart
-  local first = vim.fn.getline(vim.v.foldstart)
-  return ("%s (%d line%s, zo to open)"):format(first, count, count == 1 and "" or "s")
+  table.insert(chunks, { ("  ▸ %d line%s"):format(count, count == 1 and "" or "s"), "AcpChatNotice" })
+  return chunks
 end
 
 --- The location under the cursor, if the line is a tool call location or diff header.

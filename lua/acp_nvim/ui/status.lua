@@ -8,8 +8,10 @@ local M = {}
 ---@field state "stopped"|"starting"|"ready"|"running"|"awaiting_permission"|"error"
 ---@field session_id string|nil
 ---@field agent_name string|nil the configured name (opts.agents key) of the current agent
----@field mode string|nil
+---@field mode string|nil the current mode's id
+---@field mode_name string|nil its name, what the statusline shows
 ---@field model string|nil current value of the "model" config option
+---@field model_name string|nil the name of that value, what the statusline shows
 ---@field title string|nil
 ---@field usage {used: integer, size: integer, cost: {amount: number, currency: string}|nil}|nil
 ---@field sessions integer|nil open sessions (all agents)
@@ -129,8 +131,8 @@ function M.get()
   return vim.deepcopy(current)
 end
 
---- "<title or name> <version> <state>", then the mode and model when the session has them; "" when no agent
---- was ever started.
+--- "<title or name> <version> <state>", then the names of the mode and model when the session has them; "" when no
+--- agent was ever started.
 ---@return string
 function M.statusline()
   local agent = current.agent
@@ -144,11 +146,11 @@ function M.statusline()
   if current.state then
     table.insert(parts, (current.state:gsub("_", " ")))
   end
-  if current.mode then
-    table.insert(parts, "· " .. current.mode)
+  if current.mode_name then
+    table.insert(parts, "· " .. current.mode_name)
   end
-  if current.model then
-    table.insert(parts, "· " .. current.model)
+  if current.model_name then
+    table.insert(parts, "· " .. current.model_name)
   end
   return table.concat(parts, " ")
 end

@@ -1,0 +1,176 @@
+"""The chat's layout as the view decides it (no Neovim): who speaks where, blank lines, folds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_nvim.client.session import SessionState
+from acp_nvim.client.transcript import MessageItem
+from acp_nvim.nvim.view import ops_for
+from tests.unit.test_session_state import chunk, update
+
+READ = {
+    "sessionUpdate": "tool_call",
+    "toolCallId": "r1",
+    "title": "Read a",
+    "kind": "read",
+    "status": "completed",
+}
+
+
+def text_of(line: dict[str, Any]) -> str:
+    return "".join(segment[0] for segment in line.get("s", [])) or str(line)
+
+
+class Chat:
+    """The chat's lines as Lua would draw them from the ops (blank separators and `tight` included)."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[str]] = {}
+        self.tight: set[str] = set()
+
+    def take(self, state: SessionState) -> list[dict[str, Any]]:
+        ops = ops_for(state, state.take_changes(), "Agent")
+        for op in ops:
+            if op["op"] in ("add", "replace"):
+                item = op["item"]
+                self.items[item["id"]] = [text_of(line) for line in item["lines"]]
+                if item.get("tight"):
+                    self.tight.add(item["id"])
+            elif op["op"] == "append":
+                lines = self.items[op["id"]]
+                parts = op["text"].split("\n")
+                lines[-1] += parts[0]
+                lines.extend(parts[1:])
+        return ops
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for key, lines in self.items.items():
+            if out and key not in self.tight:
+                out.append("")
+            out.extend(lines)
+        return out
+
+
+def test_one_header_per_reply_whatever_it_holds() -> None:
+    state, chat = SessionState("s"), Chat()
+    state.add_user_prompt("go")
+    state.apply(chunk("thinking", kind="agent_thought_chunk"))
+    state.apply(chunk("Let me look."))
+    state.apply(
+        update(
+            {"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "low", "status": "pending"}]}
+        )
+    )
+    state.apply(update(READ))
+    state.apply(update(READ | {"toolCallId": "r2", "title": "Read b"}))
+    state.add_notice("Mode: Code")
+    state.apply(chunk("Found it."))
+    chat.take(state)
+    assert chat.lines() == [
+        "▍ You",
+        "go",
+        "",
+        "▍ Agent",
+        "  Thinking",
+        "thinking",
+        "",
+        "Let me look.",
+        "",
+        "  Plan",
+        "  [ ] a",
+        "",
+        "  ✓ Read a  read  completed",
+        "  ✓ Read b  read  completed",  # a run of tool calls is a list
+        "",
+        "  Mode: Code",
+        "",
+        "Found it.",  # a notice does not end the reply
+    ]
+    # The next prompt starts a turn, the agent's answer a reply of its own; the commands block interrupts one.
+    state.add_user_prompt("again")
+    state.apply(chunk("Sure."))
+    state.apply(update({"sessionUpdate": "available_commands_update", "availableCommands": []}))
+    state.apply(update(READ | {"toolCallId": "r3"}))
+    chat.take(state)
+    assert chat.lines()[-11:] == [
+        "",
+        "▍ You",
+        "again",
+        "",
+        "▍ Agent",
+        "Sure.",
+        "",
+        "▍ Commands",
+        "",
+        "▍ Agent",
+        "  ✓ Read a  read  completed",
+    ]
+    assert chat.lines().count("▍ Agent") == 3
+
+
+def test_blank_lines_a_message_starts_or_ends_with_are_held_back_until_text_follows() -> None:
+    state, chat = SessionState("s"), Chat()
+    state.apply(chunk("\n\nHello"))
+    chat.take(state)
+    state.apply(chunk(" there\n"))
+    state.apply(chunk("\n"))
+    ops = chat.take(state)
+    assert [op["text"] for op in ops] == [" there"]
+    assert chat.lines() == ["▍ Agent", "Hello there"]
+    state.apply(chunk("Second paragraph.\n\n"))  # the two held back newlines come before it
+    chat.take(state)
+    assert chat.lines() == ["▍ Agent", "Hello there", "", "Second paragraph."]
+    state.apply(update(READ))
+    chat.take(state)
+    assert chat.lines()[-3:] == ["Second paragraph.", "", "  ✓ Read a  read  completed"]
+
+
+def test_a_tool_call_asking_permission_shows_its_details_and_folds_them_once_answered() -> None:
+    diff = {"type": "diff", "path": "/p/a", "oldText": "a\n", "newText": "b\n"}
+    edit = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "e1",
+        "title": "Edit a",
+        "kind": "edit",
+        "content": [diff],
+    }
+    state = SessionState("s")
+    state.apply(update(edit))
+    item = state.tool_call("e1")
+    assert item is not None
+    state.take_changes()
+
+    def folds() -> list[str | None]:
+        (op,) = ops_for(state, state.take_changes(), "Agent")
+        return [line.get("f") for line in op["item"]["lines"]]
+
+    item.awaiting_permission = True
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "e1"}))
+    assert folds() == [None, None, None]  # header, summary, diff: all in view
+    item.awaiting_permission = False
+    state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"}))
+    assert folds() == [None, ">1", "1"]
+
+
+@given(
+    st.lists(st.sampled_from(["a", "\n", "b\n", "\n\n", ""]), max_size=12), st.integers(0, 12), st.booleans()
+)
+def test_newlines_before_the_last_characters_of_a_message(pieces: list[str], cut: int, joined: bool) -> None:
+    item = MessageItem("1", "agent", None)
+    for piece in pieces:
+        item.append(piece)
+    if joined:
+        assert item.text == "".join(pieces)  # reading the text joins its pieces
+    text = "".join(pieces)
+    cut = min(cut, len(text))
+    before = text[: len(text) - cut]
+    expected = len(before) - len(before.rstrip("\n"))
+    assert item.newlines_before(cut) == expected
+    # Told how many of the last pieces those characters are (a frame's appends), when they are.
+    last = next((n for n in range(len(pieces) + 1) if sum(map(len, pieces[len(pieces) - n :])) == cut), 0)
+    assert item.newlines_before(cut, last) == expected
