@@ -47,9 +47,9 @@ M.defaults = {
     fold_thoughts = true,
     -- Lines of a running command's output shown under its tool call.
     terminal_lines = 8,
-    -- Size (bytes) of a chat past which its markdown highlighting is turned off: Neovim re-parses the whole
-    -- markdown document on every streamed change, longer than a frame past ~64 KiB.
-    highlight_max_bytes = 64 * 1024,
+    -- [chat highlighting, issue 17] Size (bytes) of the markdown block still being streamed (a paragraph, a
+    -- code block) past which it is highlighted again only when its message pauses, not on every frame.
+    highlight_max_bytes = 16 * 1024,
     -- Length (bytes) of a line past which the chat's windows turn 'linebreak' off: with it, Neovim measures
     -- such a line cell by cell on every redraw.
     long_line_bytes = 32 * 1024,
