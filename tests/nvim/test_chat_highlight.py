@@ -3,6 +3,7 @@ extmarks item by item, at any chat size."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +26,8 @@ local row = ...
 local chat = require('acp_nvim.ui.chat').chats.s1
 local ns = require('acp_nvim.ui.chat_highlight').ns
 local groups = {}
-for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, { row, 0 }, { row, -1 }, { details = true, overlap = true })) do
+local opts = { details = true, overlap = true }
+for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, { row, 0 }, { row, -1 }, opts)) do
   if mark[4].hl_group then
     groups[#groups + 1] = mark[4].hl_group
   end
@@ -101,7 +103,8 @@ def test_markdown_and_code_blocks_are_highlighted(chat: Nvim) -> None:
         "local chat = require('acp_nvim.ui.chat').chats.s1"
         " local ns = require('acp_nvim.ui.chat_highlight').ns"
         " local row = ..."
-        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, {row, 0}, {row, -1}, { details = true })) do"
+        " local opts = { details = true }"
+        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, {row, 0}, {row, -1}, opts)) do"
         "   if m[4].conceal_lines then return true end"
         " end return false",
         fence_row,
@@ -115,9 +118,105 @@ def test_markdown_and_code_blocks_are_highlighted(chat: Nvim) -> None:
 
 def test_streamed_text_is_highlighted_as_it_arrives(chat: Nvim) -> None:
     apply(chat, {"op": "add", "item": message("1", "agent", "")})
-    for part in ["Some ", "**strong", "** words\n\n", "```l", "ua\nlocal x = require('x')\n", "```\n", "tail `x`"]:
+    for part in [
+        "Some ",
+        "**strong",
+        "** words\n\n",
+        "```l",
+        "ua\nlocal x = require('x')\n",
+        "```\n",
+        "tail `x`",
+    ]:
         apply(chat, {"op": "append", "id": "1", "text": part})
     chat.wait(IDLE)
     assert "@markup.strong.markdown_inline" in groups_at(chat, "Some **strong** words")
     assert "@keyword.lua" in groups_at(chat, "local x = require('x')")
     assert "@markup.raw.markdown_inline" in groups_at(chat, "tail `x`")
+
+
+def day_of_work(count: int) -> list[dict[str, Any]]:
+    """A long day: messages with code blocks, each followed by a tool call with its diff."""
+    ops: list[dict[str, Any]] = []
+    for n in range(count):
+        text = [
+            f"Step {n}: I changed **file {n}** so that `run_{n}` returns early.",
+            "",
+            "```lua",
+            f"local step_{n} = require('steps').run({n})",
+            "```",
+        ]
+        ops.append({"op": "add", "item": message(f"m{n}", "agent", *text)})
+        ops.append({"op": "add", "item": tool_call(f"t{n}", n)})
+    return ops
+
+
+def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
+    """The first and the last message of a 5 MB chat are highlighted, and a code block of a finished message
+    keeps its highlight while more is streamed after it."""
+    ops = day_of_work(2000)
+    for start in range(0, len(ops), 500):
+        apply(chat, *ops[start : start + 500])
+    chat.wait(IDLE, 120)
+    size = chat.lua(
+        "local buf = require('acp_nvim.ui.chat').chats.s1.buf"
+        " return vim.api.nvim_buf_get_offset(buf, vim.api.nvim_buf_line_count(buf))"
+    )
+    assert size > 800_000
+    # Padding to 5 MB: long messages of prose.
+    prose = "\n".join(
+        f"Line {k} of a long answer, with *emphasis* and a [link](https://x.y/{k})." for k in range(500)
+    )
+    n = 0
+    while size < 5_000_000:
+        apply(chat, {"op": "add", "item": message(f"p{n}", "agent", *prose.split("\n"))})
+        size += len(prose)
+        n += 1
+    chat.wait(IDLE, 120)
+    first = groups_at(chat, "Step 0: I changed **file 0** so that `run_0` returns early.")
+    assert "@markup.strong.markdown_inline" in first and "@markup.raw.markdown_inline" in first
+    assert "@keyword.lua" in groups_at(chat, "local step_0 = require('steps').run(0)")
+    apply(chat, {"op": "add", "item": message("last", "agent", *CODE_MESSAGE)})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
+    assert "@keyword.lua" in groups_at(chat, "local answer = 42")
+    # More streaming into the last message: the code block above keeps its highlight, the new text gets its
+    # own.
+    for k in range(200):
+        apply(
+            chat,
+            {
+                "op": "append",
+                "id": "last",
+                "text": f" word{k}" + ("\n\nMore **bold**" if k % 50 == 49 else ""),
+            },
+        )
+    chat.wait(IDLE)
+    assert "@keyword.lua" in groups_at(chat, "local answer = 42")
+    assert "@markup.strong.markdown_inline" in groups_at(
+        chat, "More **bold** word" + " word".join(str(k) for k in range(150, 200))
+    )
+
+
+def test_a_large_open_block_is_highlighted_when_its_message_pauses(nvim: Nvim, tmp_path: Path) -> None:
+    """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
+    message pauses (ui/chat_highlight.lua's pause_ms)."""
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
+    )
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
+    nvim.wait(IDLE)
+    line = "word " * 300 + "**late**"
+    # Applied and looked at in one call: the pause cannot have passed in between.
+    at_once = nvim.lua(
+        "local chat = require('acp_nvim.ui.chat')"
+        " chat.apply('s1', { { op = 'append', id = '1', text = ... } })"
+        " local buf, ns = chat.chats.s1.buf, require('acp_nvim.ui.chat_highlight').ns"
+        " local row = vim.api.nvim_buf_line_count(buf) - 1"
+        " return #vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, {})",
+        line,
+    )
+    assert at_once == 0
+    nvim.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(nvim, line)
+    assert "@markup.strong.markdown_inline" in groups_at(nvim, "A short **first** paragraph.")

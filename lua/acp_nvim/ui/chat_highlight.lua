@@ -293,7 +293,8 @@ local function apply_captures(chat, job, deadline)
         local capture_meta = metadata[id]
         local sr, sc, er, ec
         if capture_meta and capture_meta.range then
-          sr, sc, er, ec = capture_meta.range[1], capture_meta.range[2], capture_meta.range[3], capture_meta.range[4]
+          sr, sc, er, ec =
+            capture_meta.range[1], capture_meta.range[2], capture_meta.range[3], capture_meta.range[4]
         else
           sr, sc, er, ec = node:range()
         end
