@@ -184,6 +184,9 @@ local function collect(chat, st)
     return
   end
   local chats = require("acp_nvim.ui.chat")
+  -- 'foldexpr' runs inside a buffer change, before the new items' extmarks exist: what it cached for this
+  -- changedtick can name the item above as the last one.
+  chat.item_at_cache = nil
   local count = api.nvim_buf_line_count(chat.buf)
   local now = vim.uv.now()
   for _, r in ipairs(st.ranges) do
