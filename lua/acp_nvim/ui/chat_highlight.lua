@@ -405,8 +405,13 @@ function M.refresh(chat)
     st.items = chat.items
     st.todo, st.settled, st.changed, st.stack, st.deferred, st.job = weak(), weak(), weak(), {}, {}, nil
   end
-  local deadline = vim.uv.hrtime() + M.budget_ns
   collect(chat, st)
+  if chat.queue ~= nil and chat.queue[1] ~= nil then
+    -- The chat is still drawing (a replayed history, over many ticks): its ticks are its own; the drain that
+    -- empties the queue calls again.
+    return
+  end
+  local deadline = vim.uv.hrtime() + M.budget_ns
   while vim.uv.hrtime() < deadline do
     local job = st.job
     if job == nil then
