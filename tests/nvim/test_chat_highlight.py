@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bench.big_chat import day_of_work, prose
 from tests.nvim.conftest import Nvim, setup_opts
 
 CODE_MESSAGE = [
@@ -46,6 +47,11 @@ end
 return -1
 """
 
+SIZE = (
+    "local buf = require('acp_nvim.ui.chat').chats.s1.buf"
+    " return vim.api.nvim_buf_get_offset(buf, vim.api.nvim_buf_line_count(buf))"
+)
+
 IDLE = (
     "not require('acp_nvim.ui.chat').pending('s1')"
     " and not require('acp_nvim.ui.chat_highlight').pending(require('acp_nvim.ui.chat').chats.s1.buf)"
@@ -58,19 +64,6 @@ def seg(text: str, group: str = "") -> dict[str, Any]:
 
 def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
     return {"id": item_id, "kind": kind, "lines": [seg("▍ " + kind), *[seg(line) for line in lines]]}
-
-
-def tool_call(item_id: str, n: int) -> dict[str, Any]:
-    old = "\n".join(f"line {k} of file {n}" for k in range(30))
-    new = old.replace("line 7 ", "line seven ")
-    return {
-        "id": item_id,
-        "kind": "tool_call",
-        "lines": [
-            seg(f"  ✓ Edit src/file_{n}.py", "AcpChatToolDone"),
-            {"diff": {"path": f"src/file_{n}.py", "old": old, "new": new}},
-        ],
-    }
 
 
 def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
@@ -134,22 +127,6 @@ def test_streamed_text_is_highlighted_as_it_arrives(chat: Nvim) -> None:
     assert "@markup.raw.markdown_inline" in groups_at(chat, "tail `x`")
 
 
-def day_of_work(count: int) -> list[dict[str, Any]]:
-    """A long day: messages with code blocks, each followed by a tool call with its diff."""
-    ops: list[dict[str, Any]] = []
-    for n in range(count):
-        text = [
-            f"Step {n}: I changed **file {n}** so that `run_{n}` returns early.",
-            "",
-            "```lua",
-            f"local step_{n} = require('steps').run({n})",
-            "```",
-        ]
-        ops.append({"op": "add", "item": message(f"m{n}", "agent", *text)})
-        ops.append({"op": "add", "item": tool_call(f"t{n}", n)})
-    return ops
-
-
 def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
     """The first and the last message of a 5 MB chat are highlighted, and a code block of a finished message
     keeps its highlight while more is streamed after it."""
@@ -157,24 +134,23 @@ def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
     for start in range(0, len(ops), 500):
         apply(chat, *ops[start : start + 500])
     chat.wait(IDLE, 120)
-    size = chat.lua(
-        "local buf = require('acp_nvim.ui.chat').chats.s1.buf"
-        " return vim.api.nvim_buf_get_offset(buf, vim.api.nvim_buf_line_count(buf))"
-    )
+    size = chat.lua(SIZE)
     assert size > 800_000
-    # Padding to 5 MB: long messages of prose.
-    prose = "\n".join(
-        f"Line {k} of a long answer, with *emphasis* and a [link](https://x.y/{k})." for k in range(500)
-    )
+    # Then long answers of prose, to 5 MB.
     n = 0
     while size < 5_000_000:
-        apply(chat, {"op": "add", "item": message(f"p{n}", "agent", *prose.split("\n"))})
-        size += len(prose)
-        n += 1
+        apply(chat, *[prose(k, 500) for k in range(n, n + 8)])
+        n += 8
+        chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
+        size = chat.lua(SIZE)
     chat.wait(IDLE, 120)
     first = groups_at(chat, "Step 0: I changed **file 0** so that `run_0` returns early.")
     assert "@markup.strong.markdown_inline" in first and "@markup.raw.markdown_inline" in first
     assert "@keyword.lua" in groups_at(chat, "local step_0 = require('steps').run(0)")
+    # And it still wraps at word boundaries: no line of it is long.
+    assert chat.lua(
+        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]].linebreak"
+    )
     apply(chat, {"op": "add", "item": message("last", "agent", *CODE_MESSAGE)})
     chat.wait(IDLE)
     assert "@markup.strong.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
