@@ -169,12 +169,17 @@ class Runs:
     cpus: list[float] = field(default_factory=list)
     timeouts: int = 0
 
+    def median(self) -> float:
+        """The median of all runs, a timed-out one counted as longer than any (inf when it is the median)."""
+        return median([*self.times, *[float("inf")] * self.timeouts])
+
     def summary(self, timeout: float) -> str:
-        if not self.times:
-            return f"all {self.timeouts} run(s) timed out (> {timeout:g} s)"
-        text = f"{ms(median(self.times))}, Neovim CPU {ms(median(self.cpus))}"
+        took = self.median()
+        text = f"> {timeout:g} s" if took == float("inf") else ms(took)
+        if self.cpus:
+            text += f", Neovim CPU {ms(median(self.cpus))}"
         if self.timeouts:
-            text += f" ({self.timeouts} run(s) timed out, > {timeout:g} s)"
+            text += f" ({self.timeouts} of {self.timeouts + len(self.times)} runs timed out, > {timeout:g} s)"
         return text
 
 
@@ -326,12 +331,14 @@ def compare(count: int, others: list[Peer], runs: int, timeout: float, scratch: 
             results[name].times.append(took)
             results[name].cpus.append(cpu)
             print(f"  prose {count:,} run {i + 1}: {name} {ms(took)}, Neovim CPU {ms(cpu)}", flush=True)
-    ours = median(results["acp.nvim"].times)
+    ours = results["acp.nvim"].median()
     print(f"prose {count:,} (medians of {runs} interleaved runs; submit -> last word in the chat):")
     for name, result in results.items():
-        ratio = (
-            f", {median(result.times) / ours:.2f}x acp.nvim" if result.times and name != "acp.nvim" else ""
-        )
+        ratio = ""
+        if name != "acp.nvim":
+            theirs = result.median()
+            shown = f"> {timeout / ours:.0f}" if theirs == float("inf") else f"{theirs / ours:.2f}"
+            ratio = f", {shown}x acp.nvim"
         print(f"  {name}: {result.summary(timeout)}{ratio}")
 
 
