@@ -4,12 +4,12 @@ extmarks item by item, at any chat size."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bench.big_chat import day_of_work, prose
 from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.test_chat import apply, message
 
 CODE_MESSAGE = [
     "Here is **the fix**, with `inline code`:",
@@ -56,18 +56,6 @@ IDLE = (
     "not require('acp_nvim.ui.chat').pending('s1')"
     " and not require('acp_nvim.ui.chat_highlight').pending(require('acp_nvim.ui.chat').chats.s1.buf)"
 )
-
-
-def seg(text: str, group: str = "") -> dict[str, Any]:
-    return {"s": [[text, group]]}
-
-
-def message(item_id: str, kind: str, *lines: str) -> dict[str, Any]:
-    return {"id": item_id, "kind": kind, "lines": [seg("▍ " + kind), *[seg(line) for line in lines]]}
-
-
-def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
-    nvim.lua("require('acp_nvim.ui.chat').apply(...)", "s1", list(ops))
 
 
 def groups_at(nvim: Nvim, text: str) -> list[str]:
