@@ -24,6 +24,11 @@ M.pause_ms = 300
 -- parse of a small item costs is fixed (a markdown_inline parser alone takes ~0.25 ms to create), so 400
 -- items of a day's work parse 2.6x faster in batches than one by one.
 M.batch_bytes = 16 * 1024
+-- A block larger than this is not highlighted at all (it keeps what it had when smaller): such a block is one
+-- paragraph of 100,000 streamed words, and its trees (hundreds of thousands of nodes) cost tens of ms to free
+-- whenever the garbage collector gets to them, a stall in whatever runs then. Nothing a chat holds in
+-- practice is that large; the size of the chat itself is no limit.
+M.max_block_bytes = 256 * 1024
 
 ---@class AcpChatHighlightJob
 ---@field entries AcpChatItem[] the items parsed, in buffer order (several: a batch of whole items)
@@ -350,6 +355,9 @@ local function start_job(chat, st, entry, first, from)
   end
   local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
   local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, row)
+  if size > M.max_block_bytes then
+    return nil
+  end
   if size > max_bytes and vim.uv.now() - st.last_change < M.pause_ms then
     st.deferred[entry] = math.min(st.deferred[entry] or from, from)
     return nil
