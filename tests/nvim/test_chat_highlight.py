@@ -184,3 +184,20 @@ def test_a_large_open_block_is_highlighted_when_its_message_pauses(nvim: Nvim, t
     nvim.wait(IDLE)
     assert "@markup.strong.markdown_inline" in groups_at(nvim, line)
     assert "@markup.strong.markdown_inline" in groups_at(nvim, "A short **first** paragraph.")
+
+
+def test_a_rewritten_item_and_a_reloaded_chat_are_highlighted_afresh(chat: Nvim) -> None:
+    apply(chat, {"op": "add", "item": message("t1", "tool_call", "Reading **one** file")})
+    apply(chat, {"op": "add", "item": message("m1", "agent", "after it")})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Reading **one** file")
+    # A tool call updated in place: its old highlights go with its old text.
+    apply(chat, {"op": "replace", "item": message("t1", "tool_call", "Read `two` files")})
+    chat.wait(IDLE)
+    rewritten = groups_at(chat, "Read `two` files")
+    assert "@markup.raw.markdown_inline" in rewritten and "@markup.strong.markdown_inline" not in rewritten
+    # The session reloaded into the same buffer: drawn and highlighted again from nothing.
+    chat.lua("require('acp_nvim.ui.chat').reset('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    apply(chat, {"op": "add", "item": message("m1", "agent", "Back **again**")})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Back **again**")
