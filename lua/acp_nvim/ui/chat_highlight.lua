@@ -16,14 +16,17 @@ local ns = api.nvim_create_namespace("acp_nvim_markdown")
 M.ns = ns
 
 -- Work per main-loop tick; what is left runs on the next ticks, after the input that came in meanwhile.
-M.budget_ns = 3e6
+M.budget_ns = 2e6
 -- An open block larger than chat.highlight_max_bytes is parsed again only once the chat has not changed for
--- this long: re-parsing a 700 KB streamed paragraph per frame would cost more than the frame.
+-- this long (re-parsing a 700 KB streamed paragraph per frame would cost more than the frame), and what one
+-- tick's budget leaves undone waits for it too: a replay of thousands of items is highlighted once it is drawn,
+-- not in ticks taken from the drawing.
 M.pause_ms = 300
 -- Whole items drawn together (a replayed history) are parsed together, up to this many bytes: most of what a
 -- parse of a small item costs is fixed (a markdown_inline parser alone takes ~0.25 ms to create), so 400
--- items of a day's work parse 2.6x faster in batches than one by one.
-M.batch_bytes = 16 * 1024
+-- items of a day's work parse 2.6x faster in batches than one by one (16 KiB batches; 8 KiB keep each slice
+-- short).
+M.batch_bytes = 8 * 1024
 -- A block larger than this is not highlighted at all (it keeps what it had when smaller): such a block is one
 -- paragraph of 100,000 streamed words, and its trees (hundreds of thousands of nodes) cost tens of ms to free
 -- whenever the garbage collector gets to them, a stall in whatever runs then. Nothing a chat holds in
@@ -506,9 +509,10 @@ function M.refresh(chat)
       end
     end
   end
-  if st.job ~= nil or st.ranges[1] ~= nil then
+  local quiet = vim.uv.now() - st.last_change >= M.pause_ms
+  if (st.job ~= nil or st.ranges[1] ~= nil) and quiet then
     M.schedule(chat)
-  elseif next(st.deferred) ~= nil then
+  elseif st.job ~= nil or st.ranges[1] ~= nil or next(st.deferred) ~= nil then
     arm_timer(chat, st)
   end
 end
