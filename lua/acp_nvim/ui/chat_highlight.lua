@@ -7,7 +7,7 @@
 -- included: code blocks in their language, inline markdown), its captures are kept as extmarks in one
 -- namespace, and only what changed is parsed again: a finished block never is; the block still open at the end
 -- of an item (the paragraph or code block being streamed) is, from its first line. Whole items drawn together
--- (a replay) are parsed in batches, newest first, a few ms per main-loop tick.
+-- (a replay) are parsed in batches, newest first, once the chat is quiet, 2 ms per main-loop tick.
 
 local M = {}
 
