@@ -479,9 +479,14 @@ function M.refresh(chat)
   -- changedtick can name the item above as the last one.
   chat.item_at_cache = nil
   local deadline = vim.uv.hrtime() + M.budget_ns
+  -- Starting a parse takes a few ms by itself (its first slice, the batch's lines): only in the first half.
+  local last_start = deadline - M.budget_ns / 2
   while vim.uv.hrtime() < deadline do
     local job = st.job
     if job == nil then
+      if vim.uv.hrtime() > last_start then
+        break
+      end
       local entry, rel, first = take(chat, st)
       if entry == nil then
         break
