@@ -161,9 +161,9 @@ def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
     )
 
 
-def test_a_large_open_block_is_highlighted_when_its_message_pauses(nvim: Nvim, tmp_path: Path) -> None:
+def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_path: Path) -> None:
     """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
-    message pauses (ui/chat_highlight.lua's pause_ms)."""
+    chat pauses (ui/chat_highlight.lua's pause_ms)."""
     assert nvim.lua(
         "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
     )
