@@ -3,6 +3,8 @@
 The prompt's text picks the show:
 
 - ``words N`` streams N one-word agent_message_chunk updates (the last one is ``w{N-1} ``);
+- ``prose N`` streams the same N words as ordinary prose: a line break after every 12th word and a blank line
+  after every 8th line (the last chunk is ``w{N-1} `` as for ``words``);
 - ``mix N`` streams N updates mixing message chunks, thought chunks and (one in ten) tool-call updates, then
   one closing agent_message_chunk ``end `` (a tool-call update last would leave nothing unique to wait for);
 - ``history N`` streams, as a live turn, the same N updates ``session/load`` replays;
@@ -74,6 +76,14 @@ def _text_updates(session_id: str, kind: str, texts: list[str]) -> list[bytes]:
 
 def words(session_id: str, count: int) -> list[bytes]:
     return _text_updates(session_id, "agent_message_chunk", [f"w{i} " for i in range(count)])
+
+
+def prose(session_id: str, count: int) -> list[bytes]:
+    texts = []
+    for i in range(count):
+        end = " " if i == count - 1 or i % 12 != 11 else ("\n\n" if i % 96 == 95 else "\n")
+        texts.append(f"w{i}{end}")
+    return _text_updates(session_id, "agent_message_chunk", texts)
 
 
 def final_text(show: str, count: int) -> str:
@@ -397,7 +407,7 @@ def main() -> None:
             elif show == "disk_edit":
                 show_disk_edit(session_id, args)
             else:
-                builder = {"mix": mix, "history": history}.get(show, words)
+                builder = {"mix": mix, "history": history, "prose": prose}.get(show, words)
                 _write(builder(session_id, int(args[0]) if args else 10000))
             _respond(request_id, {"stopReason": "end_turn"})
         elif request_id is not None and method is not None:

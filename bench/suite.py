@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import floor
 from bench import merge as merge_bench
+from bench.big_chat import big_chat
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
 from bench.harness import (
@@ -613,4 +614,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "merge": merge_bench.merge,
     "tool_output": tool_output,
     "follow": disk_follow,
+    "big_chat": big_chat,
 }

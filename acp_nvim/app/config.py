@@ -40,9 +40,9 @@ class ChatOptions(msgspec.Struct, kw_only=True, frozen=True):
     fold_thoughts: bool = True
     # Lines of a running command's output shown under its tool call.
     terminal_lines: float = 8
-    # Size (bytes) of a chat past which its markdown highlighting is turned off: Neovim re-parses the whole
-    # markdown document on every streamed change, longer than a frame past ~64 KiB.
-    highlight_max_bytes: float = 64 * 1024
+    # Size (bytes) of the markdown block still being streamed (a paragraph, a code block) past which it is
+    # highlighted again only when its message pauses, not on every frame.
+    highlight_max_bytes: float = 16 * 1024
     # Length (bytes) of a line past which the chat's windows turn 'linebreak' off: with it, Neovim measures
     # such a line cell by cell on every redraw.
     long_line_bytes: float = 32 * 1024

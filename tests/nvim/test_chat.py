@@ -224,16 +224,20 @@ def test_redraw_thresholds_are_options(nvim: Nvim, tmp_path: Path) -> None:
     assert nvim.lua("return require('acp_nvim').setup(...)", opts)
     nvim.wait_configured()
     nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    # Whether the chat still has markdown highlighting (issue 17: at any size), and its 'linebreak'.
     state = (
         "local c = require('acp_nvim.ui.chat').chats.s1"
-        " return { c.plain == true, vim.wo[vim.fn.win_findbuf(c.buf)[1]].linebreak }"
+        " local hl = require('acp_nvim.ui.chat_highlight')"
+        " vim.wait(5000, function() return not hl.pending(c.buf) end, 10)"
+        " local marks = vim.api.nvim_buf_get_extmarks(c.buf, hl.ns, 0, -1, {})"
+        " return { #marks == 0, vim.wo[vim.fn.win_findbuf(c.buf)[1]].linebreak }"
     )
-    apply(nvim, {"op": "add", "item": message("1", "agent", "Hello")})
+    apply(nvim, {"op": "add", "item": message("1", "agent", "Hello **you**")})
     assert nvim.lua(state) == [False, True]
     apply(nvim, {"op": "append", "id": "1", "text": "x" * 120})
     assert nvim.lua(state) == [False, False]
     apply(nvim, {"op": "append", "id": "1", "text": "\n" + "y" * 80 + "\n" + "z" * 80 + "\n" + "w" * 80})
-    assert nvim.lua(state) == [True, False]
+    assert nvim.lua(state) == [False, False]
 
 
 # ---- end to end ------------------------------------------------------------------------------------------

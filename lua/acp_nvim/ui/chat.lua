@@ -34,7 +34,6 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field prompt_buf integer|nil
 ---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see M.apply)
----@field plain boolean|nil markdown highlighting turned off (see guard_redraw)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
 ---@field close_from integer|nil first row of the new folds that wait for it, to be closed
@@ -673,37 +672,16 @@ local ADD_RUN = 200
 -- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
 -- of the tick's budget, so one slice of a replayed history does not overrun it several times over.
 local add_cost_ns = 20e3
---- Keeps a large chat cheap to redraw (options chat.highlight_max_bytes and chat.long_line_bytes).
+--- Keeps a large chat cheap to redraw: its markdown highlighting is brought up to date for what changed
+--- (ui/chat_highlight.lua), and 'linebreak' goes once a line grows past option chat.long_line_bytes.
 ---
---- Past `highlight_max_bytes` the chat's markdown highlighting (tree-sitter, started by the ftplugin) is
---- turned off. Neovim 0.11 re-parses the whole markdown document on every change, about 0.3 ms per KiB (a
---- 700 KiB chat: 165-240 ms per streamed frame, measured): past ~64 KiB that alone is longer than a frame.
---- The chat's own highlights (headers, tool calls, thoughts, diffs) are extmarks and stay.
----
---- Once a line grows past `long_line_bytes` the chat's windows stop breaking lines at word boundaries
---- ('linebreak'): with it, Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
+--- With 'linebreak' Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
 --- 100,000 words, 700 KiB: ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is
---- all that changes.
+--- all that changes; a chat of ordinary lines, however large, keeps it.
 ---@param chat AcpChat
 local function guard_redraw(chat)
   local buf = chat.buf
-  local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
-  if not chat.plain and api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf)) > max_bytes then
-    chat.plain = true
-    local highlighter = vim.treesitter.highlighter.active[buf]
-    if highlighter ~= nil then
-      pcall(vim.treesitter.stop, buf)
-      -- Stopping the highlighter does not end a parse already under way: Neovim 0.11 parses in 3 ms slices
-      -- and starts over whenever the buffer changed meanwhile, so under a stream it never finishes and never
-      -- times out (measured: as costly as the highlighting itself). This buffer's parser now answers at once
-      -- with the trees it has; nothing else uses it.
-      if type(highlighter.tree) == "table" then
-        rawset(highlighter.tree, "_parse", function(tree)
-          return tree._trees, true
-        end)
-      end
-    end
-  end
+  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if chat.long_line then
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       if vim.wo[win][0].linebreak then
@@ -1153,6 +1131,10 @@ function M.set_keymaps(buf)
     require("acp_nvim").cancel()
   end, { buffer = buf, desc = "acp.nvim: cancel the turn" })
 end
+
+-- For ui/chat_highlight.lua, which highlights the chat item by item.
+M.item_at = item_at
+M.item_range = item_range
 
 --- The lines of a chat buffer (tests, scripts).
 ---@param session_id string|nil

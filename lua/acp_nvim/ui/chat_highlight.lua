@@ -1,0 +1,552 @@
+-- Markdown highlighting of the chat at any size: tree-sitter captures turned into extmarks, item by item, at a
+-- cost proportional to what changed.
+--
+-- Neovim's own highlighter (vim.treesitter.start) parses the buffer as one document: in a 1.2 MB markdown
+-- buffer, LanguageTree:parse of the one line a chunk changed took ~0.9 s (Neovim 0.11, measured), so the chat
+-- used to turn it off past 64 KiB. Here each chat item is parsed on its own with a string parser (injections
+-- included: code blocks in their language, inline markdown), its captures are kept as extmarks in one
+-- namespace, and only what changed is parsed again: a finished block never is; the block still open at the end
+-- of an item (the paragraph or code block being streamed) is, from its first line. Whole items drawn together
+-- (a replay) are parsed in batches, newest first, once the chat is quiet, 2 ms per main-loop tick.
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("acp_nvim_markdown")
+M.ns = ns
+
+-- Work per main-loop tick; what is left runs on the next ticks, after the input that came in meanwhile.
+M.budget_ns = 2e6
+-- An open block larger than chat.highlight_max_bytes is parsed again only once the chat has not changed for
+-- this long (re-parsing a 700 KB streamed paragraph per frame would cost more than the frame), and what one
+-- tick's budget leaves undone waits for it too: a replay of thousands of items is highlighted once it is drawn,
+-- not in ticks taken from the drawing.
+M.pause_ms = 300
+-- Whole items drawn together (a replayed history) are parsed together, up to this many bytes: most of what a
+-- parse of a small item costs is fixed (a markdown_inline parser alone takes ~0.25 ms to create), so 400
+-- items of a day's work parse 2.6x faster in batches than one by one (16 KiB batches; 8 KiB keep each slice
+-- short).
+M.batch_bytes = 8 * 1024
+-- A block larger than this is not highlighted at all (it keeps what it had when smaller): such a block is one
+-- paragraph of 100,000 streamed words, and its trees (hundreds of thousands of nodes) cost tens of ms to free
+-- whenever the garbage collector gets to them, a stall in whatever runs then. Nothing a chat holds in
+-- practice is that large; the size of the chat itself is no limit.
+M.max_block_bytes = 256 * 1024
+
+---@class AcpChatHighlightJob
+---@field entries AcpChatItem[] the items parsed, in buffer order (several: a batch of whole items)
+---@field from integer first row parsed, relative to the first item
+---@field rows integer rows parsed
+---@field text string
+---@field parser vim.treesitter.LanguageTree
+---@field parsed boolean|nil
+---@field failed boolean|nil
+---@field iters {query: vim.treesitter.Query, lang: string, iter: function}[]|nil
+---@field base integer|nil buffer row of `from` when the captures started to be applied
+---@field returned boolean|nil parse() has returned: a callback after that comes from a later tick
+
+---@class AcpChatHighlightState
+---@field ranges integer[][] rows changed and not highlighted yet ({first, stop}, 0-based, stop exclusive),
+---  the newest last: taken from the end, an item at a time, so that a replay of thousands costs each tick
+---  only what it highlights
+---@field settled table<AcpChatItem, integer> rows of the item before this one are highlighted for good
+---@field last_change integer when the buffer last changed (vim.uv.now)
+---@field deferred table<AcpChatItem, integer> large open blocks waiting for the chat to pause, from this row
+---@field job AcpChatHighlightJob|nil
+---@field scheduled boolean|nil
+---@field timer uv.uv_timer_t|nil
+---@field items table|nil the chat's items table the state is about (a reset replaces it)
+
+---@type table<integer, AcpChatHighlightState>
+local states = {}
+
+local hl_ids = {} ---@type table<string, integer>
+local queries = {} ---@type table<string, vim.treesitter.Query|false>
+
+---@param lang string
+---@return vim.treesitter.Query|false
+local function query_of(lang)
+  local q = queries[lang]
+  if q == nil then
+    local ok, found = pcall(vim.treesitter.query.get, lang, "highlights")
+    q = ok and found or false
+    queries[lang] = q
+  end
+  return q
+end
+
+local available = nil ---@type boolean|nil
+--- Whether the markdown parser and its highlight query are there (bundled with Neovim 0.10+).
+---@return boolean
+function M.available()
+  if available == nil then
+    local ok, added = pcall(vim.treesitter.language.add, "markdown")
+    available = ok and added ~= false and query_of("markdown") ~= false
+  end
+  return available
+end
+
+local function weak()
+  return setmetatable({}, { __mode = "k" })
+end
+
+--- Rows changed: kept as a few ranges that later changes move, so that they still name the right rows when
+--- the items are looked up (after the drain: an item's extmark exists only once it is drawn).
+---@param st AcpChatHighlightState
+---@param first integer
+---@param last_old integer
+---@param last_new integer
+local function note_change(st, first, last_old, last_new)
+  st.last_change = vim.uv.now()
+  local delta = last_new - last_old
+  local ranges = st.ranges
+  for i = 1, #ranges do
+    local r = ranges[i]
+    if r[1] >= last_old then
+      r[1], r[2] = r[1] + delta, r[2] + delta
+    elseif r[2] > first then
+      r[2] = r[2] >= last_old and r[2] + delta or math.min(r[2], last_new)
+    end
+  end
+  local stop = math.max(last_new, first + 1)
+  local last = ranges[#ranges]
+  if last ~= nil and last[1] <= stop and first <= last[2] then
+    last[1], last[2] = math.min(last[1], first), math.max(last[2], stop)
+  elseif #ranges >= 64 then
+    -- Changes all over the chat (never from a stream): one range over all of them.
+    local lo, hi = first, stop
+    for _, r in ipairs(ranges) do
+      lo, hi = math.min(lo, r[1]), math.max(hi, r[2])
+    end
+    st.ranges = { { lo, hi } }
+  else
+    ranges[#ranges + 1] = { first, stop }
+  end
+end
+
+--- Starts highlighting a chat buffer (from its ftplugin). Without the markdown parser the chat stays plain.
+---@param buf integer
+function M.attach(buf)
+  if buf == 0 then
+    buf = api.nvim_get_current_buf()
+  end
+  if states[buf] ~= nil or not M.available() then
+    return
+  end
+  ---@type AcpChatHighlightState
+  local st = { ranges = {}, settled = weak(), deferred = weak(), last_change = 0 }
+  states[buf] = st
+  -- What is already in the buffer counts as changed.
+  note_change(st, 0, 0, api.nvim_buf_line_count(buf))
+  api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, _, _, first, last_old, last_new)
+      if states[buf] ~= st then
+        return true
+      end
+      note_change(st, first, last_old, last_new)
+    end,
+    on_detach = function()
+      if states[buf] == st then
+        M.detach(buf)
+      end
+    end,
+  })
+end
+
+--- Stops highlighting a buffer; its marks go.
+---@param buf integer
+function M.detach(buf)
+  local st = states[buf]
+  if st == nil then
+    return
+  end
+  states[buf] = nil
+  if st.timer ~= nil then
+    st.timer:stop()
+    st.timer:close()
+  end
+  if api.nvim_buf_is_valid(buf) then
+    api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  end
+end
+
+--- The newest item still to highlight, taken off the end of the changed ranges: the item, the first of its
+--- rows that changed (relative to it) and its first row.
+---@param chat AcpChat
+---@param st AcpChatHighlightState
+---@return AcpChatItem|nil, integer, integer
+local function take(chat, st)
+  local ranges = st.ranges
+  local count = api.nvim_buf_line_count(chat.buf)
+  while ranges[1] ~= nil do
+    local r = ranges[#ranges]
+    local stop = math.min(r[2], count)
+    local entry, first = nil, 0
+    if r[1] < stop then
+      entry, first = require("acp_nvim.ui.chat").item_at(chat, stop - 1)
+    end
+    if entry == nil then
+      ranges[#ranges] = nil
+    else
+      local rel = math.max(r[1] - first, 0)
+      if r[1] >= first then
+        ranges[#ranges] = nil
+      else
+        r[2] = first
+      end
+      -- An earlier range over the same item (changed in two places): one parse for both.
+      local prev = ranges[#ranges]
+      while prev ~= nil and prev[2] > first and prev[1] < stop do
+        rel = math.min(rel, math.max(prev[1] - first, 0))
+        if prev[1] >= first then
+          ranges[#ranges] = nil
+          prev = ranges[#ranges]
+        else
+          prev[2] = first
+          prev = nil
+        end
+      end
+      return entry, rel, first
+    end
+  end
+  return nil, 0, 0
+end
+
+--- Whether the lines close every code fence they open: only such an item may be parsed with the items after
+--- it (an open fence would take them in).
+---@param lines string[]
+---@return boolean
+local function fences_closed(lines)
+  local open = false
+  for _, line in ipairs(lines) do
+    if line:find("^ ? ? ?```") or line:find("^ ? ? ?~~~") then
+      open = not open
+    end
+  end
+  return not open
+end
+
+---@param lang string
+---@param name string
+---@return integer
+local function hl_id(lang, name)
+  local key = name .. "." .. lang
+  local id = hl_ids[key]
+  if id == nil then
+    id = api.nvim_get_hl_id_by_name("@" .. key)
+    hl_ids[key] = id
+  end
+  return id
+end
+
+--- The first row of the block still open at the end of the parsed text (the last top-level block, inside the
+--- last heading's section): what a later append can still change.
+---@param job AcpChatHighlightJob
+---@return integer
+local function open_block_row(job)
+  local tree = job.parser:trees()[1]
+  if tree == nil then
+    return 0
+  end
+  local node = tree:root()
+  while true do
+    local count = node:named_child_count()
+    if count == 0 then
+      break
+    end
+    local last = node:named_child(count - 1)
+    if last == nil then
+      break
+    end
+    node = last
+    if last:type() ~= "section" then
+      break
+    end
+  end
+  local row = node:start()
+  return row
+end
+
+---@param job AcpChatHighlightJob
+local function start_captures(job)
+  local iters = {}
+  -- Parents first, as Neovim's highlighter does: an injected language's captures are set later and win.
+  job.parser:for_each_tree(function(tstree, ltree)
+    local lang = ltree:lang()
+    local q = query_of(lang)
+    if q then
+      iters[#iters + 1] = { query = q, lang = lang, iter = q:iter_captures(tstree:root(), job.text) }
+    end
+  end)
+  job.iters = iters
+end
+
+--- Applies captures until done (true) or the deadline (false).
+---@param chat AcpChat
+---@param job AcpChatHighlightJob
+---@param deadline number
+---@return boolean
+local function apply_captures(chat, job, deadline)
+  local buf = chat.buf
+  local first = require("acp_nvim.ui.chat").item_range(chat, job.entries[1])
+  if first == nil then
+    return true
+  end
+  local base = first + job.from
+  if job.base == nil then
+    job.base = base
+    api.nvim_buf_clear_namespace(buf, ns, base, base + job.rows)
+  end
+  local set = api.nvim_buf_set_extmark
+  local opts = { strict = false }
+  local iters = job.iters or {}
+  local n = 0
+  while iters[1] ~= nil do
+    local state = iters[1]
+    local id, node, metadata, match = state.iter()
+    if id == nil then
+      table.remove(iters, 1)
+    else
+      local name = state.query.captures[id]
+      if name:sub(1, 1) ~= "_" and name ~= "spell" and name ~= "nospell" then
+        local capture_meta = metadata[id]
+        local sr, sc, er, ec
+        if capture_meta and capture_meta.range then
+          sr, sc, er, ec =
+            capture_meta.range[1], capture_meta.range[2], capture_meta.range[3], capture_meta.range[4]
+        else
+          sr, sc, er, ec = node:range()
+        end
+        opts.end_row, opts.end_col = base + er, ec
+        opts.hl_group = hl_id(state.lang, name)
+        opts.priority = tonumber(metadata.priority or capture_meta and capture_meta.priority) or 100
+        opts.conceal = metadata.conceal or capture_meta and capture_meta.conceal or nil
+        local url = capture_meta and capture_meta.url
+        if type(url) == "number" and match then
+          local other = match:captures()[url]
+          url = other and other[1] and vim.treesitter.get_node_text(other[1], job.text) or nil
+        end
+        opts.url = type(url) == "string" and url or nil
+        set(buf, ns, base + sr, sc, opts)
+        if metadata.conceal_lines or capture_meta and capture_meta.conceal_lines then
+          set(buf, ns, base + sr, 0, { end_row = base + er, conceal_lines = "", strict = false })
+        end
+      end
+      n = n + 1
+      if n % 64 == 0 and vim.uv.hrtime() > deadline then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+--- Starts parsing `entry` from row `from` (relative to it), with the whole items drawn just before it when it is
+--- parsed whole; nil when there is nothing to parse or the block is deferred.
+---@param chat AcpChat
+---@param st AcpChatHighlightState
+---@param entry AcpChatItem
+---@param first integer the item's first row
+---@param from integer
+---@return AcpChatHighlightJob|nil
+local function start_job(chat, st, entry, first, from)
+  local buf = chat.buf
+  local _, last = require("acp_nvim.ui.chat").item_range(chat, entry)
+  local row = first + from
+  if last == nil or row > last then
+    return nil
+  end
+  local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
+  local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, row)
+  if size > M.max_block_bytes then
+    return nil
+  end
+  if size > max_bytes and vim.uv.now() - st.last_change < M.pause_ms then
+    st.deferred[entry] = math.min(st.deferred[entry] or from, from)
+    return nil
+  end
+  local entries = { entry }
+  local chunks = { api.nvim_buf_get_lines(buf, row, last + 1, false) }
+  if from == 0 then
+    -- The whole items changed just before it, while they fit in a batch.
+    local item_at = require("acp_nvim.ui.chat").item_at
+    local r = st.ranges[#st.ranges]
+    while r ~= nil and r[2] == row and row > 0 and size < M.batch_bytes do
+      local prev, prev_first = item_at(chat, row - 1)
+      if prev == nil or prev_first < r[1] then
+        break
+      end
+      local prev_size = api.nvim_buf_get_offset(buf, row) - api.nvim_buf_get_offset(buf, prev_first)
+      local lines = api.nvim_buf_get_lines(buf, prev_first, row, false)
+      if size + prev_size > M.batch_bytes or not fences_closed(lines) then
+        break
+      end
+      table.insert(entries, 1, prev)
+      table.insert(chunks, 1, lines)
+      st.settled[prev], st.deferred[prev] = nil, nil
+      row, size = prev_first, size + prev_size
+      if r[1] >= prev_first then
+        st.ranges[#st.ranges] = nil
+        r = st.ranges[#st.ranges]
+      else
+        r[2] = prev_first
+      end
+    end
+  end
+  local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
+  local text = table.concat(lines, "\n")
+  local ok, parser = pcall(vim.treesitter.get_string_parser, text, "markdown")
+  if not ok then
+    return nil
+  end
+  ---@type AcpChatHighlightJob
+  local job =
+    { entries = entries, from = #entries == 1 and from or 0, rows = #lines, text = text, parser = parser }
+  -- Parsed in slices of a few ms on the next ticks when it takes longer (Neovim's asynchronous parse); a small
+  -- text is parsed at once and the callback runs before parse() returns.
+  parser:parse(true, function(err)
+    job.parsed, job.failed = true, err ~= nil
+    if st.job == job and job.returned then
+      M.schedule(chat)
+    end
+  end)
+  job.returned = true
+  return job
+end
+
+---@param chat AcpChat
+---@param st AcpChatHighlightState
+local function arm_timer(chat, st)
+  if st.timer == nil then
+    st.timer = vim.uv.new_timer()
+  end
+  st.timer:stop()
+  st.timer:start(
+    M.pause_ms,
+    0,
+    vim.schedule_wrap(function()
+      if states[chat.buf] ~= st then
+        return
+      end
+      -- Back among the changed rows (at the end: the next taken), to be deferred again while the chat changes.
+      local item_range = require("acp_nvim.ui.chat").item_range
+      for entry, from in pairs(st.deferred) do
+        local first, last = item_range(chat, entry)
+        if first ~= nil and last ~= nil then
+          st.ranges[#st.ranges + 1] = { first + from, last + 1 }
+        end
+      end
+      st.deferred = weak()
+      M.refresh(chat)
+    end)
+  )
+end
+
+--- The block still open at the end of the job's last item, relative to that item: where its next parse starts.
+---@param chat AcpChat
+---@param job AcpChatHighlightJob
+---@return integer
+local function settled_row(chat, job)
+  local item_range = require("acp_nvim.ui.chat").item_range
+  local text_first = item_range(chat, job.entries[1]) + job.from
+  local last_first = item_range(chat, job.entries[#job.entries])
+  return math.max(text_first + open_block_row(job) - last_first, 0)
+end
+
+--- Highlights what changed since the last call, within the tick's budget; the rest continues on the next
+--- ticks. Called after each drain of the chat's queue (ui/chat.lua, guard_redraw).
+---@param chat AcpChat
+function M.refresh(chat)
+  local st = states[chat.buf]
+  if st == nil then
+    return
+  end
+  if not api.nvim_buf_is_valid(chat.buf) then
+    M.detach(chat.buf)
+    return
+  end
+  if st.items ~= chat.items then
+    -- The chat was emptied for a reload (chat.reset): what was known of its items is void.
+    st.items = chat.items
+    st.settled, st.deferred, st.job = weak(), weak(), nil
+  end
+  if chat.queue ~= nil and chat.queue[1] ~= nil then
+    -- The chat is still drawing (a replayed history, over many ticks): its ticks are its own; the drain that
+    -- empties the queue calls again.
+    return
+  end
+  -- 'foldexpr' runs inside a buffer change, before the new items' extmarks exist: what it cached for this
+  -- changedtick can name the item above as the last one.
+  chat.item_at_cache = nil
+  local deadline = vim.uv.hrtime() + M.budget_ns
+  -- Starting a parse takes a few ms by itself (its first slice, the batch's lines): only in the first half.
+  local last_start = deadline - M.budget_ns / 2
+  while vim.uv.hrtime() < deadline do
+    local job = st.job
+    if job == nil then
+      if vim.uv.hrtime() > last_start then
+        break
+      end
+      local entry, rel, first = take(chat, st)
+      if entry == nil then
+        break
+      end
+      local settled = st.settled[entry] or 0
+      -- A change above the open block (an item rewritten whole, a tool call updated) parses the item again.
+      local from = rel >= settled and settled or 0
+      if st.deferred[entry] ~= nil then
+        from = math.min(from, st.deferred[entry])
+        st.deferred[entry] = nil
+      end
+      st.job = start_job(chat, st, entry, first, from)
+    elseif not job.parsed then
+      -- The asynchronous parse calls back when done.
+      return
+    else
+      if not job.failed and job.iters == nil then
+        start_captures(job)
+      end
+      if job.failed or apply_captures(chat, job, deadline) then
+        if not job.failed and job.entries[#job.entries] ~= nil then
+          st.settled[job.entries[#job.entries]] = settled_row(chat, job)
+        end
+        st.job = nil
+      end
+    end
+  end
+  local quiet = vim.uv.now() - st.last_change >= M.pause_ms
+  if (st.job ~= nil or st.ranges[1] ~= nil) and quiet then
+    M.schedule(chat)
+  elseif st.job ~= nil or st.ranges[1] ~= nil or next(st.deferred) ~= nil then
+    arm_timer(chat, st)
+  end
+end
+
+--- Continues on a later tick (once, however often it is asked for before that).
+---@param chat AcpChat
+function M.schedule(chat)
+  local st = states[chat.buf]
+  if st == nil or st.scheduled then
+    return
+  end
+  st.scheduled = true
+  vim.schedule(function()
+    st.scheduled = false
+    if states[chat.buf] == st then
+      M.refresh(chat)
+    end
+  end)
+end
+
+--- Whether highlighting work is still waiting (tests, benchmarks).
+---@param buf integer
+---@return boolean
+function M.pending(buf)
+  local st = states[buf]
+  if st == nil then
+    return false
+  end
+  return st.job ~= nil or st.ranges[1] ~= nil or next(st.deferred) ~= nil
+end
+
+return M

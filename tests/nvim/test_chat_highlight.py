@@ -1,0 +1,204 @@
+"""The chat's markdown highlighting (ui/chat_highlight.lua) in a real Neovim: tree-sitter captures kept as
+extmarks item by item, at any chat size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.big_chat import day_of_work, prose
+from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.test_chat import apply, message
+
+CODE_MESSAGE = [
+    "Here is **the fix**, with `inline code`:",
+    "",
+    "```lua",
+    "local answer = 42",
+    "```",
+    "",
+    "Done.",
+]
+
+# The highlight groups of the extmarks on a row of the chat (0-based), in the markdown namespace.
+GROUPS_AT = """
+local row = ...
+local chat = require('acp_nvim.ui.chat').chats.s1
+local ns = require('acp_nvim.ui.chat_highlight').ns
+local groups = {}
+local opts = { details = true, overlap = true }
+for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, { row, 0 }, { row, -1 }, opts)) do
+  if mark[4].hl_group then
+    groups[#groups + 1] = mark[4].hl_group
+  end
+end
+table.sort(groups)
+return groups
+"""
+
+ROW_OF = """
+local text = ...
+for i, line in ipairs(require('acp_nvim.ui.chat').lines('s1')) do
+  if line == text then
+    return i - 1
+  end
+end
+return -1
+"""
+
+SIZE = (
+    "local buf = require('acp_nvim.ui.chat').chats.s1.buf"
+    " return vim.api.nvim_buf_get_offset(buf, vim.api.nvim_buf_line_count(buf))"
+)
+
+IDLE = (
+    "not require('acp_nvim.ui.chat').pending('s1')"
+    " and not require('acp_nvim.ui.chat_highlight').pending(require('acp_nvim.ui.chat').chats.s1.buf)"
+)
+
+
+def groups_at(nvim: Nvim, text: str) -> list[str]:
+    row = nvim.lua(ROW_OF, text)
+    assert row >= 0, f"{text!r} not in the chat"
+    return nvim.lua(GROUPS_AT, row)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def chat(nvim: Nvim) -> Nvim:
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    return nvim
+
+
+def test_markdown_and_code_blocks_are_highlighted(chat: Nvim) -> None:
+    apply(chat, {"op": "add", "item": message("1", "agent", *CODE_MESSAGE)})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
+    assert "@markup.raw.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
+    # The code block in its own language (an injection), inside the block's own highlight.
+    code = groups_at(chat, "local answer = 42")
+    assert "@keyword.lua" in code and "@number.lua" in code and "@markup.raw.block.markdown" in code
+    # The fences are concealed as Neovim's markdown highlighting does (conceal_lines).
+    fence_row = chat.lua(ROW_OF, "```lua")
+    concealed = chat.lua(
+        "local chat = require('acp_nvim.ui.chat').chats.s1"
+        " local ns = require('acp_nvim.ui.chat_highlight').ns"
+        " local row = ..."
+        " local opts = { details = true }"
+        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, {row, 0}, {row, -1}, opts)) do"
+        "   if m[4].conceal_lines then return true end"
+        " end return false",
+        fence_row,
+    )
+    assert concealed
+    # Neovim's own highlighter does not run on the chat: its cost grows with the chat.
+    assert chat.lua(
+        "return vim.treesitter.highlighter.active[require('acp_nvim.ui.chat').chats.s1.buf] == nil"
+    )
+
+
+def test_streamed_text_is_highlighted_as_it_arrives(chat: Nvim) -> None:
+    apply(chat, {"op": "add", "item": message("1", "agent", "")})
+    for part in [
+        "Some ",
+        "**strong",
+        "** words\n\n",
+        "```l",
+        "ua\nlocal x = require('x')\n",
+        "```\n",
+        "tail `x`",
+    ]:
+        apply(chat, {"op": "append", "id": "1", "text": part})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Some **strong** words")
+    assert "@keyword.lua" in groups_at(chat, "local x = require('x')")
+    assert "@markup.raw.markdown_inline" in groups_at(chat, "tail `x`")
+
+
+def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
+    """The first and the last message of a 5 MB chat are highlighted, and a code block of a finished message
+    keeps its highlight while more is streamed after it."""
+    ops = day_of_work(2000)
+    for start in range(0, len(ops), 500):
+        apply(chat, *ops[start : start + 500])
+    chat.wait(IDLE, 120)
+    size = chat.lua(SIZE)
+    assert size > 800_000
+    # Then long answers of prose, to 5 MB.
+    n = 0
+    while size < 5_000_000:
+        apply(chat, *[prose(k, 500) for k in range(n, n + 8)])
+        n += 8
+        chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
+        size = chat.lua(SIZE)
+    chat.wait(IDLE, 120)
+    first = groups_at(chat, "Step 0: I changed **file 0** so that `run_0` returns early.")
+    assert "@markup.strong.markdown_inline" in first and "@markup.raw.markdown_inline" in first
+    assert "@keyword.lua" in groups_at(chat, "local step_0 = require('steps').run(0)")
+    # And it still wraps at word boundaries: no line of it is long.
+    assert chat.lua(
+        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]].linebreak"
+    )
+    apply(chat, {"op": "add", "item": message("last", "agent", *CODE_MESSAGE)})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
+    assert "@keyword.lua" in groups_at(chat, "local answer = 42")
+    # More streaming into the last message: the code block above keeps its highlight, the new text gets its
+    # own.
+    for k in range(200):
+        apply(
+            chat,
+            {
+                "op": "append",
+                "id": "last",
+                "text": f" word{k}" + ("\n\nMore **bold**" if k % 50 == 49 else ""),
+            },
+        )
+    chat.wait(IDLE)
+    assert "@keyword.lua" in groups_at(chat, "local answer = 42")
+    assert "@markup.strong.markdown_inline" in groups_at(
+        chat, "More **bold** word" + " word".join(str(k) for k in range(150, 200))
+    )
+
+
+def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_path: Path) -> None:
+    """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
+    chat pauses (ui/chat_highlight.lua's pause_ms)."""
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
+    )
+    nvim.wait_configured()
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
+    nvim.wait(IDLE)
+    line = "word " * 300 + "**late**"
+    # Applied and looked at in one call: the pause cannot have passed in between.
+    at_once = nvim.lua(
+        "local chat = require('acp_nvim.ui.chat')"
+        " chat.apply('s1', { { op = 'append', id = '1', text = ... } })"
+        " local buf, ns = chat.chats.s1.buf, require('acp_nvim.ui.chat_highlight').ns"
+        " local row = vim.api.nvim_buf_line_count(buf) - 1"
+        " return #vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, {})",
+        line,
+    )
+    assert at_once == 0
+    nvim.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(nvim, line)
+    assert "@markup.strong.markdown_inline" in groups_at(nvim, "A short **first** paragraph.")
+
+
+def test_a_rewritten_item_and_a_reloaded_chat_are_highlighted_afresh(chat: Nvim) -> None:
+    apply(chat, {"op": "add", "item": message("t1", "tool_call", "Reading **one** file")})
+    apply(chat, {"op": "add", "item": message("m1", "agent", "after it")})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Reading **one** file")
+    # A tool call updated in place: its old highlights go with its old text.
+    apply(chat, {"op": "replace", "item": message("t1", "tool_call", "Read `two` files")})
+    chat.wait(IDLE)
+    rewritten = groups_at(chat, "Read `two` files")
+    assert "@markup.raw.markdown_inline" in rewritten and "@markup.strong.markdown_inline" not in rewritten
+    # The session reloaded into the same buffer: drawn and highlighted again from nothing.
+    chat.lua("require('acp_nvim.ui.chat').reset('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    apply(chat, {"op": "add", "item": message("m1", "agent", "Back **again**")})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Back **again**")
