@@ -14,6 +14,7 @@ from typing import Literal
 
 import msgspec
 
+from acp_nvim.app.catalog import RegistryOptions
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.port import ChatView
 from acp_nvim.client import command as agent_command
@@ -76,6 +77,8 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     terminal_auth: bool = True
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
+    # An ACP Registry agent (`name` is its id): its command comes from the registry when it starts.
+    registry: RegistryOptions | None = None
 
 
 class ChatSession(msgspec.Struct):

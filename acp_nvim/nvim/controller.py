@@ -13,9 +13,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
+import msgspec
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.catalog import Catalog
+from acp_nvim.app.registry_agents import RegistryAgents
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
@@ -29,7 +32,7 @@ from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor
 from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.permission import PermissionBroker
-from acp_nvim.nvim.port import NvimPort
+from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
 
 log = logging.getLogger("acp_nvim.controller")
@@ -57,6 +60,10 @@ class Controller:
         )
         self.app = Application(self.registry, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
+        # The ACP Registry's agents (app/catalog.py, app/registry_agents.py).
+        catalog_port = CatalogPort(self.port, self.lua)
+        self.catalog = Catalog(catalog_port, spawn)
+        self.registry_agents = RegistryAgents(self.catalog, catalog_port)
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
@@ -109,6 +116,11 @@ class Controller:
     async def _serve(self, run: AgentRun) -> None:
         """The agent's connection until it exits; again after each reconnect a login asked for. The first
         session opens in a task of its own: a login on the way may need this loop to reconnect."""
+        if run.spec.registry is not None:
+            # Its command is known once the registry is read (and a binary installed): from then on the run
+            # is like any other, its terminal login included.
+            cmd, args, env = await self.registry_agents.command(run.spec.registry, run.spec.name)
+            run.spec = msgspec.structs.replace(run.spec, cmd=cmd, args=args, env={**env, **run.spec.env})
         spec = run.spec
         command = await agent_command.resolve(
             AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None),

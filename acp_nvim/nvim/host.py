@@ -184,6 +184,26 @@ class Host:
 
         self._submit(resolve)
 
+    # ---- the ACP Registry ------------------------------------------------------------------------------
+
+    def registry_load(self, options: Any) -> None:
+        self._submit(lambda c: c.catalog.load(options))
+
+    def registry_pick(self, options: Any, configured: list[str], default: str | None) -> None:
+        self._submit(lambda c: c.catalog.pick(options, list(configured), default or None))
+
+    def registry_agents(self, options: Any, action: str, agent_id: str) -> None:
+        self._submit(lambda c: c.registry_agents.agents_command(options, action, agent_id))
+
+    def registry_health(self, options: Any, default_agent: str | None) -> dict[str, Any]:
+        """For :checkhealth, synchronous: reads the cache only."""
+        _, controller = self._ensure_loop()
+        try:
+            return lua_api.to_lua(controller.catalog.health(options, default_agent or None))
+        except Exception as err:
+            log.exception("registry health failed")
+            return {"error": str(err)}
+
     def editor_options(self, options: Any) -> None:
         """The fs/terminal/sandbox options; sent by Lua before every start, so capabilities match them."""
 

@@ -21,8 +21,9 @@ M.defaults = {
   -- UI is attached (never in a headless Neovim); true: as soon as Neovim has started; false: only when needed
   -- (typing an :Acp command still starts it early).
   prestart_host = "auto",
-  -- Agent that :AcpStart starts when no name is given.
-  default_agent = "claude",
+  -- Agent that :AcpStart starts when no name is given; nil: :AcpStart asks (vim.ui.select) among the
+  -- configured agents and the ACP Registry's.
+  default_agent = nil,
   -- Your agents, merged over the presets below: { name = { cmd = "...", args = {...}, env = {...} } }.
   agents = {},
   -- Seconds the agent has to answer `initialize`.
@@ -112,6 +113,15 @@ M.defaults = {
       reject_file = "<leader>aR",
     },
   },
+  -- [registry] The ACP Registry (issue 16): its agents are started by id with :AcpStart {id}.
+  registry = {
+    -- Where the list comes from: https://, a loopback http://, a file:// URL or a local path.
+    url = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json",
+    -- Seconds after which the cached list (stdpath("cache")/acp_nvim/registry.json) is fetched again.
+    max_age = 24 * 60 * 60,
+    -- false: no registry agents (nothing is fetched).
+    enabled = true,
+  },
   conflict = {
     -- Buffer-local mappings while a buffer has merge conflicts (:AcpConflict); false leaves that key unmapped
     -- (e.g. where vim-unimpaired's ]x/[x are wanted).
@@ -192,7 +202,7 @@ M.options = vim.deepcopy(M.defaults)
 local rules = {
   python = "string?",
   prestart_host = { "auto", true, false },
-  default_agent = "string",
+  default_agent = "string?",
   agents = "agents",
   handshake_timeout = "number",
   log = {
@@ -250,6 +260,12 @@ local rules = {
       accept_file = "key",
       reject_file = "key",
     },
+  },
+  -- [registry] issue 16
+  registry = {
+    url = "string",
+    max_age = "number",
+    enabled = "boolean",
   },
   conflict = {
     keymaps = {

@@ -45,6 +45,18 @@ function M.setup(opts)
   return true
 end
 
+--- The configured agent `name`, else the ACP Registry's agent of that id (its command decided by the host
+--- when it starts), else nil and why.
+---@param name string
+---@return AcpAgentConfig|table|nil, string|nil
+local function agent_named(name)
+  local agent, err = config.agent(name)
+  if agent == nil and require("acp_nvim.ui.agents").enabled() then
+    return { cmd = "", registry = require("acp_nvim.ui.agents").options() }, nil
+  end
+  return agent, err
+end
+
 local function ensure_setup()
   if not did_setup then
     M.setup({})
@@ -56,7 +68,13 @@ end
 function M.start(name)
   ensure_setup()
   name = (name and name ~= "") and name or config.options.default_agent
-  local agent, err = config.agent(name)
+  local agents = require("acp_nvim.ui.agents")
+  if name == nil then
+    -- No name and no default: the host offers the configured agents and the registry's.
+    agents.pick()
+    return
+  end
+  local agent, err = agent_named(name)
   if agent == nil then
     notify(err --[[@as string]])
     status.record("config_invalid", { error = err, agent = { name = name } })
@@ -90,7 +108,11 @@ end
 function M.restart(name)
   ensure_setup()
   name = (name and name ~= "") and name or status.get().agent_name or config.options.default_agent
-  local agent, err = config.agent(name)
+  if name == nil then
+    notify("no agent to restart: start one with :AcpStart", vim.log.levels.WARN)
+    return
+  end
+  local agent, err = agent_named(name)
   if agent == nil then
     notify(err --[[@as string]])
     return

@@ -94,6 +94,22 @@ class AcpNvimPlugin:
     def editor_options(self, options: Any) -> None:
         self._host.editor_options(options)
 
+    @pynvim.rpc_export("acp_registry_load")
+    def registry_load(self, options: Any) -> None:
+        self._host.registry_load(options)
+
+    @pynvim.rpc_export("acp_registry_pick")
+    def registry_pick(self, options: Any, configured: list[str], default: str | None = None) -> None:
+        self._host.registry_pick(options, configured, default)
+
+    @pynvim.rpc_export("acp_registry_agents")
+    def registry_agents(self, options: Any, action: str = "", agent_id: str = "") -> None:
+        self._host.registry_agents(options, action, agent_id)
+
+    @pynvim.rpc_export("acp_registry_health", sync=True)
+    def registry_health(self, options: Any, default_agent: str | None = None) -> dict[str, Any]:
+        return self._host.registry_health(options, default_agent)
+
     # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
 
     @pynvim.rpc_export("acp_log_view", sync=True)

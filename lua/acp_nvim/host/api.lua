@@ -152,6 +152,45 @@ function M.disk_changed(session_id, paths)
   end
 end
 
+-- ---- the ACP Registry (lua/acp_nvim/ui/agents.lua) -----------------------------------------------------
+
+--- The registry's ids, sent back through `ui.agents.catalog` (from the cache at once, fetched when stale).
+---@param options table ui.agents.options()
+---@return boolean sent
+function M.registry_load(options)
+  return command("acp_registry_load", options)
+end
+
+--- A picker of the configured agents and the registry's; the host starts the one chosen.
+---@param options table
+---@param configured string[]
+---@param default string|nil
+---@return boolean sent
+function M.registry_pick(options, configured, default)
+  return command("acp_registry_pick", options, configured, default or vim.NIL)
+end
+
+--- :AcpAgents: list, update or remove installed registry agents.
+---@param options table
+---@param action string "" | "update" | "remove"
+---@param id string "" for a picker
+---@return boolean sent
+function M.registry_agents(options, action, id)
+  return command("acp_registry_agents", options, action, id)
+end
+
+--- The registry's state for :checkhealth (the host reads its cache, no network): a table, or false and why.
+---@param options table
+---@param default string|nil
+---@return boolean ok, any health_or_error
+function M.registry_health(options, default)
+  local channel = running_channel()
+  if channel == nil then
+    return false, "the host is not running"
+  end
+  return pcall(vim.rpcrequest, channel, "acp_registry_health", options, default or vim.NIL)
+end
+
 -- ---- answers and options ---------------------------------------------------------------------------
 
 --- The late answer to a question the host asked with `token` (lua/acp_nvim/ui/ask.lua).

@@ -63,6 +63,7 @@ function M.spec(name, agent)
     install_hint = agent.install_hint or "",
     fallbacks = agent.fallbacks or {},
     older_args = agent.older_args or vim.NIL,
+    registry = agent.registry or vim.NIL,
     handshake_timeout = options.handshake_timeout,
     mode = agent.mode,
     config = dict(agent.config),
@@ -90,6 +91,10 @@ function M.sessions(...)
   local config = require("acp_nvim.config")
   local status = require("acp_nvim.ui.status").get()
   local name = status.agent_name or config.options.default_agent
+  if name == nil then
+    notify("no agent: start one with :AcpStart (or set opts.default_agent)")
+    return
+  end
   local agent, err = config.agent(name)
   if agent == nil then
     notify(err --[[@as string]], vim.log.levels.ERROR)

@@ -1,0 +1,169 @@
+"""Registry agents started, installed, updated and removed: `:AcpStart {id}` and `:AcpAgents`.
+
+A start turns the registry's entry into the same command the configured agents run: `npx`/`uvx` with the
+package pinned to the registry's version, or the installed binary (downloaded first when this version is not
+installed yet, with its progress shown). An installed version starts without the network.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from acp_nvim.app.catalog import Catalog, CatalogPort, RegistryOptions, decode_options
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice
+from acp_nvim.client import acp_registry, agent_install
+from acp_nvim.client.acp_registry import RegistryAgent, RegistryError
+from acp_nvim.client.agent_install import InstallError, InstalledAgent
+from acp_nvim.client.process import StartError
+
+log = logging.getLogger("acp_nvim.registry_agents")
+
+# Progress is told at these fractions of the download (and at its end).
+PROGRESS_STEPS = 4
+
+
+class RegistryAgents:
+    def __init__(self, catalog: Catalog, port: CatalogPort) -> None:
+        self._catalog = catalog
+        self._port = port
+
+    async def _entry(self, options: RegistryOptions, agent_id: str) -> RegistryAgent:
+        if not options.enabled:
+            raise StartError(f'unknown agent "{agent_id}" (the ACP Registry is disabled: opts.registry.enabled)')
+        registry = await self._catalog.registry(options)
+        if registry is None:
+            raise StartError(f'unknown agent "{agent_id}": the ACP Registry could not be read ({options.url})')
+        agent = registry.find(agent_id)
+        if agent is None:
+            raise StartError(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
+        return agent
+
+    async def command(self, raw_options: object, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
+        """The executable, arguments and environment that start registry agent `agent_id`, installed first
+        when it is a binary not installed yet. `StartError` with the message for the user otherwise."""
+        try:
+            options = decode_options(raw_options)
+        except RegistryError as err:
+            raise StartError(str(err)) from None
+        agent = await self._entry(options, agent_id)
+        here = acp_registry.this_platform()
+        plan = acp_registry.plan(agent, here)
+        if plan is None:
+            raise StartError(f"{agent.name} {agent.version} is not available for {here}")
+        if isinstance(plan, acp_registry.PackagePlan):
+            missing = acp_registry.missing_runner(plan)
+            if missing is not None:
+                raise StartError(missing)
+            return plan.runner, plan.argv, plan.env
+        record = await self.install(options, agent, plan.target)
+        return str(agent_install.command(record)), record.args, record.env
+
+    async def install(
+        self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
+    ) -> InstalledAgent:
+        agents_dir = options.agents_dir
+        found = await anyio.to_thread.run_sync(agent_install.find, agents_dir, agent.id, agent.version)
+        if found is not None:
+            return found
+        title = f"{agent.name} {agent.version}"
+        self._port.notify(f"installing {title} from {target.archive}", INFO)
+        told = [0]
+
+        def progress(received: int, total: int | None) -> None:
+            # In the worker thread: the message goes through the loop.
+            if not total:
+                return
+            step = math.floor(received * PROGRESS_STEPS / total)
+            if step > told[0] and step < PROGRESS_STEPS:
+                told[0] = step
+                percent = step * 100 // PROGRESS_STEPS
+                anyio.from_thread.run_sync(
+                    self._port.notify, f"downloading {title}: {percent}% of {_size(total)}", INFO
+                )
+
+        try:
+            record = await anyio.to_thread.run_sync(
+                agent_install.install, agents_dir, agent.id, agent.name, agent.version, target, progress
+            )
+        except InstallError as err:
+            raise StartError(f"{title} was not installed: {err}") from None
+        except OSError as err:
+            raise StartError(f"{title} was not installed: {err}") from None
+        self._port.notify(f"installed {title} in {record.folder}", INFO)
+        return record
+
+    # ---- :AcpAgents -----------------------------------------------------------------------------------
+
+    async def agents_command(self, raw_options: object, action: str, agent_id: str) -> None:
+        """:AcpAgents [update|remove] [id]: without an id, a picker of what is installed, then one of what
+        to do with the agent chosen."""
+        try:
+            options = decode_options(raw_options)
+        except RegistryError as err:
+            self._port.notify(str(err), ERROR)
+            return
+        installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
+        if not agent_id:
+            if not installs:
+                self._port.notify("no registry agent is installed: :AcpStart {id} installs one", INFO)
+                return
+            choices = [
+                Choice(record.id, f"{record.id}  {record.name} {record.version}  ({record.folder})")
+                for record in installs
+            ]
+            chosen = await self._port.select("Installed agents", choices, "acp_nvim_installed")
+            if chosen is None:
+                return
+            agent_id = chosen
+        if not action:
+            picked = await self._port.select(
+                f"{agent_id}:", [Choice("update", "update"), Choice("remove", "remove")], "acp_nvim_agent_action"
+            )
+            if picked is None:
+                return
+            action = picked
+        if action == "remove":
+            removed = await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, None)
+            if removed:
+                self._port.notify(f"removed {agent_id} {', '.join(removed)}", INFO)
+            else:
+                self._port.notify(f"{agent_id} is not installed", WARN)
+        elif action == "update":
+            await self._update(options, agent_id, [r for r in installs if r.id == agent_id])
+        else:
+            self._port.notify(f"unknown :AcpAgents action {action!r} (update, remove)", ERROR)
+
+    async def _update(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
+        if not await self._catalog.refresh(options):
+            return
+        try:
+            agent = await self._entry(options, agent_id)
+        except StartError as err:
+            self._port.notify(str(err), ERROR)
+            return
+        plan = acp_registry.plan(agent)
+        if not isinstance(plan, acp_registry.BinaryPlan):
+            kind = acp_registry.kind(agent)
+            self._port.notify(f"{agent_id} runs with {kind}, pinned to {agent.version}: nothing to update", INFO)
+            return
+        if any(record.version == agent.version for record in installs):
+            self._port.notify(f"{agent_id} {agent.version} is the registry's version: up to date", INFO)
+            return
+        try:
+            await self.install(options, agent, plan.target)
+        except StartError as err:
+            self._port.notify(str(err), ERROR)
+            return
+        for record in installs:
+            await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, record.version)
+        old = ", ".join(record.version for record in installs) or "none"
+        self._port.notify(f"updated {agent_id} from {old} to {agent.version}", INFO)
+
+
+def _size(total: int) -> str:
+    return f"{total / 1024 / 1024:.1f} MiB" if total >= 1024 * 1024 else f"{math.ceil(total / 1024)} KiB"
