@@ -35,10 +35,10 @@ class Member:
     link: str = ""
 
 
-def launcher_members(extra: str = "") -> list[Member]:
+def launcher_members(script: str = LAUNCHER) -> list[Member]:
     return [
         Member("bin/", kind="dir", mode=0o755),
-        Member("bin/demo-agent", (LAUNCHER + extra).encode(), mode=0o755),
+        Member("bin/demo-agent", script.encode(), mode=0o755),
         Member("README.txt", b"the demo agent, packed for the tests\n"),
     ]
 

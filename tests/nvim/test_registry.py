@@ -50,7 +50,8 @@ def add_archive(served: Served, name: str, data: bytes) -> str:
 
 
 def setup(nvim: Nvim, tmp_path: Path, url: str, **extra: Any) -> None:
-    opts = setup_opts(tmp_path, registry={"url": url, "max_age": 3600}, **extra)
+    extra.setdefault("registry", {"url": url, "max_age": 3600})
+    opts = setup_opts(tmp_path, **extra)
     opts.pop("default_agent")
     assert nvim.lua("return require('acp_nvim').setup(...)", opts), nvim.notes()
 
@@ -86,3 +87,108 @@ def test_a_binary_agent_is_installed_and_started(
     assert (folder / "bin" / "demo-agent").is_file()
     assert any("installed Test tiny-agent 1.0.0" in text for text in infos(nvim)), nvim.notes()
     assert not nvim.errors()
+
+
+def start_installed(nvim: Nvim, tmp_path: Path, served: Served, version: str = "1.0.0", **opts: Any) -> Path:
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, f"tiny-{version}.tar.gz", archive)
+    publish(served, binary_agent("tiny-agent", version, url, digest=sha256(archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"), **opts)
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)
+    return data_dir() / "tiny-agent" / version
+
+
+def stop(nvim: Nvim) -> None:
+    nvim.api.command("AcpStop")
+    nvim.wait_state("stopped")
+
+
+def test_an_installed_agent_starts_offline_from_the_cache(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    """Installed, then the network goes: the cached list and the installed version start it; the failed
+    refresh of a stale cache says why once."""
+    start_installed(nvim, tmp_path, served, registry={"url": served.url("/registry.json"), "max_age": 0})
+    stop(nvim)
+    served.routes.files.clear()
+    hits = len(served.routes.hits)
+    for _ in range(2):
+        nvim.api.command("AcpStart tiny-agent")
+        nvim.wait_state("ready", 30)
+        stop(nvim)
+    # Only the registry was asked for (a stale cache is refreshed), never the archive again.
+    assert set(served.routes.hits[hits:]) == {"/registry.json"}
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('HTTP 404', 1, true) end, acp_test.notes) > 0")
+    warnings = [n["msg"] for n in nvim.notes() if "ACP Registry" in n["msg"]]
+    assert len(warnings) == 1 and "using the list fetched before" in warnings[0], warnings
+    assert not nvim.errors()
+
+
+def test_start_without_a_name_offers_configured_and_registry_agents(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, "tiny.tar.gz", archive)
+    other = "windows-aarch64" if "windows" not in binary_agent("x", "1.0.0", "")["distribution"] else "linux-x86_64"
+    publish(
+        served,
+        binary_agent("tiny-agent", "1.0.0", url),
+        binary_agent("far-agent", "2.1.0", url, platform=other),
+    )
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.lua("acp_test.answers = { 'tiny-agent' }")
+    nvim.api.command("AcpStart")
+    nvim.wait_state("ready", 30)
+    (picker,) = nvim.lua("return acp_test.selects")
+    assert picker["prompt"] == "Start an agent"
+    items = picker["items"]
+    assert "ts  (configured)" in items and "demo  (configured)" in items
+    assert "tiny-agent  Test tiny-agent 1.0.0 — the demo agent as tiny-agent  [binary]" in items
+    far = next(item for item in items if item.startswith("far-agent"))
+    assert far.endswith("[binary, not available for linux-x86_64]"), far
+    stop(nvim)
+    # Now marked installed.
+    nvim.lua("acp_test.answers = {}")
+    nvim.api.command("AcpStart")
+    nvim.wait("#acp_test.selects == 2")
+    items = nvim.lua("return acp_test.selects[2].items")
+    assert "tiny-agent  Test tiny-agent 1.0.0 — the demo agent as tiny-agent  [binary, installed]" in items
+
+
+def test_a_configured_agent_of_the_same_name_wins(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    archive = tar_gz(launcher_members())
+    publish(served, binary_agent("ts", "1.0.0", add_archive(served, "ts.tar.gz", archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart ts")
+    nvim.wait_state("ready", 30)
+    assert "/ts.tar.gz" not in served.routes.hits
+    assert not (data_dir() / "ts").exists()
+
+
+def test_update_and_remove(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    old = start_installed(nvim, tmp_path, served)
+    stop(nvim)
+    nvim.api.command("AcpAgents update tiny-agent")
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('up to date', 1, true) end, acp_test.notes) > 0")
+    # A new version in the registry.
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, "tiny-2.0.0.tar.gz", archive)
+    publish(served, binary_agent("tiny-agent", "2.0.0", url, digest=sha256(archive)))
+    nvim.api.command("AcpAgents update tiny-agent")
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('updated tiny-agent', 1, true) end, acp_test.notes) > 0")
+    assert "acp.nvim: updated tiny-agent from 1.0.0 to 2.0.0" in infos(nvim)
+    new = data_dir() / "tiny-agent" / "2.0.0"
+    assert (new / "bin" / "demo-agent").is_file() and not old.exists()
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)
+    stop(nvim)
+    # :AcpAgents alone: the installed agents, then what to do with the one chosen.
+    nvim.lua("acp_test.answers = { 'tiny-agent', 'remove' }")
+    nvim.api.command("AcpAgents")
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('removed tiny-agent', 1, true) end, acp_test.notes) > 0")
+    selects = nvim.lua("return acp_test.selects")
+    assert selects[0]["prompt"] == "Installed agents"
+    assert selects[0]["items"][0].startswith("tiny-agent  Test tiny-agent 2.0.0")
+    assert selects[1]["items"] == ["update", "remove"]
+    assert not (data_dir() / "tiny-agent").exists()
+    nvim.api.command("AcpAgents")
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('no registry agent is installed', 1, true) end, acp_test.notes) > 0")
