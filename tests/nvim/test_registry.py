@@ -192,3 +192,113 @@ def test_update_and_remove(nvim: Nvim, tmp_path: Path, served: Served) -> None:
     assert not (data_dir() / "tiny-agent").exists()
     nvim.api.command("AcpAgents")
     nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('no registry agent is installed', 1, true) end, acp_test.notes) > 0")
+
+
+def outside_marker(tmp_path: Path) -> Path:
+    return tmp_path / "outside" / "escaped.txt"
+
+
+def malicious(tmp_path: Path) -> dict[str, tuple[list[Member], str]]:
+    """Archives that try to write outside the agent's folder, and the refusal each gets."""
+    target = outside_marker(tmp_path)
+    return {
+        "dotdot": (
+            [*launcher_members(), Member("../../../../escaped.txt", b"x")],
+            "leaves the agent's folder (../../../../escaped.txt)",
+        ),
+        "absolute": ([*launcher_members(), Member(str(target), b"x")], f"has an absolute path ({target})"),
+        "symlink": (
+            [*launcher_members(), Member("bin/out", kind="symlink", link=str(target.parent))],
+            f"links to an absolute path ({target.parent})",
+        ),
+        "relative-symlink": (
+            [*launcher_members(), Member("bin/out", kind="symlink", link="../../../../../outside")],
+            "links outside the agent's folder (../../../../../outside)",
+        ),
+    }
+
+
+CASES = [
+    (kind, packer)
+    for kind in ("dotdot", "absolute", "symlink", "relative-symlink")
+    for packer in ("tar.gz", "zip")
+] + [("hardlink", "tar.gz")]
+
+
+def assert_nothing_written(tmp_path: Path, agent_id: str) -> None:
+    assert not outside_marker(tmp_path).exists()
+    assert not list(Path(os.environ["XDG_DATA_HOME"]).rglob("escaped.txt"))
+    leftovers = list((data_dir() / agent_id).iterdir()) if (data_dir() / agent_id).exists() else []
+    assert leftovers == [], leftovers
+
+
+@pytest.mark.parametrize("kind,packer", CASES)
+def test_a_malicious_archive_is_refused(nvim: Nvim, tmp_path: Path, served: Served, kind: str, packer: str) -> None:
+    outside_marker(tmp_path).parent.mkdir()
+    if kind == "hardlink":
+        members = [*launcher_members(), Member("bin/hard", kind="hardlink", link="../../outside/escaped.txt")]
+        expected = "leaves the agent's folder (../../outside/escaped.txt)"
+    else:
+        members, expected = malicious(tmp_path)[kind]
+    data = tar_gz(members) if packer == "tar.gz" else zip_bytes(members)
+    publish(served, binary_agent("evil-agent", "1.0.0", add_archive(served, f"evil.{packer}", data)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart evil-agent")
+    nvim.wait_state("error", 30)
+    (message,) = nvim.errors()
+    assert message.startswith("acp.nvim: evil-agent: Test evil-agent 1.0.0 was not installed: refusing the archive:")
+    assert expected in message, message
+    assert_nothing_written(tmp_path, "evil-agent")
+
+
+def test_a_truncated_download_or_a_bad_checksum_leaves_nothing_runnable(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, "cut.tar.gz", archive)
+    served.routes.truncated.add("/cut.tar.gz")
+    bad = add_archive(served, "bad.tar.gz", archive)
+    publish(
+        served,
+        binary_agent("cut-agent", "1.0.0", url),
+        binary_agent("bad-agent", "1.0.0", bad, digest="0" * 64),
+    )
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart cut-agent")
+    nvim.wait_state("error", 30)
+    assert "was cut short" in nvim.errors()[-1], nvim.errors()
+    assert_nothing_written(tmp_path, "cut-agent")
+    nvim.api.command("AcpStart bad-agent")
+    nvim.wait("#acp_test.notes >= 2 and require('acp_nvim').status().state == 'error'", 30)
+    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('checksum', 1, true) end, acp_test.notes) > 0")
+    message = nvim.errors()[-1]
+    assert f"checksum mismatch for {bad}: expected sha256 {'0' * 64}, got {sha256(archive)}" in message
+    assert_nothing_written(tmp_path, "bad-agent")
+    # Served whole and without a checksum, it installs.
+    served.routes.truncated.clear()
+    nvim.api.command("AcpStart cut-agent")
+    nvim.wait_state("ready", 30)
+
+
+@pytest.mark.parametrize(
+    "body,expected",
+    [
+        (b"<html>not json</html>", "ACP Registry: the registry is not JSON"),
+        (
+            b'{"version": "1.0.0", "agents": [{"id": "x", "name": "X", "version": "1.0.0"}]}',
+            "ACP Registry: the registry does not match the ACP Registry format: Object missing required field"
+            " `description` - at `$.agents[0]`",
+        ),
+    ],
+)
+def test_a_broken_registry_is_reported(
+    nvim: Nvim, tmp_path: Path, served: Served, body: bytes, expected: str
+) -> None:
+    served.routes.files["/registry.json"] = body
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("error", 30)
+    warnings = [n["msg"] for n in nvim.notes() if n.get("level") == 3]
+    assert any(expected in w for w in warnings), nvim.notes()
+    assert 'unknown agent "tiny-agent": the ACP Registry could not be read' in nvim.errors()[-1]
+    assert not cache_file().exists()
