@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -79,6 +80,34 @@ def zip_bytes(members: list[Member]) -> bytes:
                 info.external_attr = (stat.S_IFREG | member.mode) << 16
                 zipped.writestr(info, member.data)
     return out.getvalue()
+
+
+# The npx agent: a local npm package whose bin runs the demo agent (npx runs a folder offline).
+NPX_BIN = f"""#!/usr/bin/env node
+const {{ spawnSync }} = require("child_process");
+const result = spawnSync({json.dumps(sys.executable)}, ["-m", "acp_nvim.agents.demo"], {{ stdio: "inherit" }});
+process.exit(result.status === null ? 1 : result.status);
+"""
+
+
+def npx_package(folder: Path, name: str = "acp-test-npx-agent") -> Path:
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(
+        json.dumps({"name": name, "version": "3.0.0", "bin": {name: "index.js"}})
+    )
+    (folder / "index.js").write_text(NPX_BIN)
+    (folder / "index.js").chmod(0o755)
+    return folder
+
+
+def package_agent(agent_id: str, runner: str, package: str, env: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": agent_id,
+        "name": f"Test {agent_id}",
+        "version": "3.0.0",
+        "description": f"the demo agent through {runner}",
+        "distribution": {runner: {"package": package, "env": env}},
+    }
 
 
 def sha256(data: bytes) -> str:

@@ -4,13 +4,17 @@ on 127.0.0.1 (tests/registry_fixtures.py); the binary agent is the plugin's demo
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.nvim.agent_io import SCRIPTED
 from tests.nvim.conftest import Nvim, setup_opts
 from tests.registry_fixtures import (
     Member,
@@ -18,6 +22,8 @@ from tests.registry_fixtures import (
     Served,
     binary_agent,
     launcher_members,
+    npx_package,
+    package_agent,
     registry,
     serve,
     sha256,
@@ -302,3 +308,57 @@ def test_a_broken_registry_is_reported(
     assert any(expected in w for w in warnings), nvim.notes()
     assert 'unknown agent "tiny-agent": the ACP Registry could not be read' in nvim.errors()[-1]
     assert not cache_file().exists()
+
+
+def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    package = npx_package(tmp_path / "npx-agent")
+    env = {"npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_update_notifier": "false"}
+    publish(served, package_agent("npx-agent", "npx", str(package), env))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.lua("acp_test.answers = {}")
+    nvim.api.command("AcpStart")
+    nvim.wait("#acp_test.selects == 1")
+    items = nvim.lua("return acp_test.selects[1].items")
+    assert "npx-agent  Test npx-agent 3.0.0 — the demo agent through npx  [npx]" in items
+    nvim.api.command("AcpStart npx-agent")
+    nvim.wait_state("ready", 60)
+    assert nvim.lua("return require('acp_nvim.ui.status').get().agent_name") == "npx-agent"
+    # Nothing of ours installed: npx keeps its own cache.
+    assert not (data_dir() / "npx-agent").exists()
+    assert (tmp_path / "npm-cache").is_dir()
+
+
+def test_a_missing_package_runner_is_named(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    publish(served, package_agent("uvx-agent", "uvx", "acp-test-agent", {}))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.lua("vim.env.PATH = ...", str(tmp_path / "empty-bin"))
+    nvim.api.command("AcpStart uvx-agent")
+    nvim.wait_state("error", 30)
+    assert nvim.errors()[-1] == (
+        "acp.nvim: uvx-agent: uvx not found — uvx comes with uv: install uv (https://docs.astral.sh/uv/)"
+    )
+
+
+def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    """Terminal login runs the installed agent's command with the method's arguments, as for any agent."""
+    token, argv_log = tmp_path / "token", tmp_path / "argv.log"
+    method = {"id": "term", "name": "Terminal login", "type": "terminal", "args": ["--login"]}
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps({"echo": False, "authRequired": True, "authMethods": [method], "login": {"tokenFile": str(token)}})
+    )
+    script = (
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$0 $*" >> {shlex.quote(str(argv_log))}\n'
+        f"exec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))} {shlex.quote(str(scenario))} \"$@\"\n"
+    )
+    archive = tar_gz(launcher_members(script))
+    publish(served, binary_agent("login-agent", "1.0.0", add_archive(served, "login.tar.gz", archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.lua("acp_test.answers = { 'term' }")
+    nvim.api.command("AcpStart login-agent")
+    nvim.wait_state("ready", 30)
+    assert token.read_text() == "token"
+    executable = data_dir() / "login-agent" / "1.0.0" / "bin" / "demo-agent"
+    assert argv_log.read_text().splitlines() == [f"{executable} ", f"{executable} --login", f"{executable} "]
+    assert any("logged in to login-agent (Terminal login); restarting it" in n["msg"] for n in nvim.notes())
