@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Iterator
@@ -362,3 +363,29 @@ def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: 
     executable = data_dir() / "login-agent" / "1.0.0" / "bin" / "demo-agent"
     assert argv_log.read_text().splitlines() == [f"{executable} ", f"{executable} --login", f"{executable} "]
     assert any("logged in to login-agent (Terminal login); restarting it" in n["msg"] for n in nvim.notes())
+
+
+def test_checkhealth_shows_the_registry(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    start_installed(nvim, tmp_path, served)
+    stop(nvim)
+    url = served.url("/registry.json")
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)",
+        {**setup_opts(tmp_path, registry={"url": url}), "default_agent": "tiny-agent"},
+    )
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert f"URL: {url}" in report, report
+    assert re.search(rf"OK 1 agents, fetched \d+ s ago \({re.escape(str(cache_file()))}\)", report), report
+    assert "OK default agent tiny-agent 1.0.0 (binary): installed" in report, report
+    assert "Default agent: tiny-agent" in report
+
+
+def test_checkhealth_before_any_fetch_and_without_a_default(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert f"not fetched yet ({cache_file()})" in report, report
+    assert "none: :AcpStart asks which agent to start" in report, report
+    # :checkhealth reads the cache only: nothing was fetched.
+    assert served.routes.hits == []
