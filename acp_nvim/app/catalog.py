@@ -145,6 +145,13 @@ class Catalog:
             self._say_once(f"ACP Registry: cannot write the cache: {err}", WARN)
         self._registry, self._loaded_from, self._fetched_at = registry, options.url, now
         self._said.clear()
+        if registry.skipped:
+            count = len(registry.skipped)
+            self._say_once(
+                f"ACP Registry: {count} {'entry' if count == 1 else 'entries'} left out, not in the format:"
+                f" {'; '.join(registry.skipped)}",
+                WARN,
+            )
         self._port.show_catalog([agent.id for agent in registry.agents])
         return True
 

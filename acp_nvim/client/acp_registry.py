@@ -72,22 +72,50 @@ class RegistryAgent(msgspec.Struct, frozen=True, kw_only=True):
 class Registry(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     agents: list[RegistryAgent]
+    # Entries left out because they do not match the format: one line each, saying why.
+    skipped: list[str] = []
 
     def find(self, agent_id: str) -> RegistryAgent | None:
         return next((agent for agent in self.agents if agent.id == agent_id), None)
 
 
-_decoder = msgspec.json.Decoder(Registry)
+class _Listing(msgspec.Struct, frozen=True):
+    version: str
+    agents: list[msgspec.Raw]
+
+
+_listing = msgspec.json.Decoder(_Listing)
+_agent = msgspec.json.Decoder(RegistryAgent)
 
 
 def decode(data: bytes) -> Registry:
-    """The registry in `data`; `RegistryError` saying what is wrong when it is not JSON or not the format."""
+    """The registry in `data`; `RegistryError` saying what is wrong when it is not JSON or not the format.
+    One broken entry does not cost the others: it is left out and named in `skipped` (unless all are)."""
     try:
-        return _decoder.decode(data)
+        listing = _listing.decode(data)
     except msgspec.ValidationError as err:
         raise RegistryError(f"the registry does not match the ACP Registry format: {err}") from None
     except msgspec.DecodeError as err:
         raise RegistryError(f"the registry is not JSON: {err}") from None
+    agents: list[RegistryAgent] = []
+    skipped: list[str] = []
+    for index, raw in enumerate(listing.agents):
+        try:
+            agents.append(_agent.decode(raw))
+        except msgspec.ValidationError as err:
+            skipped.append(f"agents[{index}]{_named(raw)}: {err}")
+    if skipped and not agents:
+        raise RegistryError(f"the registry does not match the ACP Registry format: {skipped[0]}")
+    return Registry(version=listing.version, agents=agents, skipped=skipped)
+
+
+def _named(raw: msgspec.Raw) -> str:
+    try:
+        entry = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return ""
+    found = entry.get("id") if isinstance(entry, dict) else None
+    return f" ({found})" if isinstance(found, str) else ""
 
 
 def encode(registry: Registry) -> bytes:

@@ -293,8 +293,8 @@ def test_a_truncated_download_or_a_bad_checksum_leaves_nothing_runnable(
         (b"<html>not json</html>", "ACP Registry: the registry is not JSON"),
         (
             b'{"version": "1.0.0", "agents": [{"id": "x", "name": "X", "version": "1.0.0"}]}',
-            "ACP Registry: the registry does not match the ACP Registry format: Object missing required field"
-            " `description` - at `$.agents[0]`",
+            "ACP Registry: the registry does not match the ACP Registry format: agents[0] (x): Object missing"
+            " required field `description`",
         ),
     ],
 )
