@@ -14,8 +14,8 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from acp_nvim.client.acp_registry import this_platform
@@ -85,7 +85,8 @@ def zip_bytes(members: list[Member]) -> bytes:
 # The npx agent: a local npm package whose bin runs the demo agent (npx runs a folder offline).
 NPX_BIN = f"""#!/usr/bin/env node
 const {{ spawnSync }} = require("child_process");
-const result = spawnSync({json.dumps(sys.executable)}, ["-m", "acp_nvim.agents.demo"], {{ stdio: "inherit" }});
+const python = {json.dumps(sys.executable)};
+const result = spawnSync(python, ["-m", "acp_nvim.agents.demo"], {{ stdio: "inherit" }});
 process.exit(result.status === null ? 1 : result.status);
 """
 
@@ -117,7 +118,11 @@ def sha256(data: bytes) -> str:
 def binary_agent(
     agent_id: str, version: str, archive_url: str, *, digest: str | None = None, platform: str | None = None
 ) -> dict[str, Any]:
-    target: dict[str, Any] = {"archive": archive_url, "cmd": "./bin/demo-agent", "env": {"ACP_TEST_FROM": "registry"}}
+    target: dict[str, Any] = {
+        "archive": archive_url,
+        "cmd": "./bin/demo-agent",
+        "env": {"ACP_TEST_FROM": "registry"},
+    }
     if digest is not None:
         target["sha256"] = digest
     return {
@@ -146,7 +151,7 @@ class Routes:
 class _Handler(BaseHTTPRequestHandler):
     routes: Routes
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         self.routes.hits.append(self.path)
         body = self.routes.files.get(self.path)
         if body is None:
@@ -162,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

@@ -206,7 +206,8 @@ class Catalog:
         here = acp_registry.this_platform()
         shown = set(configured)
         choices = [
-            Choice(name, f"{name}  (configured{', default' if name == default else ''})") for name in configured
+            Choice(name, f"{name}  (configured{', default' if name == default else ''})")
+            for name in configured
         ]
         for item in items:
             if item.id in shown:

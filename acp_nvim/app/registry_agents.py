@@ -18,7 +18,7 @@ from acp_nvim.app.catalog import Catalog, CatalogPort, RegistryOptions, decode_o
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.client import acp_registry, agent_install
 from acp_nvim.client.acp_registry import RegistryAgent, RegistryError
-from acp_nvim.client.agent_install import InstallError, InstalledAgent
+from acp_nvim.client.agent_install import InstalledAgent, InstallError
 from acp_nvim.client.process import StartError
 
 log = logging.getLogger("acp_nvim.registry_agents")
@@ -34,10 +34,14 @@ class RegistryAgents:
 
     async def _entry(self, options: RegistryOptions, agent_id: str) -> RegistryAgent:
         if not options.enabled:
-            raise StartError(f'unknown agent "{agent_id}" (the ACP Registry is disabled: opts.registry.enabled)')
+            raise StartError(
+                f'unknown agent "{agent_id}" (the ACP Registry is disabled: opts.registry.enabled)'
+            )
         registry = await self._catalog.registry(options)
         if registry is None:
-            raise StartError(f'unknown agent "{agent_id}": the ACP Registry could not be read ({options.url})')
+            raise StartError(
+                f'unknown agent "{agent_id}": the ACP Registry could not be read ({options.url})'
+            )
         agent = registry.find(agent_id)
         if agent is None:
             raise StartError(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
@@ -122,7 +126,9 @@ class RegistryAgents:
             agent_id = chosen
         if not action:
             picked = await self._port.select(
-                f"{agent_id}:", [Choice("update", "update"), Choice("remove", "remove")], "acp_nvim_agent_action"
+                f"{agent_id}:",
+                [Choice("update", "update"), Choice("remove", "remove")],
+                "acp_nvim_agent_action",
             )
             if picked is None:
                 return
@@ -149,7 +155,9 @@ class RegistryAgents:
         plan = acp_registry.plan(agent)
         if not isinstance(plan, acp_registry.BinaryPlan):
             kind = acp_registry.kind(agent)
-            self._port.notify(f"{agent_id} runs with {kind}, pinned to {agent.version}: nothing to update", INFO)
+            self._port.notify(
+                f"{agent_id} runs with {kind}, pinned to {agent.version}: nothing to update", INFO
+            )
             return
         if any(record.version == agent.version for record in installs):
             self._port.notify(f"{agent_id} {agent.version} is the registry's version: up to date", INFO)

@@ -118,9 +118,10 @@ def install(
         size, digest = downloads.download(target.archive, archive, MAX_ARCHIVE_BYTES, progress)
         if size == 0:
             raise InstallError(f"{target.archive} is empty")
-        if target.sha256 is not None and digest != target.sha256.lower():
+        expected = target.sha256.lower() if target.sha256 is not None else None
+        if expected is not None and digest != expected:
             raise InstallError(
-                f"checksum mismatch for {target.archive}: expected sha256 {target.sha256.lower()}, got {digest}"
+                f"checksum mismatch for {target.archive}: expected sha256 {expected}, got {digest}"
             )
         tree = work / "tree"
         tree.mkdir()
@@ -150,7 +151,7 @@ def install(
 def _executable(tree: Path, cmd: str) -> Path:
     relative = _member_path(cmd.removeprefix("./"), f"the command {cmd!r}")
     path = tree / relative
-    if not path.is_file() or path.is_symlink() and not path.resolve().is_relative_to(tree.resolve()):
+    if not path.is_file() or (path.is_symlink() and not path.resolve().is_relative_to(tree.resolve())):
         raise InstallError(f"the archive has no command {cmd!r}")
     return path
 

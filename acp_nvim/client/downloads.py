@@ -58,7 +58,13 @@ def checked_url(url: str) -> str:
 
 class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(
-        self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str, headers: HTTPMessage, newurl: str
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
     ) -> urllib.request.Request | None:
         checked_url(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)

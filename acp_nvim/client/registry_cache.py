@@ -1,4 +1,4 @@
-"""The registry as last fetched, kept in one file with its fetch time (stdpath("cache")/acp_nvim/registry.json).
+"""The registry as last fetched, in one file with its fetch time (stdpath("cache")/acp_nvim/registry.json).
 
 It is what the plugin uses when the network is not there, and what tells whether a fetch is due. A cache
 that cannot be read (removed, truncated, from an older format) is as good as none: the next fetch rewrites it.

@@ -18,10 +18,10 @@ import msgspec
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.catalog import Catalog
-from acp_nvim.app.registry_agents import RegistryAgents
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.registry_agents import RegistryAgents
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits

@@ -52,9 +52,7 @@ function M.registry(default)
     )
     return false
   end
-  health.ok(
-    ("%d agents, fetched %s ago (%s)"):format(facts.agents, M.age(facts.cache_age), facts.cache)
-  )
+  health.ok(("%d agents, fetched %s ago (%s)"):format(facts.agents, M.age(facts.cache_age), facts.cache))
   health.info("this platform: " .. facts.platform)
   if facts.default_version == vim.NIL then
     return false

@@ -63,6 +63,14 @@ def setup(nvim: Nvim, tmp_path: Path, url: str, **extra: Any) -> None:
     assert nvim.lua("return require('acp_nvim').setup(...)", opts), nvim.notes()
 
 
+def wait_note(nvim: Nvim, text: str, timeout: float = 30) -> None:
+    nvim.wait(
+        "#vim.tbl_filter(function(n) return n.msg:find(args[1], 1, true) end, acp_test.notes) > 0",
+        timeout,
+        text,
+    )
+
+
 def infos(nvim: Nvim) -> list[str]:
     return [n["msg"] for n in nvim.notes() if n.get("level") == 2]
 
@@ -124,7 +132,7 @@ def test_an_installed_agent_starts_offline_from_the_cache(nvim: Nvim, tmp_path: 
         stop(nvim)
     # Only the registry was asked for (a stale cache is refreshed), never the archive again.
     assert set(served.routes.hits[hits:]) == {"/registry.json"}
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('HTTP 404', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "HTTP 404")
     warnings = [n["msg"] for n in nvim.notes() if "ACP Registry" in n["msg"]]
     assert len(warnings) == 1 and "using the list fetched before" in warnings[0], warnings
     assert not nvim.errors()
@@ -135,7 +143,11 @@ def test_start_without_a_name_offers_configured_and_registry_agents(
 ) -> None:
     archive = tar_gz(launcher_members())
     url = add_archive(served, "tiny.tar.gz", archive)
-    other = "windows-aarch64" if "windows" not in binary_agent("x", "1.0.0", "")["distribution"] else "linux-x86_64"
+    other = (
+        "windows-aarch64"
+        if "windows" not in binary_agent("x", "1.0.0", "")["distribution"]
+        else "linux-x86_64"
+    )
     publish(
         served,
         binary_agent("tiny-agent", "1.0.0", url),
@@ -175,13 +187,13 @@ def test_update_and_remove(nvim: Nvim, tmp_path: Path, served: Served) -> None:
     old = start_installed(nvim, tmp_path, served)
     stop(nvim)
     nvim.api.command("AcpAgents update tiny-agent")
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('up to date', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "up to date")
     # A new version in the registry.
     archive = tar_gz(launcher_members())
     url = add_archive(served, "tiny-2.0.0.tar.gz", archive)
     publish(served, binary_agent("tiny-agent", "2.0.0", url, digest=sha256(archive)))
     nvim.api.command("AcpAgents update tiny-agent")
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('updated tiny-agent', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "updated tiny-agent")
     assert "acp.nvim: updated tiny-agent from 1.0.0 to 2.0.0" in infos(nvim)
     new = data_dir() / "tiny-agent" / "2.0.0"
     assert (new / "bin" / "demo-agent").is_file() and not old.exists()
@@ -191,14 +203,14 @@ def test_update_and_remove(nvim: Nvim, tmp_path: Path, served: Served) -> None:
     # :AcpAgents alone: the installed agents, then what to do with the one chosen.
     nvim.lua("acp_test.answers = { 'tiny-agent', 'remove' }")
     nvim.api.command("AcpAgents")
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('removed tiny-agent', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "removed tiny-agent")
     selects = nvim.lua("return acp_test.selects")
     assert selects[0]["prompt"] == "Installed agents"
     assert selects[0]["items"][0].startswith("tiny-agent  Test tiny-agent 2.0.0")
     assert selects[1]["items"] == ["update", "remove"]
     assert not (data_dir() / "tiny-agent").exists()
     nvim.api.command("AcpAgents")
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('no registry agent is installed', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "no registry agent is installed")
 
 
 def outside_marker(tmp_path: Path) -> Path:
@@ -240,7 +252,9 @@ def assert_nothing_written(tmp_path: Path, agent_id: str) -> None:
 
 
 @pytest.mark.parametrize("kind,packer", CASES)
-def test_a_malicious_archive_is_refused(nvim: Nvim, tmp_path: Path, served: Served, kind: str, packer: str) -> None:
+def test_a_malicious_archive_is_refused(
+    nvim: Nvim, tmp_path: Path, served: Served, kind: str, packer: str
+) -> None:
     outside_marker(tmp_path).parent.mkdir()
     if kind == "hardlink":
         members = [*launcher_members(), Member("bin/hard", kind="hardlink", link="../../outside/escaped.txt")]
@@ -253,7 +267,9 @@ def test_a_malicious_archive_is_refused(nvim: Nvim, tmp_path: Path, served: Serv
     nvim.api.command("AcpStart evil-agent")
     nvim.wait_state("error", 30)
     (message,) = nvim.errors()
-    assert message.startswith("acp.nvim: evil-agent: Test evil-agent 1.0.0 was not installed: refusing the archive:")
+    assert message.startswith(
+        "acp.nvim: evil-agent: Test evil-agent 1.0.0 was not installed: refusing the archive:"
+    )
     assert expected in message, message
     assert_nothing_written(tmp_path, "evil-agent")
 
@@ -277,7 +293,7 @@ def test_a_truncated_download_or_a_bad_checksum_leaves_nothing_runnable(
     assert_nothing_written(tmp_path, "cut-agent")
     nvim.api.command("AcpStart bad-agent")
     nvim.wait("#acp_test.notes >= 2 and require('acp_nvim').status().state == 'error'", 30)
-    nvim.wait("#vim.tbl_filter(function(n) return n.msg:find('checksum', 1, true) end, acp_test.notes) > 0")
+    wait_note(nvim, "checksum")
     message = nvim.errors()[-1]
     assert f"checksum mismatch for {bad}: expected sha256 {'0' * 64}, got {sha256(archive)}" in message
     assert_nothing_written(tmp_path, "bad-agent")
@@ -346,12 +362,14 @@ def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: 
     method = {"id": "term", "name": "Terminal login", "type": "terminal", "args": ["--login"]}
     scenario = tmp_path / "scenario.json"
     scenario.write_text(
-        json.dumps({"echo": False, "authRequired": True, "authMethods": [method], "login": {"tokenFile": str(token)}})
+        json.dumps(
+            {"echo": False, "authRequired": True, "authMethods": [method], "login": {"tokenFile": str(token)}}
+        )
     )
     script = (
         "#!/bin/sh\n"
         f'printf "%s\\n" "$0 $*" >> {shlex.quote(str(argv_log))}\n'
-        f"exec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))} {shlex.quote(str(scenario))} \"$@\"\n"
+        f'exec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))} {shlex.quote(str(scenario))} "$@"\n'
     )
     archive = tar_gz(launcher_members(script))
     publish(served, binary_agent("login-agent", "1.0.0", add_archive(served, "login.tar.gz", archive)))
@@ -381,7 +399,9 @@ def test_checkhealth_shows_the_registry(nvim: Nvim, tmp_path: Path, served: Serv
     assert "Default agent: tiny-agent" in report
 
 
-def test_checkhealth_before_any_fetch_and_without_a_default(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+def test_checkhealth_before_any_fetch_and_without_a_default(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
     setup(nvim, tmp_path, served.url("/registry.json"))
     nvim.api.command("checkhealth acp_nvim")
     report = "\n".join(nvim.api.current.buffer[:])

@@ -34,13 +34,26 @@ def test_a_registry_decodes_and_ignores_fields_it_does_not_know() -> None:
         (b"[]", "the registry does not match the ACP Registry format: Expected `object`, got `array`"),
         (b'{"version": "1.0.0"}', "Object missing required field `agents`"),
         (
-            json.dumps({"version": "1", "agents": [{"id": "Bad Id", "name": "x", "version": "1.0.0",
-                        "description": "d", "distribution": {}}]}).encode(),
+            json.dumps(
+                {
+                    "version": "1",
+                    "agents": [
+                        {
+                            "id": "Bad Id",
+                            "name": "x",
+                            "version": "1.0.0",
+                            "description": "d",
+                            "distribution": {},
+                        }
+                    ],
+                }
+            ).encode(),
             "agents[0] (Bad Id): Expected `str` matching regex '^[a-z][a-z0-9-]*$' - at `$.id`",
         ),
         (
             registry(binary_agent("a", "1.0.0", "https://e/a.zip", digest="xyz", platform="linux-x86_64")),
-            "agents[0] (a): Expected `str` matching regex '^[0-9a-fA-F]{64}$' - at `$.distribution.binary[...].sha256`",
+            "agents[0] (a): Expected `str` matching regex '^[0-9a-fA-F]{64}$'"
+            " - at `$.distribution.binary[...].sha256`",
         ),
     ],
 )
@@ -89,14 +102,20 @@ def test_a_broken_entry_is_left_out_and_named() -> None:
     decoded = acp_registry.decode(registry(bad, good))
     assert [a.id for a in decoded.agents] == ["good"]
     (skipped,) = decoded.skipped
-    assert skipped.startswith("agents[0] (bad): Expected `str` matching regex") and skipped.endswith("at `$.version`")
+    assert skipped.startswith("agents[0] (bad): Expected `str` matching regex") and skipped.endswith(
+        "at `$.version`"
+    )
 
 
 def test_plans() -> None:
     npx = agent(package_agent("n", "npx", "@x/agent", {"K": "v"}))
     found = acp_registry.plan(npx, "linux-x86_64")
-    assert found == PackagePlan(runner="npx", argv=["--yes", "@x/agent@3.0.0"], env={"K": "v"},
-                                install_hint=found.install_hint if found else "")
+    assert found == PackagePlan(
+        runner="npx",
+        argv=["--yes", "@x/agent@3.0.0"],
+        env={"K": "v"},
+        install_hint=found.install_hint if found else "",
+    )
     uvx = acp_registry.plan(agent(package_agent("u", "uvx", "pkg", {})), "linux-x86_64")
     assert isinstance(uvx, PackagePlan) and uvx.runner == "uvx" and uvx.argv == ["pkg==3.0.0"]
     binary = agent(binary_agent("b", "1.0.0", "https://e/b.tar.gz", platform="darwin-aarch64"))
@@ -107,8 +126,13 @@ def test_plans() -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["https://cdn.example.com/r.json", "http://127.0.0.1:8000/r.json", "http://localhost/r.json",
-     "http://[::1]/r.json", "file:///tmp/r.json"],
+    [
+        "https://cdn.example.com/r.json",
+        "http://127.0.0.1:8000/r.json",
+        "http://localhost/r.json",
+        "http://[::1]/r.json",
+        "file:///tmp/r.json",
+    ],
 )
 def test_allowed_urls(url: str) -> None:
     assert downloads.checked_url(url) == url
@@ -134,7 +158,7 @@ def test_refused_urls(url: str, message: str) -> None:
 
 def test_a_truncated_download_is_an_error(tmp_path: Path) -> None:
     routes = Routes(files={"/a": b"x" * 100_000}, truncated={"/a"})
-    with serve(routes) as served, pytest.raises(downloads.DownloadError, match="cut short|cannot fetch"):
+    with serve(routes) as served, pytest.raises(downloads.DownloadError, match=r"cut short|cannot fetch"):
         downloads.download(served.url("/a"), tmp_path / "a", 1 << 20)
 
 
@@ -147,12 +171,12 @@ def test_a_download_over_its_limit_is_an_error(tmp_path: Path) -> None:
 
 def test_a_redirect_to_plain_http_elsewhere_is_refused(tmp_path: Path) -> None:
     class Redirect(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(302)
             self.send_header("Location", "http://example.com/evil")
             self.end_headers()
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)

@@ -52,9 +52,9 @@ def test_a_folder_without_its_record_is_not_an_install_and_is_replaced(tmp_path:
 def test_a_failed_install_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="checksum mismatch"):
         install(tmp_path, target(tmp_path, tar_gz(launcher_members()), digest="1" * 64))
-    with pytest.raises(InstallError, match="not a readable tar.gz or zip"):
+    with pytest.raises(InstallError, match=r"not a readable tar\.gz or zip"):
         install(tmp_path, target(tmp_path, b"this is no archive"))
-    with pytest.raises(InstallError, match="has no command './bin/demo-agent'"):
+    with pytest.raises(InstallError, match=r"has no command '\./bin/demo-agent'"):
         install(tmp_path, target(tmp_path, tar_gz([Member("other", b"x")])))
     assert list((tmp_path / "agents" / "tiny").iterdir()) == []
 
@@ -62,7 +62,11 @@ def test_a_failed_install_leaves_no_folder(tmp_path: Path) -> None:
 def test_a_zip_link_chain_cannot_leave_the_folder(tmp_path: Path) -> None:
     """Each link looks inside on its own ("a" -> ".", "a/b" -> ".."), but "a/b" is really "b" at the top and
     its ".." is outside: the real path is what counts."""
-    members = [*launcher_members(), Member("a", kind="symlink", link="."), Member("a/b", kind="symlink", link="..")]
+    members = [
+        *launcher_members(),
+        Member("a", kind="symlink", link="."),
+        Member("a/b", kind="symlink", link=".."),
+    ]
     with pytest.raises(InstallError, match="links outside the agent's folder"):
         install(tmp_path, target(tmp_path, zip_bytes(members), "a.zip"))
     assert list((tmp_path / "agents" / "tiny").iterdir()) == []
