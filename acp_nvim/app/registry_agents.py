@@ -31,6 +31,8 @@ class RegistryAgents:
     def __init__(self, catalog: Catalog, port: CatalogPort) -> None:
         self._catalog = catalog
         self._port = port
+        # One install at a time: two starts of one agent must not extract it twice.
+        self._installing = anyio.Lock()
 
     async def _entry(self, options: RegistryOptions, agent_id: str) -> RegistryAgent:
         if not options.enabled:
@@ -68,6 +70,12 @@ class RegistryAgents:
         return str(agent_install.command(record)), record.args, record.env
 
     async def install(
+        self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
+    ) -> InstalledAgent:
+        async with self._installing:
+            return await self._install(options, agent, target)
+
+    async def _install(
         self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
     ) -> InstalledAgent:
         agents_dir = options.agents_dir

@@ -45,18 +45,6 @@ function M.setup(opts)
   return true
 end
 
---- The configured agent `name`, else the ACP Registry's agent of that id (its command decided by the host
---- when it starts), else nil and why.
----@param name string
----@return AcpAgentConfig|table|nil, string|nil
-local function agent_named(name)
-  local agent, err = config.agent(name)
-  if agent == nil and require("acp_nvim.ui.agents").enabled() then
-    return { cmd = "", registry = require("acp_nvim.ui.agents").options() }, nil
-  end
-  return agent, err
-end
-
 local function ensure_setup()
   if not did_setup then
     M.setup({})
@@ -74,7 +62,7 @@ function M.start(name)
     agents.pick()
     return
   end
-  local agent, err = agent_named(name)
+  local agent, err = require("acp_nvim.ui.agents").agent(name)
   if agent == nil then
     notify(err --[[@as string]])
     status.record("config_invalid", { error = err, agent = { name = name } })
@@ -112,7 +100,7 @@ function M.restart(name)
     notify("no agent to restart: start one with :AcpStart", vim.log.levels.WARN)
     return
   end
-  local agent, err = agent_named(name)
+  local agent, err = require("acp_nvim.ui.agents").agent(name)
   if agent == nil then
     notify(err --[[@as string]])
     return

@@ -409,3 +409,30 @@ def test_checkhealth_before_any_fetch_and_without_a_default(
     assert "none: :AcpStart asks which agent to start" in report, report
     # :checkhealth reads the cache only: nothing was fetched.
     assert served.routes.hits == []
+
+
+def test_restart_and_sessions_of_a_registry_agent(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    start_installed(nvim, tmp_path, served)
+    nvim.api.command("AcpRestart")
+    nvim.wait_chat("acp.nvim demo agent restarted", 30)
+    nvim.wait_state("ready", 30)
+    notes = len(nvim.notes())
+    nvim.api.command("AcpSessions")
+    nvim.wait("#acp_test.notes > args[1] or #acp_test.selects > 0", 15, notes)
+    assert not [e for e in nvim.errors() if "unknown agent" in e], nvim.errors()
+
+
+def test_a_broken_entry_is_left_out_with_a_warning(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    archive = tar_gz(launcher_members())
+    good = binary_agent("tiny-agent", "1.0.0", add_archive(served, "tiny.tar.gz", archive))
+    bad = {**binary_agent("bad-agent", "1.0.0", "https://example.com/x.zip"), "version": "latest"}
+    publish(served, bad, good)
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.wait("vim.tbl_contains(vim.fn.getcompletion('AcpStart ', 'cmdline'), 'tiny-agent')")
+    assert "bad-agent" not in nvim.lua("return vim.fn.getcompletion('AcpStart ', 'cmdline')")
+    (warning,) = [n["msg"] for n in nvim.notes() if n.get("level") == 3]
+    assert warning.startswith(
+        "acp.nvim: ACP Registry: 1 entry left out, not in the format: agents[0] (bad-agent):"
+    )
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)

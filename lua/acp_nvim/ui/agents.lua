@@ -29,6 +29,18 @@ function M.enabled()
   return registry == nil or registry.enabled ~= false
 end
 
+--- The configured agent `name`, else the ACP Registry's agent of that id (its command is decided by the
+--- host when it starts), else nil and why.
+---@param name string
+---@return table|nil, string|nil
+function M.agent(name)
+  local agent, err = require("acp_nvim.config").agent(name)
+  if agent == nil and M.enabled() then
+    return { cmd = "", registry = M.options() }, nil
+  end
+  return agent, err
+end
+
 --- The host's list (lua_api.agents_catalog).
 ---@param ids string[]
 function M.catalog(ids)

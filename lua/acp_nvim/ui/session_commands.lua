@@ -95,7 +95,7 @@ function M.sessions(...)
     notify("no agent: start one with :AcpStart (or set opts.default_agent)")
     return
   end
-  local agent, err = config.agent(name)
+  local agent, err = require("acp_nvim.ui.agents").agent(name)
   if agent == nil then
     notify(err --[[@as string]], vim.log.levels.ERROR)
     return
