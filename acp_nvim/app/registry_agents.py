@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import logging
 import math
+import shutil
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from acp_nvim.app.catalog import Catalog, CatalogPort, RegistryOptions, decode_options
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
+from acp_nvim.app.registry import AgentSpec
 from acp_nvim.client import acp_registry, agent_install
 from acp_nvim.client.acp_registry import RegistryAgent, RegistryError
 from acp_nvim.client.agent_install import InstalledAgent, InstallError
@@ -27,6 +30,10 @@ log = logging.getLogger("acp_nvim.registry_agents")
 PROGRESS_STEPS = 4
 
 
+class NotInRegistry(StartError):
+    """The registry has no such agent, or could not be read."""
+
+
 class RegistryAgents:
     def __init__(self, catalog: Catalog, port: CatalogPort) -> None:
         self._catalog = catalog
@@ -36,18 +43,38 @@ class RegistryAgents:
 
     async def _entry(self, options: RegistryOptions, agent_id: str) -> RegistryAgent:
         if not options.enabled:
-            raise StartError(
+            raise NotInRegistry(
                 f'unknown agent "{agent_id}" (the ACP Registry is disabled: opts.registry.enabled)'
             )
         registry = await self._catalog.registry(options)
         if registry is None:
-            raise StartError(
+            raise NotInRegistry(
                 f'unknown agent "{agent_id}": the ACP Registry could not be read ({options.url})'
             )
         agent = registry.find(agent_id)
         if agent is None:
-            raise StartError(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
+            raise NotInRegistry(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
         return agent
+
+    async def resolve(self, spec: AgentSpec) -> AgentSpec:
+        """`spec` with the command its registry agent runs. A preset of the same name (`spec.cmd` set) runs
+        its own command when that is installed, and the registry's agent only when it is not (and the
+        registry has it): otherwise its own "not found" follows, with its install hint."""
+        assert spec.registry is not None
+        if spec.cmd and _on_path(spec):
+            return msgspec.structs.replace(spec, registry=None)
+        try:
+            cmd, args, env = await self.command(spec.registry, spec.name)
+        except NotInRegistry:
+            if spec.cmd:
+                return msgspec.structs.replace(spec, registry=None)
+            raise
+        if spec.cmd:
+            log.info("%s is not installed: starting the ACP Registry's %s", spec.cmd, spec.name)
+        # From here the run is like any other, its terminal login included; the preset's choices are gone.
+        return msgspec.structs.replace(
+            spec, cmd=cmd, args=args, env={**env, **spec.env}, fallbacks=[], older_args=None, install_hint=""
+        )
 
     async def command(self, raw_options: object, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
         """The executable, arguments and environment that start registry agent `agent_id`, installed first
@@ -179,6 +206,11 @@ class RegistryAgents:
             await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, record.version)
         old = ", ".join(record.version for record in installs) or "none"
         self._port.notify(f"updated {agent_id} from {old} to {agent.version}", INFO)
+
+
+def _on_path(spec: AgentSpec) -> bool:
+    path = spec.env.get("PATH")
+    return any(shutil.which(cmd, path=path) is not None for cmd in (spec.cmd, *spec.fallbacks))
 
 
 def _size(total: int) -> str:

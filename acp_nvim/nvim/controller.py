@@ -13,7 +13,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
-import msgspec
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
@@ -117,10 +116,8 @@ class Controller:
         """The agent's connection until it exits; again after each reconnect a login asked for. The first
         session opens in a task of its own: a login on the way may need this loop to reconnect."""
         if run.spec.registry is not None:
-            # Its command is known once the registry is read (and a binary installed): from then on the run
-            # is like any other, its terminal login included.
-            cmd, args, env = await self.registry_agents.command(run.spec.registry, run.spec.name)
-            run.spec = msgspec.structs.replace(run.spec, cmd=cmd, args=args, env={**env, **run.spec.env})
+            # An ACP Registry agent: its command is known once the registry is read (and a binary installed).
+            run.spec = await self.registry_agents.resolve(run.spec)
         spec = run.spec
         command = await agent_command.resolve(
             AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None),

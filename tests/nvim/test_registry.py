@@ -436,3 +436,25 @@ def test_a_broken_entry_is_left_out_with_a_warning(nvim: Nvim, tmp_path: Path, s
     )
     nvim.api.command("AcpStart tiny-agent")
     nvim.wait_state("ready", 30)
+
+
+def test_a_preset_not_installed_runs_the_registry_agent_of_its_name(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    """`goose` (a preset) is not installed here: the registry's `goose` runs. `demo` (a preset too) is
+    installed: it runs, and the registry's archive of that name is never fetched."""
+    archive = tar_gz(launcher_members())
+    publish(
+        served,
+        binary_agent("goose", "1.0.0", add_archive(served, "goose.tar.gz", archive)),
+        binary_agent("demo", "1.0.0", add_archive(served, "demo.tar.gz", archive)),
+    )
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart goose")
+    nvim.wait_state("ready", 30)
+    assert (data_dir() / "goose" / "1.0.0" / "bin" / "demo-agent").is_file()
+    stop(nvim)
+    nvim.api.command("AcpStart demo")
+    nvim.wait_state("ready", 30)
+    assert "/demo.tar.gz" not in served.routes.hits
+    assert not (data_dir() / "demo").exists()

@@ -30,15 +30,22 @@ function M.enabled()
 end
 
 --- The configured agent `name`, else the ACP Registry's agent of that id (its command is decided by the
---- host when it starts), else nil and why.
+--- host when it starts), else nil and why. A preset carries the registry's options too (see below).
 ---@param name string
 ---@return table|nil, string|nil
 function M.agent(name)
-  local agent, err = require("acp_nvim.config").agent(name)
-  if agent == nil and M.enabled() then
+  local config = require("acp_nvim.config")
+  local agent, err = config.agent(name)
+  if not M.enabled() or config.options.agents[name] ~= nil then
+    -- The user's own agent of that name wins.
+    return agent, err
+  end
+  if agent == nil then
     return { cmd = "", registry = M.options() }, nil
   end
-  return agent, err
+  -- A preset: the host starts the registry's agent of that id when the preset's command is not installed.
+  agent.registry = M.options()
+  return agent, nil
 end
 
 --- The host's list (lua_api.agents_catalog).
