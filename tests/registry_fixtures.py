@@ -145,6 +145,8 @@ class Routes:
     files: dict[str, bytes] = field(default_factory=dict)
     # Paths answered with their full Content-Length but only half their body.
     truncated: set[str] = field(default_factory=set)
+    # Paths answered only once their event is set (a slow network).
+    held: dict[str, threading.Event] = field(default_factory=dict)
     hits: list[str] = field(default_factory=list)
 
 
@@ -153,6 +155,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.routes.hits.append(self.path)
+        held = self.routes.held.get(self.path)
+        if held is not None:
+            held.wait(60)
         body = self.routes.files.get(self.path)
         if body is None:
             self.send_error(404)

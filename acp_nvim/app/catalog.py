@@ -102,20 +102,21 @@ class Catalog:
 
     # ---- the list -----------------------------------------------------------------------------------
 
-    async def registry(self, options: RegistryOptions, *, wait: bool = False) -> Registry | None:
-        """The registry: the cached one at once (a fetch in the background when it is stale); `wait` fetches
-        first when there is none, or always (an :AcpAgents update)."""
+    async def registry(self, options: RegistryOptions, *, background: bool = False) -> Registry | None:
+        """The registry: the cached one at once, fetched again in the background when it is stale. Without
+        a cache the fetch is awaited, unless `background` (a completion: it must answer now)."""
         async with self._lock:
             if self._loaded_from != options.url:
                 cached = await anyio.to_thread.run_sync(registry_cache.read, options.cache_dir)
-                self._registry = cached.registry if cached is not None and cached.url == options.url else None
+                usable = cached if cached is not None and cached.url == options.url else None
+                self._registry = usable.registry if usable is not None else None
+                self._fetched_at = usable.fetched_at if usable is not None else None
                 self._loaded_from = options.url
-                self._fetched_at = cached.fetched_at if cached is not None else None
         fresh = self._fetched_at is not None and self._clock() - self._fetched_at < options.max_age
-        if self._registry is None or wait:
+        if self._registry is None and not background:
             await self.refresh(options)
         elif not fresh and options.url not in self._refreshing:
-            # In the background: the caller goes on with the cache.
+            # The caller goes on with what there is; the fresh list reaches Lua when it comes.
             self._refreshing.add(options.url)
 
             async def refresh() -> None:
@@ -187,7 +188,7 @@ class Catalog:
         if options is None or not options.enabled:
             self._port.show_catalog([])
             return
-        registry = await self.registry(options)
+        registry = await self.registry(options, background=True)
         self._port.show_catalog([agent.id for agent in registry.agents] if registry else [])
 
     def _options(self, raw_options: object) -> RegistryOptions | None:

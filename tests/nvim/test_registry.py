@@ -9,6 +9,8 @@ import os
 import re
 import shlex
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -458,3 +460,58 @@ def test_a_preset_not_installed_runs_the_registry_agent_of_its_name(
     nvim.wait_state("ready", 30)
     assert "/demo.tar.gz" not in served.routes.hits
     assert not (data_dir() / "demo").exists()
+
+
+def test_a_slow_registry_never_holds_neovim(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    archive = tar_gz(launcher_members())
+    publish(served, binary_agent("tiny-agent", "1.0.0", add_archive(served, "tiny.tar.gz", archive)))
+    release = threading.Event()
+    served.routes.held["/registry.json"] = release
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    try:
+        began = time.monotonic()
+        # Completion answers with the configured agents; the registry's come once it has been fetched.
+        names = nvim.lua("return vim.fn.getcompletion('AcpStart ', 'cmdline')")
+        assert "ts" in names and "tiny-agent" not in names
+        nvim.api.command("AcpStart tiny-agent")
+        assert nvim.state() == "starting"
+        nvim.wait("#acp_test.notes == 0 and require('acp_nvim.ui.agents').ids ~= nil")
+        assert time.monotonic() - began < 5
+        assert nvim.state() == "starting"
+    finally:
+        release.set()
+    nvim.wait_state("ready", 30)
+    nvim.wait("vim.tbl_contains(vim.fn.getcompletion('AcpStart ', 'cmdline'), 'tiny-agent')")
+
+
+def test_registry_options_are_validated(nvim: Nvim, tmp_path: Path) -> None:
+    opts = setup_opts(tmp_path, registry={"url": 3, "max_age": "soon", "enable": True})
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts) is False
+    (message,) = nvim.errors()
+    assert "`registry.url` must be a string, got number" in message
+    assert "`registry.max_age` must be a number, got string" in message
+    assert "unknown option `registry.enable`" in message
+
+
+def test_a_registry_url_that_is_not_allowed_is_refused(nvim: Nvim, tmp_path: Path) -> None:
+    setup(nvim, tmp_path, "http://example.com/registry.json")
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("error", 30)
+    warning = next(n["msg"] for n in nvim.notes() if n.get("level") == 3)
+    assert warning == (
+        "acp.nvim: ACP Registry: refusing http://example.com/registry.json: plain http:// only for loopback"
+        " addresses (use https://)"
+    )
+    assert 'unknown agent "tiny-agent": the ACP Registry could not be read' in nvim.errors()[-1]
+
+
+def test_a_registry_from_a_local_path(nvim: Nvim, tmp_path: Path) -> None:
+    """A team's own list, pinned in a file; its archive a file:// URL."""
+    archive = tmp_path / "tiny.zip"
+    archive.write_bytes(zip_bytes(launcher_members()))
+    listing = tmp_path / "team-registry.json"
+    listing.write_bytes(registry(binary_agent("team-agent", "1.0.0", archive.as_uri())))
+    setup(nvim, tmp_path, str(listing))
+    nvim.api.command("AcpStart team-agent")
+    nvim.wait_state("ready", 30)
+    assert (data_dir() / "team-agent" / "1.0.0" / "bin" / "demo-agent").is_file()

@@ -54,8 +54,9 @@ function M.catalog(ids)
   M.ids = ids
 end
 
--- How long the first completion waits for the host's list (read from its cache; a fetch comes later).
-local FIRST_LIST_MS = 1500
+-- How long the first completion waits for the host's list: the host's start and a read of its cache (a
+-- fetch is never waited for: its list comes with a later <Tab>).
+local FIRST_LIST_MS = 1000
 
 --- The registry's ids for a completion; asks the host the first time (and waits for its answer, bounded).
 ---@return string[]
