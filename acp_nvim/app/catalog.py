@@ -128,6 +128,10 @@ class Catalog:
             self._spawn(refresh)
         return self._registry
 
+    def known(self, options: RegistryOptions) -> bool:
+        """Whether a list of `options.url` is at hand (fetched or cached)."""
+        return self._registry is not None and self._loaded_from == options.url
+
     async def refresh(self, options: RegistryOptions) -> bool:
         """Fetches the registry; on failure says why once (per URL and reason) and keeps what it had."""
         try:
@@ -175,7 +179,7 @@ class Catalog:
                 name=agent.name,
                 version=agent.version,
                 description=agent.description,
-                kind=acp_registry.kind(agent),
+                kind=acp_registry.kind(agent, here),
                 installed=(agent.id, agent.version) in have,
                 runnable=acp_registry.runnable(agent, here),
             )
@@ -230,6 +234,9 @@ class Catalog:
         """What the cache holds, read now (no network): for the synchronous :checkhealth."""
         options = decode_options(raw_options)
         cached = registry_cache.read(options.cache_dir)
+        if cached is not None and cached.url != options.url:
+            # Fetched from another URL: not this registry's state.
+            cached = None
         health = RegistryHealth(
             enabled=options.enabled,
             url=options.url,

@@ -83,7 +83,15 @@ class RegistryAgents:
             options = decode_options(raw_options)
         except RegistryError as err:
             raise StartError(str(err)) from None
-        agent = await self._entry(options, agent_id)
+        try:
+            agent = await self._entry(options, agent_id)
+        except NotInRegistry:
+            # No list to read (no cache, no network): what is installed still runs.
+            newest = await self._newest_install(options, agent_id)
+            if newest is None:
+                raise
+            log.info("the registry cannot be read: starting the installed %s %s", agent_id, newest.version)
+            return str(agent_install.command(newest)), newest.args, newest.env
         here = acp_registry.this_platform()
         plan = acp_registry.plan(agent, here)
         if plan is None:
@@ -95,6 +103,13 @@ class RegistryAgents:
             return plan.runner, plan.argv, plan.env
         record = await self.install(options, agent, plan.target)
         return str(agent_install.command(record)), record.args, record.env
+
+    async def _newest_install(self, options: RegistryOptions, agent_id: str) -> InstalledAgent | None:
+        if options.enabled and self._catalog.known(options):
+            return None
+        installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
+        mine = [record for record in installs if record.id == agent_id]
+        return max(mine, key=lambda record: record.installed_at) if mine else None
 
     async def install(
         self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget

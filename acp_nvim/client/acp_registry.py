@@ -195,6 +195,9 @@ def missing_runner(found: PackagePlan, env: Mapping[str, str] | None = None) -> 
     return f"{found.runner} not found — {found.install_hint}"
 
 
-def kind(agent: RegistryAgent) -> str:
-    dist = agent.distribution
-    return "npx" if dist.npx else "uvx" if dist.uvx else "binary"
+def kind(agent: RegistryAgent, platform_key: str | None = None) -> str:
+    """How the agent runs here ("binary", "npx", "uvx"); for one that cannot, the distribution it has."""
+    found = plan(agent, platform_key)
+    if isinstance(found, PackagePlan):
+        return found.runner
+    return "binary"

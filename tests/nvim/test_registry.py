@@ -515,3 +515,27 @@ def test_a_registry_from_a_local_path(nvim: Nvim, tmp_path: Path) -> None:
     nvim.api.command("AcpStart team-agent")
     nvim.wait_state("ready", 30)
     assert (data_dir() / "team-agent" / "1.0.0" / "bin" / "demo-agent").is_file()
+
+
+def test_an_installed_agent_starts_with_no_list_at_all(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    """The cache is gone and the registry unreachable: the installed version still starts."""
+    start_installed(nvim, tmp_path, served)
+    stop(nvim)
+    served.routes.files.clear()
+    cache_file().unlink()
+    # Another URL: the host's list in memory is not for it.
+    setup(nvim, tmp_path, served.url("/registry.json?v=2"))
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)
+    assert any("HTTP 404" in n["msg"] for n in nvim.notes() if n.get("level") == 3), nvim.notes()
+
+
+def test_a_large_download_shows_its_progress(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    archive = tar_gz([*launcher_members(), Member("data.bin", os.urandom(1024 * 1024))])
+    publish(served, binary_agent("big-agent", "1.0.0", add_archive(served, "big.tar.gz", archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart big-agent")
+    nvim.wait_state("ready", 30)
+    size = f"{len(archive) / 1024 / 1024:.1f} MiB"
+    progress = [text for text in infos(nvim) if "downloading" in text]
+    assert progress == [f"acp.nvim: downloading Test big-agent 1.0.0: {p}% of {size}" for p in (25, 50, 75)]
