@@ -370,7 +370,7 @@ def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: 
     )
     script = (
         "#!/bin/sh\n"
-        f'printf "%s\\n" "$0 $*" >> {shlex.quote(str(argv_log))}\n'
+        f'printf "%s\\n" "$ACP_TEST_FROM: $0 $*" >> {shlex.quote(str(argv_log))}\n'
         f'exec {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPTED))} {shlex.quote(str(scenario))} "$@"\n'
     )
     archive = tar_gz(launcher_members(script))
@@ -381,7 +381,12 @@ def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: 
     nvim.wait_state("ready", 30)
     assert token.read_text() == "token"
     executable = data_dir() / "login-agent" / "1.0.0" / "bin" / "demo-agent"
-    assert argv_log.read_text().splitlines() == [f"{executable} ", f"{executable} --login", f"{executable} "]
+    # Each time with the registry's `env` for it.
+    assert argv_log.read_text().splitlines() == [
+        f"registry: {executable} ",
+        f"registry: {executable} --login",
+        f"registry: {executable} ",
+    ]
     assert any("logged in to login-agent (Terminal login); restarting it" in n["msg"] for n in nvim.notes())
 
 
