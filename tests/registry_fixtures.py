@@ -136,6 +136,11 @@ def binary_agent(
     }
 
 
+def elsewhere() -> str:
+    """A platform this machine is not."""
+    return "windows-aarch64" if this_platform() != "windows-aarch64" else "linux-x86_64"
+
+
 def registry(*agents: dict[str, Any]) -> bytes:
     return json.dumps({"version": "1.0.0", "agents": list(agents), "extensions": []}).encode()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from acp_nvim.client.acp_registry import this_platform
 from tests.nvim.agent_io import SCRIPTED
 from tests.nvim.conftest import Nvim, setup_opts
 from tests.registry_fixtures import (
@@ -24,6 +25,7 @@ from tests.registry_fixtures import (
     Routes,
     Served,
     binary_agent,
+    elsewhere,
     launcher_members,
     npx_package,
     package_agent,
@@ -145,15 +147,10 @@ def test_start_without_a_name_offers_configured_and_registry_agents(
 ) -> None:
     archive = tar_gz(launcher_members())
     url = add_archive(served, "tiny.tar.gz", archive)
-    other = (
-        "windows-aarch64"
-        if "windows" not in binary_agent("x", "1.0.0", "")["distribution"]
-        else "linux-x86_64"
-    )
     publish(
         served,
         binary_agent("tiny-agent", "1.0.0", url),
-        binary_agent("far-agent", "2.1.0", url, platform=other),
+        binary_agent("far-agent", "2.1.0", url, platform=elsewhere()),
     )
     setup(nvim, tmp_path, served.url("/registry.json"))
     nvim.lua("acp_test.answers = { 'tiny-agent' }")
@@ -165,7 +162,7 @@ def test_start_without_a_name_offers_configured_and_registry_agents(
     assert "ts  (configured)" in items and "demo  (configured)" in items
     assert "tiny-agent  Test tiny-agent 1.0.0 — the demo agent as tiny-agent  [binary]" in items
     far = next(item for item in items if item.startswith("far-agent"))
-    assert far.endswith("[binary, not available for linux-x86_64]"), far
+    assert far.endswith(f"[binary, not available for {this_platform()}]"), far
     stop(nvim)
     # Now marked installed.
     nvim.lua("acp_test.answers = {}")
