@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from acp_nvim.client.acp_registry import this_platform
+from bench.harness import wait_until
 from tests.nvim.agent_io import SCRIPTED
 from tests.nvim.conftest import Nvim, setup_opts
 from tests.registry_fixtures import (
@@ -541,3 +542,17 @@ def test_a_large_download_shows_its_progress(nvim: Nvim, tmp_path: Path, served:
     size = f"{len(archive) / 1024 / 1024:.1f} MiB"
     progress = [text for text in infos(nvim) if "downloading" in text]
     assert progress == [f"acp.nvim: downloading Test big-agent 1.0.0: {p}% of {size}" for p in (25, 50, 75)]
+
+
+def test_tab_on_the_command_line_completes_a_registry_id(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+    publish(served, binary_agent("tiny-agent", "1.0.0", served.url("/tiny.tar.gz")))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.input(":AcpStart tin<Tab>")
+    # The first <Tab> asks the host; the list it fetches is there for the next one.
+    wait_until(
+        lambda: "tiny-agent" in (nvim.lua("return require('acp_nvim.ui.agents').ids") or []), 15, "ids"
+    )
+    nvim.api.input("<Tab>")
+    wait_until(lambda: nvim.lua("return vim.fn.getcmdline()") == "AcpStart tiny-agent", 10, "completed")
+    nvim.api.input("<Esc>")
+    assert not nvim.errors() and nvim.lua("return vim.v.errmsg") == ""
