@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -20,30 +19,15 @@ import anyio.to_thread
 import msgspec
 
 from acp_nvim.app.port import ERROR, WARN, Choice
+from acp_nvim.app.registry_options import RegistryOptions, decode_options
 from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
 from acp_nvim.client.acp_registry import Registry, RegistryError
 
 log = logging.getLogger("acp_nvim.catalog")
 
-DEFAULT_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
-
-
-class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`opts.registry` as Lua validated it, with the folders Lua knows (stdpath)."""
-
-    url: str = DEFAULT_URL
-    # Seconds after which the cached registry is fetched again.
-    max_age: float = 24 * 3600
-    enabled: bool = True
-    cache_dir: str
-    data_dir: str
-
-    @property
-    def agents_dir(self) -> Path:
-        return Path(self.data_dir) / "agents"
 
 
 class CatalogItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -79,13 +63,6 @@ class CatalogPort(Protocol):
 
     def start_agent(self, name: str) -> None:
         """Starts the agent `name` as :AcpStart {name} does (Lua builds the configured ones' command)."""
-
-
-def decode_options(raw: object) -> RegistryOptions:
-    try:
-        return msgspec.convert(raw, RegistryOptions)
-    except msgspec.ValidationError as err:
-        raise RegistryError(f"invalid registry options: {err}") from None
 
 
 class Catalog:

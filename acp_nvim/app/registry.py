@@ -14,9 +14,9 @@ from typing import Literal
 
 import msgspec
 
-from acp_nvim.app.catalog import RegistryOptions
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.port import ChatView
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.session import SessionState

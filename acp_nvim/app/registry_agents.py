@@ -16,9 +16,10 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
-from acp_nvim.app.catalog import Catalog, CatalogPort, RegistryOptions, decode_options
+from acp_nvim.app.catalog import Catalog, CatalogPort
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions, decode_options
 from acp_nvim.client import acp_registry, agent_install
 from acp_nvim.client.acp_registry import RegistryAgent, RegistryError
 from acp_nvim.client.agent_install import InstalledAgent, InstallError

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
-from acp_nvim.app.catalog import Catalog
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
-from acp_nvim.app.registry_agents import RegistryAgents
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits
@@ -33,6 +31,14 @@ from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
+
+if TYPE_CHECKING:
+    from acp_nvim.app.catalog import Catalog
+    from acp_nvim.app.registry_agents import RegistryAgents
+
+if TYPE_CHECKING:
+    from acp_nvim.app.catalog import Catalog
+    from acp_nvim.app.registry_agents import RegistryAgents
 
 log = logging.getLogger("acp_nvim.controller")
 
@@ -59,10 +65,27 @@ class Controller:
         )
         self.app = Application(self.registry, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
-        # The ACP Registry's agents (app/catalog.py, app/registry_agents.py).
-        catalog_port = CatalogPort(self.port, self.lua)
-        self.catalog = Catalog(catalog_port, spawn)
-        self.registry_agents = RegistryAgents(self.catalog, catalog_port)
+        self._registry_parts: tuple[Catalog, RegistryAgents] | None = None
+
+    def _registry(self) -> tuple[Catalog, RegistryAgents]:
+        """The ACP Registry's list and agents (app/catalog.py, app/registry_agents.py), built when first
+        used: their modules (urllib, ssl, tarfile, zipfile: ~30 ms) stay out of the host's start."""
+        if self._registry_parts is None:
+            from acp_nvim.app.catalog import Catalog
+            from acp_nvim.app.registry_agents import RegistryAgents
+
+            port = CatalogPort(self.port, self.lua)
+            catalog = Catalog(port, self._spawn)
+            self._registry_parts = (catalog, RegistryAgents(catalog, port))
+        return self._registry_parts
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._registry()[0]
+
+    @property
+    def registry_agents(self) -> RegistryAgents:
+        return self._registry()[1]
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
