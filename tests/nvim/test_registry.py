@@ -20,7 +20,7 @@ import pytest
 from acp_nvim.client.acp_registry import this_platform
 from bench.harness import wait_until
 from tests.nvim.agent_io import SCRIPTED
-from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.conftest import Nvim, help_tags, setup_opts
 from tests.registry_fixtures import (
     Member,
     Routes,
@@ -556,3 +556,7 @@ def test_tab_on_the_command_line_completes_a_registry_id(nvim: Nvim, tmp_path: P
     wait_until(lambda: nvim.lua("return vim.fn.getcmdline()") == "AcpStart tiny-agent", 10, "completed")
     nvim.api.input("<Esc>")
     assert not nvim.errors() and nvim.lua("return vim.v.errmsg") == ""
+
+
+def test_the_help_documents_the_registry(nvim: Nvim, tmp_path: Path) -> None:
+    assert {":AcpAgents", "acp_nvim.registry", "acp_nvim-registry"} <= help_tags(nvim, tmp_path)
