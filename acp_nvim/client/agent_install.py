@@ -109,6 +109,7 @@ def install(
         return existing
     final = folder(agents_dir, agent_id, version)
     final.parent.mkdir(parents=True, exist_ok=True)
+    _forget_abandoned(final.parent)
     if final.exists():
         # Left by something else than a complete install (no record): never run, replaced.
         shutil.rmtree(final, ignore_errors=True)
@@ -140,12 +141,33 @@ def install(
         executable.chmod(executable.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         (tree / INSTALLED).write_bytes(msgspec.json.encode(record))
         # The one step that makes it runnable: a rename within the same folder.
-        os.rename(tree, final)
+        try:
+            os.rename(tree, final)
+        except OSError:
+            # Another Neovim installed the same version meanwhile: its install is as good.
+            done = find(agents_dir, agent_id, version)
+            if done is None:
+                raise
+            return done
         return msgspec.structs.replace(record, folder=str(final))
     except downloads.DownloadError as err:
         raise InstallError(str(err)) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# A partial install older than this was abandoned (Neovim killed mid-download): its folder is removed.
+ABANDONED_AFTER = 24 * 3600
+
+
+def _forget_abandoned(parent: Path) -> None:
+    now = time.time()
+    for partial in parent.glob(".*.partial-*"):
+        try:
+            if now - partial.stat().st_mtime > ABANDONED_AFTER:
+                shutil.rmtree(partial, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _executable(tree: Path, cmd: str) -> Path:

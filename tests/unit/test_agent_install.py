@@ -96,3 +96,14 @@ def test_devices_are_refused(tmp_path: Path) -> None:
         tar.addfile(info)
     with pytest.raises(InstallError, match="is not a file, folder or link"):
         install(tmp_path, target(tmp_path, out.getvalue()))
+
+
+def test_an_abandoned_partial_install_is_removed(tmp_path: Path) -> None:
+    parent = tmp_path / "agents" / "tiny"
+    old, recent = parent / ".1.0.0.partial-old", parent / ".1.0.0.partial-new"
+    for partial in (old, recent):
+        (partial / "tree").mkdir(parents=True)
+    os.utime(old, (0, 0))
+    install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
+    # The recent one may be another Neovim's install under way: left alone.
+    assert not old.exists() and recent.exists()
