@@ -218,9 +218,12 @@ class RegistryAgents:
         except StartError as err:
             self._port.notify(str(err), ERROR)
             return
+        if not installs:
+            # Nothing to update: the install said so already.
+            return
         for record in installs:
             await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, record.version)
-        old = ", ".join(record.version for record in installs) or "none"
+        old = ", ".join(record.version for record in installs)
         self._port.notify(f"updated {agent_id} from {old} to {agent.version}", INFO)
 
 
