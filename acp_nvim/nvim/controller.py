@@ -36,10 +36,6 @@ if TYPE_CHECKING:
     from acp_nvim.app.catalog import Catalog
     from acp_nvim.app.registry_agents import RegistryAgents
 
-if TYPE_CHECKING:
-    from acp_nvim.app.catalog import Catalog
-    from acp_nvim.app.registry_agents import RegistryAgents
-
 log = logging.getLogger("acp_nvim.controller")
 
 Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]

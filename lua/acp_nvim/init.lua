@@ -62,7 +62,7 @@ function M.start(name)
     agents.pick()
     return
   end
-  local agent, err = require("acp_nvim.ui.agents").agent(name)
+  local agent, err = agents.agent(name)
   if agent == nil then
     notify(err --[[@as string]])
     status.record("config_invalid", { error = err, agent = { name = name } })
