@@ -205,31 +205,31 @@ class Catalog:
         if chosen is not None:
             self._port.start_agent(chosen)
 
-    # ---- :checkhealth ---------------------------------------------------------------------------------
 
-    def health(self, raw_options: object, default_agent: str | None) -> RegistryHealth:
-        """What the cache holds, read now (no network): for the synchronous :checkhealth."""
-        options = decode_options(raw_options)
-        cached = registry_cache.read(options.cache_dir)
-        if cached is not None and cached.url != options.url:
-            # Fetched from another URL: not this registry's state.
-            cached = None
-        health = RegistryHealth(
-            enabled=options.enabled,
-            url=options.url,
-            cache=str(registry_cache.path(options.cache_dir)),
-            platform=acp_registry.this_platform(),
-        )
-        if cached is None:
-            return health
-        agent = cached.registry.find(default_agent) if default_agent else None
-        found = agent_install.find(options.agents_dir, agent.id, agent.version) if agent else None
-        binary = agent is not None and isinstance(acp_registry.plan(agent), acp_registry.BinaryPlan)
-        return msgspec.structs.replace(
-            health,
-            cache_age=cached.age(self._clock()),
-            agents=len(cached.registry.agents),
-            default_version=agent.version if agent else None,
-            default_installed=(found is not None) if binary else None,
-            default_kind=acp_registry.kind(agent) if agent else None,
-        )
+def health(raw_options: object, default_agent: str | None, now: float) -> RegistryHealth:
+    """What the cache holds, read now (no network, no state of the host's): for the synchronous
+    :checkhealth, on pynvim's thread."""
+    options = decode_options(raw_options)
+    cached = registry_cache.read(options.cache_dir)
+    if cached is not None and cached.url != options.url:
+        # Fetched from another URL: not this registry's state.
+        cached = None
+    facts = RegistryHealth(
+        enabled=options.enabled,
+        url=options.url,
+        cache=str(registry_cache.path(options.cache_dir)),
+        platform=acp_registry.this_platform(),
+    )
+    if cached is None:
+        return facts
+    agent = cached.registry.find(default_agent) if default_agent else None
+    found = agent_install.find(options.agents_dir, agent.id, agent.version) if agent else None
+    binary = agent is not None and isinstance(acp_registry.plan(agent), acp_registry.BinaryPlan)
+    return msgspec.structs.replace(
+        facts,
+        cache_age=cached.age(now),
+        agents=len(cached.registry.agents),
+        default_version=agent.version if agent else None,
+        default_installed=(found is not None) if binary else None,
+        default_kind=acp_registry.kind(agent) if agent else None,
+    )

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -197,9 +198,11 @@ class Host:
 
     def registry_health(self, options: Any, default_agent: str | None) -> dict[str, Any]:
         """For :checkhealth, synchronous: reads the cache only."""
-        _, controller = self._ensure_loop()
+        # Imported here: the registry's modules are loaded only when it is used (see Controller._registry).
+        from acp_nvim.app import catalog
+
         try:
-            return lua_api.to_lua(controller.catalog.health(options, default_agent or None))
+            return lua_api.to_lua(catalog.health(options, default_agent or None, time.time()))
         except Exception as err:
             log.exception("registry health failed")
             return {"error": str(err)}

@@ -345,15 +345,23 @@ def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path, served: Serve
     assert (tmp_path / "npm-cache").is_dir()
 
 
-def test_a_missing_package_runner_is_named(nvim: Nvim, tmp_path: Path, served: Served) -> None:
-    publish(served, package_agent("uvx-agent", "uvx", "acp-test-agent", {}))
+@pytest.mark.parametrize(
+    "runner,hint",
+    [
+        ("uvx", "uvx comes with uv: install uv (https://docs.astral.sh/uv/)"),
+        ("npx", "npx comes with Node.js: install Node.js (https://nodejs.org)"),
+    ],
+)
+def test_a_missing_package_runner_is_named(
+    nvim: Nvim, tmp_path: Path, served: Served, runner: str, hint: str
+) -> None:
+    publish(served, package_agent(f"{runner}-agent", runner, "acp-test-agent", {}))
     setup(nvim, tmp_path, served.url("/registry.json"))
+    # The host starts with this PATH: neither runner on it.
     nvim.lua("vim.env.PATH = ...", str(tmp_path / "empty-bin"))
-    nvim.api.command("AcpStart uvx-agent")
+    nvim.api.command(f"AcpStart {runner}-agent")
     nvim.wait_state("error", 30)
-    assert nvim.errors()[-1] == (
-        "acp.nvim: uvx-agent: uvx not found — uvx comes with uv: install uv (https://docs.astral.sh/uv/)"
-    )
+    assert nvim.errors()[-1] == f"acp.nvim: {runner}-agent: {runner} not found — {hint}"
 
 
 def test_a_registry_agent_logs_in_through_its_own_command(nvim: Nvim, tmp_path: Path, served: Served) -> None:
