@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from acp_nvim.app.port import ERROR, WARN, Choice
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.app.registry_options import RegistryOptions, decode_options
 from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
 from acp_nvim.client.acp_registry import Registry, RegistryError
@@ -91,6 +91,8 @@ class Catalog:
                 self._loaded_from = options.url
         fresh = self._fetched_at is not None and self._clock() - self._fetched_at < options.max_age
         if self._registry is None and not background:
+            # Nothing to show meanwhile: say what is being waited for.
+            self._port.notify(f"fetching the ACP Registry from {options.url}", INFO)
             await self.refresh(options)
         elif not fresh and options.url not in self._refreshing:
             # The caller goes on with what there is; the fresh list reaches Lua when it comes.
