@@ -122,13 +122,13 @@ class Catalog:
             self._say_once(f"ACP Registry: {err}{kept}", WARN)
             return False
         now = self._clock()
+        self._registry, self._loaded_from, self._fetched_at = registry, options.url, now
+        self._said.clear()
         cached = registry_cache.Cached(url=options.url, fetched_at=now, registry=registry)
         try:
             await anyio.to_thread.run_sync(registry_cache.write, options.cache_dir, cached)
         except OSError as err:
             self._say_once(f"ACP Registry: cannot write the cache: {err}", WARN)
-        self._registry, self._loaded_from, self._fetched_at = registry, options.url, now
-        self._said.clear()
         if registry.skipped:
             count = len(registry.skipped)
             self._say_once(

@@ -150,6 +150,12 @@ class RegistryAgents:
         except OSError as err:
             raise StartError(f"{title} was not installed: {err}") from None
         self._port.notify(f"installed {title} in {record.folder}", INFO)
+        # The registry's version replaces the ones before it (a run of an older one keeps its files open).
+        older = await anyio.to_thread.run_sync(
+            agent_install.remove_others, agents_dir, agent.id, agent.version
+        )
+        if older:
+            self._port.notify(f"updated {agent.id} from {', '.join(older)} to {agent.version}", INFO)
         return record
 
     # ---- :AcpAgents -----------------------------------------------------------------------------------
@@ -217,14 +223,6 @@ class RegistryAgents:
             await self.install(options, agent, plan.target)
         except StartError as err:
             self._port.notify(str(err), ERROR)
-            return
-        if not installs:
-            # Nothing to update: the install said so already.
-            return
-        for record in installs:
-            await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, record.version)
-        old = ", ".join(record.version for record in installs)
-        self._port.notify(f"updated {agent_id} from {old} to {agent.version}", INFO)
 
 
 def _on_path(spec: AgentSpec) -> bool:

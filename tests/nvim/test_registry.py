@@ -568,3 +568,27 @@ def test_tab_on_the_command_line_completes_a_registry_id(nvim: Nvim, tmp_path: P
 
 def test_the_help_documents_the_registry(nvim: Nvim, tmp_path: Path) -> None:
     assert {":AcpAgents", "acp_nvim.registry", "acp_nvim-registry"} <= help_tags(nvim, tmp_path)
+
+
+def test_a_start_after_the_registry_moved_on_installs_its_version(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    """With a stale cache the start goes on with what is installed and the list is refreshed behind; the
+    next start runs the registry's new version, which replaces the old one."""
+    old = start_installed(
+        nvim, tmp_path, served, registry={"url": served.url("/registry.json"), "max_age": 0}
+    )
+    stop(nvim)
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, "tiny-2.0.0.tar.gz", archive)
+    publish(served, binary_agent("tiny-agent", "2.0.0", url, digest=sha256(archive)))
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)
+    stop(nvim)
+    # That start ran 1.0.0; the refresh behind it wrote the new list to the cache.
+    assert (old / "bin" / "demo-agent").is_file()
+    wait_until(lambda: b'"2.0.0"' in cache_file().read_bytes(), 10, "the refreshed cache")
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("ready", 30)
+    wait_note(nvim, "updated tiny-agent from 1.0.0 to 2.0.0")
+    assert (data_dir() / "tiny-agent" / "2.0.0").is_dir() and not old.exists()
