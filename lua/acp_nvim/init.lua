@@ -27,6 +27,7 @@ function M.setup(opts)
   end
   did_setup = true
   local errors = config.apply(opts)
+  require("acp_nvim.ui.agents").reset()
   require("acp_nvim.ui.highlights").setup()
   require("acp_nvim.editor").setup()
   host.register()

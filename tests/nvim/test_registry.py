@@ -592,3 +592,17 @@ def test_a_start_after_the_registry_moved_on_installs_its_version(
     nvim.wait_state("ready", 30)
     wait_note(nvim, "updated tiny-agent from 1.0.0 to 2.0.0")
     assert (data_dir() / "tiny-agent" / "2.0.0").is_dir() and not old.exists()
+
+
+def test_setup_again_with_another_registry_completes_its_agents(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    publish(served, binary_agent("tiny-agent", "1.0.0", served.url("/tiny.tar.gz")))
+    served.routes.files["/other.json"] = registry(
+        binary_agent("other-agent", "1.0.0", served.url("/o.tar.gz"))
+    )
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.wait("vim.tbl_contains(vim.fn.getcompletion('AcpStart ', 'cmdline'), 'tiny-agent')")
+    setup(nvim, tmp_path, served.url("/other.json"))
+    nvim.wait("vim.tbl_contains(vim.fn.getcompletion('AcpStart ', 'cmdline'), 'other-agent')")
+    assert "tiny-agent" not in nvim.lua("return vim.fn.getcompletion('AcpStart ', 'cmdline')")

@@ -10,6 +10,11 @@ M.ids = nil
 
 local requested = false
 
+--- setup() was called (again): the list is asked for afresh, its URL may have changed.
+function M.reset()
+  M.ids, requested = nil, false
+end
+
 --- `opts.registry` with the folders only Neovim knows, as the host decodes it (RegistryOptions).
 ---@return table
 function M.options()
