@@ -102,6 +102,12 @@ class RegistryAgents:
             if missing is not None:
                 raise StartError(missing)
             return plan.runner, plan.argv, plan.env
+        if _local(plan.target.archive) and not _local(options.url):
+            # A list from the network must not make the plugin read this machine's files.
+            raise StartError(
+                f"{agent.name} {agent.version}: refusing the archive {plan.target.archive}: a registry"
+                " fetched over the network may not point at local files"
+            )
         record = await self.install(options, agent, plan.target)
         return str(agent_install.command(record)), record.args, record.env
 
@@ -223,6 +229,10 @@ class RegistryAgents:
             await self.install(options, agent, plan.target)
         except StartError as err:
             self._port.notify(str(err), ERROR)
+
+
+def _local(url: str) -> bool:
+    return url.startswith(("file:", "/", "~"))
 
 
 def _on_path(spec: AgentSpec) -> bool:

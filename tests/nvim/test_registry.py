@@ -606,3 +606,19 @@ def test_setup_again_with_another_registry_completes_its_agents(
     setup(nvim, tmp_path, served.url("/other.json"))
     nvim.wait("vim.tbl_contains(vim.fn.getcompletion('AcpStart ', 'cmdline'), 'other-agent')")
     assert "tiny-agent" not in nvim.lua("return vim.fn.getcompletion('AcpStart ', 'cmdline')")
+
+
+def test_a_registry_from_the_network_may_not_point_at_local_files(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    archive = tmp_path / "local.tar.gz"
+    archive.write_bytes(tar_gz(launcher_members()))
+    publish(served, binary_agent("sly-agent", "1.0.0", archive.as_uri()))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart sly-agent")
+    nvim.wait_state("error", 30)
+    assert nvim.errors()[-1] == (
+        f"acp.nvim: sly-agent: Test sly-agent 1.0.0: refusing the archive {archive.as_uri()}: a registry"
+        " fetched over the network may not point at local files"
+    )
+    assert not (data_dir() / "sly-agent").exists()
