@@ -12,16 +12,14 @@ import msgspec
 
 from acp_nvim.client.acp_registry import RegistryError
 
-DEFAULT_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
-
-
 class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """`opts.registry` as Lua validated it, with the folders Lua knows (stdpath)."""
+    """`opts.registry` as Lua validated it (its defaults are the options' own, in lua/acp_nvim/config.lua),
+    with the folders Lua knows (stdpath)."""
 
-    url: str = DEFAULT_URL
+    url: str
     # Seconds after which the cached registry is fetched again.
-    max_age: float = 24 * 3600
-    enabled: bool = True
+    max_age: float
+    enabled: bool
     cache_dir: str
     data_dir: str
 
