@@ -12,6 +12,7 @@ import msgspec
 
 from acp_nvim.client.acp_registry import RegistryError
 
+
 class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
     """`opts.registry` as Lua validated it (its defaults are the options' own, in lua/acp_nvim/config.lua),
     with the folders Lua knows (stdpath)."""
