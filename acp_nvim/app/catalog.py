@@ -19,7 +19,7 @@ import anyio.to_thread
 import msgspec
 
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
-from acp_nvim.app.registry_options import RegistryOptions, decode_options
+from acp_nvim.app.registry_options import OptionsError, RegistryOptions, decode_options
 from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
 from acp_nvim.client.acp_registry import Registry, RegistryError
 
@@ -177,7 +177,7 @@ class Catalog:
     def _options(self, raw_options: object) -> RegistryOptions | None:
         try:
             return decode_options(raw_options)
-        except RegistryError as err:
+        except OptionsError as err:
             self._port.notify(str(err), ERROR)
             return None
 

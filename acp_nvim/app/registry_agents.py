@@ -19,9 +19,9 @@ import msgspec
 from acp_nvim.app.catalog import Catalog, CatalogPort
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.app.registry import AgentSpec
-from acp_nvim.app.registry_options import RegistryOptions, decode_options
+from acp_nvim.app.registry_options import OptionsError, RegistryOptions, decode_options
 from acp_nvim.client import acp_registry, agent_install
-from acp_nvim.client.acp_registry import RegistryAgent, RegistryError
+from acp_nvim.client.acp_registry import RegistryAgent
 from acp_nvim.client.agent_install import InstalledAgent, InstallError
 from acp_nvim.client.process import StartError
 
@@ -82,7 +82,7 @@ class RegistryAgents:
         when it is a binary not installed yet. `StartError` with the message for the user otherwise."""
         try:
             options = decode_options(raw_options)
-        except RegistryError as err:
+        except OptionsError as err:
             raise StartError(str(err)) from None
         try:
             agent = await self._entry(options, agent_id)
@@ -171,7 +171,7 @@ class RegistryAgents:
         to do with the agent chosen."""
         try:
             options = decode_options(raw_options)
-        except RegistryError as err:
+        except OptionsError as err:
             self._port.notify(str(err), ERROR)
             return
         installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import msgspec
 
-from acp_nvim.client.acp_registry import RegistryError
+
+class OptionsError(ValueError):
+    """The options Lua sent do not decode (a bug on one side: Lua validated them)."""
 
 
 class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,4 +35,4 @@ def decode_options(raw: object) -> RegistryOptions:
     try:
         return msgspec.convert(raw, RegistryOptions)
     except msgspec.ValidationError as err:
-        raise RegistryError(f"invalid registry options: {err}") from None
+        raise OptionsError(f"invalid registry options: {err}") from None
