@@ -13,6 +13,7 @@ from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.incoming import Incoming
 from acp_nvim.app.opening import SessionCommands
 from acp_nvim.app.options import ModeCommands
+from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import Registry
 from acp_nvim.app.status import StatusBoard
@@ -36,7 +37,8 @@ class Application:
         self.modes = ModeCommands(registry, port, self.status)
         self.sessions = SessionCommands(registry, port, self.status, self.chats, self.auth, self.modes)
         self.turns = Turns(registry, port, self.status, edits)
-        self.incoming = Incoming(registry, port, self.status, edits)
+        self.permissions = Permissions(registry, port)
+        self.incoming = Incoming(registry, port, self.status, edits, self.permissions)
         self.commands = Commands(
             registry,
             port,

@@ -18,8 +18,8 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from acp_nvim.app.port import ERROR, INFO, WARN, Choice
-from acp_nvim.app.registry_options import OptionsError, RegistryOptions, decode_options
+from acp_nvim.app.port import INFO, WARN, Choice
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
 from acp_nvim.client.acp_registry import Registry, RegistryError
 
@@ -165,28 +165,19 @@ class Catalog:
             for agent in registry.agents
         ]
 
-    async def load(self, raw_options: object) -> None:
+    async def load(self, options: RegistryOptions) -> None:
         """Completion asked: the ids from the cache now, fresh ones when a fetch brings them."""
-        options = self._options(raw_options)
-        if options is None or not options.enabled:
+        if not options.enabled:
             self._port.show_catalog([])
             return
         registry = await self.registry(options, background=True)
         self._port.show_catalog([agent.id for agent in registry.agents] if registry else [])
 
-    def _options(self, raw_options: object) -> RegistryOptions | None:
-        try:
-            return decode_options(raw_options)
-        except OptionsError as err:
-            self._port.notify(str(err), ERROR)
-            return None
-
     # ---- :AcpStart without a name -----------------------------------------------------------------------
 
-    async def pick(self, raw_options: object, configured: list[str], default: str | None) -> None:
+    async def pick(self, options: RegistryOptions, configured: list[str], default: str | None) -> None:
         """Offers the configured agents and the registry's; the one chosen is started."""
-        options = self._options(raw_options)
-        items = await self.items(options) if options is not None and options.enabled else []
+        items = await self.items(options) if options.enabled else []
         here = acp_registry.this_platform()
         shown = set(configured)
         choices = [
@@ -208,10 +199,9 @@ class Catalog:
             self._port.start_agent(chosen)
 
 
-def health(raw_options: object, default_agent: str | None, now: float) -> RegistryHealth:
-    """What the cache holds, read now (no network, no state of the host's): for the synchronous
+def health(options: RegistryOptions, default_agent: str | None, now: float) -> RegistryHealth:
+    """What the cache holds, read now (no network, no state of the host's loop): for the synchronous
     :checkhealth, on pynvim's thread."""
-    options = decode_options(raw_options)
     cached = registry_cache.read(options.cache_dir)
     if cached is not None and cached.url != options.url:
         # Fetched from another URL: not this registry's state.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from acp_nvim.app.edits import EditFollower
+from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import Registry
 from acp_nvim.app.status import StatusBoard
@@ -22,8 +23,14 @@ STATUS_UPDATES = (
 
 class Incoming:
     def __init__(
-        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
+        self,
+        registry: Registry,
+        port: NeovimPort,
+        status: StatusBoard,
+        edits: EditFollower,
+        permissions: Permissions,
     ) -> None:
+        self._permissions = permissions
         self._registry = registry
         self._port = port
         self._status = status
@@ -53,6 +60,14 @@ class Incoming:
         if session.cancelling:
             return s.RequestPermissionOutcomeCancelled()
         state = session.state
+        facts = self._permissions.facts(session, state.update_tool_call(request.tool_call))
+        auto = self._permissions.auto_answer(session, request.options, facts)
+        if auto is not None:
+            option_id, note = auto
+            item = state.update_tool_call(s.ToolCallUpdate(tool_call_id=request.tool_call.tool_call_id))
+            item.auto_allowed = note
+            session.chat.changed()
+            return s.RequestPermissionOutcomeSelected(option_id=option_id)
         item = state.set_awaiting_permission(request.tool_call, True)
         # The chat shows the tool call (and its diff) before the picker opens.
         session.chat.flush()
@@ -62,14 +77,19 @@ class Incoming:
             title=item.title,
             kind=item.kind,
             options=[
-                PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
-                for option in request.options
+                *(
+                    PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
+                    for option in request.options
+                ),
+                *self._permissions.choices(session, request.options, facts),
             ],
         )
         session.permissions += 1
         self._status.push()
         try:
             outcome = await self._port.ask_permission(request, view)
+            # An "always allow" chosen becomes a rule, and the agent's own allow option.
+            outcome = self._permissions.settle(session, request.options, facts, outcome)
         finally:
             session.permissions -= 1
             if self._registry.sessions.get(session.session_id) is session:

@@ -15,6 +15,7 @@ from typing import Literal
 import msgspec
 
 from acp_nvim.app.lifecycle import Lifecycle, Phase
+from acp_nvim.app.permission_rules import Rule
 from acp_nvim.app.port import ChatView
 from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import command as agent_command
@@ -91,6 +92,8 @@ class ChatSession(msgspec.Struct):
     in_turn: bool = False
     cancelling: bool = False
     permissions: int = 0
+    # "Always allow ... in this session" (app/permissions.py): kept with the session, resumed with it.
+    permission_rules: list[Rule] = msgspec.field(default_factory=list)
 
 
 class AgentRun:

@@ -19,7 +19,7 @@ import msgspec
 from acp_nvim.app.catalog import Catalog, CatalogPort
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.app.registry import AgentSpec
-from acp_nvim.app.registry_options import OptionsError, RegistryOptions, decode_options
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import acp_registry, agent_install
 from acp_nvim.client.acp_registry import RegistryAgent
 from acp_nvim.client.agent_install import InstalledAgent, InstallError
@@ -77,13 +77,9 @@ class RegistryAgents:
             spec, cmd=cmd, args=args, env={**env, **spec.env}, fallbacks=[], older_args=None, install_hint=""
         )
 
-    async def command(self, raw_options: object, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
+    async def command(self, options: RegistryOptions, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
         """The executable, arguments and environment that start registry agent `agent_id`, installed first
         when it is a binary not installed yet. `StartError` with the message for the user otherwise."""
-        try:
-            options = decode_options(raw_options)
-        except OptionsError as err:
-            raise StartError(str(err)) from None
         try:
             agent = await self._entry(options, agent_id)
         except NotInRegistry:
@@ -166,14 +162,9 @@ class RegistryAgents:
 
     # ---- :AcpAgents -----------------------------------------------------------------------------------
 
-    async def agents_command(self, raw_options: object, action: str, agent_id: str) -> None:
+    async def agents_command(self, options: RegistryOptions, action: str, agent_id: str) -> None:
         """:AcpAgents [update|remove] [id]: without an id, a picker of what is installed, then one of what
         to do with the agent chosen."""
-        try:
-            options = decode_options(raw_options)
-        except OptionsError as err:
-            self._port.notify(str(err), ERROR)
-            return
         installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
         if not agent_id:
             if not installs:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 
+import msgspec
+
 from acp_nvim.app.auth import login_methods
 from acp_nvim.app.port import ERROR, NeovimPort
 from acp_nvim.app.registry import AgentRun, Registry
@@ -67,6 +69,21 @@ class StatusBoard:
         """The session becomes the current one, and the status says so."""
         self._registry.use(session_id)
         self.push()
+
+    def refuse(self, agent_name: str, message: str) -> None:
+        """A start the configuration cannot make (an unknown agent): said, and shown as that agent's error
+        until the next status."""
+        self._port.notify(message, ERROR)
+        status = build_status(self._registry)
+        self._port.show_status(
+            msgspec.structs.replace(
+                status,
+                agent=AgentIdentity(name=agent_name),
+                agent_name=agent_name,
+                state="error",
+                error=message,
+            )
+        )
 
     def fail(self, run: AgentRun, message: str) -> None:
         log.warning("%s", message)

@@ -1,100 +1,36 @@
 """The ACP client role: a running agent, its handshake, typed calls to it, and dispatch of its requests.
 
 `AgentConnection.launch` owns the process and the JSON-RPC connection for the lifetime of an `async with`
-block; leaving the block stops the agent's whole process group. Calls the agent did not advertise are refused
-here, before anything is sent, with `Unsupported`: the user learns what is missing instead of getting an
-obscure error from the agent.
+block; leaving the block stops the agent's whole process group. The calls themselves, and what the agent
+said of itself, are `AgentCalls` (`client/agent_calls.py`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TypeVar
 
 import anyio
-import msgspec
 
-from acp_nvim.client import agent_capabilities, failure
-from acp_nvim.client.agent_capabilities import Unsupported
+from acp_nvim.client.agent_calls import AgentCalls, InvalidAnswer, TrafficHook
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.handshake import CLIENT_INFO, DEFAULT_HANDSHAKE_TIMEOUT, initialize
 from acp_nvim.client.process import AgentCommand, AgentProcess
-from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_ERROR, Connection, MessageHook, RpcError
+from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, Connection
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
+__all__ = ["AgentConnection", "InvalidAnswer", "TrafficHook"]
+
 log = logging.getLogger("acp_nvim.client")
 
-T = TypeVar("T")
 
-
-class InvalidAnswer(RpcError):
-    """The agent answered one of our requests with a result of the wrong shape (detected here, not sent)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(INTERNAL_ERROR, message)
-
-
-TrafficHook = MessageHook
-
-
-class AgentConnection:
+class AgentConnection(AgentCalls):
     """A live, initialized agent. Created only by `launch`."""
-
-    def __init__(
-        self,
-        process: AgentProcess,
-        connection: Connection,
-        dispatcher: Dispatcher,
-        init: s.InitializeResponse,
-    ) -> None:
-        self.process = process
-        self.connection = connection
-        self.editor = dispatcher.editor
-        self.diagnostics = dispatcher.diagnostics
-        self._dispatcher = dispatcher
-        self.init = init
-        # Which sessions offered modes / config options: set_mode and set_config_option need them.
-        self._sessions_with_modes: set[str] = set()
-        self._sessions_with_config: set[str] = set()
-
-    # ---- what the agent told us ----------------------------------------------------------------------
-
-    @property
-    def protocol_version(self) -> int:
-        return self.init.protocol_version
-
-    @property
-    def agent_info(self) -> s.Implementation | None:
-        return self.init.agent_info
-
-    @property
-    def capabilities(self) -> s.AgentCapabilities:
-        return self.init.agent_capabilities or s.AgentCapabilities()
-
-    @property
-    def auth_methods(self) -> list[s.AuthMethod]:
-        return list(self.init.auth_methods or [])
-
-    @property
-    def display_name(self) -> str:
-        info = self.agent_info
-        if info is not None:
-            return info.title or info.name
-        return self.process.command.name
-
-    @property
-    def closed_reason(self) -> str | None:
-        return self.process.exit_reason() if self.process.exited else None
-
-    async def wait_closed(self) -> str:
-        await self.process.wait()
-        return self.process.exit_reason()
 
     # ---- lifecycle -----------------------------------------------------------------------------------
 
@@ -194,193 +130,6 @@ class AgentConnection:
                 diagnostics.flush()
                 await process.stop()
                 tasks.cancel_scope.cancel()
-
-    # ---- typed calls ---------------------------------------------------------------------------------
-
-    async def _call(self, method: str, params: msgspec.Struct, result_type: type[T]) -> T:
-        mark = self.process.stderr.count
-        try:
-            raw = await self.connection.request(method, params)
-        except RpcError as err:
-            # What the agent printed meanwhile is usually the real cause (see `failure.describe`).
-            await failure.note_stderr(err, self.process.stderr, mark)
-            raise
-        try:
-            return codec.decode_result(raw, result_type)
-        except msgspec.ValidationError as err:
-            # An RpcError, so callers handle it with the agent's own errors instead of crashing on it.
-            raise InvalidAnswer(f"{self.display_name} sent an invalid answer to {method}: {err}") from None
-        except RecursionError:
-            raise InvalidAnswer(
-                f"{self.display_name} sent an answer to {method} nested too deeply to decode"
-            ) from None
-
-    async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
-        if not any(method.id == method_id for method in self.auth_methods):
-            raise Unsupported(f"{self.display_name} offers no authentication method {method_id!r}")
-        return await self._call(
-            m.AUTHENTICATE, s.AuthenticateRequest(method_id=method_id), s.AuthenticateResponse
-        )
-
-    async def logout(self) -> s.LogoutResponse:
-        auth = self.capabilities.auth
-        if auth is None or auth.logout is None:
-            raise Unsupported(f"{self.display_name} does not support logout")
-        return await self._call(m.LOGOUT, s.LogoutRequest(), s.LogoutResponse)
-
-    async def new_session(
-        self,
-        cwd: str,
-        mcp_servers: Sequence[s.McpServer] = (),
-        additional_directories: Sequence[str] | None = None,
-    ) -> s.NewSessionResponse:
-        request = s.NewSessionRequest(
-            cwd=cwd,
-            mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
-            additional_directories=agent_capabilities.additional_directories(
-                self.capabilities, additional_directories
-            ),
-        )
-        with self._dispatcher.opening_session():
-            response = await self._call(m.SESSION_NEW, request, s.NewSessionResponse)
-            self._remember_session(response.session_id, response.modes, response.config_options)
-        return response
-
-    async def load_session(
-        self,
-        session_id: str,
-        cwd: str,
-        mcp_servers: Sequence[s.McpServer] = (),
-        additional_directories: Sequence[str] | None = None,
-    ) -> s.LoadSessionResponse:
-        if not self.capabilities.load_session:
-            raise Unsupported(f"{self.display_name} cannot load sessions")
-        request = s.LoadSessionRequest(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
-            additional_directories=agent_capabilities.additional_directories(
-                self.capabilities, additional_directories
-            ),
-        )
-        # The agent replays the history before it answers: those updates must reach the editor.
-        with self._dispatcher.opening_session(session_id):
-            response = await self._call(m.SESSION_LOAD, request, s.LoadSessionResponse)
-            self._remember_session(session_id, response.modes, response.config_options)
-        return response
-
-    async def resume_session(
-        self,
-        session_id: str,
-        cwd: str,
-        mcp_servers: Sequence[s.McpServer] = (),
-        additional_directories: Sequence[str] | None = None,
-    ) -> s.ResumeSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "resume", "resume sessions", self.display_name
-        )
-        request = s.ResumeSessionRequest(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
-            additional_directories=agent_capabilities.additional_directories(
-                self.capabilities, additional_directories
-            ),
-        )
-        with self._dispatcher.opening_session(session_id):
-            response = await self._call(m.SESSION_RESUME, request, s.ResumeSessionResponse)
-            self._remember_session(session_id, response.modes, response.config_options)
-        return response
-
-    async def close_session(self, session_id: str) -> s.CloseSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "close", "close sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_CLOSE, s.CloseSessionRequest(session_id=session_id), s.CloseSessionResponse
-        )
-
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None
-    ) -> s.ListSessionsResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "list", "list sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_LIST, s.ListSessionsRequest(cwd=cwd, cursor=cursor), s.ListSessionsResponse
-        )
-
-    async def list_all_sessions(self, cwd: str | None = None, max_pages: int = 100) -> list[s.SessionInfo]:
-        """Every page of `session/list`, following `nextCursor`; `max_pages` guards against an agent whose
-        cursors never end."""
-        sessions: list[s.SessionInfo] = []
-        cursor: str | None = None
-        for _ in range(max_pages):
-            page = await self.list_sessions(cwd, cursor)
-            sessions.extend(page.sessions)
-            if not page.next_cursor or page.next_cursor == cursor:
-                break
-            cursor = page.next_cursor
-        return sessions
-
-    async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "delete", "delete sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_DELETE, s.DeleteSessionRequest(session_id=session_id), s.DeleteSessionResponse
-        )
-
-    async def set_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
-        if session_id not in self._sessions_with_modes:
-            raise Unsupported(f"{self.display_name} offers no modes for this session")
-        return await self._call(
-            m.SESSION_SET_MODE,
-            s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id),
-            s.SetSessionModeResponse,
-        )
-
-    async def set_config_option(
-        self, session_id: str, request: s.SetSessionConfigOptionRequest
-    ) -> s.SetSessionConfigOptionResponse:
-        if session_id not in self._sessions_with_config:
-            raise Unsupported(f"{self.display_name} offers no configuration options for this session")
-        return await self._call(m.SESSION_SET_CONFIG_OPTION, request, s.SetSessionConfigOptionResponse)
-
-    async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> s.PromptResponse:
-        agent_capabilities.check_prompt(self.capabilities, prompt, self.display_name)
-        try:
-            return await self._call(
-                m.SESSION_PROMPT,
-                s.PromptRequest(session_id=session_id, prompt=list(prompt)),
-                s.PromptResponse,
-            )
-        finally:
-            # The user learns how much went wrong during the turn when it ends, not some seconds later.
-            self.diagnostics.flush()
-
-    async def cancel(self, session_id: str) -> None:
-        """Cancel the session's turn; its pending permission requests are answered `cancelled` (the spec's
-        rule), whatever the editor's prompt was doing."""
-        await self.connection.notify(m.SESSION_CANCEL, s.CancelNotification(session_id=session_id))
-        self._dispatcher.cancel_permissions(session_id)
-
-    # ---- capability rules ----------------------------------------------------------------------------
-
-    def mcp_left_out(self, servers: Sequence[s.McpServer]) -> list[tuple[str, str]]:
-        return agent_capabilities.mcp_left_out(self.capabilities, servers)
-
-    def _remember_session(
-        self,
-        session_id: str,
-        modes: s.SessionModeState | None,
-        config_options: Sequence[s.SessionConfigOption] | None,
-    ) -> None:
-        self._dispatcher.sessions.add(session_id)
-        if modes is not None:
-            self._sessions_with_modes.add(session_id)
-        if config_options is not None:
-            self._sessions_with_config.add(session_id)
 
 
 def _sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -16,13 +16,12 @@ import msgspec
 from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, TaskGroup
 from msgspec import UnsetType
 
-from .errors import ConnectionClosed, InternalError, InvalidParams, InvalidRequest, ParseError, RpcError
-from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_size
+from .bad_lines import BadLines
+from .errors import ConnectionClosed, RpcError
+from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized
 from .incoming import IncomingRequests
-from .peek import Head, peek
 from .pending import PendingRequests
 from .wire import (
-    DEEP_SCAN_LIMIT,
     NULL,
     TOO_DEEP,
     CancelParams,
@@ -91,6 +90,9 @@ class Connection:
         # and a cancelled caller can still queue its cancel notification without a checkpoint.
         self._outbox_send, self._outbox_receive = anyio.create_memory_object_stream[bytes](math.inf)
         self._pending = PendingRequests(peer_name, self._protocol_error)
+        self._bad = BadLines(
+            peer_name, max_message_size, self._pending, self._send_error, self._protocol_error
+        )
         self._incoming = IncomingRequests(
             on_request,
             peer_name=peer_name,
@@ -254,7 +256,7 @@ class Connection:
 
     async def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> None:
         if isinstance(item, Oversized):
-            self._oversized(item)
+            self._bad.oversized(item)
             return
         if self._on_message is not None:
             self._hook_message("in", item)
@@ -262,26 +264,20 @@ class Connection:
             try:
                 item.decode("utf-8")
             except UnicodeDecodeError:
-                self._protocol_error(
-                    "not_utf8", f"the {self._peer} sent a line that is not UTF-8: {preview(item)}"
-                )
-                self._send_error(None, ParseError())
+                self._bad.not_utf8(item)
                 return
         try:
             envelope = self._envelope_decoder.decode(item)
         except msgspec.ValidationError as exc:
-            self._invalid_request(usable_id(item), str(exc), item)
+            self._bad.invalid_request(usable_id(item), str(exc), item)
             return
         except msgspec.DecodeError:
-            self._protocol_error(
-                "not_json", f"the {self._peer} sent a line that is not JSON: {preview(item)}"
-            )
-            self._send_error(None, ParseError())
+            self._bad.not_json(item)
             return
         except RecursionError:
             # msgspec's depth limit is Python's recursion limit: valid JSON a few hundred levels deep is
             # refused by the decoder, not by us, and must be answered like any other bad line.
-            self._too_deep(item)
+            self._bad.too_deep(item)
             return
 
         params = envelope.params if envelope.params and envelope.params != NULL else None
@@ -311,63 +307,7 @@ class Connection:
             self._pending.answer(envelope.id, envelope.result, envelope.error)
         else:
             request_id = None if isinstance(envelope.id, UnsetType) else envelope.id
-            self._invalid_request(request_id, "no method, result or error", item)
-
-    def _oversized(self, item: Oversized) -> None:
-        limit = format_size(self._splitter.max_size)
-        self._protocol_error(
-            "oversized",
-            f"message of more than {limit} from the {self._peer} was dropped ({item.size} bytes)",
-        )
-        # The head kept by the framing tells whom to answer when the id came before the bulk of the message.
-        head = peek(item.head)
-        data = {"size": item.size, "limit": self._splitter.max_size}
-        if self._fails_pending(
-            head,
-            InternalError(
-                f"the answer of the {self._peer} was dropped: {item.size} bytes, over {limit}", data
-            ),
-        ):
-            return
-        # -32600: the message is not a request this side accepts (its size is), and nothing was parsed.
-        error = InvalidRequest(
-            f"Invalid request: message of {item.size} bytes dropped, over the {limit} limit", data
-        )
-        self._answer_unreadable(head, error)
-
-    def _too_deep(self, line: bytes) -> None:
-        self._protocol_error("too_deep", f"the {self._peer} sent a message {TOO_DEEP}: {preview(line)}")
-        head = peek(line[:DEEP_SCAN_LIMIT])
-        if self._fails_pending(head, InternalError(f"the answer of the {self._peer} is {TOO_DEEP}")):
-            return
-        if head.method and head.id is not None:
-            # The request itself is readable; what the decoder refused is inside it, in practice its params.
-            self._send_error(head.id, InvalidParams(f"Invalid params: {TOO_DEEP}"))
-            return
-        self._answer_unreadable(head, ParseError(f"Parse error: message {TOO_DEEP}"))
-
-    def _fails_pending(self, head: Head, error: RpcError) -> bool:
-        """True when `head` is an answer (never answered back): the request of ours it answers fails with
-        `error` instead of waiting forever, when its id could be read."""
-        if not head.response or head.method:
-            return False
-        if not self._pending.fail(head.id, error):
-            logger.warning("an unreadable answer from the %s (id %r) matches no request", self._peer, head.id)
-        return True
-
-    def _answer_unreadable(self, head: Head, error: RpcError) -> None:
-        """A line that could not be decoded gets one answer, under its id when that could be read, else under
-        null (JSON-RPC 2.0 §5) — except a notification, recognised only when the whole object was read."""
-        if head.method and head.complete and not head.has_id:
-            return
-        self._send_error(head.id if head.has_id else None, error)
-
-    def _invalid_request(self, request_id: RequestId, detail: str, line: bytes) -> None:
-        self._protocol_error(
-            "invalid_message",
-            f"the {self._peer} sent an invalid JSON-RPC message ({detail}): {preview(line)}",
-        )
-        self._send_error(request_id, InvalidRequest(f"Invalid request: {detail}"))
+            self._bad.invalid_request(request_id, "no method, result or error", item)
 
     # --- hooks
 

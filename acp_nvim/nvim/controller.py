@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
@@ -24,7 +25,6 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.client.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
-from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor
 from acp_nvim.nvim.lua_api import LuaApi
@@ -61,6 +61,8 @@ class Controller:
         )
         self.app = Application(self.registry, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
+        # Neovim is quitting (set from pynvim's thread): an agent ending now was ended on purpose.
+        self.leaving = False
         self._registry_parts: tuple[Catalog, RegistryAgents] | None = None
 
     def _registry(self) -> tuple[Catalog, RegistryAgents]:
@@ -171,6 +173,11 @@ class Controller:
                         elif run.reopen:
                             tasks.start_soon(self._reopen_after_login, run, run.take_reopen())
                         reason = await _closed_or_reconnect(agent, lifecycle)
+                        if reason is not None and self.leaving:
+                            log.info("%s ended: Neovim is quitting (%s)", spec.name, reason)
+                            lifecycle.stopping("Neovim is quitting")
+                            run.connection = None
+                            break
                         if reason is not None:
                             message = f"{spec.name} stopped: {reason}"
                             # Each chat says it too: the notification goes by, the chat stays.

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-import msgspec
-
+from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.elicitation import ELICITATION_CAPABILITIES, ElicitationBroker
 from acp_nvim.nvim.files import AgentOf, FileService
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.terminals import TerminalService
 from acp_nvim.nvim.ui import Ui
@@ -49,13 +47,9 @@ class EditorServices:
         self.terminals = TerminalService(bridge, self.sandboxes, ui)
         self.elicitations = ElicitationBroker(ui, lua)
 
-    def configure(self, raw: Any) -> None:
-        """Options from Lua (`services.lua`), validated there at `setup()`: a table that does not decode is a
-        bug of one side, logged; the previous options stay."""
-        try:
-            self.options = msgspec.convert(raw or {}, EditorOptions)
-        except msgspec.ValidationError as err:
-            log.error("editor options from Lua do not decode (%s): %r", err, raw)
+    def configure(self, options: EditorOptions) -> None:
+        """The options an agent's start runs with (`EditorOptions.for_start`), set before its launch."""
+        self.options = options
 
     def session_ended(self, session_id: str) -> None:
         """Its terminals, not the ones of other sessions: another agent may still be using its own."""

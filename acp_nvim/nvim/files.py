@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.client import fs_rules
 from acp_nvim.client.disk import (
     NotRegular,
@@ -46,7 +47,6 @@ from acp_nvim.nvim.lua_api import (
     LuaAnswerError,
     LuaApi,
 )
-from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s

@@ -12,25 +12,29 @@ import atexit
 import logging
 import os
 import sys
-import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
-import anyio.abc
-import anyio.from_thread
+import msgspec
 
+from acp_nvim.app import agent_log
+from acp_nvim.app.editor_options import EditorOptions
+from acp_nvim.app.port import WARN
+from acp_nvim.app.presets import NO_AGENT, Launch
+from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
+from acp_nvim.nvim.loop_thread import LoopThread
 from acp_nvim.nvim.process_groups import GroupReporter
 
 log = logging.getLogger("acp_nvim.host")
 
 LOG_ENV = "ACP_NVIM_LOG"
 LOG_LEVEL_ENV = "ACP_NVIM_LOG_LEVEL"
-THREAD_START_TIMEOUT = 10.0
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
 
 
@@ -62,43 +66,31 @@ def setup_logging(path: str | None, level: str | None = None) -> str | None:
     return path
 
 
-class LoopThread:
-    """An anyio event loop in a daemon thread, reachable through a blocking portal."""
+class StartRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """What Lua asks an agent's start with: its name (None: the default one) and Neovim's cwd."""
 
-    def __init__(self) -> None:
-        self._ready = threading.Event()
-        self.portal: anyio.from_thread.BlockingPortal | None = None
-        self.task_group: anyio.abc.TaskGroup | None = None
-        self._thread = threading.Thread(target=self._run, name="acp-nvim-anyio", daemon=True)
+    name: str | None = None
+    cwd: str = ""
 
-    def start(self) -> None:
-        self._thread.start()
-        if not self._ready.wait(THREAD_START_TIMEOUT):
-            raise RuntimeError("the acp.nvim event loop did not start")
 
-    def _run(self) -> None:
-        anyio.run(self._main)
+class SetupTable(msgspec.Struct, kw_only=True, frozen=True):
+    """A `setup()` table as `lua/acp_nvim/config.lua` sends it: raw, and which call it came from."""
 
-    async def _main(self) -> None:
-        async with anyio.from_thread.BlockingPortal() as portal, anyio.create_task_group() as tasks:
-            self.portal, self.task_group = portal, tasks
-            self._ready.set()
-            await portal.sleep_until_stopped()
-            tasks.cancel_scope.cancel()
-
-    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Starts a task; only from the loop thread."""
-        assert self.task_group is not None
-        self.task_group.start_soon(fn)
+    options: Any = None
+    generation: int = 0
 
 
 class Host:
     def __init__(self, nvim: NvimLike) -> None:
         self._nvim = nvim
+        self.settings = Settings()
         self.bridge = Bridge(nvim)
         self.reporter = GroupReporter(self.bridge)
         self._loop: LoopThread | None = None
         self._controller: Controller | None = None
+        self._rules_file: str | None = None
+        # Neovim's stdpath("data") and stdpath("cache"), as the bootstrap said (the ACP Registry's folders).
+        self._stdpath: dict[str, str] = {}
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
 
@@ -107,6 +99,15 @@ class Host:
         :checkhealth asks for it, never a start."""
         options = options or {}
         log_path = setup_logging(options.get("log"), options.get("log_level"))
+        data = options.get("data")
+        if isinstance(data, str) and data:
+            # Neovim's stdpath("data"): where the project permission rules are kept.
+            self._rules_file = os.path.join(data, "acp_nvim", "permissions.json")
+            if self._controller is not None:
+                self._controller.app.permissions.file.path = self._rules_file
+        for kind in ("data", "cache"):
+            if isinstance(options.get(kind), str) and options[kind]:
+                self._stdpath[kind] = options[kind]
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
         info: dict[str, Any] = {
             "channel": getattr(self._nvim, "channel_id", None),
@@ -118,7 +119,69 @@ class Host:
         }
         if versions:
             info["versions"] = {name: _version(name) for name in ("pynvim", "msgspec", "anyio")}
+        info["configured"] = self._apply(options.get("setup"))
         return info
+
+    def _apply(self, raw: Any) -> dict[str, Any]:
+        """Validates a `setup()` table: what Lua's `config.configured` takes."""
+        try:
+            table = msgspec.convert(raw or {}, SetupTable)
+        except msgspec.ValidationError:
+            table = SetupTable(options=raw)
+        try:
+            invalid = self.settings.apply(table.options)
+        except Exception:
+            # Never a start refused over the options: the last good ones (or the defaults) stay in force.
+            log.exception("the setup() options could not be checked")
+            invalid = "the setup() options could not be checked (see the log); the previous ones stay"
+        if invalid:
+            log.warning("%s", invalid)
+        return {
+            "options": lua_api.to_lua(self.settings.for_lua()),
+            "invalid": invalid,
+            "generation": table.generation,
+        }
+
+    def setup(self, raw: Any) -> None:
+        """setup() called while the host runs: the next start already follows the new table."""
+        lua_api.config_configured(self._nvim, self._apply(raw))
+
+    def config_report(self) -> dict[str, Any]:
+        """For :checkhealth: the bad fields of the table in force and every agent as a start would run it."""
+        return lua_api.to_lua(self.settings.report(self._launch(StartRequest())))
+
+    def _launch(self, request: StartRequest, *, session: bool = True) -> Launch:
+        return Launch(
+            cwd=request.cwd or os.getcwd(),
+            interpreter=sys.executable,
+            pythonpath=os.environ.get("PYTHONPATH", ""),
+            session=session,
+        )
+
+    def _registry(self) -> RegistryOptions:
+        """`opts.registry` in force, in the plugin's folders of Neovim's stdpath("cache") and
+        stdpath("data")."""
+        return self.settings.registry(
+            os.path.join(self._stdpath.get("cache") or _stdpath("XDG_CACHE_HOME", ".cache"), "acp_nvim"),
+            os.path.join(self._stdpath.get("data") or _stdpath("XDG_DATA_HOME", ".local/share"), "acp_nvim"),
+        )
+
+    def _resolve(
+        self, raw: Any, *, session: bool = True
+    ) -> tuple[str | None, AgentSpec | str | None, EditorOptions]:
+        """The agent a start asks for, with the settings of this moment (a later setup() does not change it),
+        and the editor options it runs with. None for the agent: no name was given and there is no default
+        agent (:AcpStart then asks which)."""
+        try:
+            request = msgspec.convert(raw, StartRequest)
+        except msgspec.ValidationError as err:
+            return None, f"invalid start request: {err}", EditorOptions()
+        cwd = request.cwd or os.getcwd()
+        options = EditorOptions.for_start(self.settings.config, cwd)
+        if request.name is None and self.settings.config.default_agent is None:
+            return None, None, options
+        launch = self._launch(request, session=session)
+        return request.name, self.settings.agent_spec(request.name, launch, self._registry()), options
 
     def announce(self, options: dict[str, Any] | None) -> None:
         """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
@@ -129,14 +192,46 @@ class Host:
         self._ensure_loop()
         lua_api.host_bootstrapped(self._nvim, info)
 
-    def start(self, spec: Any) -> None:
-        self._submit(lambda c: c.app.commands.start(spec))
+    def start(self, request: Any) -> None:
+        name, spec, options = self._resolve(request)
+        default, registry, configured = self.settings.config.default_agent, self._registry(), []
+        if spec is None:
+            configured = self.settings.agent_names()
+
+        async def start(controller: Controller) -> None:
+            if spec is None:
+                # No name, no default agent: nothing starts but the agent chosen among the configured ones
+                # and the ACP Registry's (started as :AcpStart {name}); the status Lua assumed is undone.
+                controller.app.status.push()
+                await controller.catalog.pick(registry, configured, None)
+                return
+            if isinstance(spec, str):
+                controller.app.status.refuse(name or default or "", spec)
+                return
+            # Before the launch: the capabilities the agent is offered follow these options.
+            controller.services.configure(options)
+            await controller.app.commands.start(spec)
+
+        self._submit(start)
 
     def stop(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.commands.stop(session_id))
 
-    def restart(self, spec: Any) -> None:
-        self._submit(lambda c: c.app.commands.restart(spec))
+    def restart(self, request: Any) -> None:
+        _, spec, options = self._resolve(request)
+
+        async def restart(controller: Controller) -> None:
+            if spec is None:
+                controller.app.status.push()
+                controller.notify("no agent to restart: start one with :AcpStart", WARN)
+                return
+            if isinstance(spec, str):
+                controller.notify(spec)
+                return
+            controller.services.configure(options)
+            await controller.app.commands.restart(spec)
+
+        self._submit(restart)
 
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.prompt(text, selections, session_id))
@@ -144,8 +239,20 @@ class Host:
     def cancel(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.cancel(session_id))
 
-    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None) -> None:
-        self._submit(lambda c: c.app.commands.sessions_command(spec, action, everywhere, session_id))
+    def sessions(self, request: Any, action: str, everywhere: bool, session_id: str | None) -> None:
+        _, spec, options = self._resolve(request, session=False)
+
+        async def sessions(controller: Controller) -> None:
+            if spec is None:
+                controller.notify(NO_AGENT, WARN)
+                return
+            if isinstance(spec, str):
+                controller.notify(spec)
+                return
+            controller.services.configure(options)
+            await controller.app.commands.sessions_command(spec, action, everywhere, session_id)
+
+        self._submit(sessions)
 
     def mode(self, session_id: str | None, mode_id: str | None) -> None:
         self._submit(lambda c: c.app.commands.mode(session_id, mode_id))
@@ -164,6 +271,16 @@ class Host:
 
     def close(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.close_session(session_id))
+
+    def permissions(self, session_id: str | None, args: list[str]) -> None:
+        self._submit(lambda c: c.app.permissions.command(session_id, [str(arg) for arg in args or []]))
+
+    def leaving(self) -> None:
+        """Neovim is quitting and is about to end the agents itself (VimLeavePre): their end is no fault.
+        Set here, on pynvim's thread, before the answer goes: the agents die only after Lua has it."""
+        if self._controller is not None:
+            self._controller.leaving = True
+        lua_api.leaving_noted(self._nvim)
 
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         """Lua's watcher saw loaded files change behind their buffers during a turn."""
@@ -185,35 +302,39 @@ class Host:
 
         self._submit(resolve)
 
-    # ---- the ACP Registry ------------------------------------------------------------------------------
+    # ---- the ACP Registry (its code is loaded when first used: see Controller._registry) --------------
 
-    def registry_load(self, options: Any) -> None:
-        self._submit(lambda c: c.catalog.load(options))
+    def registry_load(self) -> None:
+        """:AcpStart's completion: the registry's ids, sent back through `ui.agents.catalog`."""
+        registry = self._registry()
+        self._submit(lambda c: c.catalog.load(registry))
 
-    def registry_pick(self, options: Any, configured: list[str], default: str | None) -> None:
-        self._submit(lambda c: c.catalog.pick(options, list(configured), default or None))
+    def registry_agents(self, action: str, agent_id: str) -> None:
+        registry = self._registry()
+        self._submit(lambda c: c.registry_agents.agents_command(registry, action, agent_id))
 
-    def registry_agents(self, options: Any, action: str, agent_id: str) -> None:
-        self._submit(lambda c: c.registry_agents.agents_command(options, action, agent_id))
-
-    def registry_health(self, options: Any, default_agent: str | None) -> dict[str, Any]:
-        """For :checkhealth, synchronous: reads the cache only."""
-        # Imported here: the registry's modules are loaded only when it is used (see Controller._registry).
+    def registry_health(self) -> dict[str, Any]:
+        """For :checkhealth, synchronous: reads the cache only (on pynvim's thread, none of the loop's
+        state)."""
         from acp_nvim.app import catalog
 
         try:
-            return lua_api.to_lua(catalog.health(options, default_agent or None, time.time()))
+            facts = catalog.health(self._registry(), self.settings.config.default_agent, time.time())
+            return lua_api.to_lua(facts)
         except Exception as err:
             log.exception("registry health failed")
             return {"error": str(err)}
 
-    def editor_options(self, options: Any) -> None:
-        """The fs/terminal/sandbox options; sent by Lua before every start, so capabilities match them."""
+    # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
 
-        async def configure(controller: Controller) -> None:
-            controller.services.configure(options)
+    def log_view(self, agent_name: str | None) -> dict[str, Any]:
+        return agent_log.view(agent_name or None)
 
-        self._submit(configure)
+    def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
+        return agent_log.save(agent_name or None, path)
+
+    def log_names(self) -> list[str]:
+        return agent_log.names()
 
     # ---- plumbing --------------------------------------------------------------------------------
 
@@ -226,6 +347,7 @@ class Host:
             # Before any agent can be spawned: every group must reach Lua's list.
             self.reporter.install()
             self._controller = Controller(self.bridge, loop.spawn)
+            self._controller.app.permissions.file.path = self._rules_file
             self._loop = loop
             atexit.register(self._shutdown)
         return self._loop, self._controller
@@ -253,6 +375,12 @@ class Host:
                 log.exception("shutdown failed")
         # Whatever the polite stop could not end (it is bounded, or the loop was already gone) ends here.
         self.reporter.kill_remaining()
+
+
+def _stdpath(variable: str, default: str) -> str:
+    """Neovim's stdpath() folder where no bootstrap has said it (XDG's, then the default under ~)."""
+    base = os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default)
+    return os.path.join(base, os.environ.get("NVIM_APPNAME") or "nvim")
 
 
 def _level_name(level: int) -> str:

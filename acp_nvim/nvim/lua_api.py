@@ -38,6 +38,8 @@ PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
 REAPER_ADD = "require('acp_nvim.host.agent_groups').add(...)"
 REAPER_REMOVE = "require('acp_nvim.host.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
+CONFIG_CONFIGURED = "require('acp_nvim.config').configured(...)"
+REAPER_LEAVING_NOTED = "require('acp_nvim.host.agent_groups').leaving_noted()"
 BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 AGENTS_CATALOG = "require('acp_nvim.ui.agents').catalog(...)"
@@ -370,3 +372,20 @@ class LuaApi:
 def host_bootstrapped(nvim: NvimExec, info: dict[str, Any]) -> None:
     """The host's answer to `acp_bootstrap`; sent on pynvim's thread before the bridge is up."""
     nvim.exec_lua(HOST_BOOTSTRAPPED, info, async_=True)
+
+
+def config_configured(nvim: NvimExec, configured: dict[str, Any]) -> None:
+    """A `setup()` table validated (`Host.setup`): the normalized values Lua draws with, the message naming
+    its bad fields, and which table it was; on pynvim's thread, in order with the calls that follow."""
+    nvim.exec_lua(
+        CONFIG_CONFIGURED,
+        configured["options"],
+        configured["invalid"],
+        configured["generation"],
+        async_=True,
+    )
+
+
+def leaving_noted(nvim: NvimExec) -> None:
+    """The host's answer to `acp_leaving`: Lua may now end the agents, and their end is routine."""
+    nvim.exec_lua(REAPER_LEAVING_NOTED, async_=True)

@@ -32,10 +32,16 @@ def dismissed_outcome(options: list[s.PermissionOption]) -> s.RequestPermissionO
     return s.RequestPermissionOutcomeCancelled()
 
 
-def _outcome(request: s.RequestPermissionRequest, answer: Any) -> s.RequestPermissionOutcome:
+def _outcome(
+    request: s.RequestPermissionRequest, view: dict[str, Any], answer: Any
+) -> s.RequestPermissionOutcome:
+    """The choice as an outcome: one of the request's options, or one the application added to the question
+    (an "always allow", app/permissions.py), which it turns into one of the request's before answering."""
     if answer is _CANCELLED:
         return s.RequestPermissionOutcomeCancelled()
-    if isinstance(answer, str) and answer in {option.option_id for option in request.options}:
+    offered = {option.option_id for option in request.options}
+    offered |= {str(choice.get("id")) for choice in view.get("options", []) if isinstance(choice, dict)}
+    if isinstance(answer, str) and answer in offered:
         return s.RequestPermissionOutcomeSelected(option_id=answer)
     return dismissed_outcome(request.options)
 
@@ -83,7 +89,7 @@ class PermissionBroker:
                 finally:
                     del self._open[slot.token]
                     self._on_busy(False)
-            return _outcome(request, answer)
+            return _outcome(request, view, answer)
         finally:
             self._lock.release()
 

@@ -18,12 +18,12 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.options import EditorOptions
 from acp_nvim.nvim.ui import Ui
 
 log = logging.getLogger("acp_nvim.sandbox")

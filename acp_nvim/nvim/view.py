@@ -161,6 +161,8 @@ def tool_call_view(item: ToolCallItem, session_id: str = "") -> list[Line]:
             ]
         }
     ]
+    if item.auto_allowed is not None:
+        lines.append(_line(("    ✓ " + item.auto_allowed, "AcpChatNotice")))
     for location in item.locations[:MAX_LOCATIONS]:
         where = _clip_line(location.path) + (f":{location.line}" if location.line else "")
         line = _line(("    → ", "AcpChatToolKind"), (where, "AcpChatLocation"))

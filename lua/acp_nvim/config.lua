@@ -1,18 +1,15 @@
--- Options: the defaults (one commented table), the built-in agent presets, and validation that names the
--- offending field instead of throwing.
+-- The user's options. Python owns them (acp_nvim/app/config.py: names, types, allowed values, defaults, the
+-- agent presets): setup() keeps the raw table here, the host validates it when it starts (or at once when it
+-- runs), names every bad field once, and hands back the normalized values Lua draws with (`configured`).
+--
+-- Only what must be read before any host exists is Lua's, declared and checked here alone (`BOOTSTRAP`): the
+-- interpreter that runs the host, when to start it, and where it logs (its environment at spawn). The host
+-- never sees these keys.
 
 local M = {}
 
----@class AcpAgentConfig
----@field cmd string executable (looked up on PATH)
----@field args? string[]
----@field env? table<string, string>
----@field install_hint? string shown when the command is not found
----@field fallbacks? string[] presets only: older executables started when `cmd` is not installed
----@field older_args? {before: string, args: string[], package: string} presets only: `args` for versions
----  older than `before` (read from the npm `package`'s package.json, else from `cmd --version`)
-
-M.defaults = {
+--- The options read before a host exists, with their defaults.
+M.bootstrap_defaults = {
   -- Interpreter that has pynvim, msgspec and anyio. nil: the plugin's private environment made by the build
   -- step (stdpath("data")/acp_nvim/venv). g:python3_host_prog is never used or changed.
   python = nil,
@@ -21,432 +18,154 @@ M.defaults = {
   -- UI is attached (never in a headless Neovim); true: as soon as Neovim has started; false: only when needed
   -- (typing an :Acp command still starts it early).
   prestart_host = "auto",
-  -- Agent that :AcpStart starts when no name is given; nil: :AcpStart asks (vim.ui.select) among the
-  -- configured agents and the ACP Registry's.
-  default_agent = nil,
-  -- Your agents, merged over the presets below: { name = { cmd = "...", args = {...}, env = {...} } }.
-  agents = {},
-  -- Seconds the agent has to answer `initialize`.
-  handshake_timeout = 30,
   log = {
     -- Log file of the Python side; nil: $ACP_NVIM_LOG, else stdpath("log")/acp_nvim.log.
     file = nil,
     -- Least severe level written: "debug" (every stderr line of the agent too), "info", "warn", "error".
     level = "info",
   },
-  chat = {
-    -- Where :AcpChat opens the chat: "right", "left", "bottom" or "current" (the current window).
-    position = "right",
-    -- Columns of a "right"/"left" chat; lines of a "bottom" chat.
-    width = 80,
-    height = 20,
-    -- Lines of the prompt window under the chat.
-    prompt_height = 5,
-    -- Open the chat as soon as a session starts.
-    open_on_start = true,
-    -- Fold the agent's thoughts (zo opens one).
-    fold_thoughts = true,
-    -- Lines of a running command's output shown under its tool call.
-    terminal_lines = 8,
-    -- Size (bytes) of a chat past which its markdown highlighting is turned off: Neovim re-parses the whole
-    -- markdown document on every streamed change, longer than a frame past ~64 KiB.
-    highlight_max_bytes = 64 * 1024,
-    -- Length (bytes) of a line past which the chat's windows turn 'linebreak' off: with it, Neovim measures
-    -- such a line cell by cell on every redraw.
-    long_line_bytes = 32 * 1024,
-  },
-  -- What the agent may do through Neovim. A capability turned off is not advertised to the agent.
-  capabilities = {
-    fs_read = true, -- fs/read_text_file: reads see unsaved buffer text
-    fs_write = true, -- fs/write_text_file: writes go through buffers, reviewable with :AcpReview
-    terminal = true, -- terminal/*: commands run in Neovim terminals
-  },
-  fs = {
-    -- Largest file (bytes) the agent may read.
-    max_read_bytes = 10 * 1024 * 1024,
-    -- Largest file (bytes) an agent's write loads into a hidden buffer when no buffer holds it (that buffer
-    -- is what :AcpReview reviews). A larger write goes straight to disk: not reviewable, but it never holds
-    -- Neovim while a huge file is loaded.
-    max_buffer_bytes = 4 * 1024 * 1024,
-    -- Run BufWritePre/BufWritePost autocommands (formatters) on the agent's writes.
-    autocmds = false,
-  },
-  -- Paths the agent may touch. Inside the session's cwd: allowed. Outside: "ask" (vim.ui.select: allow once,
-  -- always for this path, deny; refused when Neovim has no UI to ask), "deny" or "allow". `allow` / `deny`
-  -- are paths (a folder covers everything under it) that override this.
-  sandbox = {
-    outside = "ask",
-    allow = {},
-    deny = {},
-  },
-  -- Show the file the agent reads or writes in the last non-chat window.
-  follow = false,
-  -- MCP servers every session gets: { name = "x", command = "/abs/path", args = {...}, env = {K = "v"} } (stdio),
-  -- or { type = "http" | "sse", name = "x", url = "...", headers = {K = "v"} } (only to agents that support it).
-  mcp_servers = {},
-  -- Directories besides the cwd sessions may use (sent only to agents that support it); :AcpAddDir adds one.
-  additional_directories = {},
-  sessions = {
-    -- :AcpSessions opens a stored session with session/resume (no history) even when it could load it.
-    prefer_resume = false,
-  },
-  auth = {
-    -- Offer the agents' terminal login methods (advertises auth.terminal).
-    terminal = true,
-  },
-  keymaps = {
-    -- Prompt window: send in normal mode / in insert mode, cancel the turn, walk the prompt history.
-    send = "<CR>",
-    send_insert = "<C-s>",
-    cancel = "<C-c>",
-    history_prev = "<Up>",
-    history_next = "<Down>",
-  },
-  review = {
-    -- Buffer-local mappings while a buffer has agent hunks (:AcpReview); false leaves that key unmapped.
-    keymaps = {
-      next_hunk = "]h",
-      prev_hunk = "[h",
-      accept_hunk = "<leader>aa",
-      reject_hunk = "<leader>ar",
-      accept_file = "<leader>aA",
-      reject_file = "<leader>aR",
-    },
-  },
-  -- [registry] The ACP Registry (issue 16): its agents are started by id with :AcpStart {id}.
-  registry = {
-    -- Where the list comes from: https://, a loopback http://, a file:// URL or a local path.
-    url = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json",
-    -- Seconds after which the cached list (stdpath("cache")/acp_nvim/registry.json) is fetched again.
-    max_age = 24 * 60 * 60,
-    -- false: no registry agents (nothing is fetched).
-    enabled = true,
-  },
-  conflict = {
-    -- Buffer-local mappings while a buffer has merge conflicts (:AcpConflict); false leaves that key unmapped
-    -- (e.g. where vim-unimpaired's ]x/[x are wanted).
-    keymaps = {
-      next = "]x",
-      prev = "[x",
-    },
-  },
 }
 
--- Known ACP agents. Each can be overridden (or disabled with `false`) in opts.agents. The host picks among
--- `fallbacks` and `older_args` when it starts one (the choice needs the disk and a process: not on this loop).
-M.presets = {
-  claude = {
-    cmd = "claude-agent-acp",
-    -- The agent's name until its 0.18 (npm @zed-industries/claude-code-acp), still installed by many.
-    fallbacks = { "claude-code-acp" },
-    install_hint = "npm install -g @agentclientprotocol/claude-agent-acp",
-  },
-  gemini = {
-    cmd = "gemini",
-    args = { "--acp" },
-    -- `--acp` is new in 0.33.0; later versions call `--experimental-acp` deprecated.
-    older_args = { before = "0.33.0", args = { "--experimental-acp" }, package = "@google/gemini-cli" },
-    install_hint = "npm install -g @google/gemini-cli",
-  },
-  copilot = {
-    cmd = "copilot",
-    args = { "--acp" },
-    install_hint = "npm install -g @github/copilot",
-  },
-  auggie = {
-    cmd = "auggie",
-    args = { "--acp" },
-    install_hint = "npm install -g @augmentcode/auggie",
-  },
-  cline = {
-    cmd = "cline",
-    args = { "--acp" },
-    install_hint = "npm install -g cline",
-  },
-  qwen = {
-    cmd = "qwen",
-    args = { "--acp" },
-    install_hint = "npm install -g @qwen-code/qwen-code",
-  },
-  codex = {
-    cmd = "codex-acp",
-    install_hint = "npm install -g @zed-industries/codex-acp",
-  },
-  goose = {
-    cmd = "goose",
-    args = { "acp" },
-    install_hint = "see https://block.github.io/goose/docs/getting-started/installation",
-  },
-  opencode = {
-    cmd = "opencode",
-    args = { "acp" },
-    install_hint = "npm install -g opencode-ai",
-  },
-  ["fast-agent"] = {
-    cmd = "fast-agent-acp",
-    install_hint = "uv tool install fast-agent-mcp",
-  },
-  -- The offline demo agent shipped with the plugin; `cmd` is filled in with the plugin's Python.
-  demo = {
-    cmd = "",
-    args = { "-m", "acp_nvim.agents.demo" },
-    install_hint = "it ships with acp.nvim: run the build step (:lua require('acp_nvim.build').run())",
-  },
-}
-
----@type table
-M.options = vim.deepcopy(M.defaults)
-
--- Type rules: a string names a type (suffix "?" = may be nil), a list enumerates allowed values, a table is a
--- nested group of rules.
-local rules = {
-  python = "string?",
-  prestart_host = { "auto", true, false },
-  default_agent = "string?",
-  agents = "agents",
-  handshake_timeout = "number",
+-- Each bootstrap option's check: ok, what it must be, and whether the message shows the value (an enum) or
+-- its type.
+local BOOTSTRAP = {
+  python = function(v)
+    return v == nil or type(v) == "string", "a string", false
+  end,
+  prestart_host = function(v)
+    return v == "auto" or v == true or v == false, 'one of "auto", true, false', true
+  end,
   log = {
-    file = "string?",
-    level = { "debug", "info", "warn", "error" },
-  },
-  chat = {
-    position = { "right", "left", "bottom", "current" },
-    width = "number",
-    height = "number",
-    prompt_height = "number",
-    open_on_start = "boolean",
-    fold_thoughts = "boolean",
-    terminal_lines = "number",
-    highlight_max_bytes = "number",
-    long_line_bytes = "number",
-  },
-  capabilities = {
-    fs_read = "boolean",
-    fs_write = "boolean",
-    terminal = "boolean",
-  },
-  fs = {
-    max_read_bytes = "number",
-    max_buffer_bytes = "number",
-    autocmds = "boolean",
-  },
-  sandbox = {
-    outside = { "ask", "deny", "allow" },
-    allow = "string[]",
-    deny = "string[]",
-  },
-  follow = "boolean",
-  mcp_servers = "mcp[]",
-  additional_directories = "string[]",
-  sessions = {
-    prefer_resume = "boolean",
-  },
-  auth = {
-    terminal = "boolean",
-  },
-  keymaps = {
-    send = "string",
-    send_insert = "string",
-    cancel = "string",
-    history_prev = "string",
-    history_next = "string",
-  },
-  review = {
-    keymaps = {
-      next_hunk = "key",
-      prev_hunk = "key",
-      accept_hunk = "key",
-      reject_hunk = "key",
-      accept_file = "key",
-      reject_file = "key",
-    },
-  },
-  -- [registry] issue 16
-  registry = {
-    url = "string",
-    max_age = "number",
-    enabled = "boolean",
-  },
-  conflict = {
-    keymaps = {
-      next = "key",
-      prev = "key",
-    },
+    file = function(v)
+      return v == nil or type(v) == "string", "a string", false
+    end,
+    level = function(v)
+      return vim.tbl_contains({ "debug", "info", "warn", "error" }, v),
+        'one of "debug", "info", "warn", "error"',
+        true
+    end,
   },
 }
 
-local agent_rules = {
-  cmd = "string",
-  args = "string[]",
-  env = "string{}",
-  install_hint = "string",
-  mode = "string",
-  config = "config{}",
-}
+-- What Lua draws with before the host has answered: the defaults of acp_nvim/app/config.py, written by
+-- tools/gen_lua_defaults.py (tests/unit/app/test_config.py checks it is current).
+---@return table
+local function read_defaults()
+  return require("acp_nvim.host.python_tables").read("lua_defaults.json", {})
+end
 
+---@type table the bootstrap options, then what the host handed back (chat, keymaps, review, conflict,
+---default_agent, agent_names)
+M.options = vim.tbl_extend("force", vim.deepcopy(M.bootstrap_defaults), read_defaults())
+
+---@type string[] what the last setup() said of the bootstrap options (for :checkhealth)
+M.errors = {}
+
+---@type table the last setup() table without the bootstrap keys, as the host receives it
+M.raw = vim.empty_dict()
+-- Bumped by every setup(): the host's answer to an older table is not the one in force.
+local generation = 0
+local configured_generation = -1
+local reported_generation = -1
+
+---@param field string
+---@param rule function
 ---@param value any
----@param rule string
----@return boolean
-local function has_type(value, rule)
-  if rule == "string[]" then
-    if type(value) ~= "table" then
-      return false
-    end
-    for k, v in pairs(value) do
-      if type(k) ~= "number" or type(v) ~= "string" then
-        return false
-      end
-    end
-    return true
-  elseif rule == "config{}" then
-    if type(value) ~= "table" then
-      return false
-    end
-    for k, v in pairs(value) do
-      if type(k) ~= "string" or (type(v) ~= "string" and type(v) ~= "boolean") then
-        return false
-      end
-    end
-    return true
-  elseif rule == "mcp[]" then
-    if type(value) ~= "table" then
-      return false
-    end
-    for k, v in pairs(value) do
-      if type(k) ~= "number" or type(v) ~= "table" or type(v.name) ~= "string" then
-        return false
-      end
-      local kind = v.type or "stdio"
-      if kind == "stdio" then
-        if type(v.command) ~= "string" then
-          return false
-        end
-      elseif (kind ~= "http" and kind ~= "sse") or type(v.url) ~= "string" then
-        return false
-      end
-    end
-    return true
-  elseif rule == "key" then
-    return value == false or (type(value) == "string" and value ~= "")
-  elseif rule == "string{}" then
-    if type(value) ~= "table" then
-      return false
-    end
-    for k, v in pairs(value) do
-      if type(k) ~= "string" or type(v) ~= "string" then
-        return false
-      end
-    end
-    return true
-  end
-  return type(value) == rule:gsub("%?$", "")
-end
-
----@param rule string
----@return string
-local function describe(rule)
-  return ({
-    ["string[]"] = "a list of strings",
-    ["string{}"] = "a table of strings",
-    ["string?"] = "a string",
-    ["key"] = "a key (a non-empty string) or false",
-    ["config{}"] = "a table of option id = string or boolean",
-    ["mcp[]"] = "a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url})",
-  })[rule] or ("a " .. rule)
-end
-
----@param opts table
 ---@param errors string[]
----@return table valid agents only
-local function check_agents(opts, errors)
-  local valid = {}
-  for name, agent in pairs(opts) do
-    local field = "agents." .. tostring(name)
-    if type(name) ~= "string" then
-      table.insert(errors, ("`%s`: agent names must be strings"):format(field))
-    elseif agent == false then
-      valid[name] = false
-    elseif type(agent) ~= "table" then
-      table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(agent)))
-    else
-      local ok = true
-      for key, value in pairs(agent) do
-        local rule = agent_rules[key]
-        if rule == nil then
-          table.insert(errors, ("unknown option `%s.%s`"):format(field, tostring(key)))
-          ok = false
-        elseif not has_type(value, rule) then
-          table.insert(errors, ("`%s.%s` must be %s, got %s"):format(field, key, describe(rule), type(value)))
-          ok = false
-        end
-      end
-      if agent.cmd == nil and M.presets[name] == nil then
-        table.insert(errors, ("`%s.cmd` is required"):format(field))
-        ok = false
-      end
-      if ok then
-        valid[name] = agent
-      end
-    end
+---@return boolean ok
+local function check(field, rule, value, errors)
+  local ok, wanted, enum = rule(value)
+  if not ok then
+    local got = enum and vim.inspect(value) or type(value)
+    table.insert(errors, ("`%s` must be %s, got %s"):format(field, wanted, got))
   end
-  return valid
+  return ok
 end
 
----@param opts table
----@param group table rules
----@param prefix string
----@param errors string[]
----@return table valid options only
-local function check(opts, group, prefix, errors)
-  local valid = {}
-  for key, value in pairs(opts) do
-    local field = prefix .. tostring(key)
-    local rule = group[key]
-    if rule == nil then
-      table.insert(errors, ("unknown option `%s`"):format(field))
-    elseif rule == "agents" then
-      if type(value) ~= "table" then
-        table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(value)))
-      else
-        valid[key] = check_agents(value, errors)
-      end
-    elseif type(rule) == "table" and rule[1] ~= nil then
-      if not vim.tbl_contains(rule, value) then
-        local allowed = table.concat(vim.tbl_map(vim.inspect, rule), ", ")
-        table.insert(errors, ("`%s` must be one of %s, got %s"):format(field, allowed, vim.inspect(value)))
-      else
-        valid[key] = value
-      end
-    elseif type(rule) == "table" then
-      if type(value) ~= "table" then
-        table.insert(errors, ("`%s` must be a table, got %s"):format(field, type(value)))
-      else
-        valid[key] = check(value, rule, field .. ".", errors)
-      end
-    elseif not has_type(value, rule) then
-      table.insert(errors, ("`%s` must be %s, got %s"):format(field, describe(rule), type(value)))
-    else
-      valid[key] = value
-    end
-  end
-  return valid
-end
-
---- Validates `opts` and stores the merged options. Invalid fields are left at their defaults.
+--- Validates the bootstrap options and keeps the rest, raw, for the host. Invalid bootstrap fields are left at
+--- their defaults.
 ---@param opts table|nil
----@return string[] errors one message per offending field
+---@return string[] errors one message per offending bootstrap field (the host names the others)
 function M.apply(opts)
   local errors = {}
   if opts ~= nil and type(opts) ~= "table" then
     table.insert(errors, ("setup() takes a table, got %s"):format(type(opts)))
     opts = {}
   end
-  local valid = check(opts or {}, rules, "", errors)
+  opts = opts or {}
+  local boot = vim.deepcopy(M.bootstrap_defaults)
+  local raw = {}
+  for key, value in pairs(opts) do
+    local rule = BOOTSTRAP[key]
+    if rule == nil then
+      raw[key] = value
+    elseif type(rule) == "function" then
+      if check(key, rule, value, errors) then
+        boot[key] = value
+      end
+    elseif type(value) ~= "table" then
+      table.insert(errors, ("`%s` must be a table, got %s"):format(key, type(value)))
+    else
+      for sub, sub_value in pairs(value) do
+        local field = key .. "." .. tostring(sub)
+        if rule[sub] == nil then
+          table.insert(errors, ("unknown option `%s`"):format(field))
+        elseif check(field, rule[sub], sub_value, errors) then
+          boot[key][sub] = sub_value
+        end
+      end
+    end
+  end
   table.sort(errors)
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), valid)
-  -- Agents are replaced per name, not merged list-wise: `args` of an override replaces the preset's.
-  M.options.agents = valid.agents or {}
+  for key, value in pairs(boot) do
+    M.options[key] = value
+  end
+  M.raw = next(raw) == nil and vim.empty_dict() or raw
+  generation = generation + 1
+  M.errors = errors
   return errors
+end
+
+--- The host's answer to the table it validated: the normalized values Lua draws with, and the message
+--- naming the bad fields (said once per setup() table, however often a host restarts).
+---@param options table
+---@param invalid string|nil
+---@param for_generation integer
+function M.configured(options, invalid, for_generation)
+  if for_generation ~= generation then
+    return
+  end
+  for key, value in pairs(options) do
+    M.options[key] = value
+  end
+  configured_generation = generation
+  require("acp_nvim.editor").apply_options()
+  if invalid ~= nil and invalid ~= vim.NIL and reported_generation ~= generation then
+    reported_generation = generation
+    vim.notify("acp.nvim: " .. invalid, vim.log.levels.ERROR, { title = "acp.nvim" })
+  end
+end
+
+--- What the host validates: the raw table and which setup() it came from.
+---@return table
+function M.for_host()
+  return { options = M.raw, generation = generation }
+end
+
+---@return boolean true once the host has validated the table in force
+function M.is_configured()
+  return configured_generation == generation
+end
+
+--- The default agent, once the host has said which it is (nil before: the host picks it; nil when there is
+--- none: the host then asks which agent to start).
+---@return string|nil
+function M.default_agent()
+  local default = M.options.default_agent
+  if not M.is_configured() or default == vim.NIL then
+    return nil
+  end
+  return default
 end
 
 --- The interpreter that runs the host (and the demo agent).
@@ -462,53 +181,20 @@ function M.python()
   return vim.fs.joinpath(venv, "bin", "python")
 end
 
---- Every agent name: presets and the user's, minus the disabled ones.
+--- Every agent name (presets and the user's, minus the disabled ones), as the host knows them: started (and
+--- briefly waited for) when it has not validated the table in force yet.
 ---@return string[]
 function M.agent_names()
-  local names = {}
-  for name in pairs(M.presets) do
-    if M.options.agents[name] ~= false then
-      table.insert(names, name)
-    end
+  if not M.is_configured() and require("acp_nvim.host").start() ~= nil then
+    vim.wait(5000, M.is_configured, 10)
   end
-  for name, agent in pairs(M.options.agents) do
-    if agent ~= false and M.presets[name] == nil then
-      table.insert(names, name)
-    end
-  end
-  table.sort(names)
-  return names
-end
-
---- The agent `name` with its preset filled in, or nil and why.
----@param name string
----@return AcpAgentConfig|nil, string|nil
-function M.agent(name)
-  local user = M.options.agents[name]
-  local preset = M.presets[name]
-  if user == false or (user == nil and preset == nil) then
-    local known = table.concat(M.agent_names(), ", ")
-    return nil, ("unknown agent %q (known: %s)"):format(name, known)
-  end
-  local agent = vim.tbl_extend("force", vim.deepcopy(preset or {}), user or {})
-  if user ~= nil and (user.cmd ~= nil or user.args ~= nil) then
-    -- The user's own command line is run as written.
-    agent.fallbacks, agent.older_args = nil, nil
-  end
-  agent.args = agent.args or {}
-  agent.env = agent.env or {}
-  if name == "demo" and agent.cmd == "" then
-    agent.cmd = M.python()
-    -- The demo agent is part of this plugin: make it importable from the source tree too.
-    agent.env = vim.tbl_extend("keep", agent.env, { PYTHONPATH = require("acp_nvim.host").pythonpath() })
-  end
-  return agent
+  return M.options.agent_names or {}
 end
 
 --- Where the Python side logs.
 ---@return string
 function M.log_file()
-  return (M.options.log or {}).file
+  return M.options.log.file
     or vim.env.ACP_NVIM_LOG
     or vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "acp_nvim.log")
 end
@@ -516,7 +202,7 @@ end
 --- The least severe level the Python side logs.
 ---@return string
 function M.log_level()
-  return (M.options.log or {}).level or "info"
+  return M.options.log.level or "info"
 end
 
 return M

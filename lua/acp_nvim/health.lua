@@ -16,8 +16,17 @@ local function run(argv, env)
   return result, nil
 end
 
+---@class AcpAgentReport
+---@field name string
+---@field cmd string
+---@field args string[]
+---@field env table<string, string>
+---@field install_hint string
+---@field fallbacks string[]
+---@field older_args table|userdata {before, args, package} or vim.NIL
+
 --- The executable a start would run: the agent's command, else the first of a preset's fallbacks installed.
----@param agent AcpAgentConfig
+---@param agent AcpAgentReport
 ---@return string|nil
 local function installed(agent)
   for _, cmd in ipairs({ agent.cmd, unpack(agent.fallbacks or {}) }) do
@@ -33,15 +42,14 @@ end
 ---@param default string|nil
 ---@return boolean
 function M.registry(default)
-  local agents = require("acp_nvim.ui.agents")
   health.start("ACP Registry")
-  if not agents.enabled() then
-    health.info("disabled (opts.registry.enabled = false)")
-    return false
-  end
-  local ok, facts = require("acp_nvim.host.api").registry_health(agents.options(), default)
+  local ok, facts = require("acp_nvim.host.api").registry_health()
   if not ok or type(facts) ~= "table" or facts.error then
     health.warn("cannot read the registry's state: " .. tostring(ok and facts.error or facts))
+    return false
+  end
+  if facts.enabled == false then
+    health.info("disabled (opts.registry.enabled = false)")
     return false
   end
   health.info("URL: " .. facts.url)
@@ -132,29 +140,50 @@ function M.check()
     health.info(("log: %s (level %s)"):format(log_path, info.log_level or config.log_level()))
   end
 
+  -- The options and agents are the host's (acp_nvim/app/config.py): without it there is nothing more to say.
+  local ok, report = false, nil
+  if info ~= nil then
+    ok, report = require("acp_nvim.host.api").config_report()
+  end
+  local have_report = ok and type(report) == "table"
+
+  health.start("Options")
+  local errors = vim.list_extend(vim.deepcopy(config.errors), have_report and report.errors or {})
+  for _, message in ipairs(errors) do
+    health.error("invalid option (its default is used): " .. message)
+  end
+  if not have_report then
+    health.info("the options besides python, prestart_host and log are checked by the host")
+    return
+  elseif #errors == 0 then
+    health.ok("setup() options valid")
+  end
+
   health.start("Agents")
   local routes = require("acp_nvim.routes")
-  for _, name in ipairs(config.agent_names()) do
-    local agent = config.agent(name)
-    local cmd = agent and installed(agent)
-    if agent and cmd then
+  local by_name = {}
+  for _, agent in ipairs(report.agents) do
+    local name = agent.name
+    by_name[name] = agent
+    local cmd = installed(agent)
+    if cmd then
       health.ok(("%s: %s"):format(name, vim.fn.exepath(cmd)))
-    elseif agent then
+    else
       health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
     end
-    local does = agent and routes.describe(cmd or agent.cmd)
+    local does = routes.describe(cmd or agent.cmd)
     if does then
       health.info(("%s: %s"):format(name, does))
     end
     -- Only for an agent the user can start or means to: what an agent not installed lacks is no news.
-    if agent and (cmd or name == config.options.default_agent) then
+    if cmd or name == report.default_agent then
       for _, lack in ipairs(routes.missing(cmd or agent.cmd)) do
         health.warn(("%s: %s"):format(name, lack))
       end
     end
   end
 
-  local default = config.options.default_agent
+  local default = report.default_agent ~= vim.NIL and report.default_agent or nil
   local registry_default = M.registry(default)
   if default == nil then
     health.start("Default agent")
@@ -162,12 +191,12 @@ function M.check()
     return
   end
   health.start("Default agent: " .. default)
-  local agent, agent_err = config.agent(default)
+  local agent = by_name[default]
   if agent == nil and registry_default then
     return
   end
   if agent == nil then
-    health.error(agent_err --[[@as string]])
+    health.error(("unknown agent %q"):format(default))
     return
   end
   local cmd = installed(agent)
@@ -180,7 +209,7 @@ function M.check()
   for _, fallback in ipairs(agent.fallbacks or {}) do
     vim.list_extend(argv, { "--fallback", fallback })
   end
-  if agent.older_args then
+  if agent.older_args ~= vim.NIL and agent.older_args ~= nil then
     vim.list_extend(argv, { "--older-args", vim.json.encode(agent.older_args) })
   end
   vim.list_extend(argv, { "--", agent.cmd })
@@ -192,17 +221,18 @@ function M.check()
   elseif result.code ~= 0 then
     health.error("initialize failed: " .. vim.trim(result.stderr or ""))
   else
-    local ok, report = pcall(vim.json.decode, result.stdout)
-    if not ok or type(report) ~= "table" then
+    local probed, probe_report = pcall(vim.json.decode, result.stdout)
+    if not probed or type(probe_report) ~= "table" then
       health.error("probe printed no report")
       return
     end
-    local agent_info = report.agentInfo
+    local agent_info = probe_report.agentInfo
+    local protocol = probe_report.protocolVersion
     if type(agent_info) == "table" then
       local title = agent_info.title ~= vim.NIL and agent_info.title or agent_info.name
-      health.ok(("initialize: %s %s (protocol %s)"):format(title, agent_info.version, report.protocolVersion))
+      health.ok(("initialize: %s %s (protocol %s)"):format(title, agent_info.version, protocol))
     else
-      health.ok(("initialize: no agentInfo (protocol %s)"):format(report.protocolVersion))
+      health.ok(("initialize: no agentInfo (protocol %s)"):format(protocol))
     end
   end
 end

@@ -16,9 +16,11 @@ local function notify(message, level)
   vim.notify("acp.nvim: " .. message, level or vim.log.levels.ERROR, { title = "acp.nvim" })
 end
 
---- Configures the plugin; see :help acp_nvim-options. Problems are reported naming the field.
+--- Configures the plugin; see :help acp_nvim-options. Problems are reported naming the field: those of the
+--- options read before a host runs (`python`, `prestart_host`, `log`) at once, the others by the host when it
+--- starts (at once when it already runs), without starting one here.
 ---@param opts table|nil
----@return boolean ok false when Neovim is too old or an option was rejected
+---@return boolean ok false when Neovim is too old or a bootstrap option was rejected
 function M.setup(opts)
   if vim.fn.has("nvim-0.11") == 0 then
     local v = vim.version()
@@ -27,6 +29,7 @@ function M.setup(opts)
   end
   did_setup = true
   local errors = config.apply(opts)
+  require("acp_nvim.host.api").setup(config.for_host())
   require("acp_nvim.ui.agents").reset()
   require("acp_nvim.ui.highlights").setup()
   require("acp_nvim.editor").setup()
@@ -52,30 +55,24 @@ local function ensure_setup()
   end
 end
 
---- Starts an agent (the default one when `name` is nil) and a session in the current directory.
+---@param name string|nil
+---@return table what acp_start and acp_restart take: the agent (the host resolves it) and Neovim's cwd
+local function start_request(name)
+  return { name = name or vim.NIL, cwd = vim.fn.getcwd() }
+end
+
+--- Starts an agent (the default one when `name` is nil) and a session in the current directory. Whether the
+--- agent exists is the host's to say (it owns the configuration).
 ---@param name string|nil
 function M.start(name)
   ensure_setup()
-  name = (name and name ~= "") and name or config.options.default_agent
-  local agents = require("acp_nvim.ui.agents")
-  if name == nil then
-    -- No name and no default: the host offers the configured agents and the registry's.
-    agents.pick()
-    return
-  end
-  local agent, err = agents.agent(name)
-  if agent == nil then
-    notify(err --[[@as string]])
-    status.record("config_invalid", { error = err, agent = { name = name } })
-    return
-  end
+  name = (name and name ~= "") and name or config.default_agent()
   -- A running agent opens another session instead (the host decides): the table says in which states the
   -- start of the current agent is a real start.
-  local fact = status.get().agent_name == name and "current_agent_start_requested" or "agent_start_requested"
-  status.record(fact, { agent = { name = name } })
-  -- Before acp_start, on the same channel: the capabilities the agent is offered follow these options.
-  require("acp_nvim.editor").send_options()
-  host_api.start(require("acp_nvim.ui.session_commands").spec(name, agent))
+  local fact = name ~= nil and status.get().agent_name == name and "current_agent_start_requested"
+    or "agent_start_requested"
+  status.record(fact, name and { agent = { name = name } } or nil)
+  host_api.start(start_request(name))
 end
 
 --- Opens another session on the current agent (the default one when none runs).
@@ -96,19 +93,9 @@ end
 ---@param name string|nil
 function M.restart(name)
   ensure_setup()
-  name = (name and name ~= "") and name or status.get().agent_name or config.options.default_agent
-  if name == nil then
-    notify("no agent to restart: start one with :AcpStart", vim.log.levels.WARN)
-    return
-  end
-  local agent, err = require("acp_nvim.ui.agents").agent(name)
-  if agent == nil then
-    notify(err --[[@as string]])
-    return
-  end
-  status.record("restart_requested", { agent = { name = name } })
-  require("acp_nvim.editor").send_options()
-  host_api.restart(require("acp_nvim.ui.session_commands").spec(name, agent))
+  name = (name and name ~= "") and name or status.get().agent_name or config.default_agent()
+  status.record("restart_requested", name and { agent = { name = name } } or nil)
+  host_api.restart(start_request(name))
 end
 
 --- Opens (or focuses) the chat of the current session.

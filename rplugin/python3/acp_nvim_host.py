@@ -13,7 +13,6 @@ from typing import Any
 
 import pynvim
 
-from acp_nvim.nvim import agent_log
 from acp_nvim.nvim.host import Host
 
 
@@ -31,16 +30,16 @@ class AcpNvimPlugin:
         self._host.announce(options)
 
     @pynvim.rpc_export("acp_start")
-    def start(self, spec: Any) -> None:
-        self._host.start(spec)
+    def start(self, request: Any) -> None:
+        self._host.start(request)
 
     @pynvim.rpc_export("acp_stop")
     def stop(self, session_id: str | None = None) -> None:
         self._host.stop(session_id)
 
     @pynvim.rpc_export("acp_restart")
-    def restart(self, spec: Any) -> None:
-        self._host.restart(spec)
+    def restart(self, request: Any) -> None:
+        self._host.restart(request)
 
     @pynvim.rpc_export("acp_prompt")
     def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
@@ -51,8 +50,8 @@ class AcpNvimPlugin:
         self._host.cancel(session_id)
 
     @pynvim.rpc_export("acp_sessions")
-    def sessions(self, spec: Any, action: str, everywhere: bool, session_id: str | None = None) -> None:
-        self._host.sessions(spec, action, everywhere, session_id)
+    def sessions(self, request: Any, action: str, everywhere: bool, session_id: str | None = None) -> None:
+        self._host.sessions(request, action, everywhere, session_id)
 
     @pynvim.rpc_export("acp_mode")
     def mode(self, session_id: str | None, mode_id: str | None = None) -> None:
@@ -74,6 +73,14 @@ class AcpNvimPlugin:
     def add_dir(self, session_id: str | None, directory: str) -> None:
         self._host.add_dir(session_id, directory)
 
+    @pynvim.rpc_export("acp_permissions")
+    def permissions(self, session_id: str | None, args: list[str]) -> None:
+        self._host.permissions(session_id, args)
+
+    @pynvim.rpc_export("acp_leaving")
+    def leaving(self) -> None:
+        self._host.leaving()
+
     @pynvim.rpc_export("acp_disk_changed")
     def disk_changed(self, session_id: str, paths: list[str]) -> None:
         self._host.disk_changed(session_id, paths)
@@ -90,36 +97,36 @@ class AcpNvimPlugin:
     def reply(self, token: Any, value: Any = None) -> None:
         self._host.reply(token, value)
 
-    @pynvim.rpc_export("acp_editor_options")
-    def editor_options(self, options: Any) -> None:
-        self._host.editor_options(options)
+    @pynvim.rpc_export("acp_setup")
+    def setup(self, options: Any) -> None:
+        self._host.setup(options)
+
+    @pynvim.rpc_export("acp_config_report", sync=True)
+    def config_report(self) -> dict[str, Any]:
+        return self._host.config_report()
 
     @pynvim.rpc_export("acp_registry_load")
-    def registry_load(self, options: Any) -> None:
-        self._host.registry_load(options)
-
-    @pynvim.rpc_export("acp_registry_pick")
-    def registry_pick(self, options: Any, configured: list[str], default: str | None = None) -> None:
-        self._host.registry_pick(options, configured, default)
+    def registry_load(self) -> None:
+        self._host.registry_load()
 
     @pynvim.rpc_export("acp_registry_agents")
-    def registry_agents(self, options: Any, action: str = "", agent_id: str = "") -> None:
-        self._host.registry_agents(options, action, agent_id)
+    def registry_agents(self, action: str = "", agent_id: str = "") -> None:
+        self._host.registry_agents(action, agent_id)
 
     @pynvim.rpc_export("acp_registry_health", sync=True)
-    def registry_health(self, options: Any, default_agent: str | None = None) -> dict[str, Any]:
-        return self._host.registry_health(options, default_agent)
+    def registry_health(self) -> dict[str, Any]:
+        return self._host.registry_health()
 
     # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
 
     @pynvim.rpc_export("acp_log_view", sync=True)
     def log_view(self, agent_name: str | None = None) -> dict[str, Any]:
-        return agent_log.view(agent_name or None)
+        return self._host.log_view(agent_name)
 
     @pynvim.rpc_export("acp_log_save", sync=True)
     def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
-        return agent_log.save(agent_name or None, path)
+        return self._host.log_save(agent_name, path)
 
     @pynvim.rpc_export("acp_log_names", sync=True)
     def log_names(self) -> list[str]:
-        return agent_log.names()
+        return self._host.log_names()

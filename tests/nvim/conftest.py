@@ -6,11 +6,14 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.conftest import NODE, ROOT, TS_EXAMPLE_AGENT
+
+if TYPE_CHECKING:
+    from tests.nvim.agent_io import Scripted
 
 # Records what the user would see: notifications, and the pickers (answered by a test-set script).
 INSTRUMENT = r"""
@@ -81,6 +84,12 @@ class Nvim:
     def errors(self) -> list[str]:
         return [n["msg"] for n in self.notes() if n.get("level") == 4]
 
+    def wait_configured(self) -> None:
+        """Starts the host (as a command would) and waits until it has validated the last setup() table and
+        handed Lua its values."""
+        self.lua("require('acp_nvim.host').start()")
+        self.wait("require('acp_nvim.config').is_configured()")
+
     def wait_state(self, state: str, timeout: float = 20.0) -> None:
         self.wait(f"require('acp_nvim').status().state == {state!r}", timeout)
 
@@ -111,6 +120,11 @@ def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     return opts
 
 
+def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
+    """`setup()` with the tests' options (`setup_opts`) and `extra` over them; what it returned."""
+    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
+
+
 def help_tags(nvim: Nvim, tmp_path: Path) -> set[str]:
     """The tags Neovim's :helptags finds in doc/acp_nvim.txt (run on a copy: the checkout stays clean)."""
     doc = tmp_path / "doc"
@@ -118,6 +132,23 @@ def help_tags(nvim: Nvim, tmp_path: Path) -> set[str]:
     shutil.copy(ROOT / "doc" / "acp_nvim.txt", doc / "acp_nvim.txt")
     nvim.api.command(f"helptags {doc}")
     return {line.split("\t")[0] for line in (doc / "tags").read_text().splitlines()}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The folder a test's agent works in (its session's cwd)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
+    """The scripted agent, driven step by step by the test (tests/nvim/agent_io.py)."""
+    # Imported here: agent_io imports this module.
+    from tests.nvim.agent_io import Scripted
+
+    return Scripted(nvim, tmp_path, schema)
 
 
 @pytest.fixture

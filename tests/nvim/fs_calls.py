@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from acp_nvim.app.config import FsOptions
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim import files
 from acp_nvim.nvim.lua_api import FsWriteOptions, LuaApi
@@ -52,8 +53,8 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def fs_defaults(nvim: Any) -> dict[str, Any]:
-    """The `fs` options a `setup()` without them gives (config.lua owns them)."""
-    return dict(nvim.exec_lua("return require('acp_nvim.config').defaults.fs"))
+    """The `fs` options a `setup()` without them gives (acp_nvim/app/config.py owns them)."""
+    return dict(msgspec.to_builtins(FsOptions()))
 
 
 def error_table(err: RpcError) -> dict[str, Any]:

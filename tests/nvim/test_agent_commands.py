@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.nvim.agent_io import Scripted
 from tests.nvim.conftest import Nvim
 
@@ -98,11 +96,6 @@ def display_terminal_turn() -> list[dict[str, Any]]:
             _meta={"terminal_exit": {"terminal_id": "c2", "exit_code": 2, "signal": None}},
         ),
     ]
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
 
 
 def test_output_resent_whole_shows_as_a_terminal_and_costs_only_new_bytes(

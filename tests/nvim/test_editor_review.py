@@ -7,18 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.nvim.agent_io import Scripted
 from tests.nvim.conftest import Nvim
 
 ORIGINAL = b"1\n2\n3\n4\n5\n6\n7\n8\n9\n"
 EDITED = "1\nTWO\n3\n4\n5\n6\n7\nEIGHT\n9\n"
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
 
 
 def keys(nvim: Nvim, text: str) -> None:

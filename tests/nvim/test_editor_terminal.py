@@ -6,23 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from acp_nvim.nvim.terminals import keep_tail
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def calls(answers: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bench.harness import wait_until
 from tests.nvim.agent_io import Scripted
 from tests.nvim.conftest import Nvim
@@ -39,18 +37,6 @@ def edited(*changes: tuple[int, str]) -> str:
     for index, text in changes:
         lines[index] = text
     return "\n".join(lines) + "\n"
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 def begin_turn(nvim: Nvim, agent: Scripted) -> None:

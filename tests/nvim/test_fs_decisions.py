@@ -4,9 +4,6 @@ fs request and decides every error; Lua is asked only to carry out a valid one a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
@@ -24,18 +21,6 @@ for _, name in ipairs({ 'read', 'write' }) do
   end
 end
 """
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
 
 
 def test_invalid_requests_never_reach_lua(nvim: Nvim, agent: Scripted, project: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -15,17 +16,13 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.nvim.agent_io import scripted_config
-from tests.nvim.conftest import INSTRUMENT, Nvim, help_tags, setup_opts
+from tests.nvim.conftest import INSTRUMENT, Nvim, configure, help_tags, setup_opts
 
 
 def scripted(tmp_path: Path, scenario: dict[str, Any], name: str = "scenario") -> dict[str, Any]:
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(scenario))
     return scripted_config(path)
-
-
-def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
-    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
 
 
 def assert_responsive(nvim: Nvim) -> None:
@@ -48,18 +45,82 @@ def test_host_starts_through_the_plugins_own_registration(nvim: Nvim) -> None:
     assert nvim.lua("return vim.fn['remote#host#IsRunning']('python3')") == 0
 
 
-def test_config_errors_name_the_field(nvim: Nvim) -> None:
-    ok = nvim.lua(
-        "return require('acp_nvim').setup(...)",
-        {"chat": {"width": "wide", "colour": 1}, "agents": {"x": {"cmd": 3}}, "bogus": True},
-    )
-    assert ok is False
-    (message,) = nvim.errors()
+BAD_OPTIONS = {"chat": {"width": "wide", "colour": 1}, "agents": {"x": {"cmd": 3}}, "bogus": True}
+
+
+def assert_names_the_bad_fields(message: str) -> None:
     assert "unknown option `bogus`" in message
     assert "`chat.width` must be a number, got string" in message
     assert "unknown option `chat.colour`" in message
     assert "`agents.x.cmd` must be a string, got number" in message
     assert "stack traceback" not in message
+
+
+def test_config_errors_name_the_field(nvim: Nvim) -> None:
+    ok = nvim.lua("return require('acp_nvim').setup(...)", {"python": sys.executable, **BAD_OPTIONS})
+    # The host owns these options: setup() starts no host and names only the ones read before one runs.
+    assert ok is True
+    assert nvim.lua("return require('acp_nvim.host').info()") is None
+    assert not nvim.notes()
+    # The host names them as soon as it starts (as a command, a prestart or the warm-up starts it).
+    nvim.lua("require('acp_nvim.host').start()")
+    nvim.wait("#acp_test.notes > 0")
+    (message,) = nvim.errors()
+    assert message.startswith("acp.nvim: invalid options (defaults used for these):")
+    assert_names_the_bad_fields(message)
+
+
+def test_bad_options_are_named_once_however_often_the_host_starts(nvim: Nvim, tmp_path: Path) -> None:
+    opts = {**setup_opts(tmp_path), **BAD_OPTIONS}
+    opts["agents"] = {**setup_opts(tmp_path)["agents"], **BAD_OPTIONS["agents"]}  # type: ignore[dict-item]
+    nvim.lua("return require('acp_nvim').setup(...)", opts)
+    nvim.api.command("AcpStart ts")
+    nvim.wait_state("ready")
+    (message,) = nvim.errors()
+    assert_names_the_bad_fields(message)
+    # The agent started all the same, on the defaults of the fields named.
+    assert nvim.lua("return require('acp_nvim.config').options.chat.width") == 80
+    pid = nvim.lua("return require('acp_nvim.host').info().pid")
+    os.kill(pid, 9)
+    nvim.wait("require('acp_nvim.host').info() == nil")
+    nvim.lua("require('acp_nvim.host').ensure()")
+    assert len([m for m in nvim.errors() if "invalid options" in m]) == 1
+
+
+def test_setup_while_the_host_runs_is_validated_at_once(nvim: Nvim, tmp_path: Path) -> None:
+    nvim.lua("require('acp_nvim.host').ensure()")
+    configure(nvim, tmp_path, chat={"width": 100, "position": "middle"})
+    nvim.wait("#acp_test.notes > 0")
+    (message,) = nvim.errors()
+    assert '`chat.position` must be one of "right", "left", "bottom", "current", got "middle"' in message
+    assert nvim.lua("return require('acp_nvim.config').options.chat.width") == 100
+    # A table without problems is accepted silently, and replaces the last one.
+    assert configure(nvim, tmp_path)
+    nvim.wait("require('acp_nvim.config').is_configured()")
+    assert nvim.lua("return require('acp_nvim.config').options.chat.width") == 80
+    assert len(nvim.errors()) == 1
+
+
+def test_a_start_right_after_setup_uses_the_new_table(nvim: Nvim, tmp_path: Path) -> None:
+    """setup() while the host runs, then :AcpStart at once: the host has the new agents before the start
+    (one channel, in order), without Lua waiting for its answer."""
+    nvim.lua("require('acp_nvim.host').ensure()")
+    agents = {"late": setup_opts(tmp_path)["agents"]["ts"]}
+    nvim.lua(
+        "require('acp_nvim').setup(...); vim.cmd('AcpStart late')",
+        setup_opts(tmp_path, agents=agents, default_agent="late"),
+    )
+    nvim.wait_state("ready")
+    assert nvim.status()["agent_name"] == "late"
+    assert not nvim.errors()
+
+
+def test_checkhealth_reports_a_bad_option(nvim: Nvim, tmp_path: Path) -> None:
+    assert configure(nvim, tmp_path, chat={"width": "wide"}, log={"level": "loud"}) is False
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "invalid option (its default is used): `chat.width` must be a number, got string" in report, report
+    assert 'invalid option (its default is used): `log.level` must be one of "debug"' in report, report
 
 
 def test_old_neovim_is_refused_with_a_clear_message(nvim: Nvim) -> None:
@@ -173,8 +234,10 @@ def test_handshake_timeout(nvim: Nvim, tmp_path: Path) -> None:
 
 def test_unknown_agent_name(nvim: Nvim) -> None:
     nvim.api.command("AcpStart nosuchagent")
-    assert nvim.state() == "error"
+    # The host (the configuration's owner) says so.
+    nvim.wait_state("error")
     assert 'unknown agent "nosuchagent"' in nvim.errors()[0]
+    assert nvim.status()["agent_name"] == "nosuchagent"
 
 
 def test_agent_name_completion(nvim: Nvim) -> None:
@@ -352,6 +415,12 @@ def test_quitting_neovim_stops_the_agent_and_the_host(nvim_clean: Any, tmp_path:
     assert (
         not Path(f"/proc/{host_pid}").exists() or "Z" in Path(f"/proc/{host_pid}/stat").read_text().split()[2]
     )
+    log = (tmp_path / "acp_nvim.log").read_text()
+    # The quit is routine: said at info with its reason, no warning that the agent was killed.
+    assert "WARNING" not in log and "ERROR" not in log, log
+    assert re.search(
+        r"INFO acp_nvim.controller: q ended: Neovim is quitting \(agent \S+ was killed by", log
+    ), log
 
 
 def test_start_returns_before_the_host_is_up_and_commands_queue_in_order(nvim: Nvim, tmp_path: Path) -> None:

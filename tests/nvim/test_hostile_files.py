@@ -45,22 +45,10 @@ def rss_kib(pid: int) -> int:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
 def outside(tmp_path: Path) -> Path:
     root = tmp_path / "outside"
     root.mkdir()
     return root
-
-
-@pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
 
 
 # --- planted temp-file names -------------------------------------------------------------------------------

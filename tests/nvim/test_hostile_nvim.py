@@ -220,8 +220,13 @@ def test_agent_killed_by_a_signal(nvim: Nvim, tmp_path: Path) -> None:
 
 
 def test_agent_never_answers_initialize(nvim: Nvim, tmp_path: Path) -> None:
-    configure(nvim, tmp_path, mute=hostile_agent(HOSTILE_INIT="mute"))
-    nvim.lua("require('acp_nvim.config').options.handshake_timeout = 1")
+    opts = setup_opts(
+        tmp_path,
+        agents={"mute": hostile_agent(HOSTILE_INIT="mute")},
+        chat={"open_on_start": False},
+        handshake_timeout=1,
+    )
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts)
     nvim.api.command("AcpStart mute")
     message = error_message(nvim)
     assert re.search(r"did not answer initialize|initialize.*(time|second)", message), message

@@ -22,11 +22,6 @@ MAX_ROUND_TRIP_MS = 50.0
 
 
 @pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
-
-
-@pytest.fixture
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
     project, outside = tmp_path / "project", tmp_path / "outside"
     project.mkdir()

@@ -497,7 +497,9 @@ def test_a_slow_registry_never_holds_neovim(nvim: Nvim, tmp_path: Path, served: 
 
 def test_registry_options_are_validated(nvim: Nvim, tmp_path: Path) -> None:
     opts = setup_opts(tmp_path, registry={"url": 3, "max_age": "soon", "enable": True})
-    assert nvim.lua("return require('acp_nvim').setup(...)", opts) is False
+    # Named by the host, the options' owner (acp_nvim/app/config.py), once it runs.
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts) is True
+    nvim.wait_configured()
     (message,) = nvim.errors()
     assert "`registry.url` must be a string, got number" in message
     assert "`registry.max_age` must be a number, got string" in message

@@ -14,11 +14,6 @@ from tests.nvim.conftest import Nvim
 
 
 @pytest.fixture
-def agent(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> Scripted:
-    return Scripted(nvim, tmp_path, schema)
-
-
-@pytest.fixture
 def dirs(tmp_path: Path) -> tuple[Path, Path]:
     project, outside = tmp_path / "project", tmp_path / "outside"
     project.mkdir()

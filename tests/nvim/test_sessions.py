@@ -703,7 +703,8 @@ def test_acpadddir_before_a_start_is_sent_by_the_host_and_leaves_the_options_alo
     wait_note(nvim, f"{extra} is added to the sessions opened from now on")
     nvim.api.command(f"AcpAddDir {tmp_path / 'missing'}")
     wait_note(nvim, f"not a directory: {tmp_path / 'missing'}")
-    assert nvim.lua("return require('acp_nvim.config').options.additional_directories") == []
+    # Nothing was written into the user's setup() table.
+    assert nvim.lua("return require('acp_nvim.config').raw.additional_directories") is None
     nvim.api.command("AcpStart s")
     nvim.wait_state("ready")
     (new,) = agent.sent("session/new")

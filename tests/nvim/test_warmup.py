@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench.harness import wait_until
-from tests.nvim.conftest import INSTRUMENT, Nvim, setup_opts
+from tests.nvim.conftest import INSTRUMENT, Nvim, configure
 
 HOST_INFO = "return require('acp_nvim.host').info()"
 WATCHING = "return require('acp_nvim.host.warmup').enabled()"
@@ -42,10 +42,6 @@ def settle(nvim: Nvim) -> Any:
         "vim.schedule(function() done = true end)\n"
         "vim.wait(5000, function() return done end, 5)\n" + HOST_INFO
     )
-
-
-def configure(nvim: Nvim, tmp_path: Path, **extra: Any) -> Any:
-    return nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, **extra))
 
 
 def test_typing_an_acp_command_starts_the_host(nvim: Nvim) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.nvim.elicitation import openable, scope_label, validate_content
+from acp_nvim.client.elicitation_forms import openable, scope_label, validate_content
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
 

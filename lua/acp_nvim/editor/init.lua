@@ -1,42 +1,8 @@
---- Glue for what the agent does through the editor (files, terminals, review): the options the Python host
---- needs, the chat's live terminal output.
+--- Glue for what the agent does through the editor (files, terminals, review): :AcpReview, the chat's live
+--- terminal output.
 local M = {}
 
 local did_hooks = false
-
---- Absolute, expanded paths (`~`, relative to the cwd) for the sandbox lists.
----@param list string[]
----@return string[]?
-local function absolute(list)
-  local out = {}
-  for _, p in ipairs(list or {}) do
-    out[#out + 1] = vim.fs.normalize(vim.fn.fnamemodify(vim.fn.expand(p), ":p"))
-  end
-  -- nil, not {}: an empty Lua table could arrive as a map on the Python side.
-  return #out > 0 and out or nil
-end
-
---- The options the host's editor services use (acp_nvim/nvim/options.py): these parts of the normalized
---- configuration as they are, the sandbox's paths made absolute against the cwd of the moment.
----@return table
-function M.options()
-  local o = require("acp_nvim.config").options
-  return {
-    capabilities = o.capabilities,
-    fs = o.fs,
-    sandbox = {
-      outside = o.sandbox.outside,
-      allow = absolute(o.sandbox.allow),
-      deny = absolute(o.sandbox.deny),
-    },
-    follow = o.follow,
-  }
-end
-
---- Sent before every start: the capabilities advertised in `initialize` follow these options.
-function M.send_options()
-  require("acp_nvim.host.api").editor_options(M.options())
-end
 
 --- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list
 --- (every session's when none runs); `accept` / `reject` settles all of them.
@@ -73,11 +39,15 @@ function M.review(action)
   end
 end
 
+--- Applies the options Lua draws with (again each time the host hands over new ones).
+function M.apply_options()
+  require("acp_nvim.ui.chat_terminal").max_lines = require("acp_nvim.config").options.chat.terminal_lines
+end
+
 --- Installs the hooks once; re-applies the options every time.
 function M.setup()
-  local o = require("acp_nvim.config").options
+  M.apply_options()
   local chat_terminal = require("acp_nvim.ui.chat_terminal")
-  chat_terminal.max_lines = o.chat.terminal_lines
   if did_hooks then
     return
   end

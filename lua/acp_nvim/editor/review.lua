@@ -20,6 +20,10 @@ local api = vim.api
 local opt = require("acp_nvim.editor.answer").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
+--- The signs of hunks that added or changed lines. They are marks of their own: a sign is drawn on every row
+--- its mark spans, end row included, while the hunk's mark ends at column 0 of the row after its last line
+--- (so that it grows with a line the user adds at the hunk's end).
+M.sign_ns = api.nvim_create_namespace("acp_nvim_review_signs")
 
 --- The most old lines shown as virtual text above a hunk.
 local MAX_VIRT_LINES = 50
@@ -30,6 +34,7 @@ local SIGNS = { add = "+", change = "~", delete = "_" }
 ---@field mark integer extmark id
 ---@field old string[] the lines before the agent's edit
 ---@field after boolean? for a deletion at the end of the buffer: the old lines go after the mark's row
+---@field sign integer? extmark id in `M.sign_ns` (hunks that added or changed lines)
 ---@field tool_call_id string?
 
 ---@class acp_nvim.ReviewFile
@@ -172,10 +177,19 @@ local function update_keymaps(buf)
 end
 
 ---@param buf integer
+---@param hunk acp_nvim.ReviewHunk
+local function unmark(buf, hunk)
+  pcall(api.nvim_buf_del_extmark, buf, M.ns, hunk.mark)
+  if hunk.sign then
+    pcall(api.nvim_buf_del_extmark, buf, M.sign_ns, hunk.sign)
+  end
+end
+
+---@param buf integer
 ---@param file acp_nvim.ReviewFile
 local function clear_marks(buf, file)
-  for id in pairs(file.hunks) do
-    pcall(api.nvim_buf_del_extmark, buf, M.ns, id)
+  for _, hunk in pairs(file.hunks) do
+    unmark(buf, hunk)
   end
   file.hunks = {}
 end
@@ -212,10 +226,14 @@ local function place(buf, sa, ca, sb, cb, original)
       end_col = 0,
       hl_group = "AcpNvimReview" .. kind,
       hl_eol = true,
-      sign_text = ca == 0 and SIGNS.add or SIGNS.change,
-      sign_hl_group = "AcpNvimReview" .. kind,
       virt_lines = virt,
       virt_lines_above = true,
+    })
+    hunk.sign = api.nvim_buf_set_extmark(buf, M.sign_ns, sb - 1, 0, {
+      end_row = sb - 2 + cb,
+      end_col = 0,
+      sign_text = ca == 0 and SIGNS.add or SIGNS.change,
+      sign_hl_group = "AcpNvimReview" .. kind,
     })
     return hunk
   end
@@ -437,7 +455,7 @@ function M.accept_hunk(buf, row)
   if not (sid and file and hunk) then
     return false
   end
-  pcall(api.nvim_buf_del_extmark, b, M.ns, hunk.mark)
+  unmark(b, hunk)
   file.hunks[hunk.mark] = nil
   file.accepted_any = true
   drop_file_if_empty(b, sid, file)
@@ -471,7 +489,7 @@ local function restore(buf, sid, file, items)
       else
         api.nvim_buf_set_lines(buf, it.row, it.end_row, false, it.hunk.old)
       end
-      pcall(api.nvim_buf_del_extmark, buf, M.ns, it.hunk.mark)
+      unmark(buf, it.hunk)
       file.hunks[it.hunk.mark] = nil
     end
   end)

@@ -17,6 +17,11 @@ local pgroup = require("acp_nvim.editor.process_groups")
 M.host_exit_grace_ms = 1000
 --- Time a group gets between SIGTERM and SIGKILL at VimLeavePre (Neovim waits, so this is the bound).
 M.leave_grace_ms = 1000
+--- At VimLeavePre, the longest wait for the host to note that Neovim is quitting (a hung host costs this).
+M.leave_notice_ms = 500
+
+--- The host knows Neovim is quitting: the agents' end it sees next is routine, not a failure.
+local leaving_noted = false
 
 ---@type table<integer, string> pgid -> agent name
 local groups = {}
@@ -75,8 +80,19 @@ function M.kill_all(grace_ms)
   if #list == 0 then
     return
   end
+  -- Told first, so that the host logs the agents' end as the quit it is, not as agents that died.
+  if require("acp_nvim.host.api").leaving() then
+    vim.wait(M.leave_notice_ms, function()
+      return leaving_noted
+    end, 5)
+  end
   pgroup.terminate(list, grace_ms or M.leave_grace_ms, 500)
   groups = {}
+end
+
+--- The host's answer to `acp_leaving`.
+function M.leaving_noted()
+  leaving_noted = true
 end
 
 --- Installs the VimLeavePre hook; idempotent.

@@ -46,10 +46,10 @@ end
 
 -- ---- agents and prompts --------------------------------------------------------------------------
 
----@param spec table the agent's command and what its sessions are opened with (sessions.spec)
+---@param request table {name = agent name or vim.NIL (the default one), cwd = Neovim's cwd}
 ---@return boolean sent
-function M.start(spec)
-  return command("acp_start", spec)
+function M.start(request)
+  return command("acp_start", request)
 end
 
 ---@param session_id string|userdata session id or vim.NIL (the current one)
@@ -58,10 +58,10 @@ function M.stop(session_id)
   return command("acp_stop", session_id)
 end
 
----@param spec table
+---@param request table as for `start`
 ---@return boolean sent
-function M.restart(spec)
-  return command("acp_restart", spec)
+function M.restart(request)
+  return command("acp_restart", request)
 end
 
 ---@param text string
@@ -80,13 +80,13 @@ end
 
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
----@param spec table
+---@param request table as for `start`: the agent listed when no chat says which
 ---@param action "open"|"delete"
 ---@param everywhere boolean
 ---@param session_id string|userdata
 ---@return boolean sent
-function M.sessions(spec, action, everywhere, session_id)
-  return command("acp_sessions", spec, action, everywhere, session_id)
+function M.sessions(request, action, everywhere, session_id)
+  return command("acp_sessions", request, action, everywhere, session_id)
 end
 
 ---@param session_id string|userdata
@@ -152,43 +152,38 @@ function M.disk_changed(session_id, paths)
   end
 end
 
--- ---- the ACP Registry (lua/acp_nvim/ui/agents.lua) -----------------------------------------------------
-
---- The registry's ids, sent back through `ui.agents.catalog` (from the cache at once, fetched when stale).
----@param options table ui.agents.options()
+---@param session_id string|userdata
+---@param args string[] `:AcpPermissions` arguments ({} or {"revoke", N})
 ---@return boolean sent
-function M.registry_load(options)
-  return command("acp_registry_load", options)
+function M.permissions(session_id, args)
+  return command("acp_permissions", session_id, args)
 end
 
---- A picker of the configured agents and the registry's; the host starts the one chosen.
----@param options table
----@param configured string[]
----@param default string|nil
+--- Neovim is quitting: the host answers with `agent_groups.leaving_noted()` once it knows the agents' end is
+--- routine. Returns whether a running host was told.
+---@return boolean
+function M.leaving()
+  local channel = running_channel()
+  if channel == nil then
+    return false
+  end
+  return (pcall(vim.rpcnotify, channel, "acp_leaving"))
+end
+
+-- ---- the ACP Registry (lua/acp_nvim/ui/agents.lua; the host has its options) ----------------------------
+
+--- The registry's ids, sent back through `ui.agents.catalog` (from the cache at once, fetched when stale).
 ---@return boolean sent
-function M.registry_pick(options, configured, default)
-  return command("acp_registry_pick", options, configured, default or vim.NIL)
+function M.registry_load()
+  return command("acp_registry_load")
 end
 
 --- :AcpAgents: list, update or remove installed registry agents.
----@param options table
 ---@param action string "" | "update" | "remove"
 ---@param id string "" for a picker
 ---@return boolean sent
-function M.registry_agents(options, action, id)
-  return command("acp_registry_agents", options, action, id)
-end
-
---- The registry's state for :checkhealth (the host reads its cache, no network): a table, or false and why.
----@param options table
----@param default string|nil
----@return boolean ok, any health_or_error
-function M.registry_health(options, default)
-  local channel = running_channel()
-  if channel == nil then
-    return false, "the host is not running"
-  end
-  return pcall(vim.rpcrequest, channel, "acp_registry_health", options, default or vim.NIL)
+function M.registry_agents(action, id)
+  return command("acp_registry_agents", action, id)
 end
 
 -- ---- answers and options ---------------------------------------------------------------------------
@@ -204,13 +199,13 @@ function M.reply(token, value)
   end
 end
 
---- The fs/terminal/sandbox options (services.options), sent before every start. Silent when the host cannot
---- start: the start that follows reports that, once.
----@param options table
-function M.editor_options(options)
-  local info = require("acp_nvim.host").start()
-  if info ~= nil then
-    vim.rpcnotify(info.channel, "acp_editor_options", options)
+--- A setup() table (config.for_host()) for a host already running; one started later gets it with its
+--- bootstrap.
+---@param setup table
+function M.setup(setup)
+  local channel = running_channel()
+  if channel ~= nil then
+    pcall(vim.rpcnotify, channel, "acp_setup", setup)
   end
 end
 
@@ -240,6 +235,20 @@ end
 ---@return boolean ok, any result_or_error
 function M.log_save(agent_name, path)
   return request("acp_log_save", agent_name, path)
+end
+
+--- For :checkhealth: {errors, default_agent, agents = {{name, cmd, args, env, install_hint, fallbacks,
+--- older_args}}}, or false and why.
+---@return boolean ok, any report_or_error
+function M.config_report()
+  return request("acp_config_report")
+end
+
+--- For :checkhealth: the ACP Registry's state as its cache says (no network): {enabled, url, cache, cache_age,
+--- agents, platform, default_version, default_installed, default_kind} or {error}, or false and why.
+---@return boolean ok, any health_or_error
+function M.registry_health()
+  return request("acp_registry_health")
 end
 
 --- The names of the agents with a log, or false and why.

@@ -105,7 +105,16 @@ end
 ---@return table
 local function bootstrap_options()
   local config = require("acp_nvim.config")
-  return { log = config.log_file(), log_level = config.log_level() }
+  -- The setup() table rides along: the host validates it before it handles any command. `data`: where the
+  -- host keeps what it remembers for the user (the project permission rules, the ACP Registry's installed
+  -- agents); `cache`: what it can fetch again (the ACP Registry's list).
+  return {
+    log = config.log_file(),
+    log_level = config.log_level(),
+    setup = config.for_host(),
+    data = vim.fn.stdpath("data"),
+    cache = vim.fn.stdpath("cache"),
+  }
 end
 
 -- Called by remote#host#Require: spawn the interpreter as an rpc job running pynvim's host; never waits for it.
@@ -253,9 +262,14 @@ function M.bootstrapped(answer)
   if info == nil or answer.channel ~= info.channel then
     return
   end
+  local configured = answer.configured
+  answer.configured = nil
   info = vim.tbl_extend("force", info, answer)
   ready = true
   last_error = nil
+  if type(configured) == "table" then
+    require("acp_nvim.config").configured(configured.options, configured.invalid, configured.generation)
+  end
 end
 
 --- Starts the host if needed and waits (blocking Neovim) until it answers: its full info (versions included),

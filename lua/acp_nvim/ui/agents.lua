@@ -1,6 +1,7 @@
--- The ACP Registry's agents on the Lua side: the ids the host last sent (for :AcpStart's completion), the
--- options the host reads the registry with, and what :AcpStart without a name and :AcpAgents ask the host
--- for. The host decides everything else (acp_nvim/app/catalog.py, registry_agents.py).
+-- The ACP Registry's agents on the Lua side: the ids the host last sent (for :AcpStart's completion) and
+-- what :AcpAgents asks the host for. The host has the registry's options (acp_nvim/app/config.py) and
+-- decides everything else: which agent a name starts, the picker of :AcpStart without a name and without a
+-- default agent (acp_nvim/app/presets.py, catalog.py, registry_agents.py).
 
 local M = {}
 
@@ -15,45 +16,7 @@ function M.reset()
   M.ids, requested = nil, false
 end
 
---- `opts.registry` with the folders only Neovim knows, as the host decodes it (RegistryOptions).
----@return table
-function M.options()
-  local registry = require("acp_nvim.config").options.registry or {}
-  return {
-    url = registry.url,
-    max_age = registry.max_age,
-    enabled = registry.enabled,
-    cache_dir = vim.fs.joinpath(vim.fn.stdpath("cache") --[[@as string]], "acp_nvim"),
-    data_dir = vim.fs.joinpath(vim.fn.stdpath("data") --[[@as string]], "acp_nvim"),
-  }
-end
-
----@return boolean
-function M.enabled()
-  local registry = require("acp_nvim.config").options.registry
-  return registry == nil or registry.enabled ~= false
-end
-
---- The configured agent `name`, else the ACP Registry's agent of that id (its command is decided by the
---- host when it starts), else nil and why. A preset carries the registry's options too (see below).
----@param name string
----@return table|nil, string|nil
-function M.agent(name)
-  local config = require("acp_nvim.config")
-  local agent, err = config.agent(name)
-  if not M.enabled() or config.options.agents[name] ~= nil then
-    -- The user's own agent of that name wins.
-    return agent, err
-  end
-  if agent == nil then
-    return { cmd = "", registry = M.options() }, nil
-  end
-  -- A preset: the host starts the registry's agent of that id when the preset's command is not installed.
-  agent.registry = M.options()
-  return agent, nil
-end
-
---- The host's list (lua_api.agents_catalog).
+--- The host's list (lua_api.agents_catalog); empty when the registry is disabled.
 ---@param ids string[]
 function M.catalog(ids)
   M.ids = ids
@@ -66,12 +29,9 @@ local FIRST_LIST_MS = 1000
 --- The registry's ids for a completion; asks the host the first time (and waits for its answer, bounded).
 ---@return string[]
 function M.complete_ids()
-  if not M.enabled() then
-    return {}
-  end
   if not requested then
     requested = true
-    if require("acp_nvim.host.api").registry_load(M.options()) then
+    if require("acp_nvim.host.api").registry_load() then
       vim.wait(FIRST_LIST_MS, function()
         return M.ids ~= nil
       end, 10)
@@ -80,18 +40,11 @@ function M.complete_ids()
   return M.ids or {}
 end
 
---- :AcpStart without a name and no default agent: the host offers the configured agents and the
---- registry's, and starts the one chosen.
-function M.pick()
-  local config = require("acp_nvim.config")
-  require("acp_nvim.host.api").registry_pick(M.options(), config.agent_names(), config.options.default_agent)
-end
-
 --- :AcpAgents [update|remove] [id]
----@param action string
----@param id string
+---@param action string|nil
+---@param id string|nil
 function M.command(action, id)
-  require("acp_nvim.host.api").registry_agents(M.options(), action or "", id or "")
+  require("acp_nvim.host.api").registry_agents(action or "", id or "")
 end
 
 ---@param lead string

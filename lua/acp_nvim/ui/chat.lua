@@ -452,7 +452,7 @@ end
 local function retire(old, new_buf)
   local windows = vim.fn.win_findbuf(old.buf)
   for _, win in ipairs(windows) do
-    api.nvim_win_set_buf(win, new_buf)
+    require("acp_nvim.ui.windows").show_in(win, new_buf)
   end
   if old.prompt_buf and api.nvim_buf_is_valid(old.prompt_buf) then
     pcall(api.nvim_buf_delete, old.prompt_buf, { force = true })
@@ -732,13 +732,17 @@ end
 ---@param win integer
 ---@param chat AcpChat
 local function setup_window(win, chat)
-  local wo = vim.wo[win]
+  -- Local to the window (`:setlocal`): `vim.wo[win]` alone would make them the global values, which every
+  -- window the user opens later starts from (no sign column for the review's signs, ...).
+  local wo = vim.wo[win][0]
   wo.wrap = true
   wo.linebreak = true
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = "no"
   wo.foldcolumn = "0"
+  -- Commands that go to "the previous window" (quickfix, :bnext, a picker's file) must not take the chat's.
+  wo.winfixbuf = true
   if require("acp_nvim.config").options.chat.fold_thoughts then
     wo.foldmethod = "expr"
     wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
@@ -760,6 +764,7 @@ function M.open(session_id, opts)
     return false
   end
   local previous = api.nvim_get_current_win()
+  require("acp_nvim.ui.windows").setup()
   local options = require("acp_nvim.config").options.chat
   local prompt = require("acp_nvim.ui.prompt")
   local chat_win = vim.fn.win_findbuf(chat.buf)[1]
@@ -770,7 +775,7 @@ function M.open(session_id, opts)
       local other = M.chat_of_buf(api.nvim_win_get_buf(win))
       if other and other ~= chat then
         if api.nvim_win_get_buf(win) == other.buf then
-          api.nvim_win_set_buf(win, chat.buf)
+          require("acp_nvim.ui.windows").show_in(win, chat.buf)
           chat_win = win
         else
           api.nvim_win_close(win, true)
@@ -913,18 +918,7 @@ end
 -- Opens `loc` in a window that is not a chat or prompt window (a new split when there is none).
 ---@param loc {path: string, lnum: integer}
 local function open_location(loc)
-  local target
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if chat_of_buf(api.nvim_win_get_buf(win)) == nil and api.nvim_win_get_config(win).relative == "" then
-      target = win
-      break
-    end
-  end
-  if target then
-    api.nvim_set_current_win(target)
-  else
-    vim.cmd("topleft vsplit")
-  end
+  require("acp_nvim.ui.windows").file_window()
   vim.cmd.edit(vim.fn.fnameescape(loc.path))
   pcall(api.nvim_win_set_cursor, 0, { math.max(loc.lnum, 1), 0 })
 end

@@ -11,8 +11,8 @@ local M = {}
 local api = vim.api
 
 M.interval_ms = 50
---- Lines shown per terminal; `setup{ chat = { terminal_lines = n } }` sets it.
-M.max_lines = 8
+--- Lines shown per terminal: `chat.terminal_lines`, set by editor.apply_options().
+M.max_lines = require("acp_nvim.config").options.chat.terminal_lines
 
 local ns = api.nvim_create_namespace("acp_nvim_term")
 

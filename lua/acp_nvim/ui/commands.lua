@@ -14,7 +14,8 @@ end
 ---@param lead string
 ---@return string[]
 local function complete_agents(lead)
-  local names = require("acp_nvim.config").agent_names()
+  -- A copy: the host's list stays as it sent it.
+  local names = vim.list_extend({}, require("acp_nvim.config").agent_names())
   -- Then the ACP Registry's agents (a configured agent of the same name wins).
   for _, id in ipairs(require("acp_nvim.ui.agents").complete_ids()) do
     if not vim.tbl_contains(names, id) then
@@ -189,6 +190,15 @@ function M.create()
     acp.add_dir(args.args)
   end, { nargs = 1, complete = "dir", desc = "Add a directory to the sessions opened from now on" })
 
+  command("AcpPermissions", function(args)
+    require("acp_nvim.ui.session_commands").permissions(args.fargs)
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "revoke", "allow" })
+    end,
+    desc = "List the permission rules (choose one to revoke), revoke rule N, or allow a kind, path or command",
+  })
   command("AcpReview", function(args)
     require("acp_nvim.editor").review(args.args)
   end, {

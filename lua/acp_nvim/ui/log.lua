@@ -1,6 +1,6 @@
 --- :AcpLog — the JSON-RPC traffic with an agent, in a scratch buffer (filetype `acp_nvim_log`).
 ---
---- The host builds the view (acp_nvim/nvim/agent_log.py): one fold per message, its header line
+--- The host builds the view (acp_nvim/app/agent_log.py): one fold per message, its header line
 --- `HH:MM:SS.mmm  >> method (id)` (`>>` sent by Neovim, `<<` by the agent), then the message as indented JSON
 --- with secrets redacted. Lua only shows it: it never parses protocol JSON. `:AcpLog save {path}` has the host
 --- write the same messages as NDJSON, for a bug report.
@@ -84,6 +84,8 @@ function M.show(view)
     set[range[1]] = true
   end
   starts[buf] = set
+  -- Not in the chat or its prompt: they keep their buffers.
+  require("acp_nvim.ui.windows").file_window()
   api.nvim_win_set_buf(0, buf)
   local wo = vim.wo[0][0]
   wo.foldmethod = "expr"

@@ -9,6 +9,7 @@ local KIND_LABELS = {
   allow_always = "allow always",
   reject_once = "reject once",
   reject_always = "reject always",
+  remember = "acp.nvim remembers it",
 }
 
 --- Shows the request; `view` = {session_id, item_id, title, kind, options = {{id, name, kind}}}. The choice

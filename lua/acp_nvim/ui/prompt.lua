@@ -11,15 +11,7 @@ local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
 --- image or audio. The table is the host's (`acp_nvim/app/media_types.json`, which `acp_nvim/app/media_types.py`
 --- reads too); read here from the plugin's own tree so attachments work before any host runs.
 local function media_table()
-  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "media_types.json")
-  local ok, decoded = pcall(function()
-    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
-  end)
-  if not ok or type(decoded) ~= "table" then
-    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
-    return { image = {}, audio = {} }
-  end
-  return decoded
+  return require("acp_nvim.host.python_tables").read("media_types.json", { image = {}, audio = {} })
 end
 
 local media = media_table()
@@ -491,9 +483,11 @@ function M.open(chat, chat_win)
     win = api.nvim_get_current_win()
     api.nvim_win_set_buf(win, buf)
     api.nvim_win_set_height(win, require("acp_nvim.config").options.chat.prompt_height)
-    vim.wo[win].winfixheight = true
+    -- Local to the window: plain `vim.wo[win]` would set the global values too.
+    vim.wo[win][0].winfixheight = true
+    vim.wo[win][0].winfixbuf = true
     local keys = require("acp_nvim.config").options.keymaps
-    vim.wo[win].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
+    vim.wo[win][0].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
       :format(keys.send, keys.history_prev, keys.history_next)
       :gsub("<", "‹")
       :gsub(">", "›")

@@ -13,15 +13,6 @@ local function notify(message, level)
   vim.notify("acp.nvim: " .. message, level or vim.log.levels.WARN, { title = "acp.nvim" })
 end
 
----@param t table|nil
----@return table
-local function dict(t)
-  if t == nil or vim.tbl_isempty(t) then
-    return vim.empty_dict()
-  end
-  return t
-end
-
 --- The session of the chat (or prompt) the cursor is in, if any.
 ---@return string|nil
 function M.current()
@@ -37,44 +28,6 @@ local function current_chat()
     or chat.chats[require("acp_nvim.ui.status").get().session_id or ""]
 end
 
---- What `acp_start` sends: the agent's command, and what its sessions are opened with.
----@param name string
----@param agent AcpAgentConfig
----@return table
-function M.spec(name, agent)
-  local options = require("acp_nvim.config").options
-  local servers = {}
-  for _, server in ipairs(options.mcp_servers or {}) do
-    local entry = vim.deepcopy(server)
-    entry.env = dict(entry.env)
-    entry.headers = dict(entry.headers)
-    table.insert(servers, entry)
-  end
-  local directories = {}
-  for _, dir in ipairs(options.additional_directories or {}) do
-    table.insert(directories, (vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", "")))
-  end
-  return {
-    name = name,
-    cmd = agent.cmd,
-    args = agent.args or {},
-    env = dict(agent.env),
-    cwd = vim.fn.getcwd(),
-    install_hint = agent.install_hint or "",
-    fallbacks = agent.fallbacks or {},
-    older_args = agent.older_args or vim.NIL,
-    registry = agent.registry or vim.NIL,
-    handshake_timeout = options.handshake_timeout,
-    mode = agent.mode,
-    config = dict(agent.config),
-    mcp_servers = servers,
-    additional_directories = directories,
-    prefer_resume = options.sessions.prefer_resume,
-    terminal_auth = options.auth.terminal,
-    session = true,
-  }
-end
-
 ---@return boolean
 local function host_running()
   if require("acp_nvim.host").info() == nil then
@@ -88,23 +41,10 @@ end
 ---@param ... string
 function M.sessions(...)
   local args = { ... }
-  local config = require("acp_nvim.config")
-  local status = require("acp_nvim.ui.status").get()
-  local name = status.agent_name or config.options.default_agent
-  if name == nil then
-    notify("no agent: start one with :AcpStart (or set opts.default_agent)")
-    return
-  end
-  local agent, err = require("acp_nvim.ui.agents").agent(name)
-  if agent == nil then
-    notify(err --[[@as string]], vim.log.levels.ERROR)
-    return
-  end
-  local spec = M.spec(name, agent)
-  spec.session = false
-  require("acp_nvim.editor").send_options()
+  -- The agent of the current session, else the default one (the host resolves either).
+  local request = { name = require("acp_nvim.ui.status").get().agent_name or vim.NIL, cwd = vim.fn.getcwd() }
   local action = vim.tbl_contains(args, "delete") and "delete" or "open"
-  host_api.sessions(spec, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
+  host_api.sessions(request, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
 end
 
 ---@param mode_id string|nil
@@ -136,6 +76,14 @@ end
 function M.logout()
   if host_running() then
     host_api.logout(M.current() or vim.NIL)
+  end
+end
+
+--- :AcpPermissions [revoke N]: the session's and its project's permission rules (app/permissions.py).
+---@param args string[]
+function M.permissions(args)
+  if host_running() then
+    host_api.permissions(M.current() or vim.NIL, args)
   end
 end
 

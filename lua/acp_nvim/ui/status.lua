@@ -22,16 +22,14 @@ local M = {}
 -- No state name is written in this file.
 ---@return table
 local function read_facts()
-  local path = vim.fs.joinpath(require("acp_nvim.host").root, "acp_nvim", "app", "status_facts.json")
-  local ok, decoded = pcall(function()
-    return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
-  end)
-  if not ok or type(decoded) ~= "table" or type(decoded.facts) ~= "table" then
-    -- A broken install: said once; the status then only shows what the host pushes.
-    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
-    return { facts = {}, messages = {}, chat_coming_in = {} }
-  end
-  return decoded
+  -- A broken install: said once; the status then only shows what the host pushes.
+  return require("acp_nvim.host.python_tables").read(
+    "status_facts.json",
+    { facts = {}, messages = {}, chat_coming_in = {} },
+    function(decoded)
+      return type(decoded.facts) == "table"
+    end
+  )
 end
 
 local facts = read_facts()
@@ -82,7 +80,6 @@ end
 ---| "current_agent_start_requested" # :AcpStart of the current agent
 ---| "restart_requested"
 ---| "prompt_submitted"
----| "config_invalid" # the agent named has no valid configuration
 ---| "host_failed" # the host could not start
 ---| "host_exited" # the host died after it had started
 ---| "stopped_without_host" # :AcpStop with no host running

@@ -12,6 +12,7 @@ import pytest
 
 from acp_nvim.app.catalog import Catalog
 from acp_nvim.app.port import Choice
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client.acp_registry import this_platform
 from tests.registry_fixtures import Routes, binary_agent, elsewhere, package_agent, registry, serve
 
@@ -52,14 +53,14 @@ class Spawner:
             await self.pending.pop(0)()
 
 
-def options(tmp_path: Path, url: str, max_age: float = 3600) -> dict[str, Any]:
-    return {
-        "url": url,
-        "max_age": max_age,
-        "enabled": True,
-        "cache_dir": str(tmp_path / "c"),
-        "data_dir": str(tmp_path / "d"),
-    }
+def options(tmp_path: Path, url: str, max_age: float = 3600) -> RegistryOptions:
+    return RegistryOptions(
+        url=url,
+        max_age=max_age,
+        enabled=True,
+        cache_dir=str(tmp_path / "c"),
+        data_dir=str(tmp_path / "d"),
+    )
 
 
 async def test_a_failed_fetch_is_said_once_and_the_cache_kept(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_the
     session.permissions = 1
     assert FACTS.messages[facts["prompt_submitted"].refused[build_status(app.registry).state]] == BUSY
     app.status.fail(run, "b stopped: exit 1")
-    for failure in ("config_invalid", "host_failed", "host_exited"):
+    for failure in ("host_failed", "host_exited"):
         assert facts[failure].state == app.port.status.state
     # The host's death is said unless the agent was stopped already.
     assert set(facts["host_exited"].applies_in or []) == set(typing.get_args(State)) - {FACTS.no_host}

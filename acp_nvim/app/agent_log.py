@@ -12,13 +12,11 @@ import json
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_nvim.client.agent import TrafficHook
 from acp_nvim.client.traffic import TrafficEntry, TrafficLog, describe
-
-if TYPE_CHECKING:
-    from acp_nvim.jsonrpc import Direction
+from acp_nvim.jsonrpc import Direction
 
 _lock = threading.Lock()
 _logs: dict[str, TrafficLog] = {}

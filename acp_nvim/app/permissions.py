@@ -1,0 +1,206 @@
+"""The permission rules in use (`permission_rules.py` has what a rule is): a session's own, kept with the
+session (a resumed session keeps them), and its project's, kept in the rules file; the answer they give a
+request; the "always allow" choices added to a permission question; `:AcpPermissions` (list, revoke,
+allow)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+
+from acp_nvim.app import permission_rules as rules
+from acp_nvim.app.permission_rules import Facts, Rule, RuleError, RuleFile, Scope
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
+from acp_nvim.app.registry import ChatSession, Registry
+from acp_nvim.app.views import PermissionChoice
+from acp_nvim.client import shell
+from acp_nvim.client.transcript import ToolCallItem
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.permissions")
+
+# The ids of the choices added to a question; no agent's option id can be mistaken for them (the answer is
+# checked against the request's own options first).
+REMEMBER: dict[str, Scope] = {"acp_nvim:always:session": "session", "acp_nvim:always:project": "project"}
+REMEMBER_KIND = "remember"
+USAGE = "usage: :AcpPermissions [revoke N | allow [session|project] {kind} [{path} | {command}]]"
+
+# A change of one project's rules.
+_Change = Callable[[list[Rule]], list[Rule]]
+
+
+def tool_call_paths(item: ToolCallItem) -> list[str]:
+    paths = [location.path for location in item.locations]
+    paths += [content.path for content in item.content if isinstance(content, s.ToolCallContentDiff)]
+    return paths
+
+
+class Permissions:
+    def __init__(self, registry: Registry, port: NeovimPort) -> None:
+        self._registry = registry
+        self._port = port
+        self.file = RuleFile()
+        # The last trouble with the rules file the user was told about: said once, not on every request.
+        self._reported: str | None = None
+
+    # ---- a request --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _roots(session: ChatSession) -> list[str]:
+        return [session.cwd, *session.directories]
+
+    @staticmethod
+    def _project(session: ChatSession) -> str:
+        return os.path.realpath(session.cwd)
+
+    def facts(self, session: ChatSession, item: ToolCallItem) -> Facts:
+        command = item.shell.command if item.shell is not None else shell.command_of(item.raw_input)
+        return rules.facts_of(item.kind, tool_call_paths(item), command, session.cwd)
+
+    def _project_rules(self, session: ChatSession) -> list[Rule]:
+        try:
+            projects = self.file.load()
+        except RuleError as err:
+            if str(err) != self._reported:
+                self._reported = str(err)
+                log.warning("%s", err)
+                self._port.notify(f"permission rules not used: {err}", WARN)
+            return []
+        self._reported = None
+        return projects.get(self._project(session), [])
+
+    def rules_of(self, session: ChatSession) -> list[tuple[Scope, Rule]]:
+        listed: list[tuple[Scope, Rule]] = [("session", rule) for rule in session.permission_rules]
+        listed += [("project", r) for r in self._project_rules(session)]
+        return listed
+
+    def auto_answer(
+        self, session: ChatSession, options: Sequence[s.PermissionOption], facts: Facts
+    ) -> tuple[str, str] | None:
+        """The option id a rule answers the request with, and how the chat says so; None: ask the user."""
+        option_id = rules.allow_option(options)
+        if option_id is None:
+            return None
+        roots = self._roots(session)
+        for scope, rule in self.rules_of(session):
+            if rules.matches(rule, facts, roots):
+                log.info("permission for %s allowed by the %s rule %s", facts.kind, scope, rule.describe())
+                return option_id, f"allowed by the {scope} rule: always allow {rule.describe()}"
+        return None
+
+    def choices(
+        self, session: ChatSession, options: Sequence[s.PermissionOption], facts: Facts
+    ) -> list[PermissionChoice]:
+        """The "always allow" choices for a request a rule could answer next time."""
+        if rules.allow_option(options) is None or any(option.option_id in REMEMBER for option in options):
+            return []
+        rule = rules.rule_for(facts, self._roots(session))
+        if rule is None:
+            return []
+        what = rule.describe()
+        return [
+            PermissionChoice(id=choice, name=f"Always allow {what} in this {scope}", kind=REMEMBER_KIND)
+            for choice, scope in REMEMBER.items()
+        ]
+
+    def settle(
+        self,
+        session: ChatSession,
+        options: Sequence[s.PermissionOption],
+        facts: Facts,
+        outcome: s.RequestPermissionOutcome,
+    ) -> s.RequestPermissionOutcome:
+        """The answer for the agent: the user's choice, or for an "always allow" the rule kept and the
+        request's own allow option."""
+        if not isinstance(outcome, s.RequestPermissionOutcomeSelected):
+            return outcome
+        choice = outcome.option_id
+        if choice not in REMEMBER or any(option.option_id == choice for option in options):
+            return outcome
+        return self._remember(session, choice, options, facts)
+
+    def _remember(
+        self, session: ChatSession, choice: str, options: Sequence[s.PermissionOption], facts: Facts
+    ) -> s.RequestPermissionOutcome:
+        option_id = rules.allow_option(options)
+        rule = rules.rule_for(facts, self._roots(session))
+        if option_id is None or rule is None:
+            return s.RequestPermissionOutcomeCancelled()
+        if REMEMBER[choice] == "session":
+            if rule not in session.permission_rules:
+                session.permission_rules.append(rule)
+        else:
+            try:
+                self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
+            except RuleError as err:
+                self._port.notify(f"allowed this once; the rule is not kept: {err}", ERROR)
+        return s.RequestPermissionOutcomeSelected(option_id=option_id)
+
+    def _change_project(self, session: ChatSession, change: _Change) -> None:
+        projects = self.file.load()
+        root = self._project(session)
+        projects[root] = change(projects.get(root, []))
+        self.file.save(projects)
+
+    # ---- :AcpPermissions ----------------------------------------------------------------------------
+
+    async def command(self, session_id: str | None, args: Sequence[str]) -> None:
+        """No argument: the rules, one to revoke chosen in a picker; `revoke N`: revoke the N-th; `allow ...`:
+        make a rule (`permission_rules.parse_allow`)."""
+        current = self._registry.current(session_id)
+        session = current.session
+        if session is None:
+            self._port.notify(current.missing or "", WARN)
+            return
+        listed = self.rules_of(session)
+        if args and args[0] == "revoke" and len(args) == 2 and args[1].isdigit():
+            self._revoke(session, listed, int(args[1]))
+            return
+        if args and args[0] == "allow":
+            self._add(session, args[1:])
+            return
+        if args:
+            self._port.notify(USAGE, WARN)
+            return
+        if not listed:
+            self._port.notify("no permission rules for this session or its project", INFO)
+            return
+        picks = [
+            Choice(id=str(n), label=f"{n}. [{scope}] always allow {rule.describe()}")
+            for n, (scope, rule) in enumerate(listed, 1)
+        ]
+        chosen = await self._port.select(
+            "Permission rules (choose one to revoke)", picks, "acp_nvim.permissions"
+        )
+        if chosen is not None and chosen.isdigit():
+            self._revoke(session, self.rules_of(session), int(chosen))
+
+    def _add(self, session: ChatSession, args: Sequence[str]) -> None:
+        try:
+            scope, rule = rules.parse_allow(args, session.cwd, self._roots(session))
+            if scope == "session":
+                if rule not in session.permission_rules:
+                    session.permission_rules.append(rule)
+            else:
+                self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
+        except RuleError as err:
+            self._port.notify(f"no rule made: {err}", WARN)
+            return
+        self._port.notify(f"added the {scope} rule: always allow {rule.describe()}", INFO)
+
+    def _revoke(self, session: ChatSession, listed: list[tuple[Scope, Rule]], number: int) -> None:
+        if not 1 <= number <= len(listed):
+            self._port.notify(f"no permission rule {number} (there are {len(listed)})", WARN)
+            return
+        scope, rule = listed[number - 1]
+        if scope == "session":
+            if rule in session.permission_rules:
+                session.permission_rules.remove(rule)
+        else:
+            try:
+                self._change_project(session, lambda kept: [other for other in kept if other != rule])
+            except RuleError as err:
+                self._port.notify(f"the rule is not revoked: {err}", ERROR)
+                return
+        self._port.notify(f"revoked the {scope} rule: always allow {rule.describe()}", INFO)
