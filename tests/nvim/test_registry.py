@@ -624,3 +624,24 @@ def test_a_registry_from_the_network_may_not_point_at_local_files(
         " fetched over the network may not point at local files"
     )
     assert not (data_dir() / "sly-agent").exists()
+
+
+def test_without_a_default_agent_the_host_asks_or_says_there_is_none(nvim: Nvim, tmp_path: Path) -> None:
+    """No default agent (the registry disabled here): :AcpStart offers the configured agents, and a picker
+    left unanswered leaves no start behind; :AcpRestart and :AcpSessions say there is no agent."""
+    opts = setup_opts(tmp_path)
+    opts.pop("default_agent")
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts)
+    nvim.lua("acp_test.answers = {}")
+    nvim.api.command("AcpStart")
+    nvim.wait("#acp_test.selects == 1")
+    items = nvim.lua("return acp_test.selects[1].items")
+    assert "ts  (configured)" in items and "demo  (configured)" in items
+    assert all(item.endswith("(configured)") for item in items), items
+    nvim.wait_state("stopped")
+    nvim.api.command("AcpRestart")
+    wait_note(nvim, "acp.nvim: no agent to restart: start one with :AcpStart")
+    nvim.wait_state("stopped")
+    nvim.api.command("AcpSessions")
+    wait_note(nvim, "acp.nvim: no agent: start one with :AcpStart (or set opts.default_agent)")
+    assert not nvim.errors()
