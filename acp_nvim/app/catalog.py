@@ -62,7 +62,7 @@ class CatalogPort(Protocol):
         """The registry agents' ids, for :AcpStart's completion."""
 
     def start_agent(self, name: str) -> None:
-        """Starts the agent `name` as :AcpStart {name} does (Lua builds the configured ones' command)."""
+        """Starts the agent `name` as :AcpStart {name} does (the host resolves it, app/presets.py)."""
 
 
 class Catalog:

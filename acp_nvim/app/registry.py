@@ -78,7 +78,9 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     terminal_auth: bool = True
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
-    # An ACP Registry agent (`name` is its id): its command comes from the registry when it starts.
+    # The ACP Registry this start may use (app/presets.py): a registry agent (`name` is its id, `cmd` empty),
+    # or a preset that runs the registry's agent of its name when its own command is not installed. Its
+    # command is decided when it starts (app/registry_agents.py).
     registry: RegistryOptions | None = None
 
 
