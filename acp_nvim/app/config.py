@@ -116,6 +116,17 @@ class ConflictOptions(msgspec.Struct, kw_only=True, frozen=True):
     keymaps: ConflictKeymaps = ConflictKeymaps()
 
 
+class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
+    # The ACP Registry (issue 16): its agents are started by id with :AcpStart {id}. Where the list comes
+    # from: https://, a loopback http://, a file:// URL or a local path (any other URL is refused when the
+    # list is fetched).
+    url: str = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
+    # Seconds after which the cached list (stdpath("cache")/acp_nvim/registry.json) is fetched again.
+    max_age: float = 24 * 60 * 60
+    # false: no registry agents (nothing is fetched).
+    enabled: bool = True
+
+
 class AgentOptions(msgspec.Struct, kw_only=True, frozen=True):
     """One entry of `opts.agents`: what the user set (None: the preset's, if any)."""
 
@@ -131,8 +142,9 @@ class AgentOptions(msgspec.Struct, kw_only=True, frozen=True):
 class Config(msgspec.Struct, kw_only=True, frozen=True):
     """Every option the host owns, with its default."""
 
-    # Agent that :AcpStart starts when no name is given.
-    default_agent: str = "claude"
+    # Agent that :AcpStart starts when no name is given; None: :AcpStart asks (vim.ui.select) among the
+    # configured agents and the ACP Registry's.
+    default_agent: str | None = None
     # The user's agents, merged over the presets (app/presets.py); false disables a preset.
     agents: dict[str, AgentOptions | bool] = {}
     # Seconds the agent has to answer `initialize`.
@@ -153,6 +165,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     keymaps: PromptKeymaps = PromptKeymaps()
     review: ReviewOptions = ReviewOptions()
     conflict: ConflictOptions = ConflictOptions()
+    registry: RegistrySettings = RegistrySettings()
 
 
 class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
@@ -164,5 +177,5 @@ class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
     keymaps: PromptKeymaps
     review: ReviewOptions
     conflict: ConflictOptions
-    default_agent: str
+    default_agent: str | None
     agent_names: list[str]

@@ -1,6 +1,11 @@
 """The known ACP agents, and an agent's name resolved to what starts it: its preset with the user's
 `opts.agents[name]` over it, and the options of the sessions it opens (`AgentSpec`).
 
+With the ACP Registry (`registry`): the user's `opts.agents` entry wins; a preset carries the registry too,
+so that one whose command is not installed starts the registry's agent of its name; any other name is the
+registry's agent of that id. Which command a registry agent runs is decided when it starts
+(`app/registry_agents.py`): the list may have to be fetched, a binary installed.
+
 Each preset can be overridden (or disabled with `false`) in `opts.agents`. The host picks among `fallbacks`
 and `older_args` when it starts one (`acp_nvim/client/command.py`).
 """
@@ -13,6 +18,7 @@ import msgspec
 
 from acp_nvim.app import config as c
 from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client.command import OlderArgs
 
 
@@ -92,12 +98,21 @@ def absolute(path: str, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd, os.path.expandvars(os.path.expanduser(path))))
 
 
-def agent_spec(config: c.Config, name: str | None, launch: Launch) -> AgentSpec | str:
-    """The agent `name` (the default one when None) ready to start, or why there is none."""
+NO_AGENT = "no agent: start one with :AcpStart (or set opts.default_agent)"
+
+
+def agent_spec(
+    config: c.Config, name: str | None, launch: Launch, registry: RegistryOptions | None = None
+) -> AgentSpec | str:
+    """The agent `name` (the default one when None) ready to start, or why there is none. `registry`: the
+    ACP Registry this start may use (None, or disabled: only the configured agents)."""
     name = name or config.default_agent
+    if name is None:
+        return NO_AGENT
     user = config.agents.get(name)
     preset = PRESETS.get(name)
-    if user is False or user is True or (user is None and preset is None):
+    registry = registry if registry is not None and registry.enabled else None
+    if user is False or user is True or (user is None and preset is None and registry is None):
         known = ", ".join(agent_names(config))
         return f'unknown agent "{name}" (known: {known})'
     base = preset or Preset(cmd="")
@@ -126,4 +141,6 @@ def agent_spec(config: c.Config, name: str | None, launch: Launch) -> AgentSpec 
         prefer_resume=config.sessions.prefer_resume,
         terminal_auth=config.auth.terminal,
         session=launch.session,
+        # The user's own agent of that name wins over the registry's.
+        registry=registry if user is None else None,
     )

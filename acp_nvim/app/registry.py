@@ -17,6 +17,7 @@ import msgspec
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permission_rules import Rule
 from acp_nvim.app.port import ChatView
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.session import SessionState
@@ -77,6 +78,10 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     terminal_auth: bool = True
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
+    # The ACP Registry this start may use (app/presets.py): a registry agent (`name` is its id, `cmd` empty),
+    # or a preset that runs the registry's agent of its name when its own command is not installed. Its
+    # command is decided when it starts (app/registry_agents.py).
+    registry: RegistryOptions | None = None
 
 
 class ChatSession(msgspec.Struct):

@@ -12,6 +12,7 @@ from acp_nvim.app import presets
 from acp_nvim.app.config import Config, LuaOptions
 from acp_nvim.app.config_check import check
 from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client.command import OlderArgs
 
 INVALID_OPTIONS = "invalid options (defaults used for these):\n"
@@ -33,7 +34,7 @@ class ConfigReport(msgspec.Struct, kw_only=True, frozen=True):
     """What :checkhealth acp_nvim shows of the configuration."""
 
     errors: list[str]
-    default_agent: str
+    default_agent: str | None
     agents: list[AgentReport]
 
 
@@ -61,8 +62,25 @@ class Settings:
             agent_names=presets.agent_names(config),
         )
 
-    def agent_spec(self, name: str | None, launch: presets.Launch) -> AgentSpec | str:
-        return presets.agent_spec(self.config, name, launch)
+    def agent_spec(
+        self, name: str | None, launch: presets.Launch, registry: RegistryOptions | None = None
+    ) -> AgentSpec | str:
+        return presets.agent_spec(self.config, name, launch, registry)
+
+    def agent_names(self) -> list[str]:
+        """The configured agents (presets and the user's), as :AcpStart's picker lists them."""
+        return presets.agent_names(self.config)
+
+    def registry(self, cache_dir: str, data_dir: str) -> RegistryOptions:
+        """`opts.registry` with the plugin's folders of Neovim's stdpath("cache") and stdpath("data")."""
+        registry = self.config.registry
+        return RegistryOptions(
+            url=registry.url,
+            max_age=float(registry.max_age),
+            enabled=registry.enabled,
+            cache_dir=cache_dir,
+            data_dir=data_dir,
+        )
 
     def report(self, launch: presets.Launch) -> ConfigReport:
         agents = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -29,8 +29,12 @@ from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import EditorServices, NvimEditor
 from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.permission import PermissionBroker
-from acp_nvim.nvim.port import NvimPort
+from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
+
+if TYPE_CHECKING:
+    from acp_nvim.app.catalog import Catalog
+    from acp_nvim.app.registry_agents import RegistryAgents
 
 log = logging.getLogger("acp_nvim.controller")
 
@@ -59,6 +63,27 @@ class Controller:
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
         # Neovim is quitting (set from pynvim's thread): an agent ending now was ended on purpose.
         self.leaving = False
+        self._registry_parts: tuple[Catalog, RegistryAgents] | None = None
+
+    def _registry(self) -> tuple[Catalog, RegistryAgents]:
+        """The ACP Registry's list and agents (app/catalog.py, app/registry_agents.py), built when first
+        used: their modules (urllib, ssl, tarfile, zipfile: ~30 ms) stay out of the host's start."""
+        if self._registry_parts is None:
+            from acp_nvim.app.catalog import Catalog
+            from acp_nvim.app.registry_agents import RegistryAgents
+
+            port = CatalogPort(self.port, self.lua)
+            catalog = Catalog(port, self._spawn)
+            self._registry_parts = (catalog, RegistryAgents(catalog, port))
+        return self._registry_parts
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._registry()[0]
+
+    @property
+    def registry_agents(self) -> RegistryAgents:
+        return self._registry()[1]
 
     def notify(self, message: str, level: int = ERROR) -> None:
         self.port.notify(message, level)
@@ -111,6 +136,9 @@ class Controller:
     async def _serve(self, run: AgentRun) -> None:
         """The agent's connection until it exits; again after each reconnect a login asked for. The first
         session opens in a task of its own: a login on the way may need this loop to reconnect."""
+        if run.spec.registry is not None:
+            # An ACP Registry agent: its command is known once the registry is read (and a binary installed).
+            run.spec = await self.registry_agents.resolve(run.spec)
         spec = run.spec
         command = await agent_command.resolve(
             AgentCommand(command=spec.cmd, args=spec.args, env=spec.env, cwd=spec.cwd or None),

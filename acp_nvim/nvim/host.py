@@ -12,30 +12,29 @@ import atexit
 import logging
 import os
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Coroutine
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
-import anyio.abc
-import anyio.from_thread
 import msgspec
 
 from acp_nvim.app import agent_log
 from acp_nvim.app.editor_options import EditorOptions
-from acp_nvim.app.presets import Launch
+from acp_nvim.app.port import WARN
+from acp_nvim.app.presets import NO_AGENT, Launch
 from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
+from acp_nvim.nvim.loop_thread import LoopThread
 from acp_nvim.nvim.process_groups import GroupReporter
 
 log = logging.getLogger("acp_nvim.host")
 
 LOG_ENV = "ACP_NVIM_LOG"
 LOG_LEVEL_ENV = "ACP_NVIM_LOG_LEVEL"
-THREAD_START_TIMEOUT = 10.0
 LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
 
 
@@ -67,36 +66,6 @@ def setup_logging(path: str | None, level: str | None = None) -> str | None:
     return path
 
 
-class LoopThread:
-    """An anyio event loop in a daemon thread, reachable through a blocking portal."""
-
-    def __init__(self) -> None:
-        self._ready = threading.Event()
-        self.portal: anyio.from_thread.BlockingPortal | None = None
-        self.task_group: anyio.abc.TaskGroup | None = None
-        self._thread = threading.Thread(target=self._run, name="acp-nvim-anyio", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-        if not self._ready.wait(THREAD_START_TIMEOUT):
-            raise RuntimeError("the acp.nvim event loop did not start")
-
-    def _run(self) -> None:
-        anyio.run(self._main)
-
-    async def _main(self) -> None:
-        async with anyio.from_thread.BlockingPortal() as portal, anyio.create_task_group() as tasks:
-            self.portal, self.task_group = portal, tasks
-            self._ready.set()
-            await portal.sleep_until_stopped()
-            tasks.cancel_scope.cancel()
-
-    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Starts a task; only from the loop thread."""
-        assert self.task_group is not None
-        self.task_group.start_soon(fn)
-
-
 class StartRequest(msgspec.Struct, kw_only=True, frozen=True):
     """What Lua asks an agent's start with: its name (None: the default one) and Neovim's cwd."""
 
@@ -120,6 +89,8 @@ class Host:
         self._loop: LoopThread | None = None
         self._controller: Controller | None = None
         self._rules_file: str | None = None
+        # Neovim's stdpath("data") and stdpath("cache"), as the bootstrap said (the ACP Registry's folders).
+        self._stdpath: dict[str, str] = {}
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
 
@@ -134,6 +105,9 @@ class Host:
             self._rules_file = os.path.join(data, "acp_nvim", "permissions.json")
             if self._controller is not None:
                 self._controller.app.permissions.file.path = self._rules_file
+        for kind in ("data", "cache"):
+            if isinstance(options.get(kind), str) and options[kind]:
+                self._stdpath[kind] = options[kind]
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
         info: dict[str, Any] = {
             "channel": getattr(self._nvim, "channel_id", None),
@@ -184,18 +158,30 @@ class Host:
             session=session,
         )
 
+    def _registry(self) -> RegistryOptions:
+        """`opts.registry` in force, in the plugin's folders of Neovim's stdpath("cache") and
+        stdpath("data")."""
+        return self.settings.registry(
+            os.path.join(self._stdpath.get("cache") or _stdpath("XDG_CACHE_HOME", ".cache"), "acp_nvim"),
+            os.path.join(self._stdpath.get("data") or _stdpath("XDG_DATA_HOME", ".local/share"), "acp_nvim"),
+        )
+
     def _resolve(
         self, raw: Any, *, session: bool = True
-    ) -> tuple[str | None, AgentSpec | str, EditorOptions]:
+    ) -> tuple[str | None, AgentSpec | str | None, EditorOptions]:
         """The agent a start asks for, with the settings of this moment (a later setup() does not change it),
-        and the editor options it runs with."""
+        and the editor options it runs with. None for the agent: no name was given and there is no default
+        agent (:AcpStart then asks which)."""
         try:
             request = msgspec.convert(raw, StartRequest)
         except msgspec.ValidationError as err:
             return None, f"invalid start request: {err}", EditorOptions()
-        spec = self.settings.agent_spec(request.name, self._launch(request, session=session))
         cwd = request.cwd or os.getcwd()
-        return request.name, spec, EditorOptions.for_start(self.settings.config, cwd)
+        options = EditorOptions.for_start(self.settings.config, cwd)
+        if request.name is None and self.settings.config.default_agent is None:
+            return None, None, options
+        launch = self._launch(request, session=session)
+        return request.name, self.settings.agent_spec(request.name, launch, self._registry()), options
 
     def announce(self, options: dict[str, Any] | None) -> None:
         """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
@@ -208,10 +194,19 @@ class Host:
 
     def start(self, request: Any) -> None:
         name, spec, options = self._resolve(request)
+        default, registry, configured = self.settings.config.default_agent, self._registry(), []
+        if spec is None:
+            configured = self.settings.agent_names()
 
         async def start(controller: Controller) -> None:
+            if spec is None:
+                # No name, no default agent: nothing starts but the agent chosen among the configured ones
+                # and the ACP Registry's (started as :AcpStart {name}); the status Lua assumed is undone.
+                controller.app.status.push()
+                await controller.catalog.pick(registry, configured, None)
+                return
             if isinstance(spec, str):
-                controller.app.status.refuse(name or self.settings.config.default_agent, spec)
+                controller.app.status.refuse(name or default or "", spec)
                 return
             # Before the launch: the capabilities the agent is offered follow these options.
             controller.services.configure(options)
@@ -226,6 +221,10 @@ class Host:
         _, spec, options = self._resolve(request)
 
         async def restart(controller: Controller) -> None:
+            if spec is None:
+                controller.app.status.push()
+                controller.notify("no agent to restart: start one with :AcpStart", WARN)
+                return
             if isinstance(spec, str):
                 controller.notify(spec)
                 return
@@ -244,6 +243,9 @@ class Host:
         _, spec, options = self._resolve(request, session=False)
 
         async def sessions(controller: Controller) -> None:
+            if spec is None:
+                controller.notify(NO_AGENT, WARN)
+                return
             if isinstance(spec, str):
                 controller.notify(spec)
                 return
@@ -300,6 +302,29 @@ class Host:
 
         self._submit(resolve)
 
+    # ---- the ACP Registry (its code is loaded when first used: see Controller._registry) --------------
+
+    def registry_load(self) -> None:
+        """:AcpStart's completion: the registry's ids, sent back through `ui.agents.catalog`."""
+        registry = self._registry()
+        self._submit(lambda c: c.catalog.load(registry))
+
+    def registry_agents(self, action: str, agent_id: str) -> None:
+        registry = self._registry()
+        self._submit(lambda c: c.registry_agents.agents_command(registry, action, agent_id))
+
+    def registry_health(self) -> dict[str, Any]:
+        """For :checkhealth, synchronous: reads the cache only (on pynvim's thread, none of the loop's
+        state)."""
+        from acp_nvim.app import catalog
+
+        try:
+            facts = catalog.health(self._registry(), self.settings.config.default_agent, time.time())
+            return lua_api.to_lua(facts)
+        except Exception as err:
+            log.exception("registry health failed")
+            return {"error": str(err)}
+
     # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
 
     def log_view(self, agent_name: str | None) -> dict[str, Any]:
@@ -350,6 +375,12 @@ class Host:
                 log.exception("shutdown failed")
         # Whatever the polite stop could not end (it is bounded, or the loop was already gone) ends here.
         self.reporter.kill_remaining()
+
+
+def _stdpath(variable: str, default: str) -> str:
+    """Neovim's stdpath() folder where no bootstrap has said it (XDG's, then the default under ~)."""
+    base = os.environ.get(variable) or os.path.join(os.path.expanduser("~"), default)
+    return os.path.join(base, os.environ.get("NVIM_APPNAME") or "nvim")
 
 
 def _level_name(level: int) -> str:

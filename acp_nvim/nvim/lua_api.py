@@ -42,6 +42,8 @@ CONFIG_CONFIGURED = "require('acp_nvim.config').configured(...)"
 REAPER_LEAVING_NOTED = "require('acp_nvim.host.agent_groups').leaving_noted()"
 BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
+AGENTS_CATALOG = "require('acp_nvim.ui.agents').catalog(...)"
+START_AGENT = "require('acp_nvim').start(...)"
 
 FS_READ = "return require('acp_nvim.editor.fs').read(...)"
 FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
@@ -288,6 +290,14 @@ class LuaApi:
 
     def elicitation_close(self, token: int) -> None:
         self._bridge.lua(ELICITATION_CLOSE, token)
+
+    # the ACP Registry's agents (lua/acp_nvim/ui/agents.lua), a start chosen in the host's picker
+
+    def agents_catalog(self, ids: list[str]) -> None:
+        self._bridge.lua(AGENTS_CATALOG, ids)
+
+    def start_agent(self, name: str) -> None:
+        self._bridge.lua(START_AGENT, name)
 
     # process groups (lua/acp_nvim/host/agent_groups.lua)
 

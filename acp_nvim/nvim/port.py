@@ -74,3 +74,24 @@ class NvimPort:
 
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)
+
+
+class CatalogPort:
+    """The Neovim side of `acp_nvim.app.catalog.CatalogPort`: the registry's ids for completion, a start
+    by name, and the notifications and pickers of the main port."""
+
+    def __init__(self, port: NvimPort, lua: LuaApi) -> None:
+        self._port = port
+        self._lua = lua
+
+    def notify(self, message: str, level: int) -> None:
+        self._port.notify(message, level)
+
+    async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
+        return await self._port.select(prompt, choices, kind)
+
+    def show_catalog(self, ids: list[str]) -> None:
+        self._lua.agents_catalog(ids)
+
+    def start_agent(self, name: str) -> None:
+        self._lua.start_agent(name)

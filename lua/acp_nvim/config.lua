@@ -157,10 +157,15 @@ function M.is_configured()
   return configured_generation == generation
 end
 
---- The default agent, once the host has said which it is (nil before: the host picks it).
+--- The default agent, once the host has said which it is (nil before: the host picks it; nil when there is
+--- none: the host then asks which agent to start).
 ---@return string|nil
 function M.default_agent()
-  return M.is_configured() and M.options.default_agent or nil
+  local default = M.options.default_agent
+  if not M.is_configured() or default == vim.NIL then
+    return nil
+  end
+  return default
 end
 
 --- The interpreter that runs the host (and the demo agent).

@@ -37,6 +37,59 @@ local function installed(agent)
   return nil
 end
 
+--- The ACP Registry's section: its URL, the cache's age, the number of agents; for a default agent that is
+--- a registry agent, whether its version is installed. True when the default agent is a registry agent.
+---@param default string|nil
+---@return boolean
+function M.registry(default)
+  health.start("ACP Registry")
+  local ok, facts = require("acp_nvim.host.api").registry_health()
+  if not ok or type(facts) ~= "table" or facts.error then
+    health.warn("cannot read the registry's state: " .. tostring(ok and facts.error or facts))
+    return false
+  end
+  if facts.enabled == false then
+    health.info("disabled (opts.registry.enabled = false)")
+    return false
+  end
+  health.info("URL: " .. facts.url)
+  if facts.cache_age == vim.NIL then
+    health.warn(
+      "not fetched yet (" .. facts.cache .. ")",
+      "it is fetched when :AcpStart lists or starts a registry agent"
+    )
+    return false
+  end
+  health.ok(("%d agents, fetched %s ago (%s)"):format(facts.agents, M.age(facts.cache_age), facts.cache))
+  health.info("this platform: " .. facts.platform)
+  if facts.default_version == vim.NIL then
+    return false
+  end
+  local what = ("default agent %s %s (%s)"):format(default, facts.default_version, facts.default_kind)
+  if facts.default_installed == true then
+    health.ok(what .. ": installed")
+  elseif facts.default_installed == false then
+    health.warn(what .. ": not installed", "it is downloaded when :AcpStart starts it")
+  else
+    health.info(what .. ": its package runner fetches it")
+  end
+  return true
+end
+
+--- Seconds as the largest unit that fits ("3 h").
+---@param seconds number
+---@return string
+function M.age(seconds)
+  if seconds >= 86400 then
+    return ("%d d"):format(math.floor(seconds / 86400))
+  elseif seconds >= 3600 then
+    return ("%d h"):format(math.floor(seconds / 3600))
+  elseif seconds >= 60 then
+    return ("%d min"):format(math.floor(seconds / 60))
+  end
+  return ("%d s"):format(math.floor(seconds))
+end
+
 function M.check()
   local config = require("acp_nvim.config")
   local host = require("acp_nvim.host")
@@ -130,10 +183,20 @@ function M.check()
     end
   end
 
-  health.start("Default agent: " .. report.default_agent)
-  local agent = by_name[report.default_agent]
+  local default = report.default_agent ~= vim.NIL and report.default_agent or nil
+  local registry_default = M.registry(default)
+  if default == nil then
+    health.start("Default agent")
+    health.info("none: :AcpStart asks which agent to start (opts.default_agent names one)")
+    return
+  end
+  health.start("Default agent: " .. default)
+  local agent = by_name[default]
+  if agent == nil and registry_default then
+    return
+  end
   if agent == nil then
-    health.error(("unknown agent %q"):format(report.default_agent))
+    health.error(("unknown agent %q"):format(default))
     return
   end
   local cmd = installed(agent)

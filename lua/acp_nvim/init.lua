@@ -30,6 +30,7 @@ function M.setup(opts)
   did_setup = true
   local errors = config.apply(opts)
   require("acp_nvim.host.api").setup(config.for_host())
+  require("acp_nvim.ui.agents").reset()
   require("acp_nvim.ui.highlights").setup()
   require("acp_nvim.editor").setup()
   host.register()

@@ -105,6 +105,18 @@ class AcpNvimPlugin:
     def config_report(self) -> dict[str, Any]:
         return self._host.config_report()
 
+    @pynvim.rpc_export("acp_registry_load")
+    def registry_load(self) -> None:
+        self._host.registry_load()
+
+    @pynvim.rpc_export("acp_registry_agents")
+    def registry_agents(self, action: str = "", agent_id: str = "") -> None:
+        self._host.registry_agents(action, agent_id)
+
+    @pynvim.rpc_export("acp_registry_health", sync=True)
+    def registry_health(self) -> dict[str, Any]:
+        return self._host.registry_health()
+
     # ---- :AcpLog (synchronous: Lua shows the answer at once) ---------------------------------------
 
     @pynvim.rpc_export("acp_log_view", sync=True)

@@ -113,6 +113,8 @@ def setup_opts(tmp_path: Path, **extra: Any) -> dict[str, Any]:
         "log": {"file": str(tmp_path / "acp_nvim.log")},
         "agents": {"ts": {"cmd": NODE, "args": [str(TS_EXAMPLE_AGENT)]}},
         "default_agent": "ts",
+        # No test reaches the public ACP Registry: tests/nvim/test_registry.py serves its own.
+        "registry": {"enabled": False},
     }
     opts.update(extra)
     return opts

@@ -170,6 +170,22 @@ function M.leaving()
   return (pcall(vim.rpcnotify, channel, "acp_leaving"))
 end
 
+-- ---- the ACP Registry (lua/acp_nvim/ui/agents.lua; the host has its options) ----------------------------
+
+--- The registry's ids, sent back through `ui.agents.catalog` (from the cache at once, fetched when stale).
+---@return boolean sent
+function M.registry_load()
+  return command("acp_registry_load")
+end
+
+--- :AcpAgents: list, update or remove installed registry agents.
+---@param action string "" | "update" | "remove"
+---@param id string "" for a picker
+---@return boolean sent
+function M.registry_agents(action, id)
+  return command("acp_registry_agents", action, id)
+end
+
 -- ---- answers and options ---------------------------------------------------------------------------
 
 --- The late answer to a question the host asked with `token` (lua/acp_nvim/ui/ask.lua).
@@ -226,6 +242,13 @@ end
 ---@return boolean ok, any report_or_error
 function M.config_report()
   return request("acp_config_report")
+end
+
+--- For :checkhealth: the ACP Registry's state as its cache says (no network): {enabled, url, cache, cache_age,
+--- agents, platform, default_version, default_installed, default_kind} or {error}, or false and why.
+---@return boolean ok, any health_or_error
+function M.registry_health()
+  return request("acp_registry_health")
 end
 
 --- The names of the agents with a log, or false and why.

@@ -106,12 +106,14 @@ end
 local function bootstrap_options()
   local config = require("acp_nvim.config")
   -- The setup() table rides along: the host validates it before it handles any command. `data`: where the
-  -- host keeps what it remembers for the user (the project permission rules).
+  -- host keeps what it remembers for the user (the project permission rules, the ACP Registry's installed
+  -- agents); `cache`: what it can fetch again (the ACP Registry's list).
   return {
     log = config.log_file(),
     log_level = config.log_level(),
     setup = config.for_host(),
     data = vim.fn.stdpath("data"),
+    cache = vim.fn.stdpath("cache"),
   }
 end
 

@@ -14,7 +14,15 @@ end
 ---@param lead string
 ---@return string[]
 local function complete_agents(lead)
-  return starting(lead, require("acp_nvim.config").agent_names())
+  -- A copy: the host's list stays as it sent it.
+  local names = vim.list_extend({}, require("acp_nvim.config").agent_names())
+  -- Then the ACP Registry's agents (a configured agent of the same name wins).
+  for _, id in ipairs(require("acp_nvim.ui.agents").complete_ids()) do
+    if not vim.tbl_contains(names, id) then
+      table.insert(names, id)
+    end
+  end
+  return starting(lead, names)
 end
 
 -- The lines of a range as a prompt attachment.
@@ -129,6 +137,15 @@ function M.create()
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
+  command("AcpAgents", function(args)
+    require("acp_nvim.ui.agents").command(args.fargs[1], args.fargs[2])
+  end, {
+    nargs = "*",
+    complete = function(lead, line)
+      return require("acp_nvim.ui.agents").complete_command(lead, line)
+    end,
+    desc = "The installed ACP Registry agents: list, update or remove one",
+  })
   command("AcpLog", function(args)
     require("acp_nvim.ui.log").command(args.fargs)
   end, {

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.app.config import ChatOptions, Config
+from acp_nvim.app.config import ChatOptions, Config, RegistrySettings
 from acp_nvim.app.config_check import check
 from acp_nvim.app.editor_options import EditorOptions
-from acp_nvim.app.presets import PRESETS, Launch
+from acp_nvim.app.presets import NO_AGENT, PRESETS, Launch
 from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.settings import INVALID_OPTIONS, Settings, lua_defaults_json
 
@@ -147,3 +147,49 @@ async def test_a_start_the_configuration_cannot_make_is_an_error_of_that_agent()
         "nosuch",
         'unknown agent "nosuch" (known: a)',
     )
+
+
+def test_the_registry_options_are_checked_like_any_other() -> None:
+    config, errors = check({"registry": {"url": 3, "max_age": "soon", "enable": True}})
+    assert errors == [
+        "`registry.max_age` must be a number, got string",
+        "`registry.url` must be a string, got number",
+        "unknown option `registry.enable`",
+    ]
+    assert config.registry == RegistrySettings() and config.default_agent is None
+    config, errors = check({"registry": {"url": "file:///team.json", "max_age": 60}, "default_agent": 1})
+    assert errors == ["`default_agent` must be a string, got number"]
+    assert (config.registry.url, config.registry.max_age, config.registry.enabled) == (
+        "file:///team.json",
+        60,
+        True,
+    )
+
+
+def test_a_name_is_the_users_agent_a_preset_or_the_registrys() -> None:
+    """The user's entry wins; a preset carries the registry (the host runs the registry's agent of its name
+    when its command is not installed); any other name is the registry's; a disabled preset stays unknown."""
+    settings = Settings()
+    settings.apply({"agents": {"mine": {"cmd": "mine"}, "gemini": {"args": ["--acp"]}, "codex": False}})
+    registry = settings.registry("/cache/acp_nvim", "/data/acp_nvim")
+    assert registry.enabled and str(registry.agents_dir) == "/data/acp_nvim/agents"
+    specs = {
+        name: settings.agent_spec(name, LAUNCH, registry) for name in ("mine", "gemini", "goose", "tiny")
+    }
+    assert all(isinstance(spec, AgentSpec) for spec in specs.values())
+    assert {name: spec.registry for name, spec in specs.items() if isinstance(spec, AgentSpec)} == {
+        "mine": None,
+        "gemini": None,
+        "goose": registry,
+        "tiny": registry,
+    }
+    tiny = specs["tiny"]
+    assert isinstance(tiny, AgentSpec) and (tiny.name, tiny.cmd, tiny.cwd) == ("tiny", "", LAUNCH.cwd)
+    assert settings.agent_spec("codex", LAUNCH, registry) == settings.agent_spec("codex", LAUNCH)
+    assert settings.agent_spec(None, LAUNCH, registry) == NO_AGENT
+    settings.apply({"registry": {"enabled": False}})
+    off = settings.registry("/cache/acp_nvim", "/data/acp_nvim")
+    refused = settings.agent_spec("tiny", LAUNCH, off)
+    assert isinstance(refused, str) and refused.startswith('unknown agent "tiny" (known: ')
+    goose = settings.agent_spec("goose", LAUNCH, off)
+    assert isinstance(goose, AgentSpec) and goose.registry is None

@@ -1,0 +1,235 @@
+"""Registry agents started, installed, updated and removed: `:AcpStart {id}` and `:AcpAgents`.
+
+A start turns the registry's entry into the same command the configured agents run: `npx`/`uvx` with the
+package pinned to the registry's version, or the installed binary (downloaded first when this version is not
+installed yet, with its progress shown). An installed version starts without the network.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import msgspec
+
+from acp_nvim.app.catalog import Catalog, CatalogPort
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice
+from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.client import acp_registry, agent_install
+from acp_nvim.client.acp_registry import RegistryAgent
+from acp_nvim.client.agent_install import InstalledAgent, InstallError
+from acp_nvim.client.process import StartError
+
+log = logging.getLogger("acp_nvim.registry_agents")
+
+# Progress is told at these fractions of the download (and at its end).
+PROGRESS_STEPS = 4
+
+
+class NotInRegistry(StartError):
+    """The registry has no such agent, or could not be read."""
+
+
+class RegistryAgents:
+    def __init__(self, catalog: Catalog, port: CatalogPort) -> None:
+        self._catalog = catalog
+        self._port = port
+        # One install at a time: two starts of one agent must not extract it twice.
+        self._installing = anyio.Lock()
+
+    async def _entry(self, options: RegistryOptions, agent_id: str) -> RegistryAgent:
+        if not options.enabled:
+            raise NotInRegistry(
+                f'unknown agent "{agent_id}" (the ACP Registry is disabled: opts.registry.enabled)'
+            )
+        registry = await self._catalog.registry(options)
+        if registry is None:
+            raise NotInRegistry(
+                f'unknown agent "{agent_id}": the ACP Registry could not be read ({options.url})'
+            )
+        agent = registry.find(agent_id)
+        if agent is None:
+            raise NotInRegistry(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
+        return agent
+
+    async def resolve(self, spec: AgentSpec) -> AgentSpec:
+        """`spec` with the command its registry agent runs. A preset of the same name (`spec.cmd` set) runs
+        its own command when that is installed, and the registry's agent only when it is not (and the
+        registry has it): otherwise its own "not found" follows, with its install hint."""
+        assert spec.registry is not None
+        if spec.cmd and _on_path(spec):
+            return msgspec.structs.replace(spec, registry=None)
+        try:
+            cmd, args, env = await self.command(spec.registry, spec.name)
+        except NotInRegistry:
+            if spec.cmd:
+                return msgspec.structs.replace(spec, registry=None)
+            raise
+        if spec.cmd:
+            log.info("%s is not installed: starting the ACP Registry's %s", spec.cmd, spec.name)
+        # From here the run is like any other, its terminal login included; the preset's choices are gone.
+        return msgspec.structs.replace(
+            spec, cmd=cmd, args=args, env={**env, **spec.env}, fallbacks=[], older_args=None, install_hint=""
+        )
+
+    async def command(self, options: RegistryOptions, agent_id: str) -> tuple[str, list[str], dict[str, str]]:
+        """The executable, arguments and environment that start registry agent `agent_id`, installed first
+        when it is a binary not installed yet. `StartError` with the message for the user otherwise."""
+        try:
+            agent = await self._entry(options, agent_id)
+        except NotInRegistry:
+            # No list to read (no cache, no network): what is installed still runs.
+            newest = await self._newest_install(options, agent_id)
+            if newest is None:
+                raise
+            log.info("the registry cannot be read: starting the installed %s %s", agent_id, newest.version)
+            return str(agent_install.command(newest)), newest.args, newest.env
+        here = acp_registry.this_platform()
+        plan = acp_registry.plan(agent, here)
+        if plan is None:
+            raise StartError(f"{agent.name} {agent.version} is not available for {here}")
+        if isinstance(plan, acp_registry.PackagePlan):
+            missing = acp_registry.missing_runner(plan)
+            if missing is not None:
+                raise StartError(missing)
+            return plan.runner, plan.argv, plan.env
+        if _local(plan.target.archive) and not _local(options.url):
+            # A list from the network must not make the plugin read this machine's files.
+            raise StartError(
+                f"{agent.name} {agent.version}: refusing the archive {plan.target.archive}: a registry"
+                " fetched over the network may not point at local files"
+            )
+        record = await self.install(options, agent, plan.target)
+        return str(agent_install.command(record)), record.args, record.env
+
+    async def _newest_install(self, options: RegistryOptions, agent_id: str) -> InstalledAgent | None:
+        if options.enabled and self._catalog.known(options):
+            return None
+        installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
+        mine = [record for record in installs if record.id == agent_id]
+        return max(mine, key=lambda record: record.installed_at) if mine else None
+
+    async def install(
+        self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
+    ) -> InstalledAgent:
+        async with self._installing:
+            return await self._install(options, agent, target)
+
+    async def _install(
+        self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
+    ) -> InstalledAgent:
+        agents_dir = options.agents_dir
+        found = await anyio.to_thread.run_sync(agent_install.find, agents_dir, agent.id, agent.version)
+        if found is not None:
+            return found
+        title = f"{agent.name} {agent.version}"
+        self._port.notify(f"installing {title} from {target.archive}", INFO)
+        told = [0]
+
+        def progress(received: int, total: int | None) -> None:
+            # In the worker thread: the message goes through the loop.
+            if not total:
+                return
+            step = math.floor(received * PROGRESS_STEPS / total)
+            if step > told[0] and step < PROGRESS_STEPS:
+                told[0] = step
+                percent = step * 100 // PROGRESS_STEPS
+                anyio.from_thread.run_sync(
+                    self._port.notify, f"downloading {title}: {percent}% of {_size(total)}", INFO
+                )
+
+        try:
+            record = await anyio.to_thread.run_sync(
+                agent_install.install, agents_dir, agent.id, agent.name, agent.version, target, progress
+            )
+        except InstallError as err:
+            raise StartError(f"{title} was not installed: {err}") from None
+        except OSError as err:
+            raise StartError(f"{title} was not installed: {err}") from None
+        self._port.notify(f"installed {title} in {record.folder}", INFO)
+        # The registry's version replaces the ones before it (a run of an older one keeps its files open).
+        older = await anyio.to_thread.run_sync(
+            agent_install.remove_others, agents_dir, agent.id, agent.version
+        )
+        if older:
+            self._port.notify(f"updated {agent.id} from {', '.join(older)} to {agent.version}", INFO)
+        return record
+
+    # ---- :AcpAgents -----------------------------------------------------------------------------------
+
+    async def agents_command(self, options: RegistryOptions, action: str, agent_id: str) -> None:
+        """:AcpAgents [update|remove] [id]: without an id, a picker of what is installed, then one of what
+        to do with the agent chosen."""
+        installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
+        if not agent_id:
+            if not installs:
+                self._port.notify("no registry agent is installed: :AcpStart {id} installs one", INFO)
+                return
+            choices = [
+                Choice(record.id, f"{record.id}  {record.name} {record.version}  ({record.folder})")
+                for record in installs
+            ]
+            chosen = await self._port.select("Installed agents", choices, "acp_nvim_installed")
+            if chosen is None:
+                return
+            agent_id = chosen
+        if not action:
+            picked = await self._port.select(
+                f"{agent_id}:",
+                [Choice("update", "update"), Choice("remove", "remove")],
+                "acp_nvim_agent_action",
+            )
+            if picked is None:
+                return
+            action = picked
+        if action == "remove":
+            removed = await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, None)
+            if removed:
+                self._port.notify(f"removed {agent_id} {', '.join(removed)}", INFO)
+            else:
+                self._port.notify(f"{agent_id} is not installed", WARN)
+        elif action == "update":
+            await self._update(options, agent_id, [r for r in installs if r.id == agent_id])
+        else:
+            self._port.notify(f"unknown :AcpAgents action {action!r} (update, remove)", ERROR)
+
+    async def _update(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
+        if not await self._catalog.refresh(options):
+            return
+        try:
+            agent = await self._entry(options, agent_id)
+        except StartError as err:
+            self._port.notify(str(err), ERROR)
+            return
+        plan = acp_registry.plan(agent)
+        if not isinstance(plan, acp_registry.BinaryPlan):
+            kind = acp_registry.kind(agent)
+            self._port.notify(
+                f"{agent_id} runs with {kind}, pinned to {agent.version}: nothing to update", INFO
+            )
+            return
+        if any(record.version == agent.version for record in installs):
+            self._port.notify(f"{agent_id} {agent.version} is the registry's version: up to date", INFO)
+            return
+        try:
+            await self.install(options, agent, plan.target)
+        except StartError as err:
+            self._port.notify(str(err), ERROR)
+
+
+def _local(url: str) -> bool:
+    return url.startswith(("file:", "/", "~"))
+
+
+def _on_path(spec: AgentSpec) -> bool:
+    path = spec.env.get("PATH")
+    return any(shutil.which(cmd, path=path) is not None for cmd in (spec.cmd, *spec.fallbacks))
+
+
+def _size(total: int) -> str:
+    return f"{total / 1024 / 1024:.1f} MiB" if total >= 1024 * 1024 else f"{math.ceil(total / 1024)} KiB"

@@ -1,0 +1,203 @@
+"""The ACP Registry's catalogue (https://github.com/agentclientprotocol/registry): its entries, validated, and
+how an entry runs on this machine.
+
+Each agent has an id, a version and one or more distributions: `npx` (an npm package), `uvx` (a PyPI
+package) or `binary` (an archive per platform with the command inside it). Fields this client does not know
+are ignored, so a newer registry still decodes; a missing or mistyped field the client needs is an error that
+names it.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import shutil
+from collections.abc import Mapping
+from typing import Annotated
+
+import msgspec
+
+# The registry's platform targets (its FORMAT.md): "{os}-{arch}".
+PLATFORMS = (
+    "darwin-aarch64",
+    "darwin-x86_64",
+    "linux-aarch64",
+    "linux-x86_64",
+    "windows-aarch64",
+    "windows-x86_64",
+)
+
+AgentId = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+Version = Annotated[str, msgspec.Meta(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+")]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+Sha256 = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{64}$")]
+
+
+class RegistryError(Exception):
+    """The registry (or one of its entries) is not what the format says: the message says what is wrong."""
+
+
+class BinaryTarget(msgspec.Struct, frozen=True, kw_only=True):
+    archive: NonEmpty
+    cmd: NonEmpty
+    args: list[str] = []
+    env: dict[str, str] = {}
+    # Optional in the format: the archive's SHA-256, checked before extraction when given.
+    sha256: Sha256 | None = None
+
+
+class PackageDistribution(msgspec.Struct, frozen=True, kw_only=True):
+    package: NonEmpty
+    args: list[str] = []
+    env: dict[str, str] = {}
+
+
+class Distribution(msgspec.Struct, frozen=True, kw_only=True):
+    binary: dict[str, BinaryTarget] | None = None
+    npx: PackageDistribution | None = None
+    uvx: PackageDistribution | None = None
+
+
+class RegistryAgent(msgspec.Struct, frozen=True, kw_only=True):
+    id: AgentId
+    name: NonEmpty
+    version: Version
+    description: str
+    distribution: Distribution
+    repository: str | None = None
+    license: str | None = None
+    authors: list[str] = []
+
+
+class Registry(msgspec.Struct, frozen=True, kw_only=True):
+    version: str
+    agents: list[RegistryAgent]
+    # Entries left out because they do not match the format: one line each, saying why.
+    skipped: list[str] = []
+
+    def find(self, agent_id: str) -> RegistryAgent | None:
+        return next((agent for agent in self.agents if agent.id == agent_id), None)
+
+
+class _Listing(msgspec.Struct, frozen=True):
+    version: str
+    agents: list[msgspec.Raw]
+
+
+_listing = msgspec.json.Decoder(_Listing)
+_agent = msgspec.json.Decoder(RegistryAgent)
+
+
+def decode(data: bytes) -> Registry:
+    """The registry in `data`; `RegistryError` saying what is wrong when it is not JSON or not the format.
+    One broken entry does not cost the others: it is left out and named in `skipped` (unless all are)."""
+    try:
+        listing = _listing.decode(data)
+    except msgspec.ValidationError as err:
+        raise RegistryError(f"the registry does not match the ACP Registry format: {err}") from None
+    except msgspec.DecodeError as err:
+        raise RegistryError(f"the registry is not JSON: {err}") from None
+    agents: list[RegistryAgent] = []
+    skipped: list[str] = []
+    for index, raw in enumerate(listing.agents):
+        try:
+            agents.append(_agent.decode(raw))
+        except msgspec.ValidationError as err:
+            skipped.append(f"agents[{index}]{_named(raw)}: {err}")
+    if skipped and not agents:
+        raise RegistryError(f"the registry does not match the ACP Registry format: {skipped[0]}")
+    return Registry(version=listing.version, agents=agents, skipped=skipped)
+
+
+def _named(raw: msgspec.Raw) -> str:
+    try:
+        entry = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return ""
+    found = entry.get("id") if isinstance(entry, dict) else None
+    return f" ({found})" if isinstance(found, str) else ""
+
+
+def encode(registry: Registry) -> bytes:
+    return msgspec.json.encode(registry)
+
+
+def this_platform(system: str | None = None, machine: str | None = None) -> str:
+    """The registry's name for this machine ("linux-x86_64"), whether or not the registry lists it."""
+    system = (system or platform.system()).lower()
+    machine = (machine or platform.machine()).lower()
+    os_name = {"darwin": "darwin", "linux": "linux", "windows": "windows"}.get(system, system)
+    arch = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return f"{os_name}-{arch}"
+
+
+class PackagePlan(msgspec.Struct, frozen=True, kw_only=True):
+    """An npx or uvx agent: the command line that runs it (the runner fetches the package itself)."""
+
+    runner: str
+    argv: list[str]
+    env: dict[str, str]
+    install_hint: str
+
+
+class BinaryPlan(msgspec.Struct, frozen=True, kw_only=True):
+    """A binary agent: the archive for this platform, installed before it can run."""
+
+    target: BinaryTarget
+
+
+Plan = PackagePlan | BinaryPlan
+
+_RUNNER_HINTS = {
+    "npx": "npx comes with Node.js: install Node.js (https://nodejs.org)",
+    "uvx": "uvx comes with uv: install uv (https://docs.astral.sh/uv/)",
+}
+
+
+def pinned(package: str, version: str, runner: str) -> str:
+    """`package` pinned to the registry's version, unless the entry pins one itself."""
+    if runner == "npx":
+        # "@scope/name" has its version after a second "@"; a path or URL is run as it is.
+        name = package[1:] if package.startswith("@") else package
+        if "@" in name or re.match(r"^(\.|/|file:|https?:|git)", package):
+            return package
+        return f"{package}@{version}"
+    if re.search(r"[=<>~!@ ]", package) or "/" in package:
+        return package
+    return f"{package}=={version}"
+
+
+def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
+    """How `agent` runs here: this platform's archive, else a package runner; None when neither applies."""
+    dist = agent.distribution
+    # A binary needs nothing else installed: preferred when this platform has one.
+    target = (dist.binary or {}).get(platform_key or this_platform())
+    if target is not None:
+        return BinaryPlan(target=target)
+    for runner, package in (("npx", dist.npx), ("uvx", dist.uvx)):
+        if package is not None:
+            spec = pinned(package.package, agent.version, runner)
+            # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
+            argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
+            return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
+    return None
+
+
+def runnable(agent: RegistryAgent, platform_key: str | None = None) -> bool:
+    return plan(agent, platform_key) is not None
+
+
+def missing_runner(found: PackagePlan, env: Mapping[str, str] | None = None) -> str | None:
+    """What to install when the package runner is not on PATH; None when it is."""
+    path = (env or {}).get("PATH")
+    if shutil.which(found.runner, path=path) is not None:
+        return None
+    return f"{found.runner} not found — {found.install_hint}"
+
+
+def kind(agent: RegistryAgent, platform_key: str | None = None) -> str:
+    """How the agent runs here ("binary", "npx", "uvx"); for one that cannot, the distribution it has."""
+    found = plan(agent, platform_key)
+    if isinstance(found, PackagePlan):
+        return found.runner
+    return "binary"

@@ -1,0 +1,43 @@
+"""The host's anyio event loop, in a daemon thread of its own: pynvim's loop keeps the main thread."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.from_thread
+
+THREAD_START_TIMEOUT = 10.0
+
+
+class LoopThread:
+    """An anyio event loop in a daemon thread, reachable through a blocking portal."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self.portal: anyio.from_thread.BlockingPortal | None = None
+        self.task_group: anyio.abc.TaskGroup | None = None
+        self._thread = threading.Thread(target=self._run, name="acp-nvim-anyio", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        if not self._ready.wait(THREAD_START_TIMEOUT):
+            raise RuntimeError("the acp.nvim event loop did not start")
+
+    def _run(self) -> None:
+        anyio.run(self._main)
+
+    async def _main(self) -> None:
+        async with anyio.from_thread.BlockingPortal() as portal, anyio.create_task_group() as tasks:
+            self.portal, self.task_group = portal, tasks
+            self._ready.set()
+            await portal.sleep_until_stopped()
+            tasks.cancel_scope.cancel()
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Starts a task; only from the loop thread."""
+        assert self.task_group is not None
+        self.task_group.start_soon(fn)

@@ -1,0 +1,200 @@
+"""The registry's model, platform selection and launch plans; URL rules and downloads; the cache."""
+
+from __future__ import annotations
+
+import json
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from threading import Thread
+from typing import Any
+
+import pytest
+
+from acp_nvim.client import acp_registry, downloads, registry_cache
+from acp_nvim.client.acp_registry import BinaryPlan, PackagePlan, RegistryError
+from tests.registry_fixtures import Routes, binary_agent, package_agent, registry, serve
+
+
+def test_a_registry_decodes_and_ignores_fields_it_does_not_know() -> None:
+    entry = binary_agent("tiny-agent", "1.2.3", "https://example.com/a.tar.gz", platform="linux-x86_64")
+    entry["icon"] = "./icon.svg"
+    entry["distribution"]["binary"]["linux-x86_64"]["future"] = True
+    decoded = acp_registry.decode(registry(entry))
+    agent = decoded.find("tiny-agent")
+    assert agent is not None and agent.version == "1.2.3"
+    assert decoded.find("other") is None
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (b"<html>", "the registry is not JSON: "),
+        (b"", "the registry is not JSON"),
+        (b"[]", "the registry does not match the ACP Registry format: Expected `object`, got `array`"),
+        (b'{"version": "1.0.0"}', "Object missing required field `agents`"),
+        (
+            json.dumps(
+                {
+                    "version": "1",
+                    "agents": [
+                        {
+                            "id": "Bad Id",
+                            "name": "x",
+                            "version": "1.0.0",
+                            "description": "d",
+                            "distribution": {},
+                        }
+                    ],
+                }
+            ).encode(),
+            "agents[0] (Bad Id): Expected `str` matching regex '^[a-z][a-z0-9-]*$' - at `$.id`",
+        ),
+        (
+            registry(binary_agent("a", "1.0.0", "https://e/a.zip", digest="xyz", platform="linux-x86_64")),
+            "agents[0] (a): Expected `str` matching regex '^[0-9a-fA-F]{64}$'"
+            " - at `$.distribution.binary[...].sha256`",
+        ),
+    ],
+)
+def test_a_broken_registry_says_what_is_wrong(data: bytes, message: str) -> None:
+    with pytest.raises(RegistryError) as err:
+        acp_registry.decode(data)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "system,machine,expected",
+    [
+        ("Linux", "x86_64", "linux-x86_64"),
+        ("Linux", "aarch64", "linux-aarch64"),
+        ("Darwin", "arm64", "darwin-aarch64"),
+        ("Windows", "AMD64", "windows-x86_64"),
+    ],
+)
+def test_this_platform(system: str, machine: str, expected: str) -> None:
+    assert acp_registry.this_platform(system, machine) == expected
+
+
+@pytest.mark.parametrize(
+    "package,runner,expected",
+    [
+        ("@google/gemini-cli", "npx", "@google/gemini-cli@0.27.3"),
+        ("@google/gemini-cli@0.27.3", "npx", "@google/gemini-cli@0.27.3"),
+        ("cline", "npx", "cline@0.27.3"),
+        ("/srv/agent", "npx", "/srv/agent"),
+        ("fast-agent-mcp", "uvx", "fast-agent-mcp==0.27.3"),
+        ("fast-agent-mcp==0.1.0", "uvx", "fast-agent-mcp==0.1.0"),
+    ],
+)
+def test_packages_are_pinned_to_the_registry_version(package: str, runner: str, expected: str) -> None:
+    assert acp_registry.pinned(package, "0.27.3", runner) == expected
+
+
+def agent(raw: dict[str, Any]) -> acp_registry.RegistryAgent:
+    decoded = acp_registry.decode(registry(raw)).agents[0]
+    return decoded
+
+
+def test_a_broken_entry_is_left_out_and_named() -> None:
+    good = package_agent("good", "npx", "x", {})
+    bad = {**package_agent("bad", "npx", "x", {}), "version": "latest"}
+    decoded = acp_registry.decode(registry(bad, good))
+    assert [a.id for a in decoded.agents] == ["good"]
+    (skipped,) = decoded.skipped
+    assert skipped.startswith("agents[0] (bad): Expected `str` matching regex") and skipped.endswith(
+        "at `$.version`"
+    )
+
+
+def test_plans() -> None:
+    npx = agent(package_agent("n", "npx", "@x/agent", {"K": "v"}))
+    found = acp_registry.plan(npx, "linux-x86_64")
+    assert found == PackagePlan(
+        runner="npx",
+        argv=["--yes", "@x/agent@3.0.0"],
+        env={"K": "v"},
+        install_hint=found.install_hint if found else "",
+    )
+    uvx = acp_registry.plan(agent(package_agent("u", "uvx", "pkg", {})), "linux-x86_64")
+    assert isinstance(uvx, PackagePlan) and uvx.runner == "uvx" and uvx.argv == ["pkg==3.0.0"]
+    binary = agent(binary_agent("b", "1.0.0", "https://e/b.tar.gz", platform="darwin-aarch64"))
+    assert isinstance(acp_registry.plan(binary, "darwin-aarch64"), BinaryPlan)
+    assert acp_registry.plan(binary, "linux-x86_64") is None
+    assert not acp_registry.runnable(binary, "linux-x86_64")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://cdn.example.com/r.json",
+        "http://127.0.0.1:8000/r.json",
+        "http://localhost/r.json",
+        "http://[::1]/r.json",
+        "file:///tmp/r.json",
+    ],
+)
+def test_allowed_urls(url: str) -> None:
+    assert downloads.checked_url(url) == url
+
+
+def test_a_path_is_a_file_url(tmp_path: Path) -> None:
+    assert downloads.checked_url(str(tmp_path / "r.json")) == (tmp_path / "r.json").as_uri()
+
+
+@pytest.mark.parametrize(
+    "url,message",
+    [
+        ("http://example.com/r.json", "plain http:// only for loopback addresses"),
+        ("http://10.0.0.1/r.json", "plain http:// only for loopback addresses"),
+        ("ftp://example.com/r.json", "only https://, loopback http://, file:// URLs and paths"),
+        ("r.json", "only https://"),
+    ],
+)
+def test_refused_urls(url: str, message: str) -> None:
+    with pytest.raises(downloads.DownloadError, match=message):
+        downloads.checked_url(url)
+
+
+def test_a_truncated_download_is_an_error(tmp_path: Path) -> None:
+    routes = Routes(files={"/a": b"x" * 100_000}, truncated={"/a"})
+    with serve(routes) as served, pytest.raises(downloads.DownloadError, match=r"cut short|cannot fetch"):
+        downloads.download(served.url("/a"), tmp_path / "a", 1 << 20)
+
+
+def test_a_download_over_its_limit_is_an_error(tmp_path: Path) -> None:
+    with serve(Routes(files={"/a": b"x" * 1000})) as served:
+        with pytest.raises(downloads.DownloadError, match="more than the 10 allowed"):
+            downloads.download(served.url("/a"), tmp_path / "a", 10)
+        assert downloads.download(served.url("/a"), tmp_path / "a", 1000)[0] == 1000
+
+
+def test_a_redirect_to_plain_http_elsewhere_is_refused(tmp_path: Path) -> None:
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", "http://example.com/evil")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(downloads.DownloadError, match="plain http:// only for loopback"):
+            downloads.fetch(f"http://127.0.0.1:{server.server_address[1]}/r.json", 1000)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_cache_round_trip_and_a_broken_cache(tmp_path: Path) -> None:
+    assert registry_cache.read(tmp_path) is None
+    decoded = acp_registry.decode(registry(package_agent("n", "npx", "x", {})))
+    now = time.time()
+    registry_cache.write(tmp_path, registry_cache.Cached(url="file:///r", fetched_at=now, registry=decoded))
+    cached = registry_cache.read(tmp_path)
+    assert cached is not None and cached.registry == decoded and cached.age(now + 5) == 5
+    registry_cache.path(tmp_path).write_text("{broken")
+    assert registry_cache.read(tmp_path) is None
