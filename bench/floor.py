@@ -35,7 +35,7 @@ class FloorEditor(HeadlessEditor):
             return s.ClientCapabilities()
         return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True))
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         self.updates += 1
         update = notification.update
         if (

@@ -152,7 +152,7 @@ class Dispatcher:
             log.debug("update for unknown session %r dropped", notification.session_id)
             self.diagnostics.report("unknown_session")
             return
-        await self.editor.session_update(notification)
+        self.editor.session_update(notification)
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
         if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
