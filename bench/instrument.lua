@@ -102,7 +102,8 @@ end
 --- `first_words`: the text the agent's first update shows (its first drain is stamped), when known.
 function B.arm(needle, text, first_words)
   reset()
-  B.needle, B.first_words = needle, first_words
+  -- An absent argument in the middle of an RPC's list arrives as vim.NIL.
+  B.needle, B.first_words = needle, first_words ~= vim.NIL and first_words or nil
   B.t0 = uv.hrtime()
   vim.cmd("AcpPrompt " .. text)
   B.counting = true
