@@ -43,6 +43,7 @@ end
 ---@class acp_nvim.DiskWatch
 ---@field roots string[]
 ---@field since number seconds since the epoch, when the turn began (the host's clock, less its allowance)
+---@field before acp_nvim.DiskBefore? the files when the prompt was sent, when it was sent from here
 ---@field dirs table<string, uv.uv_fs_event_t>
 ---@field changed table<string, true> full paths seen changing, not yet looked at
 ---@field stale table<string, string> files already changed behind their buffer when the watch began (not the
@@ -51,6 +52,17 @@ end
 
 ---@type table<string, acp_nvim.DiskWatch>
 local watches = {}
+
+---@class acp_nvim.DiskBefore
+---@field stats table<string, string> each loaded file's stat (`disk_text.stat_key`), by name
+---@field behind table<string, true> the files already changed behind their buffer
+---@field bases table<integer, string[]> the disk's lines of each buffer with unsaved edits
+
+--- The loaded files as they were when the user sent the prompt (`M.before_prompt`), for the watch that the
+--- host starts for it: that watch travels with the prompt's first chat change and the prompt goes to the agent
+--- without waiting for it, so an agent may write before Neovim runs it.
+---@type acp_nvim.DiskBefore?
+local before_prompt = nil
 
 ---@param name string
 ---@param roots string[]
@@ -175,7 +187,21 @@ end
 ---@param buf integer
 ---@param name string
 local function add_buffer(session_id, w, buf, name)
-  if stamp.disk_conflict(buf, name) ~= nil then
+  local before = w.before
+  local stat = before and before.stats[name]
+  if stat ~= nil then
+    ---@cast before acp_nvim.DiskBefore
+    if before.behind[name] then
+      -- Changed behind its buffer before the prompt: not the agent's doing, until it changes again.
+      w.stale[name] = stat
+    elseif bases[buf] == nil and before.bases[buf] ~= nil then
+      bases[buf] = before.bases[buf]
+    end
+    if text.stat_key(name) ~= stat then
+      -- Written since the prompt was sent, before this watch began: the agent's.
+      note_change(session_id, w, name)
+    end
+  elseif stamp.disk_conflict(buf, name) ~= nil then
     -- Its disk text is not what the buffer was loaded from. No base is better than that one, which would make
     -- the agent's change look like the user's undoing it.
     local st = uv.fs_stat(name)
@@ -191,6 +217,27 @@ local function add_buffer(session_id, w, buf, name)
   watch_dir(session_id, w, vim.fs.dirname(name))
 end
 
+--- The loaded files as they are now, just before a prompt goes to the host: one stat of each, and one read of
+--- each that has unsaved edits (what `M.watch` would do, done before the agent can write anything).
+function M.before_prompt()
+  ---@type acp_nvim.DiskBefore
+  local now = { stats = {}, behind = {}, bases = {} }
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = api.nvim_buf_get_name(buf)
+      if name ~= "" then
+        now.stats[name] = text.stat_key(name)
+        if stamp.disk_conflict(buf, name) ~= nil then
+          now.behind[name] = true
+        elseif vim.bo[buf].modified and text.utf8_buffer(buf) then
+          now.bases[buf] = text.disk_lines(name)
+        end
+      end
+    end
+  end
+  before_prompt = now
+end
+
 --- Watch the files loaded under `roots` while the session's turn runs.
 ---@param session_id string
 ---@param roots string[]
@@ -202,7 +249,9 @@ function M.watch(session_id, roots, since)
     real[#real + 1] = (uv.fs_realpath(root) or root):gsub("/+$", "")
   end
   ---@type acp_nvim.DiskWatch
-  local w = { roots = real, since = since or math.huge, dirs = {}, changed = {}, stale = {} }
+  local w =
+    { roots = real, since = since or math.huge, before = before_prompt, dirs = {}, changed = {}, stale = {} }
+  before_prompt = nil
   watches[session_id] = w
   for buf, name in pairs(watched_buffers(w)) do
     add_buffer(session_id, w, buf, name)
