@@ -299,7 +299,9 @@ class Connection:
                     self._incoming.cancel(params)
                     return
                 try:
-                    await self._on_notification(method, params)
+                    waiting = self._on_notification(method, params)
+                    if waiting is not None:
+                        await waiting
                 except msgspec.ValidationError as exc:
                     self._protocol_error(
                         "invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}"
