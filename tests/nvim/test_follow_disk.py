@@ -424,7 +424,7 @@ def test_unsaved_edits_made_after_the_agent_wrote_the_disk_are_merged_when_its_t
 # whose first act is a require (a batch, host/batch.lua, is one message of several calls); the entry points
 # called are logged in the message they came in. The test's own chunks require nothing while it counts.
 HOST_CALLS = """
-acp_test.host_calls, acp_test.counting = {}, false
+acp_test.host_calls, acp_test.counting, acp_test.first_chat = {}, false, nil
 local inside = false
 local real_require = require
 _G.require = function(name)
@@ -455,6 +455,10 @@ for module, names in pairs({
       if not ok then
         error(result, 0)
       end
+      if name == "apply_json" and acp_test.first_chat == nil then
+        -- What the turn's first chat call showed (drawn within the call: it is small).
+        acp_test.first_chat = m.lines((...))
+      end
       return result
     end
   end
@@ -462,7 +466,7 @@ end
 """
 
 
-def test_the_disk_watch_travels_with_the_turns_first_and_last_chat_calls(
+def test_the_prompt_and_the_disk_watch_go_in_the_turns_first_call_its_end_in_the_last(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:
     f = project / "w.txt"
@@ -492,6 +496,9 @@ def test_the_disk_watch_travels_with_the_turns_first_and_last_chat_calls(
     assert messages.index(last) == len(messages) - 1 and status in last, messages
     # The prompt shown, at most the agent's words alone, and the turn's end.
     assert len(messages) <= 3, messages
+    # Shown at once, before it went to the agent: the agent's words cannot be in that call.
+    shown: list[str] = nvim.lua("return acp_test.first_chat")
+    assert "go" in shown and not any("watched" in line for line in shown), shown
     nvim.wait_state("ready")
     nvim.wait_chat("watched")
     sid = nvim.status()["session_id"]
