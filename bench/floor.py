@@ -7,10 +7,12 @@ Neovim adds on top of these is what the benchmarks judge.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -18,7 +20,9 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.process import AgentCommand
 from acp_nvim.protocol import schema as s
-from bench.harness import FLOOD_AGENT
+from bench.harness import BENCH, FLOOD_AGENT, NVIM, wait_until
+
+LUA_FLOOR = BENCH / "lua_floor.lua"
 
 
 class FloorEditor(HeadlessEditor):
@@ -35,7 +39,7 @@ class FloorEditor(HeadlessEditor):
             return s.ClientCapabilities()
         return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True))
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         self.updates += 1
         update = notification.update
         if (
@@ -107,3 +111,35 @@ async def _fs(prompts: list[str], report: Path) -> None:
 def fs_floor(prompts: list[str], report: Path) -> None:
     """Plays fs prompts against the Python floor; the flood agent writes its timings to `report`."""
     anyio.run(_fs, prompts, report)
+
+
+class LuaFloor:
+    """The in-process Lua floor (`lua_floor.lua`): a bare headless Neovim that is its own minimal ACP client
+    of the flood agent, streaming into a markdown buffer with tree-sitter highlighting. Kept running across
+    prompts, as the plugin's Neovim is."""
+
+    def __init__(self, workdir: Path) -> None:
+        import pynvim
+
+        argv = [NVIM, "--embed", "--headless", "--clean", "-n", "--cmd", f"cd {workdir}"]
+        self.api: Any = pynvim.attach("child", argv=argv)
+        self.api.exec_lua(LUA_FLOOR.read_text(encoding="utf-8"))
+        self.api.exec_lua("acp_floor.start(...)", [sys.executable, str(FLOOD_AGENT)])
+        wait_until(lambda: self.api.exec_lua("return acp_floor.ready == true"), 30, "the Lua floor's session")
+
+    def stream(self, text: str, needle: str, timeout: float = 120.0) -> tuple[float, float]:
+        """Seconds from the prompt to its last words in the buffer, and to its first ones."""
+        self.api.exec_lua("acp_floor.prompt(...)", text, needle)
+        wait_until(lambda: self.api.exec_lua("return acp_floor.ended"), timeout, f"{needle!r} in the floor")
+        record = self.api.exec_lua("return acp_floor.record()")
+        if not record.get("t_done"):
+            raise RuntimeError(f"the Lua floor never showed {needle!r}")
+        return (record["t_done"] - record["t0"]) / 1e9, (record["t_first"] - record["t0"]) / 1e9
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.api.exec_lua("acp_floor.stop()")
+        with contextlib.suppress(Exception):
+            self.api.command("qa!")
+        with contextlib.suppress(Exception):
+            self.api.close()

@@ -102,6 +102,19 @@ def proc_status_kib(pid: int, field_name: str) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of a process so far (/proc/PID/stat; 0 off Linux or once it is gone): not
+    fooled by the load of other processes on a shared machine, as wall time is."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def mib(kib: int | None) -> str:
     return "n/a" if kib is None else f"{kib / 1024:.1f} MiB"
 
@@ -179,10 +192,13 @@ class Neovim:
         pid = self.lua("local info = require('acp_nvim.host').info(); return info and info.pid")
         return int(pid) if pid else None
 
-    def prompt_and_wait(self, text: str, needle: str, timeout: float = 120.0) -> dict[str, Any]:
+    def prompt_and_wait(
+        self, text: str, needle: str, timeout: float = 120.0, first_words: str | None = None
+    ) -> dict[str, Any]:
         """Sends `text` with :AcpPrompt, waits until the chat's last line ends with `needle` and the turn
-        ends; returns the Lua-side record (start and done times, calls counted up to done)."""
-        self.lua("acp_bench.arm(...)", needle, text)
+        ends; returns the Lua-side record (start and done times, calls counted up to done; with
+        `first_words`, when the agent's first update was shown)."""
+        self.lua("acp_bench.arm(...)", needle, text, first_words)
         wait_until(lambda: self.lua("return acp_bench.t_done ~= nil"), timeout, f"{needle!r} in the chat")
         self.wait_state("ready", timeout)
         record: dict[str, Any] = self.lua("return acp_bench.record()")

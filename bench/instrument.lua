@@ -5,7 +5,9 @@
 --   driver's own chunks never call either while counting is on.
 -- * chat.apply calls are counted; its work (chat._drain, a slice of the queued ops per main-loop tick) is timed
 --   with vim.uv.hrtime (the same clock as Python's time.monotonic_ns on Linux), and the first drain that
---   empties the queue with the chat's last line ending with the awaited text stamps the done time.
+--   empties the queue with the chat's last line ending with the awaited text stamps the done time. The first
+--   drain after the prompt (the chat's first change: the prompt shown) and the first that shows the agent's
+--   first words are stamped too.
 -- * InsertCharPre stamps each typed key, for the responsiveness probe.
 -- * :AcpStart (run, or typed: the <CR> that ends its command line) and the next `ready` status are stamped,
 --   for the start-up benchmark.
@@ -20,7 +22,8 @@ _G.acp_bench = B
 local function reset()
   B.counting = false
   B.t0, B.t_done = nil, nil
-  B.needle = nil
+  B.t_first_change, B.t_first_words = nil, nil
+  B.needle, B.first_words = nil, nil
   B.session = nil
   B.t_pick = nil
   B.applies, B.host_calls = 0, 0
@@ -76,6 +79,15 @@ chat._drain = function(c)
   if spent > B.apply_max_ns then
     B.apply_max_ns = spent
   end
+  if B.needle ~= nil and B.t_first_change == nil then
+    B.t_first_change = now
+  end
+  if B.first_words ~= nil and B.t_first_words == nil then
+    local last = vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1] or ""
+    if last:find(B.first_words, 1, true) then
+      B.t_first_words = now
+    end
+  end
   if B.needle ~= nil and B.t_done == nil and finished and (B.session == nil or c.session_id == B.session) then
     local last = vim.api.nvim_buf_get_lines(c.buf, -2, -1, false)[1] or ""
     if last:sub(-#B.needle) == B.needle then
@@ -87,9 +99,11 @@ chat._drain = function(c)
 end
 
 --- Starts a measured prompt: the start time is taken in the same Lua call that runs :AcpPrompt.
-function B.arm(needle, text)
+--- `first_words`: the text the agent's first update shows (its first drain is stamped), when known.
+function B.arm(needle, text, first_words)
   reset()
-  B.needle = needle
+  -- An absent argument in the middle of an RPC's list arrives as vim.NIL.
+  B.needle, B.first_words = needle, first_words ~= vim.NIL and first_words or nil
   B.t0 = uv.hrtime()
   vim.cmd("AcpPrompt " .. text)
   B.counting = true
@@ -123,6 +137,8 @@ function B.record()
     t0 = B.t0,
     t_pick = B.t_pick,
     t_done = B.t_done,
+    t_first_change = B.t_first_change,
+    t_first_words = B.t_first_words,
     applies = B.applies,
     host_calls = B.host_calls,
     applies_at_done = B.applies_at_done,

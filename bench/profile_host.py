@@ -76,7 +76,7 @@ class RenderingEditor(HeadlessEditor):
         self.renderer = ChatRenderer(self._bridge, self.state, "Flood agent", self._spawn)  # type: ignore[arg-type]
         return self.renderer
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         if self.state is None or self.renderer is None:
             return
         self.state.apply(notification.update)

@@ -12,7 +12,7 @@ from acp_nvim.protocol import schema as s
 class EditFollower(Protocol):
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None: ...
 
-    async def turn_started(self, session_id: str) -> None: ...
+    def turn_started(self, session_id: str) -> None: ...
 
     def turn_ended(self, session_id: str) -> None: ...
 
@@ -25,7 +25,7 @@ class NoFollower:
     def on_update(self, session_id: str, update: s.SessionUpdate) -> None:
         pass
 
-    async def turn_started(self, session_id: str) -> None:
+    def turn_started(self, session_id: str) -> None:
         pass
 
     def turn_ended(self, session_id: str) -> None:

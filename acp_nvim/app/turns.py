@@ -7,12 +7,14 @@ from typing import Any
 
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.registry import NO_AGENT, Registry
+from acp_nvim.app.registry import NO_AGENT, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client import failure
+from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
+from acp_nvim.protocol import schema as s
 
 
 class Turns:
@@ -25,47 +27,58 @@ class Turns:
         self._edits = edits
 
     async def prompt(self, text: str, raw_attachments: Any = None, session_id: str | None = None) -> None:
+        begun: tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None = None
         try:
-            await self._prompt(text, raw_attachments, session_id)
+            begun = self._begin(text, raw_attachments, session_id)
         finally:
-            # Lua showed what status_facts.json declares before this answer: a refused prompt puts the real
-            # state back.
-            self._status.push()
+            if begun is None:
+                # Lua showed what status_facts.json declares before this answer: a refused prompt puts the
+                # real state back.
+                self._status.push()
+        if begun is not None:
+            await self._turn(*begun)
 
-    async def _prompt(self, text: str, raw_attachments: Any, session_id: str | None) -> None:
+    def _begin(
+        self, text: str, raw_attachments: Any, session_id: str | None
+    ) -> tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None:
+        """The prompt shown and the turn begun, or None (refused, and the user told why)."""
         current = self._registry.current(session_id)
         session = current.session
         if session is None:
             self._port.notify(current.missing or "", WARN)
-            return
+            return None
         run = self._registry.agents.get(session.agent)
         agent = run.connection if run is not None else None
         if agent is None:
             self._port.notify(NO_AGENT, WARN)
-            return
+            return None
         if session.in_turn:
             self._port.notify(BUSY, WARN)
-            return
+            return None
         # A prompt's needs (mimetypes, base64) are imported when there is one.
         from acp_nvim.app.prompt_content import build_prompt
 
         built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused)
         if built is None:
-            return
+            return None
         state = session.state
         state.begin_turn()
         state.add_user_prompt(built.shown)
-        # Within a frame, in the same Lua call as the agent's first updates: a call of its own would cost
-        # Neovim one more RPC per turn.
-        session.chat.changed()
         session.in_turn, session.cancelling = True, False
         # Pushes the status too: only now, so "running" (which Lua showed already) is what it says.
         self._status.use(session.session_id)
+        # The files loaded in buffers are watched before the agent can touch them.
+        self._edits.turn_started(session.session_id)
+        # At once, not within a frame: the user sees the prompt as it is sent. The status and the watch, which
+        # wait for company, go in this same call, before the prompt goes out.
+        session.chat.flush()
+        return session, agent, built.blocks
+
+    async def _turn(self, session: ChatSession, agent: AgentConnection, blocks: list[s.ContentBlock]) -> None:
+        state = session.state
         stop_reason: str | None = None
         try:
-            # The files loaded in buffers are watched before the agent can touch them.
-            await self._edits.turn_started(session.session_id)
-            result = await agent.prompt(session.session_id, built.blocks)
+            result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:
             # The agent died: its run reports it, once.
@@ -83,6 +96,9 @@ class Turns:
                 stop_reason = "cancelled"
             if stop_reason is not None:
                 state.end_turn(stop_reason)
+            # Before the flush, so that the status, the end of the watch and the turn's last changes go in
+            # one call.
+            self._status.push()
             session.chat.flush()
 
     async def cancel(self, session_id: str | None = None) -> None:

@@ -26,10 +26,10 @@ import logging
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-import anyio
 import msgspec
 
 from acp_nvim.protocol import schema as s
@@ -54,8 +54,9 @@ PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* 
 # misreports one is still caught by the editor's watcher).
 READ_ONLY_KINDS = ("read", "search", "fetch", "think")
 
-# How long a turn waits for the editor to begin watching before the prompt goes out anyway.
-WATCH_WAIT_S = 0.5
+# How much older than the turn a file's modification time may look and still be the agent's: Linux stamps
+# files from a clock that lags the one the turn's start is read from by up to a tick (1-10 ms).
+MTIME_SLACK_S = 0.02
 
 STARTED = ("pending", "in_progress")
 ENDED = ("completed", "failed")
@@ -80,7 +81,7 @@ class FollowSink(Protocol):
 
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None: ...
 
-    async def watch_disk(self, session_id: str, roots: list[str]) -> None: ...
+    def watch_disk(self, session_id: str, roots: list[str], since: float) -> None: ...
 
     def unwatch_disk(self, session_id: str) -> None: ...
 
@@ -301,18 +302,14 @@ class AgentEdits:
             if self._show():
                 self._sink.show_edited(files[0].path)
 
-    async def turn_started(self, session_id: str) -> None:
-        """Before the prompt goes out: the watch (and the disk text it keeps of modified buffers) must be in
-        place before the agent can write anything, or its first edit would pass for what was there."""
+    def turn_started(self, session_id: str) -> None:
+        """Before the prompt goes out: the watch (and the disk text it keeps of modified buffers) is asked
+        for without waiting, in the same call to the editor as the turn's first change, which goes before the
+        prompt. `since` (now) tells an edit the agent made before the watch began, had it been that quick,
+        from one made before the turn: the former is followed, the latter is not the agent's."""
         roots = self._roots(session_id)
-        if not roots:
-            return
-        try:
-            with anyio.move_on_after(WATCH_WAIT_S):
-                await self._sink.watch_disk(session_id, roots)
-        except Exception:
-            # No watch this turn (edits named by tool calls are still followed); the turn goes on.
-            log.exception("the disk watch did not start")
+        if roots:
+            self._sink.watch_disk(session_id, roots, time.time() - MTIME_SLACK_S)
 
     def turn_ended(self, session_id: str) -> None:
         """Calls that never ended are followed now; the watcher's last look reports what else changed."""

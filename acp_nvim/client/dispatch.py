@@ -135,24 +135,24 @@ class Dispatcher:
         for scope in self._permission_scopes.get(session_id, ()):
             scope.cancel()
 
-    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+    def on_notification(self, method: str, params: msgspec.Raw | None) -> Awaitable[None] | None:
         if method != m.SESSION_UPDATE:
-            await self._other_notification(method, params)
-            return
-        # session/update, the stream's bulk: tested first, handled inline.
+            return self._other_notification(method, params)
+        # session/update, the stream's bulk: tested first, handled inline, without a coroutine.
         try:
             notification = codec.decode_session_update(params)
         except msgspec.ValidationError as err:
             log.warning("malformed session/update dropped: %s", err)
             self.diagnostics.report("malformed_update", str(err))
-            return
+            return None
         if notification is None:
-            return
+            return None
         if notification.session_id not in self.sessions and not self._opening:
             log.debug("update for unknown session %r dropped", notification.session_id)
             self.diagnostics.report("unknown_session")
-            return
-        await self.editor.session_update(notification)
+            return None
+        self.editor.session_update(notification)
+        return None
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
         if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:

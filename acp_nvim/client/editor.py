@@ -26,8 +26,10 @@ class Editor(Protocol):
         """What this editor really implements; sent as `clientCapabilities` in `initialize`."""
         ...
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
-        """A `session/update` notification whose update kind is known (unknown kinds never reach here)."""
+    def session_update(self, notification: s.SessionNotification) -> None:
+        """A `session/update` notification whose update kind is known (unknown kinds never reach here).
+        Called inline for each update of a stream (a coroutine each would be a cost per update): it must not
+        wait; what it shows is coalesced on its side."""
         ...
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse: ...
@@ -67,7 +69,7 @@ class HeadlessEditor:
     def client_capabilities(self) -> s.ClientCapabilities:
         return s.ClientCapabilities()
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         return None
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

@@ -165,7 +165,8 @@ class SessionState(ToolCallTranscript):
             appended.append(text)
 
     def _chunk(self, role: MessageRole, block: s.ContentBlock, message_id: str | None) -> None:
-        text = content_text(block)
+        # Text is nearly every chunk: its text without a call.
+        text = block.text if type(block) is s.ContentBlockText else content_text(block)
         if message_id is not None:
             known = self._messages.get((role, message_id))
             if known is not None:

@@ -56,13 +56,19 @@ class TrafficLog:
         size = len(line)
         kept = bytes(line) if size <= MAX_KEPT_PER_MESSAGE else bytes(line[:MAX_KEPT_PER_MESSAGE])
         entries = self._entries
+        total = self._bytes + len(kept)
         # Room is made before the append, so a reader on another thread never sees more than the bounds. The
-        # newest message always goes in, even alone over the byte budget: it is the one the user wants.
-        while entries and (len(entries) >= self._max_messages or self._bytes + len(kept) > self._max_bytes):
-            self._bytes -= len(entries.popleft()[2])
+        # newest message always goes in, even alone over the byte budget: it is the one the user wants. Once
+        # the log is full (any stream of more than max_messages) one message goes per message: no loop.
+        if len(entries) >= self._max_messages and total - len(entries[0][2]) <= self._max_bytes:
+            total -= len(entries.popleft()[2])
             self.dropped += 1
+        else:
+            while entries and (len(entries) >= self._max_messages or total > self._max_bytes):
+                total -= len(entries.popleft()[2])
+                self.dropped += 1
         entries.append((direction, time.time(), kept, size))
-        self._bytes += len(kept)
+        self._bytes = total
 
     def __len__(self) -> int:
         return len(self._entries)

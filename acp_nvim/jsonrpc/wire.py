@@ -14,7 +14,9 @@ from .peek import peek
 
 RequestId: TypeAlias = int | str | None
 RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object]]
-NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None]]
+# A notification is handled inline, in the order read: a handler done at once returns None (no coroutine per
+# streamed message), one that waits returns what to await.
+NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None] | None]
 Direction: TypeAlias = Literal["in", "out"]
 MessageHook: TypeAlias = Callable[[Direction, bytes], None]
 ProtocolErrorKind: TypeAlias = Literal[

@@ -76,7 +76,7 @@ class NvimEditor:
         # Login and session capabilities are the application's (app/capabilities.py): it adds them.
         return self._advertise(caps)
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         self._routes.on_session_update(notification)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

@@ -336,11 +336,14 @@ class LuaApi:
         tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
         self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
 
-    async def watch_disk(self, session_id: str, roots: list[str]) -> None:
-        await self._bridge.lua_result(FOLLOW_DISK_WATCH, session_id, roots)
+    def watch_disk(self, session_id: str, roots: list[str], since: float) -> None:
+        # With the turn's first chat change, in one call (Turns flushes the chat at once): the prompt goes
+        # out without waiting on Neovim, and a turn costs Neovim no call more for its watch.
+        self._bridge.lua_later(f"disk_watch:{session_id}", FOLLOW_DISK_WATCH, session_id, roots, since)
 
     def unwatch_disk(self, session_id: str) -> None:
-        self._bridge.lua(FOLLOW_DISK_UNWATCH, session_id)
+        # With the turn's last chat change. Its own key: a watch of the next turn waiting too goes after it.
+        self._bridge.lua_later(f"disk_unwatch:{session_id}", FOLLOW_DISK_UNWATCH, session_id)
 
     def show_edited(self, path: str) -> None:
         """`follow = true`: the file the agent edited on disk, at its first hunk (once it is followed)."""

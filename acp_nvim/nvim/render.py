@@ -1,7 +1,9 @@
 """Coalesced rendering of one chat: session changes become at most one Lua call per frame.
 
-An agent streaming 10,000 chunks must cost Neovim tens of calls, not 10,000: updates mark the state dirty and
-the first one schedules a flush one frame later; the end of a turn flushes at once.
+An agent streaming 10,000 chunks must cost Neovim tens of calls, not 10,000: updates mark the state dirty, and
+a flush goes at most once a frame. The first change after a quiet frame goes at once (the agent's first words
+are not held back), the ones that follow it within the frame wait for its end, together; the start and the end
+of a turn flush at once.
 
 The ops travel as JSON text (msgspec, in C), in chunks of at most `CHUNK_OPS` ops, decoded by Lua with
 `vim.json.decode` (C again) as its drain reaches each chunk. Handed to pynvim as Python lists and dicts, the
@@ -56,6 +58,8 @@ class ChatRenderer:
         self._agent_name = agent_name
         self._spawn = spawn
         self._scheduled = False
+        # When the last call went (anyio's clock): the next one waits until a frame after it.
+        self._sent_at = -FRAME_SECONDS
         self._output_sent = 0.0
         # Set while a flush of output alone waits for OUTPUT_SECONDS: any other change ends the wait.
         self._output_wait: anyio.CancelScope | None = None
@@ -63,15 +67,20 @@ class ChatRenderer:
         self._backlog: deque[bytes] = deque()
 
     def changed(self) -> None:
-        """The state changed: render within a frame (several changes in a frame share one call)."""
+        """The state changed: render now when nothing went in the last frame, else at its end (several
+        changes in a frame share one call)."""
         if not self._scheduled:
+            wait = self._sent_at + FRAME_SECONDS - anyio.current_time()
+            if wait <= 0 and not self._backlog and not self._state.only_output_pending():
+                self.flush()
+                return
             self._scheduled = True
             self._spawn(self._flush_after_frame)
         elif self._output_wait is not None and not self._state.only_output_pending():
             self._output_wait.cancel()
 
     async def _flush_after_frame(self) -> None:
-        await anyio.sleep(FRAME_SECONDS)
+        await anyio.sleep(max(0.0, self._sent_at + FRAME_SECONDS - anyio.current_time()))
         if self._state.only_output_pending() and not self._backlog:
             wait = self._output_sent + OUTPUT_SECONDS - anyio.current_time()
             if wait > 0:
@@ -96,6 +105,7 @@ class ChatRenderer:
             size += len(backlog[0])
             chunks.append(backlog.popleft())
         self._lua.chat_apply(self._state.session_id, chunks)
+        self._sent_at = anyio.current_time()
         if backlog:
             self.changed()
 

@@ -125,6 +125,8 @@ function M.prompt(text, selections)
   end
   require("acp_nvim.ui.prompt").remember(text)
   local session = require("acp_nvim.ui.session_commands").current() or vim.NIL
+  -- Before the host hears of the prompt: its watch of the files starts without holding the prompt back.
+  require("acp_nvim.editor.fs.disk_watch").before_prompt()
   if not host_api.prompt(text, selections or {}, session) then
     return false
   end

@@ -404,3 +404,88 @@ def test_unsaved_edits_made_after_the_agent_wrote_the_disk_are_merged_when_its_t
     assert [(h["lnum"], h.get("tool_call_id")) for h in hunks(nvim)] == [(50, "o1")]
     no_warnings(nvim)
     wait_until(lambda: agent.turn_ends() >= agent.turns_done, 20, "the turn to end")
+
+
+# Logs every host -> Neovim message once `acp_test.counting` is set: each is a Lua chunk (source "<nvim>")
+# whose first act is a require (a batch, host/batch.lua, is one message of several calls); the entry points
+# called are logged in the message they came in. The test's own chunks require nothing while it counts.
+HOST_CALLS = """
+acp_test.host_calls, acp_test.counting, acp_test.first_chat = {}, false, nil
+local inside = false
+local real_require = require
+_G.require = function(name)
+  local info = debug.getinfo(2, "S")
+  if acp_test.counting and info ~= nil and info.source == "<nvim>" then
+    table.insert(acp_test.host_calls, {})
+  end
+  return real_require(name)
+end
+for module, names in pairs({
+  ["acp_nvim.ui.chat"] = { "apply_json" },
+  ["acp_nvim.ui.status"] = { "set" },
+  ["acp_nvim.editor.fs.disk_watch"] = { "watch", "unwatch" },
+}) do
+  local m = real_require(module)
+  for _, name in ipairs(names) do
+    local real = m[name]
+    m[name] = function(...)
+      -- Only what the host called: watch() itself ends an earlier watch through M.unwatch.
+      local message = acp_test.host_calls[#acp_test.host_calls]
+      if message ~= nil and not inside then
+        table.insert(message, module .. "." .. name)
+      end
+      local outer = inside
+      inside = true
+      local ok, result = pcall(real, ...)
+      inside = outer
+      if not ok then
+        error(result, 0)
+      end
+      if name == "apply_json" and acp_test.first_chat == nil then
+        -- What the turn's first chat call showed (drawn within the call: it is small).
+        acp_test.first_chat = m.lines((...))
+      end
+      return result
+    end
+  end
+end
+"""
+
+
+def test_the_prompt_and_the_disk_watch_go_in_the_turns_first_call_its_end_in_the_last(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    f = project / "w.txt"
+    f.write_text(ORIGINAL)
+    agent.start([[{"text": "watched"}]], project)
+    open_file(nvim, f)
+    nvim.lua(HOST_CALLS)
+    nvim.lua("local acp = require('acp_nvim'); acp_test.counting = true; acp.prompt('go')")
+    wait_until(lambda: agent.turn_ends() >= 1, 20, "the turn to end")
+    watch = "acp_nvim.editor.fs.disk_watch.watch"
+    unwatch = "acp_nvim.editor.fs.disk_watch.unwatch"
+    chat = "acp_nvim.ui.chat.apply_json"
+    status = "acp_nvim.ui.status.set"
+
+    def calls() -> list[list[str]]:
+        messages: list[list[str]] = nvim.lua("return acp_test.host_calls")
+        return messages
+
+    # Nothing comes after the watch's end: it goes with the turn's last status.
+    messages = wait_until(lambda: [m for m in calls() if unwatch in m] and calls(), 10, "the watch's end")
+    nvim.lua("acp_test.counting = false")
+    # The watch starts in the call that shows the prompt, before it (the prompt used to wait for the watch's
+    # own round trip); it ends in the turn's last call, with the status that says the turn ended.
+    (first,) = [m for m in messages if watch in m]
+    assert messages.index(first) == 0 and first.index(watch) < first.index(chat), messages
+    (last,) = [m for m in messages if unwatch in m]
+    assert messages.index(last) == len(messages) - 1 and status in last, messages
+    # The prompt shown, at most the agent's words alone, and the turn's end.
+    assert len(messages) <= 3, messages
+    # Shown at once, before it went to the agent: the agent's words cannot be in that call.
+    shown: list[str] = nvim.lua("return acp_test.first_chat")
+    assert "go" in shown and not any("watched" in line for line in shown), shown
+    nvim.wait_state("ready")
+    nvim.wait_chat("watched")
+    sid = nvim.status()["session_id"]
+    assert nvim.lua("return require('acp_nvim.editor.fs.disk_watch').watching(...)", sid) is False

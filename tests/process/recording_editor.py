@@ -33,7 +33,7 @@ class RecordingEditor(HeadlessEditor):
         self.hold_permission: anyio.Event | None = None
         self.updated = anyio.Event()
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         self.updates.append(notification)
         self.updated.set()
         self.updated = anyio.Event()

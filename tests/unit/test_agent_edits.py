@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 import acp_nvim.client.agent_edits as agent_edits_module
@@ -26,7 +25,7 @@ class Recorder:
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
         self.follows.append((session_id, tool_call_id, files))
 
-    async def watch_disk(self, session_id: str, roots: list[str]) -> None:
+    def watch_disk(self, session_id: str, roots: list[str], since: float) -> None:
         self.watches.append((session_id, roots))
 
     def unwatch_disk(self, session_id: str) -> None:
@@ -160,7 +159,7 @@ def test_an_edit_whose_snapshot_came_too_late_is_left_to_the_buffer(tmp_path: Pa
 def test_calls_that_never_end_are_followed_at_the_end_of_the_turn(tmp_path: Path) -> None:
     f = tmp_path / "new.txt"
     agent_edits, recorder = edits(tmp_path)
-    anyio.run(agent_edits.turn_started, "s1")
+    agent_edits.turn_started("s1")
     start = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "W", "status": "in_progress"}
     agent_edits.on_update("s1", update({**start, "rawInput": {"path": str(f)}}))
     f.write_text("made\n")

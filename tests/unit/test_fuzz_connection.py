@@ -47,7 +47,7 @@ class FuzzEditor(HeadlessEditor):
             fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
 
-    async def session_update(self, notification: s.SessionNotification) -> None:
+    def session_update(self, notification: s.SessionNotification) -> None:
         self.updates.append(notification)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

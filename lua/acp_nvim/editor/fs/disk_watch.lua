@@ -2,7 +2,9 @@
 --- events): a loaded file that changed behind its buffer is reported to the host (`host_api.disk_changed`),
 --- which decides whether to follow it (`editor/fs/follow_disk.lua`). `M.unwatch` looks once more at every watched
 --- buffer first. A file already changed behind its buffer when the watch began is not the agent's doing: it
---- counts only once it changes again.
+--- counts only once it changes again; unless it was written after the turn began (`since`, from the host): the
+--- watch is asked for with the turn's first chat change and the prompt goes out without waiting for it, so an
+--- agent quick enough may write before Neovim runs it.
 ---
 --- For a buffer with unsaved edits the disk's text as it was is kept from the start of the watch (or from
 --- when the buffer became modified during it): `M.base(buf)`, the base of a merge when no tool call named
@@ -40,6 +42,8 @@ end
 
 ---@class acp_nvim.DiskWatch
 ---@field roots string[]
+---@field since number seconds since the epoch, when the turn began (the host's clock, less its allowance)
+---@field before acp_nvim.DiskBefore? the files when the prompt was sent, when it was sent from here
 ---@field dirs table<string, uv.uv_fs_event_t>
 ---@field changed table<string, true> full paths seen changing, not yet looked at
 ---@field stale table<string, string> files already changed behind their buffer when the watch began (not the
@@ -48,6 +52,17 @@ end
 
 ---@type table<string, acp_nvim.DiskWatch>
 local watches = {}
+
+---@class acp_nvim.DiskBefore
+---@field stats table<string, string> each loaded file's stat (`disk_text.stat_key`), by name
+---@field behind table<string, true> the files already changed behind their buffer
+---@field bases table<integer, string[]> the disk's lines of each buffer with unsaved edits
+
+--- The loaded files as they were when the user sent the prompt (`M.before_prompt`), for the watch that the
+--- host starts for it: that watch travels with the prompt's first chat change and the prompt goes to the agent
+--- without waiting for it, so an agent may write before Neovim runs it.
+---@type acp_nvim.DiskBefore?
+local before_prompt = nil
 
 ---@param name string
 ---@param roots string[]
@@ -113,6 +128,23 @@ local function settle(session_id)
   report(session_id, behind_buffers(w, names))
 end
 
+--- A path seen changing: looked at once the burst it belongs to settles.
+---@param session_id string
+---@param w acp_nvim.DiskWatch
+---@param path string
+local function note_change(session_id, w, path)
+  w.changed[path] = true
+  if not w.timer then
+    w.timer = uv.new_timer()
+  end
+  w.timer:stop()
+  w.timer:start(M.settle_ms, 0, function()
+    vim.schedule(function()
+      settle(session_id)
+    end)
+  end)
+end
+
 ---@param session_id string
 ---@param w acp_nvim.DiskWatch
 ---@param dir string
@@ -129,20 +161,9 @@ local function watch_dir(session_id, w, dir)
       return
     end
     vim.schedule(function()
-      local live = watches[session_id]
-      if live ~= w then
-        return
+      if watches[session_id] == w then
+        note_change(session_id, w, dir .. "/" .. filename)
       end
-      w.changed[dir .. "/" .. filename] = true
-      if not w.timer then
-        w.timer = uv.new_timer()
-      end
-      w.timer:stop()
-      w.timer:start(M.settle_ms, 0, function()
-        vim.schedule(function()
-          settle(session_id)
-        end)
-      end)
     end)
   end)
   if ok then
@@ -166,28 +187,71 @@ end
 ---@param buf integer
 ---@param name string
 local function add_buffer(session_id, w, buf, name)
-  if stamp.disk_conflict(buf, name) ~= nil then
-    -- Its disk text is not what the buffer was loaded from (the agent may have written it already, when the
-    -- watch began late): no base is better than that one, which would make the agent's change look like
-    -- the user's undoing it.
-    w.stale[name] = text.stat_key(name)
+  local before = w.before
+  local stat = before and before.stats[name]
+  if stat ~= nil then
+    ---@cast before acp_nvim.DiskBefore
+    if before.behind[name] then
+      -- Changed behind its buffer before the prompt: not the agent's doing, until it changes again.
+      w.stale[name] = stat
+    elseif bases[buf] == nil and before.bases[buf] ~= nil then
+      bases[buf] = before.bases[buf]
+    end
+    if text.stat_key(name) ~= stat then
+      -- Written since the prompt was sent, before this watch began: the agent's.
+      note_change(session_id, w, name)
+    end
+  elseif stamp.disk_conflict(buf, name) ~= nil then
+    -- Its disk text is not what the buffer was loaded from. No base is better than that one, which would make
+    -- the agent's change look like the user's undoing it.
+    local st = uv.fs_stat(name)
+    if st and st.mtime.sec + st.mtime.nsec / 1e9 >= w.since then
+      -- Written since the turn began, before this watch did: the agent's, looked at like any change seen.
+      note_change(session_id, w, name)
+    else
+      w.stale[name] = text.stat_key(name)
+    end
   else
     keep_base(buf, name)
   end
   watch_dir(session_id, w, vim.fs.dirname(name))
 end
 
+--- The loaded files as they are now, just before a prompt goes to the host: one stat of each, and one read of
+--- each that has unsaved edits (what `M.watch` would do, done before the agent can write anything).
+function M.before_prompt()
+  ---@type acp_nvim.DiskBefore
+  local now = { stats = {}, behind = {}, bases = {} }
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = api.nvim_buf_get_name(buf)
+      if name ~= "" then
+        now.stats[name] = text.stat_key(name)
+        if stamp.disk_conflict(buf, name) ~= nil then
+          now.behind[name] = true
+        elseif vim.bo[buf].modified and text.utf8_buffer(buf) then
+          now.bases[buf] = text.disk_lines(name)
+        end
+      end
+    end
+  end
+  before_prompt = now
+end
+
 --- Watch the files loaded under `roots` while the session's turn runs.
 ---@param session_id string
 ---@param roots string[]
-function M.watch(session_id, roots)
+---@param since number? when the turn began (seconds since the epoch); files written since are the agent's
+function M.watch(session_id, roots, since)
   M.unwatch(session_id, true)
   local real = {}
   for _, root in ipairs(roots or {}) do
     real[#real + 1] = (uv.fs_realpath(root) or root):gsub("/+$", "")
   end
   ---@type acp_nvim.DiskWatch
-  local w = { roots = real, dirs = {}, changed = {}, stale = {} }
+  local w =
+    { roots = real, since = since or math.huge, before = before_prompt, dirs = {}, changed = {}, stale = {} }
+  before_prompt = nil
   watches[session_id] = w
   for buf, name in pairs(watched_buffers(w)) do
     add_buffer(session_id, w, buf, name)
