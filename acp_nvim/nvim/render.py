@@ -27,10 +27,10 @@ from typing import Any
 import anyio
 import msgspec
 
+from acp_nvim.app.chat_view import Op, ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.view import Op, ops_for
 
 log = logging.getLogger("acp_nvim.render")
 

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acp_nvim.app.chat_view import ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
 from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
-from acp_nvim.nvim.view import ops_for
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
 
@@ -226,7 +226,7 @@ def test_diff_and_terminal_content_become_view_lines() -> None:
     )
     (op,) = ops_for(state, state.take_changes(), "A")
     lines = op["item"]["lines"]
-    # Under the reply's header and the call's summary line, the details: a fold ("f", see view.py).
+    # Under the reply's header and the call's summary line, the details: a fold ("f", see app/chat_view.py).
     assert lines[0] == {"s": [["▍ A", "AcpChatAgent"]]}
     assert lines[1]["f"] == ">1"
     assert lines[2] == {"diff": {"path": "/p/a.py", "old": None, "new": "new\n"}, "f": "1"}

@@ -1,4 +1,4 @@
-"""The lines the chat's view models are made of (see `acp_nvim/nvim/view.py` for their shape)."""
+"""The lines the chat's view models are made of (see `acp_nvim/app/chat_view.py` for their shape)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acp_nvim.app.chat_view import ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.transcript import MessageItem
-from acp_nvim.nvim.view import ops_for
 from tests.unit.test_session_state import chunk, update
 
 READ = {

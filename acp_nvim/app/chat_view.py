@@ -19,6 +19,8 @@ from typing import Any
 
 import msgspec
 
+from acp_nvim.app.chat_tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
+from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.client.session import SessionState, config_value_name
 from acp_nvim.client.transcript import (
     Changes,
@@ -30,8 +32,6 @@ from acp_nvim.client.transcript import (
     ToolCallItem,
     not_shown,
 )
-from acp_nvim.nvim.tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
-from acp_nvim.nvim.view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.protocol import schema as s
 
 Op = dict[str, Any]

@@ -3,8 +3,8 @@ command the agent runs, diffs, terminals, text output), which are a fold of thei
 
 from __future__ import annotations
 
+from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line
 from acp_nvim.client.transcript import ToolCallItem, content_text, not_shown, rough_size
-from acp_nvim.nvim.view_lines import Line, clip_line, reply_header, segments_line
 from acp_nvim.protocol import schema as s
 
 STATUS_ICONS = {
