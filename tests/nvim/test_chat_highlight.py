@@ -3,6 +3,7 @@ extmarks item by item, at any chat size."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,26 @@ IDLE = (
     "not require('acp_nvim.ui.chat').pending('s1')"
     " and not require('acp_nvim.ui.chat_highlight').pending(require('acp_nvim.ui.chat').chats.s1.buf)"
 )
+
+
+def scroll_to(nvim: Nvim, text: str) -> None:
+    """Shows the row holding `text` in the chat's window (its cursor there, as a reader would scroll), and
+    waits for Neovim's WinScrolled, which brings the rows into view for the highlighting. Neovim triggers it
+    from its main loop between requests, never inside one (not during `Nvim.wait`'s `vim.wait`): it is
+    waited for with short requests, to a deadline."""
+    row = nvim.lua(ROW_OF, text)
+    assert row >= 0, f"{text!r} not in the chat"
+    nvim.lua(
+        "_G.acp_test_scrolled = false"
+        " vim.api.nvim_create_autocmd('WinScrolled', { once = true,"
+        "   callback = function() _G.acp_test_scrolled = true end })"
+        " local win = vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]"
+        " vim.api.nvim_win_set_cursor(win, { ... + 1, 0 })",
+        row,
+    )
+    deadline = time.monotonic() + 15
+    while not nvim.lua("return _G.acp_test_scrolled"):
+        assert time.monotonic() < deadline, "no WinScrolled after the chat's window was scrolled"
 
 
 def groups_at(nvim: Nvim, text: str) -> list[str]:
@@ -132,12 +153,21 @@ def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
         chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
         size = chat.lua(SIZE)
     chat.wait(IDLE, 120)
-    first = groups_at(chat, "Step 0: I changed **file 0** so that `run_0` returns early.")
+    # Rows are highlighted as they come into view: the first message is scrolled to, as a reader would.
+    first_text = "Step 0: I changed **file 0** so that `run_0` returns early."
+    scroll_to(chat, first_text)
+    chat.wait(IDLE, 120)
+    first = groups_at(chat, first_text)
     assert "@markup.strong.markdown_inline" in first and "@markup.raw.markdown_inline" in first
     assert "@keyword.lua" in groups_at(chat, "local step_0 = require('steps').run(0)")
     # And it still wraps at word boundaries: no line of it is long.
     assert chat.lua(
         "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]].linebreak"
+    )
+    # Back to the end, where the chat is streamed.
+    chat.lua(
+        "local win = vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1]"
+        " vim.api.nvim_win_call(win, function() vim.cmd('normal! G') end)"
     )
     apply(chat, {"op": "add", "item": message("last", "agent", *CODE_MESSAGE)})
     chat.wait(IDLE)
@@ -202,3 +232,23 @@ def test_a_rewritten_item_and_a_reloaded_chat_are_highlighted_afresh(chat: Nvim)
     apply(chat, {"op": "add", "item": message("m1", "agent", "Back **again**")})
     chat.wait(IDLE)
     assert "@markup.strong.markdown_inline" in groups_at(chat, "Back **again**")
+
+
+def test_only_the_rows_in_view_are_highlighted_until_scrolled_to(chat: Nvim) -> None:
+    """A replayed history is highlighted a screen at a time: highlighting all of it in the background held the
+    main loop 10-25 ms at a time for seconds (the replay benchmark's "after" figures)."""
+    items = [message(str(k), "agent", f"Answer {k} with **bold {k}**.", "") for k in range(400)]
+    apply(chat, *[{"op": "add", "item": item} for item in items])
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Answer 399 with **bold 399**.")
+    # Far above the view (the window shows the end): left for when it is seen.
+    assert groups_at(chat, "Answer 0 with **bold 0**.") == []
+    scroll_to(chat, "Answer 0 with **bold 0**.")
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "Answer 0 with **bold 0**.")
+    # The rows just below the window, within the margin of the view, are ready before they are scrolled to.
+    bottom = chat.lua(
+        "return vim.fn.line('w$', vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.buf)[1])"
+    )
+    below = [chat.lua(GROUPS_AT, row) for row in range(bottom + 1, bottom + 5)]
+    assert any("@markup.strong.markdown_inline" in groups for groups in below)

@@ -6,8 +6,11 @@
 -- used to turn it off past 64 KiB. Here each chat item is parsed on its own with a string parser (injections
 -- included: code blocks in their language, inline markdown), its captures are kept as extmarks in one
 -- namespace, and only what changed is parsed again: a finished block never is; the block still open at the end
--- of an item (the paragraph or code block being streamed) is, from its first line. Whole items drawn together
--- (a replay) are parsed in batches, newest first, once the chat is quiet, 2 ms per main-loop tick.
+-- of an item (the paragraph or code block being streamed) is, from its first line. Only rows in view are
+-- highlighted (the windows showing the chat, and a margin): a replay of thousands of items parsed in the
+-- background held the main loop for 10-25 ms at a time for seconds after it (a parse's first slice, freeing
+-- its trees), while a reader sees one screen of it; the rest is highlighted as it is scrolled to. Whole items
+-- in view are parsed in batches, newest first, once the chat is quiet, 2 ms per main-loop tick.
 
 local M = {}
 
@@ -32,6 +35,9 @@ M.batch_bytes = 8 * 1024
 -- whenever the garbage collector gets to them, a stall in whatever runs then. Nothing a chat holds in
 -- practice is that large; the size of the chat itself is no limit.
 M.max_block_bytes = 256 * 1024
+-- Rows above and below a window's view highlighted with it, at least: what a scroll of a few lines or a
+-- page shows next is ready (half the window's height when that is more).
+M.margin_rows = 20
 
 ---@class AcpChatHighlightJob
 ---@field entries AcpChatItem[] the items parsed, in buffer order (several: a batch of whole items)
@@ -56,6 +62,7 @@ M.max_block_bytes = 256 * 1024
 ---@field scheduled boolean|nil
 ---@field timer uv.uv_timer_t|nil
 ---@field items table|nil the chat's items table the state is about (a reset replaces it)
+---@field chat AcpChat|nil the chat, for the autocommands that bring rows into view
 
 ---@type table<integer, AcpChatHighlightState>
 local states = {}
@@ -113,7 +120,10 @@ local function note_change(st, first, last_old, last_new)
   if last ~= nil and last[1] <= stop and first <= last[2] then
     last[1], last[2] = math.min(last[1], first), math.max(last[2], stop)
   elseif #ranges >= 64 then
-    -- Changes all over the chat (never from a stream): one range over all of them.
+    -- Changes all over the chat (never from a stream), or the rows out of view left between the parts
+    -- scrolled through: one range over all of them. The rows already highlighted in it are highlighted again
+    -- when seen (redundant, not wrong); keeping the closest ranges apart instead cost a sort on every change
+    -- of a replay.
     local lo, hi = first, stop
     for _, r in ipairs(ranges) do
       lo, hi = math.min(lo, r[1]), math.max(hi, r[2])
@@ -122,6 +132,71 @@ local function note_change(st, first, last_old, last_new)
   else
     ranges[#ranges + 1] = { first, stop }
   end
+end
+
+--- Removes rows [a, b) from the changed ranges (they are being highlighted), splitting a range around them.
+---@param st AcpChatHighlightState
+---@param a integer
+---@param b integer
+local function cut(st, a, b)
+  local ranges = st.ranges
+  local i = 1
+  while ranges[i] ~= nil do
+    local r = ranges[i]
+    if r[2] <= a or r[1] >= b then
+      i = i + 1
+    elseif r[1] >= a and r[2] <= b then
+      table.remove(ranges, i)
+    elseif r[1] >= a then
+      r[1] = b
+      i = i + 1
+    elseif r[2] <= b then
+      r[2] = a
+      i = i + 1
+    else
+      table.insert(ranges, i + 1, { b, r[2] })
+      r[2] = a
+      i = i + 2
+    end
+  end
+end
+
+--- The rows in view ({first, stop}, 0-based, stop exclusive) of every window showing the buffer, with their
+--- margin; none when the chat is not shown (it is highlighted once it is: BufWinEnter).
+---@param buf integer
+---@return integer[][]
+local function in_view(buf)
+  local views = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    -- line("w0"/"w$") bring the window's top line up to date first (a chat drawn in this same tick).
+    local top, bot = vim.fn.line("w0", win), vim.fn.line("w$", win)
+    local margin = math.max(M.margin_rows, math.floor(api.nvim_win_get_height(win) / 2))
+    views[#views + 1] = { math.max(top - 1 - margin, 0), bot + margin }
+  end
+  return views
+end
+
+--- The last changed row in view, plus one (0 when none is): where the next item to highlight ends.
+---@param st AcpChatHighlightState
+---@param views integer[][]
+---@param count integer the buffer's line count
+---@return integer
+local function last_in_view(st, views, count)
+  local ranges = st.ranges
+  for i = #ranges, 1, -1 do
+    local r = ranges[i]
+    local best = 0
+    for _, v in ipairs(views) do
+      local a, b = math.max(r[1], v[1]), math.min(r[2], v[2], count)
+      if a < b and b > best then
+        best = b
+      end
+    end
+    if best > 0 then
+      return best
+    end
+  end
+  return 0
 end
 
 --- Starts highlighting a chat buffer (from its ftplugin). Without the markdown parser the chat stays plain.
@@ -151,7 +226,34 @@ function M.attach(buf)
       end
     end,
   })
+  -- Rows come into view: the chat shown in a window, or a window showing it scrolled or resized.
+  api.nvim_create_autocmd("BufWinEnter", {
+    buffer = buf,
+    callback = function()
+      if states[buf] ~= st then
+        return true
+      end
+      if st.chat ~= nil then
+        M.schedule(st.chat)
+      end
+    end,
+  })
 end
+
+api.nvim_create_autocmd("WinScrolled", {
+  group = api.nvim_create_augroup("acp_nvim_chat_highlight", { clear = true }),
+  callback = function()
+    for key in pairs(vim.v.event) do
+      local win = tonumber(key)
+      if win ~= nil and api.nvim_win_is_valid(win) then
+        local st = states[api.nvim_win_get_buf(win)]
+        if st ~= nil and st.chat ~= nil then
+          M.schedule(st.chat)
+        end
+      end
+    end
+  end,
+})
 
 --- Stops highlighting a buffer; its marks go.
 ---@param buf integer
@@ -170,46 +272,51 @@ function M.detach(buf)
   end
 end
 
---- The newest item still to highlight, taken off the end of the changed ranges: the item, the first of its
---- rows that changed (relative to it) and its first row.
+--- The newest item in view still to highlight, its rows taken off the changed ranges: the item, the first of
+--- its rows that changed (relative to it) and its first row. Rows out of view stay in the ranges.
 ---@param chat AcpChat
 ---@param st AcpChatHighlightState
 ---@return AcpChatItem|nil, integer, integer
 local function take(chat, st)
-  local ranges = st.ranges
   local count = api.nvim_buf_line_count(chat.buf)
-  while ranges[1] ~= nil do
-    local r = ranges[#ranges]
-    local stop = math.min(r[2], count)
-    local entry, first = nil, 0
-    if r[1] < stop then
-      entry, first = require("acp_nvim.ui.chat").item_at(chat, stop - 1)
+  local views = in_view(chat.buf)
+  local chat_mod = require("acp_nvim.ui.chat")
+  while true do
+    local stop = last_in_view(st, views, count)
+    if stop == 0 then
+      return nil, 0, 0
+    end
+    local entry, first = chat_mod.item_at(chat, stop - 1)
+    local _, last = nil, nil
+    if entry ~= nil then
+      _, last = chat_mod.item_range(chat, entry)
     end
     if entry == nil then
-      ranges[#ranges] = nil
+      -- Rows above the first item (the chat's header): nothing to highlight there.
+      cut(st, 0, stop)
+    elseif last == nil then
+      cut(st, first, stop)
     else
-      local rel = math.max(r[1] - first, 0)
-      if r[1] >= first then
-        ranges[#ranges] = nil
-      else
-        r[2] = first
-      end
-      -- An earlier range over the same item (changed in two places): one parse for both.
-      local prev = ranges[#ranges]
-      while prev ~= nil and prev[2] > first and prev[1] < stop do
-        rel = math.min(rel, math.max(prev[1] - first, 0))
-        if prev[1] >= first then
-          ranges[#ranges] = nil
-          prev = ranges[#ranges]
-        else
-          prev[2] = first
-          prev = nil
+      -- The first changed row of the item, wherever the ranges over it are (changed in two places: one
+      -- parse for both).
+      local rel = nil
+      for _, r in ipairs(st.ranges) do
+        if r[1] <= last and r[2] > first then
+          rel = math.min(rel or math.huge, math.max(r[1] - first, 0))
         end
       end
-      return entry, rel, first
+      cut(st, first, math.max(last + 1, stop))
+      return entry, rel or 0, first
     end
   end
-  return nil, 0, 0
+end
+
+--- Whether changed rows are in view.
+---@param buf integer
+---@param st AcpChatHighlightState
+---@return boolean
+local function viewed_changes(buf, st)
+  return st.ranges[1] ~= nil and last_in_view(st, in_view(buf), api.nvim_buf_line_count(buf)) > 0
 end
 
 --- Whether the lines close every code fence they open: only such an item may be parsed with the items after
@@ -341,6 +448,33 @@ local function apply_captures(chat, job, deadline)
   return true
 end
 
+--- Whether a row is in one of the views.
+---@param views integer[][]
+---@param row integer
+---@return boolean
+local function seen(views, row)
+  for _, v in ipairs(views) do
+    if row >= v[1] and row < v[2] then
+      return true
+    end
+  end
+  return false
+end
+
+--- Whether rows [a, b) are all in one changed range (an item drawn whole since it was last highlighted).
+---@param st AcpChatHighlightState
+---@param a integer
+---@param b integer
+---@return boolean
+local function changed(st, a, b)
+  for _, r in ipairs(st.ranges) do
+    if r[1] <= a and r[2] >= b then
+      return true
+    end
+  end
+  return false
+end
+
 --- Starts parsing `entry` from row `from` (relative to it), with the whole items drawn just before it when it is
 --- parsed whole; nil when there is nothing to parse or the block is deferred.
 ---@param chat AcpChat
@@ -370,10 +504,11 @@ local function start_job(chat, st, entry, first, from)
   if from == 0 then
     -- The whole items changed just before it, while they fit in a batch.
     local item_at = require("acp_nvim.ui.chat").item_at
-    local r = st.ranges[#st.ranges]
-    while r ~= nil and r[2] == row and row > 0 and size < M.batch_bytes do
+    while row > 0 and size < M.batch_bytes do
       local prev, prev_first = item_at(chat, row - 1)
-      if prev == nil or prev_first < r[1] then
+      -- Only items in view: a batch reaching above it would parse what nobody sees yet, in ticks taken
+      -- from the user.
+      if prev == nil or not changed(st, prev_first, row) or not seen(in_view(buf), row - 1) then
         break
       end
       local prev_size = api.nvim_buf_get_offset(buf, row) - api.nvim_buf_get_offset(buf, prev_first)
@@ -384,13 +519,8 @@ local function start_job(chat, st, entry, first, from)
       table.insert(entries, 1, prev)
       table.insert(chunks, 1, lines)
       st.settled[prev], st.deferred[prev] = nil, nil
+      cut(st, prev_first, row)
       row, size = prev_first, size + prev_size
-      if r[1] >= prev_first then
-        st.ranges[#st.ranges] = nil
-        r = st.ranges[#st.ranges]
-      else
-        r[2] = prev_first
-      end
     end
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
@@ -465,6 +595,7 @@ function M.refresh(chat)
     M.detach(chat.buf)
     return
   end
+  st.chat = chat
   if st.items ~= chat.items then
     -- The chat was emptied for a reload (chat.reset): what was known of its items is void.
     st.items = chat.items
@@ -515,9 +646,10 @@ function M.refresh(chat)
     end
   end
   local quiet = vim.uv.now() - st.last_change >= M.pause_ms
-  if (st.job ~= nil or st.ranges[1] ~= nil) and quiet then
+  local waiting = st.job ~= nil or viewed_changes(chat.buf, st)
+  if waiting and quiet then
     M.schedule(chat)
-  elseif st.job ~= nil or st.ranges[1] ~= nil or next(st.deferred) ~= nil then
+  elseif waiting or next(st.deferred) ~= nil then
     arm_timer(chat, st)
   end
 end
@@ -538,7 +670,8 @@ function M.schedule(chat)
   end)
 end
 
---- Whether highlighting work is still waiting (tests, benchmarks).
+--- Whether highlighting work is still waiting for the rows in view (tests, benchmarks): rows out of view wait
+--- until they are scrolled to.
 ---@param buf integer
 ---@return boolean
 function M.pending(buf)
@@ -546,7 +679,7 @@ function M.pending(buf)
   if st == nil then
     return false
   end
-  return st.job ~= nil or st.ranges[1] ~= nil or next(st.deferred) ~= nil
+  return st.job ~= nil or next(st.deferred) ~= nil or viewed_changes(buf, st)
 end
 
 return M
