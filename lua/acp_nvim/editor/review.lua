@@ -13,7 +13,7 @@
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
 --- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
---- (config.lua has the defaults).
+--- (declared with their defaults in acp_nvim/app/config.py).
 local M = {}
 
 local api = vim.api
