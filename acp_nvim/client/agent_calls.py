@@ -22,6 +22,8 @@ from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
 T = TypeVar("T")
+# The answers of the two calls that reopen an existing session.
+Reopened = TypeVar("Reopened", s.LoadSessionResponse, s.ResumeSessionResponse)
 
 
 class InvalidAnswer(RpcError):
@@ -147,19 +149,15 @@ class AgentCalls:
     ) -> s.LoadSessionResponse:
         if not self.capabilities.load_session:
             raise Unsupported(f"{self.display_name} cannot load sessions")
-        request = s.LoadSessionRequest(
-            session_id=session_id,
-            cwd=cwd,
-            mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
-            additional_directories=agent_capabilities.additional_directories(
-                self.capabilities, additional_directories
-            ),
+        return await self._reopen(
+            m.SESSION_LOAD,
+            s.LoadSessionRequest,
+            s.LoadSessionResponse,
+            session_id,
+            cwd,
+            mcp_servers,
+            additional_directories,
         )
-        # The agent replays the history before it answers: those updates must reach the editor.
-        with self._dispatcher.opening_session(session_id):
-            response = await self._call(m.SESSION_LOAD, request, s.LoadSessionResponse)
-            self._remember_session(session_id, response.modes, response.config_options)
-        return response
 
     async def resume_session(
         self,
@@ -171,7 +169,27 @@ class AgentCalls:
         agent_capabilities.require_session_capability(
             self.capabilities, "resume", "resume sessions", self.display_name
         )
-        request = s.ResumeSessionRequest(
+        return await self._reopen(
+            m.SESSION_RESUME,
+            s.ResumeSessionRequest,
+            s.ResumeSessionResponse,
+            session_id,
+            cwd,
+            mcp_servers,
+            additional_directories,
+        )
+
+    async def _reopen(
+        self,
+        method: str,
+        request_type: type[s.LoadSessionRequest] | type[s.ResumeSessionRequest],
+        result_type: type[Reopened],
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer],
+        additional_directories: Sequence[str] | None,
+    ) -> Reopened:
+        request = request_type(
             session_id=session_id,
             cwd=cwd,
             mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
@@ -179,8 +197,9 @@ class AgentCalls:
                 self.capabilities, additional_directories
             ),
         )
+        # A loaded session's history is replayed before the answer: those updates must reach the editor.
         with self._dispatcher.opening_session(session_id):
-            response = await self._call(m.SESSION_RESUME, request, s.ResumeSessionResponse)
+            response = await self._call(method, request, result_type)
             self._remember_session(session_id, response.modes, response.config_options)
         return response
 
