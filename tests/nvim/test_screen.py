@@ -85,6 +85,24 @@ def start_nvim(tmux: str, tmp_path: Path, init: Path, args: str, size: tuple[int
     )
 
 
+def plain_init(tmp_path: Path, options: str = "", extra: str = "") -> Path:
+    """An init.lua with the plugin, its host on this interpreter, its log in `tmp_path`, `options` given to
+    setup() (Lua table fields) and `extra` Lua after it."""
+    init = tmp_path / "init.lua"
+    init.write_text(
+        f"""
+vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
+require("acp_nvim").setup({{
+  python = {json.dumps(sys.executable)},
+  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
+  {options}
+}})
+{extra}
+"""
+    )
+    return init
+
+
 def prompting_init(tmp_path: Path, scenario: dict[str, Any], chat_width: int, prompt: bool = True) -> Path:
     """An init.lua that starts the scripted agent of `scenario` and (`prompt`) sends one prompt once it is
     ready, the statusline showing acp.nvim's, beside hello.py."""
@@ -153,16 +171,7 @@ def test_host_prestarts_in_a_terminal_ui_and_ends_with_neovim(tmux: str, tmp_pat
     Neovim ends it."""
 
     socket = tmp_path / "nvim.sock"
-    init = tmp_path / "init.lua"
-    init.write_text(
-        f"""
-vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
-require("acp_nvim").setup({{
-  python = {json.dumps(sys.executable)},
-  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
-}})
-"""
-    )
+    init = plain_init(tmp_path)
     start_nvim(tmux, tmp_path, init, f"--listen {socket}", size=(100, 30))
     wait_screen(tmux, ["~"])
     nvim = pynvim.attach("socket", path=str(socket))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,9 +13,8 @@ import pynvim
 import pytest
 
 from bench.harness import wait_until
-from tests.conftest import ROOT
 from tests.nvim.agent_io import scripted_config
-from tests.nvim.test_screen import capture, pytestmark, start_nvim, wait_screen
+from tests.nvim.test_screen import capture, plain_init, pytestmark, start_nvim, wait_screen
 
 __all__ = ["pytestmark"]
 
@@ -26,22 +24,6 @@ def tmux() -> Iterator[str]:
     name = f"acp-nvim-{uuid.uuid4().hex[:8]}"
     yield name
     subprocess.run(["tmux", "kill-session", "-t", name], check=False, capture_output=True)
-
-
-def plain_init(tmp_path: Path, options: str = "", extra: str = "") -> Path:
-    init = tmp_path / "init.lua"
-    init.write_text(
-        f"""
-vim.opt.runtimepath:prepend({json.dumps(str(ROOT))})
-require("acp_nvim").setup({{
-  python = {json.dumps(sys.executable)},
-  log = {{ file = {json.dumps(str(tmp_path / "acp.log"))} }},
-  {options}
-}})
-{extra}
-"""
-    )
-    return init
 
 
 def attach(tmux: str, socket: Path) -> Any:
