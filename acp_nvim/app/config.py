@@ -36,6 +36,8 @@ class ChatOptions(msgspec.Struct, kw_only=True, frozen=True):
     prompt_height: float = 5
     # Open the chat as soon as a session starts.
     open_on_start: bool = True
+    # :AcpChat starts Insert mode in an empty prompt: the next keys typed are the prompt.
+    start_insert: bool = True
     # Fold the agent's thoughts (zo opens one).
     fold_thoughts: bool = True
     # Lines of a running command's output shown under its tool call.

@@ -103,6 +103,7 @@ function M.chat()
   ensure_setup()
   local chat = require("acp_nvim.ui.chat")
   if chat.open() then
+    require("acp_nvim.ui.prompt").start_typing()
     return
   end
   if status.chat_coming() then

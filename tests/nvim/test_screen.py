@@ -319,7 +319,7 @@ def test_what_arrives_while_typing_in_insert_mode_is_folded_when_it_ends(tmux: s
     init = prompting_init(tmp_path, scenario, chat_width=100, prompt=False)
     start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
     wait_screen(tmux, ["Screen Agent 3.1 ready"])
-    keys = [":AcpChat", "Enter", "i", "improve the greeting", "C-s", "and then"]
+    keys = [":AcpChat", "Enter", "improve the greeting", "C-s", "and then"]
     subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
     screen = wait_screen(tmux, ["All tests pass.", "-- INSERT --", "and then"])
     assert "I should read the file first." in screen  # not folded yet

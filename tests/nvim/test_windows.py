@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pynvim.api.common import NvimError
 
-from tests.nvim.conftest import Nvim
+from tests.nvim.conftest import Nvim, configure
 
 LAYOUT = """
 local chat = require('acp_nvim.ui.chat')
@@ -125,3 +125,43 @@ def test_quitting_the_last_file_window_of_a_tab_closes_the_tab_and_keeps_the_oth
     assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
     # The session's chat is hidden, not gone: :AcpChat brings it back.
     assert nvim.lua("return vim.api.nvim_buf_is_valid(require('acp_nvim.ui.chat').chats.s1.buf)")
+
+
+PROMPT_TEXT = "table.concat(vim.api.nvim_buf_get_lines(args[1], 0, -1, false), '\\n')"
+
+
+def test_acpchat_puts_the_cursor_in_an_empty_prompt_in_insert_mode(
+    nvim: Nvim, layout: dict[str, int]
+) -> None:
+    """What the README says: open the chat, type the prompt. In Normal mode `show me the tour` would have
+    substituted a character and inserted the rest."""
+    nvim.lua("vim.api.nvim_set_current_win(...)", layout["file"])
+    nvim.api.command("AcpChat")
+    nvim.wait("vim.api.nvim_get_mode().mode == 'i'")
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == layout["prompt"]
+    nvim.api.input("show me the tour")
+    nvim.wait(f"{PROMPT_TEXT} == 'show me the tour'", 5, layout["prompt_buf"])
+    nvim.api.input("<Esc>")
+    nvim.wait("vim.api.nvim_get_mode().mode == 'n'")
+    # Back to a draft: Normal mode, the user may have come to edit it.
+    nvim.lua("vim.api.nvim_set_current_win(...)", layout["file"])
+    nvim.api.command("AcpChat")
+    assert nvim.lua("return { vim.api.nvim_get_current_win(), vim.api.nvim_get_mode().mode }") == [
+        layout["prompt"],
+        "n",
+    ]
+    assert nvim.lua(f"local args = {{...}} return {PROMPT_TEXT}", layout["prompt_buf"]) == "show me the tour"
+
+
+def test_with_start_insert_off_acpchat_leaves_normal_mode(
+    nvim: Nvim, layout: dict[str, int], tmp_path: Path
+) -> None:
+    configure(nvim, tmp_path, chat={"start_insert": False})
+    nvim.wait_configured()
+    nvim.lua("vim.api.nvim_set_current_win(...)", layout["file"])
+    nvim.api.command("AcpChat")
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == layout["prompt"]
+    # Typed keys are Normal-mode commands: `i` begins Insert mode (in Insert mode it would be text).
+    nvim.api.input("ihello<Esc>")
+    nvim.wait(f"{PROMPT_TEXT} ~= ''", 5, layout["prompt_buf"])
+    assert nvim.lua(f"local args = {{...}} return {PROMPT_TEXT}", layout["prompt_buf"]) == "hello"

@@ -656,6 +656,7 @@ function M.create(session_id, info)
     -- :AcpChat was asked for while the agent was starting: the user is waiting for exactly this window.
     M.focus_when_created = false
     M.open(session_id)
+    require("acp_nvim.ui.prompt").start_typing()
   elseif took_over or require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
     -- user's buffer in the middle of typing.

@@ -495,4 +495,20 @@ function M.open(chat, chat_win)
   api.nvim_set_current_win(win)
 end
 
+--- After :AcpChat: Insert mode in the prompt it focused when that prompt is empty (option chat.start_insert),
+--- so a user who opens the chat and types is typing the prompt (in Normal mode, `show me ...` would substitute).
+--- A prompt holding a draft is left in Normal mode: the user may have come back to edit it.
+function M.start_typing()
+  local buf = api.nvim_get_current_buf()
+  if
+    vim.bo[buf].filetype ~= "acp_nvim_prompt" or not require("acp_nvim.config").options.chat.start_insert
+  then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  if #lines == 1 and lines[1] == "" then
+    vim.cmd.startinsert()
+  end
+end
+
 return M
