@@ -2,9 +2,9 @@
 
 The real client (`AgentConnection`) reads the flood agent; an editor does what the controller does with each
 update (the real reducer `SessionState`, then the real `ChatRenderer`, which builds the view models); the
-`Bridge` is replaced by one that encodes each Lua call with msgpack, as pynvim would, and drops it; the traffic
-log of `:AcpLog` records every line, as in the host. cProfile (stdlib) shows where the host's time goes; the Lua
-half is timed inside Neovim by the streaming benchmark (its `apply` figures).
+`Bridge` is replaced by one that encodes each Lua call with msgpack, as pynvim would, and drops it; the
+traffic log of `:AcpLog` records every line, as in the host. cProfile (stdlib) shows where the host's time
+goes; the Lua half is timed inside Neovim by the streaming benchmark (its `apply` figures).
 
 `--no-profile` runs without cProfile (whose cost per call distorts a path made of many small calls) and prints
 the process's CPU time: run it under `valgrind --tool=callgrind` at two sizes, and the difference of the
@@ -27,9 +27,9 @@ import msgpack  # type: ignore[import-untyped]
 import msgspec
 
 from acp_nvim.client.agent import AgentConnection
-from acp_nvim.client.traffic import TrafficLog
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.session import SessionState
+from acp_nvim.client.traffic import TrafficLog
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.protocol import schema as s
 from bench.flood_agent import final_text
@@ -97,7 +97,7 @@ async def run(show: str, count: int) -> tuple[float, EncodingBridge]:
 
         editor = RenderingEditor(bridge, spawn)
         traffic = TrafficLog()
-        async with AgentConnection.launch(flood_command(), editor, on_message=traffic.record) as agent:
+        async with AgentConnection.launch(flood_command(), editor, on_messages=traffic.record_lines) as agent:
             session = await agent.new_session(os.getcwd())
             renderer = editor.open(session.session_id)
             bridge.needle = final_text(show, count)

@@ -414,6 +414,25 @@ async def test_traffic_hook_sees_raw_lines_both_ways() -> None:
     ]
 
 
+async def test_traffic_hook_by_read_sees_a_reads_lines_at_once_and_no_dropped_line() -> None:
+    reads: list[tuple[str, list[bytes]]] = []
+    async with running(max_message_size=64, on_messages=lambda d, lines: reads.append((d, lines))) as h:
+        await h.conn.notify("out/note")
+        await h.wire.read()
+        # One read: two notifications, an oversized line (not a line the hook sees), one more.
+        await h.wire.write(b'{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","method":"b"}\n')
+        await h.wire.write(b"x" * 100 + b'\n{"jsonrpc":"2.0","method":"c"}\n')
+        await h.end_input_and_drain()
+    *seen, (direction, answer) = reads
+    assert seen == [
+        ("out", [b'{"jsonrpc":"2.0","method":"out/note"}']),
+        ("in", [b'{"jsonrpc":"2.0","method":"a"}', b'{"jsonrpc":"2.0","method":"b"}']),
+        ("in", [b'{"jsonrpc":"2.0","method":"c"}']),
+    ]
+    # The line dropped is answered, and the answer is seen as it goes out.
+    assert direction == "out" and msgspec.json.decode(answer[0])["error"]["code"] == -32600
+
+
 # --- cancellation
 
 
