@@ -109,6 +109,7 @@ class AgentConnection(AgentCalls):
                     process.stdin,
                     on_request=dispatcher.on_request,
                     on_notification=dispatcher.on_notification,
+                    route=dispatcher.route(),
                     closed_reason=closed_reason,
                     on_message=on_message,
                     on_messages=on_messages,

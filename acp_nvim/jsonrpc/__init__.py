@@ -26,11 +26,13 @@ from .wire import (
     MessageHook,
     MessagesHook,
     NotificationHandler,
+    NotificationRoute,
     ProtocolError,
     ProtocolErrorHook,
     ProtocolErrorKind,
     RequestHandler,
     RequestId,
+    RoutedNotification,
 )
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "MessagesHook",
     "MethodNotFound",
     "NotificationHandler",
+    "NotificationRoute",
     "Oversized",
     "ParseError",
     "ProtocolError",
@@ -61,6 +64,7 @@ __all__ = [
     "RequestCancelled",
     "RequestHandler",
     "RequestId",
+    "RoutedNotification",
     "RpcError",
     "format_size",
 ]

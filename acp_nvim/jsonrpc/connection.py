@@ -32,6 +32,7 @@ from .wire import (
     MessageHook,
     MessagesHook,
     NotificationHandler,
+    NotificationRoute,
     OutError,
     OutErrorBody,
     OutNotification,
@@ -56,7 +57,10 @@ class Connection:
     `RpcError` (e.g. `MethodNotFound.for_method(method)`, `InvalidParams(...)`) to answer with an error; a
     `msgspec.ValidationError` escaping it is answered with -32602, any other exception with -32603.
     `on_notification(method, params)` is awaited in arrival order on the reader: keep it quick and never
-    await one of our own `request()`s inside it (the answer is read by the same task).
+    await one of our own `request()`s inside it (the answer is read by the same task). A `route` takes the
+    valid lines of one notification method (the bulk of a stream) in one decode, in the same order.
+    `on_message(direction, line)` sees every line read or sent; `on_messages(direction, lines)` the same, the
+    lines of one read in one call.
     `params` is None when the message had none (or null).
 
     The caller owns the streams: `serve()` neither closes them nor the process behind them.
@@ -69,6 +73,7 @@ class Connection:
         *,
         on_request: RequestHandler,
         on_notification: NotificationHandler,
+        route: NotificationRoute | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         closed_reason: ClosedReason | None = None,
         on_message: MessageHook | None = None,
@@ -80,6 +85,7 @@ class Connection:
         self._receive = receive
         self._send = send
         self._on_notification = on_notification
+        self._route = route
         self._closed_reason = closed_reason
         self._on_message = on_message
         self._on_messages = on_messages
@@ -297,6 +303,19 @@ class Connection:
                 item.decode("utf-8")
             except UnicodeDecodeError:
                 self._bad.not_utf8(item)
+                return None
+        route = self._route
+        if route is not None:
+            try:
+                routed = route.decoder.decode(item)
+            except Exception:
+                # Not a valid line of the route: the ordinary path below decodes it again and says why.
+                routed = None
+            if routed is not None and isinstance(routed.id, UnsetType):
+                try:
+                    route.handle(routed.params)
+                except Exception as exc:
+                    self._notification_failed(route.method, item, exc)
                 return None
         try:
             envelope = self._envelope_decoder.decode(item)
