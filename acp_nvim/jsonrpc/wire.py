@@ -19,7 +19,8 @@ RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object
 NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None] | None]
 Direction: TypeAlias = Literal["in", "out"]
 MessageHook: TypeAlias = Callable[[Direction, bytes], None]
-# The same lines, those of one read at once (in the order read): one call per read, not one per line.
+# The same lines, those of one read at once (in the order read): one call per read, not one per line. The
+# list is the connection's: read it, keep it, never change it.
 MessagesHook: TypeAlias = Callable[[Direction, list[bytes]], None]
 ProtocolErrorKind: TypeAlias = Literal[
     "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error", "too_deep"
