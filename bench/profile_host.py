@@ -2,9 +2,13 @@
 
 The real client (`AgentConnection`) reads the flood agent; an editor does what the controller does with each
 update (the real reducer `SessionState`, then the real `ChatRenderer`, which builds the view models); the
-`Bridge` is replaced by one that encodes each Lua call with msgpack, as pynvim would, and drops it. cProfile
-(stdlib) shows where the host's time goes; the Lua half is timed inside Neovim by the streaming benchmark
-(its `apply` figures).
+`Bridge` is replaced by one that encodes each Lua call with msgpack, as pynvim would, and drops it; the
+traffic log of `:AcpLog` records every line, as in the host. cProfile (stdlib) shows where the host's time
+goes; the Lua half is timed inside Neovim by the streaming benchmark (its `apply` figures).
+
+`--no-profile` runs without cProfile (whose cost per call distorts a path made of many small calls) and prints
+the process's CPU time: run it under `valgrind --tool=callgrind` at two sizes, and the difference of the
+instruction counts over the difference of the sizes is the cost of one streamed update.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import msgspec
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.session import SessionState
+from acp_nvim.client.traffic import TrafficLog
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.protocol import schema as s
 from bench.flood_agent import final_text
@@ -91,7 +96,8 @@ async def run(show: str, count: int) -> tuple[float, EncodingBridge]:
             tasks.start_soon(fn)
 
         editor = RenderingEditor(bridge, spawn)
-        async with AgentConnection.launch(flood_command(), editor) as agent:
+        traffic = TrafficLog()
+        async with AgentConnection.launch(flood_command(), editor, on_messages=traffic.record_lines) as agent:
             session = await agent.new_session(os.getcwd())
             renderer = editor.open(session.session_id)
             bridge.needle = final_text(show, count)
@@ -113,7 +119,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("show", nargs="?", default="words", choices=["words", "mix", "history"])
     parser.add_argument("count", nargs="?", type=int, default=100_000)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--no-profile", action="store_true", help="no cProfile: CPU time (or callgrind) only")
     args = parser.parse_args(argv)
+    if args.no_profile:
+        cpu = time.process_time()
+        elapsed, bridge = anyio.run(run, args.show, args.count)
+        cpu = time.process_time() - cpu
+        print(
+            f"{args.show} {args.count}: {elapsed * 1000:.0f} ms, CPU {cpu * 1000:.0f} ms, "
+            f"{bridge.calls} Lua calls, {bridge.bytes} bytes"
+        )
+        return
     profile = cProfile.Profile()
     profile.enable()
     elapsed, bridge = anyio.run(run, args.show, args.count)

@@ -1,7 +1,8 @@
 """The JSON-RPC traffic of each agent, for `:AcpLog`: one bounded, redacted `TrafficLog` per agent name.
 
-The controller passes `on_message=agent_log.record_hook(name)` to `AgentConnection.launch`; recording runs
-on the anyio thread for every line, so it only appends (see `TrafficLog`). `view` and `save` run on pynvim's
+The controller passes `on_messages=agent_log.record_hook(name)` to `AgentConnection.launch`; recording runs
+on the anyio thread for every read of the agent's pipe (and every line sent), so it only appends (see
+`TrafficLog`). `view` and `save` run on pynvim's
 thread when the user asks, and do the expensive part there: parsing, redaction, pretty-printing. A log
 survives a restart of its agent, so that after a crash the user can still read what led to it.
 """
@@ -14,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from acp_nvim.client.agent import TrafficHook
+from acp_nvim.client.agent import TrafficLinesHook
 from acp_nvim.client.traffic import TrafficEntry, TrafficLog, describe
 
 _lock = threading.Lock()
@@ -22,8 +23,8 @@ _logs: dict[str, TrafficLog] = {}
 _current: str | None = None
 
 
-def record_hook(agent_name: str) -> TrafficHook:
-    """The `on_message` callable for the agent `agent_name`; makes it the current agent of `:AcpLog`."""
+def record_hook(agent_name: str) -> TrafficLinesHook:
+    """The `on_messages` callable for the agent `agent_name`; makes it the current agent of `:AcpLog`."""
     global _current
     with _lock:
         traffic = _logs.get(agent_name)
@@ -31,9 +32,9 @@ def record_hook(agent_name: str) -> TrafficHook:
             traffic = _logs[agent_name] = TrafficLog()
         _current = agent_name
 
-    # The log's own method, called for every line: no lock (a reader copies the deque in one C call, atomic
+    # The log's own method, called for every read: no lock (a reader copies the deque in one C call, atomic
     # under the GIL) and no wrapper, each a cost per streamed update.
-    return traffic.record
+    return traffic.record_lines
 
 
 def names() -> list[str]:

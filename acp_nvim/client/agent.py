@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from acp_nvim.client.agent_calls import AgentCalls, InvalidAnswer, TrafficHook
+from acp_nvim.client.agent_calls import AgentCalls, InvalidAnswer, TrafficHook, TrafficLinesHook
 from acp_nvim.client.diagnostics import Diagnostics, TroubleSink
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.editor import Editor
@@ -24,7 +24,7 @@ from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
-__all__ = ["AgentConnection", "InvalidAnswer", "TrafficHook"]
+__all__ = ["AgentConnection", "InvalidAnswer", "TrafficHook", "TrafficLinesHook"]
 
 log = logging.getLogger("acp_nvim.client")
 
@@ -45,13 +45,16 @@ class AgentConnection(AgentCalls):
         client_info: s.Implementation = CLIENT_INFO,
         max_message_size: int | None = None,
         on_message: TrafficHook | None = None,
+        on_messages: TrafficLinesHook | None = None,
         on_protocol_error: Callable[[str], None] | None = None,
         on_trouble: TroubleSink | None = None,
     ) -> AsyncIterator[AgentConnection]:
         """Start the agent and complete `initialize`; raises a `StartError` with a one-line reason.
 
-        `on_protocol_error` sees every bad line (for logs); `on_trouble` gets the few messages meant for the
-        user, one per kind of trouble and then rate-limited summaries (see `Diagnostics`).
+        `on_message` sees every line read or sent, one call each; `on_messages` the same lines, those of one
+        read together (cheaper for a stream: the traffic log). `on_protocol_error` sees every bad line (for
+        logs); `on_trouble` gets the few messages meant for the user, one per kind of trouble and then
+        rate-limited summaries (see `Diagnostics`).
         """
         try:
             async with cls._launch(
@@ -61,6 +64,7 @@ class AgentConnection(AgentCalls):
                 client_info,
                 max_message_size,
                 on_message,
+                on_messages,
                 on_protocol_error,
                 on_trouble,
             ) as agent:
@@ -78,6 +82,7 @@ class AgentConnection(AgentCalls):
         client_info: s.Implementation,
         max_message_size: int | None,
         on_message: TrafficHook | None,
+        on_messages: TrafficLinesHook | None,
         on_protocol_error: Callable[[str], None] | None,
         on_trouble: TroubleSink | None,
     ) -> AsyncIterator[AgentConnection]:
@@ -104,8 +109,10 @@ class AgentConnection(AgentCalls):
                     process.stdin,
                     on_request=dispatcher.on_request,
                     on_notification=dispatcher.on_notification,
+                    route=dispatcher.route(),
                     closed_reason=closed_reason,
                     on_message=on_message,
+                    on_messages=on_messages,
                     on_protocol_error=protocol_error,
                     peer_name=f"agent {command.name}",
                     cancel_method=m.CANCEL_REQUEST,

@@ -16,7 +16,7 @@ from acp_nvim.client import agent_capabilities, failure
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.process import AgentProcess
-from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, MessageHook, RpcError
+from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, MessageHook, MessagesHook, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
@@ -34,6 +34,7 @@ class InvalidAnswer(RpcError):
 
 
 TrafficHook = MessageHook
+TrafficLinesHook = MessagesHook
 
 
 class AgentCalls:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import msgspec
 
 from acp_nvim.client.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
-from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, RpcError
+from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
@@ -24,6 +24,15 @@ log = logging.getLogger("acp_nvim.client")
 T = TypeVar("T")
 
 EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
+
+
+class SessionUpdateLine(RoutedNotification, kw_only=True, gc=False):
+    """A whole `session/update` line, decoded in one pass (`Dispatcher.route`). Dropped once its params are
+    handed on, and nothing in it can refer back to it: not tracked by the garbage collector (`gc=False`), a
+    cost less per line."""
+
+    method: Literal["session/update"]
+    params: s.SessionNotification
 
 
 class Dispatcher:
@@ -135,24 +144,32 @@ class Dispatcher:
         for scope in self._permission_scopes.get(session_id, ()):
             scope.cancel()
 
+    def route(self) -> NotificationRoute:
+        """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
+        envelope in one pass and delivered at once; the others reach `on_notification`, which says why."""
+        return NotificationRoute(m.SESSION_UPDATE, codec.decoder(SessionUpdateLine), self._session_update)
+
     def on_notification(self, method: str, params: msgspec.Raw | None) -> Awaitable[None] | None:
         if method != m.SESSION_UPDATE:
             return self._other_notification(method, params)
-        # session/update, the stream's bulk: tested first, handled inline, without a coroutine.
+        # A session/update the route did not take (or a connection without it): tested first, handled
+        # inline, without a coroutine.
         try:
             notification = codec.decode_session_update(params)
         except msgspec.ValidationError as err:
             log.warning("malformed session/update dropped: %s", err)
             self.diagnostics.report("malformed_update", str(err))
             return None
-        if notification is None:
-            return None
+        if notification is not None:
+            self._session_update(notification)
+        return None
+
+    def _session_update(self, notification: s.SessionNotification) -> None:
         if notification.session_id not in self.sessions and not self._opening:
             log.debug("update for unknown session %r dropped", notification.session_id)
             self.diagnostics.report("unknown_session")
-            return None
+            return
         self.editor.session_update(notification)
-        return None
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
         if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:

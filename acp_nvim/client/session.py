@@ -158,15 +158,26 @@ class SessionState(ToolCallTranscript):
         item.append(text)
         if key in self._whole:
             return
-        appended = self._changes.appended.get(key)
-        if appended is None:
+        try:
+            self._changes.appended[key].append(text)
+        except KeyError:
+            # Its first chunk of the frame: once per frame, where a lookup per chunk would cost every chunk.
             self._changes.appended[key] = [text]
-        else:
-            appended.append(text)
 
     def _chunk(self, role: MessageRole, block: s.ContentBlock, message_id: str | None) -> None:
         # Text is nearly every chunk: its text without a call.
         text = block.text if type(block) is s.ContentBlockText else content_text(block)
+        last = self._streaming
+        if (
+            last is not None
+            and last.role == role
+            and (message_id is None or message_id == last.message_id)
+            and not last.local
+        ):
+            # The stream's bulk, tested first: the next chunk of the message being streamed (a message id of
+            # its own is registered for it, so the lookup below would find this same message).
+            self._append(last, text)
+            return
         if message_id is not None:
             known = self._messages.get((role, message_id))
             if known is not None:

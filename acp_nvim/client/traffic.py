@@ -8,11 +8,13 @@ agent sending a whole file) is kept as its beginning only.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -41,42 +43,92 @@ class TrafficEntry(msgspec.Struct, frozen=True):
         return self.size > len(self.line)
 
 
+# One recorded batch: a read's lines (or one line sent), their direction and time, the lines (each cut to
+# MAX_KEPT_PER_MESSAGE), their full sizes when one was cut (else None: the lines are whole), their kept bytes.
+Batch: TypeAlias = tuple["Direction", float, list[bytes], list[int] | None, int]
+
+
 class TrafficLog:
     def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        # Plain tuples (direction, time, line, size): a frozen dataclass per line cost more than everything
-        # else the client does with a streamed update; `TrafficEntry`s are made when someone looks.
-        self._entries: deque[tuple[Direction, float, bytes, int]] = deque()
+        # Kept by batch, the lines of one read of the agent's pipe together: an agent streaming hundreds of
+        # lines per read costs one call, one time stamp and a few C-level list operations per read instead of
+        # a Python call per line (that call cost as much as decoding the line). `TrafficEntry`s are made
+        # when someone looks. A batch is never changed once in the deque, only replaced or dropped: a reader
+        # on another thread copies the deque and reads the batches without a lock.
+        self._batches: deque[Batch] = deque()
         self._max_messages = max_messages
         self._max_bytes = max_bytes
+        self._count = 0
         self._bytes = 0
         self.dropped = 0
 
     def record(self, direction: Direction, line: bytes) -> None:
-        """The `on_message` hook of the connection."""
-        size = len(line)
-        kept = bytes(line) if size <= MAX_KEPT_PER_MESSAGE else bytes(line[:MAX_KEPT_PER_MESSAGE])
-        entries = self._entries
-        total = self._bytes + len(kept)
-        # Room is made before the append, so a reader on another thread never sees more than the bounds. The
-        # newest message always goes in, even alone over the byte budget: it is the one the user wants. Once
-        # the log is full (any stream of more than max_messages) one message goes per message: no loop.
-        if len(entries) >= self._max_messages and total - len(entries[0][2]) <= self._max_bytes:
-            total -= len(entries.popleft()[2])
-            self.dropped += 1
-        else:
-            while entries and (len(entries) >= self._max_messages or total > self._max_bytes):
-                total -= len(entries.popleft()[2])
-                self.dropped += 1
-        entries.append((direction, time.time(), kept, size))
+        """One line (the `on_message` hook of the connection)."""
+        self.record_lines(direction, [bytes(line)])
+
+    def record_lines(self, direction: Direction, lines: list[bytes]) -> None:
+        """The lines of one read, in order (the `on_messages` hook of the connection); `lines` is not changed
+        afterwards by the caller."""
+        if not lines:
+            return
+        sizes: list[int] | None = None
+        if max(map(len, lines)) > MAX_KEPT_PER_MESSAGE:
+            sizes = [len(line) for line in lines]
+            lines = [line[:MAX_KEPT_PER_MESSAGE] for line in lines]
+        added = sum(map(len, lines))
+        count = self._count + len(lines)
+        total = self._bytes + added
+        # Room is made before the append, so a reader on another thread never sees more than the bounds. What
+        # stays is what recording the lines one by one would keep: the newest messages within both bounds,
+        # and always the newest one, even alone over the byte budget (it is the one the user wants).
+        batches = self._batches
+        while batches and (count > self._max_messages or total > self._max_bytes):
+            first = batches[0]
+            cut = self._cut(first[2], count, total)
+            if cut >= len(first[2]):
+                batches.popleft()
+                count -= len(first[2])
+                total -= first[4]
+                self.dropped += len(first[2])
+                continue
+            kept_sizes = None if first[3] is None else first[3][cut:]
+            kept = first[2][cut:]
+            batches[0] = (first[0], first[1], kept, kept_sizes, first[4] - sum(map(len, first[2][:cut])))
+            count -= cut
+            total -= first[4] - batches[0][4]
+            self.dropped += cut
+        if count > self._max_messages or total > self._max_bytes:
+            # The lines alone are over the bounds: their newest ones only (at least one).
+            cut = min(self._cut(lines, count, total), len(lines) - 1)
+            count -= cut
+            total -= sum(map(len, lines[:cut]))
+            self.dropped += cut
+            lines = lines[cut:]
+            sizes = None if sizes is None else sizes[cut:]
+            added = total
+        batches.append((direction, time.time(), lines, sizes, added))
+        self._count = count
         self._bytes = total
 
+    def _cut(self, lines: list[bytes], count: int, total: int) -> int:
+        """How many of the oldest `lines` must go for `count` messages of `total` bytes to fit the bounds."""
+        cut = max(0, count - self._max_messages)
+        over = total - self._max_bytes
+        if over > 0:
+            cut = max(cut, bisect.bisect_left(list(itertools.accumulate(map(len, lines))), over) + 1)
+        return cut
+
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._count
 
     def entries(self) -> list[TrafficEntry]:
         # The agent's thread records while Neovim's asks for the view: `list()` copies the deque in one C call
         # (atomic under the GIL), whereas iterating it in Python would fail when a record lands mid-way.
-        return [TrafficEntry(*entry) for entry in list(self._entries)]
+        return [
+            TrafficEntry(direction, timestamp, line, len(line) if sizes is None else sizes[index])
+            for direction, timestamp, lines, sizes, _ in list(self._batches)
+            for index, line in enumerate(lines)
+        ]
 
     def messages(self) -> list[dict[str, Any]]:
         """Every kept message as a redacted record: direction, ISO time, method (or id), the message."""

@@ -24,12 +24,15 @@ from .wire import (
     ClosedReason,
     Direction,
     MessageHook,
+    MessagesHook,
     NotificationHandler,
+    NotificationRoute,
     ProtocolError,
     ProtocolErrorHook,
     ProtocolErrorKind,
     RequestHandler,
     RequestId,
+    RoutedNotification,
 )
 
 __all__ = [
@@ -49,8 +52,10 @@ __all__ = [
     "InvalidRequest",
     "LineSplitter",
     "MessageHook",
+    "MessagesHook",
     "MethodNotFound",
     "NotificationHandler",
+    "NotificationRoute",
     "Oversized",
     "ParseError",
     "ProtocolError",
@@ -59,6 +64,7 @@ __all__ = [
     "RequestCancelled",
     "RequestHandler",
     "RequestId",
+    "RoutedNotification",
     "RpcError",
     "format_size",
 ]

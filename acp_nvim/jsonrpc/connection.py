@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import NoReturn
+from collections.abc import Awaitable
+from typing import NoReturn, cast
 
 import anyio
 import msgspec
@@ -29,7 +30,9 @@ from .wire import (
     Direction,
     Envelope,
     MessageHook,
+    MessagesHook,
     NotificationHandler,
+    NotificationRoute,
     OutError,
     OutErrorBody,
     OutNotification,
@@ -54,7 +57,10 @@ class Connection:
     `RpcError` (e.g. `MethodNotFound.for_method(method)`, `InvalidParams(...)`) to answer with an error; a
     `msgspec.ValidationError` escaping it is answered with -32602, any other exception with -32603.
     `on_notification(method, params)` is awaited in arrival order on the reader: keep it quick and never
-    await one of our own `request()`s inside it (the answer is read by the same task).
+    await one of our own `request()`s inside it (the answer is read by the same task). A `route` takes the
+    valid lines of one notification method (the bulk of a stream) in one decode, in the same order.
+    `on_message(direction, line)` sees every line read or sent; `on_messages(direction, lines)` the same, the
+    lines of one read in one call.
     `params` is None when the message had none (or null).
 
     The caller owns the streams: `serve()` neither closes them nor the process behind them.
@@ -67,9 +73,11 @@ class Connection:
         *,
         on_request: RequestHandler,
         on_notification: NotificationHandler,
+        route: NotificationRoute | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         closed_reason: ClosedReason | None = None,
         on_message: MessageHook | None = None,
+        on_messages: MessagesHook | None = None,
         on_protocol_error: ProtocolErrorHook | None = None,
         peer_name: str = "peer",
         cancel_method: str | None = None,
@@ -77,8 +85,10 @@ class Connection:
         self._receive = receive
         self._send = send
         self._on_notification = on_notification
+        self._route = route
         self._closed_reason = closed_reason
         self._on_message = on_message
+        self._on_messages = on_messages
         self._on_protocol_error = on_protocol_error
         self._peer = peer_name
         # The protocol above names its cancel notification (ACP has one); None: requests are never cancelled.
@@ -249,15 +259,38 @@ class Connection:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 logger.warning("reading from the %s failed: %s", self._peer, describe(exc))
                 break
-            for item in self._splitter.feed(chunk):
-                await self._handle_item(item, tg)
-        for item in self._splitter.finish():
-            await self._handle_item(item, tg)
+            items = self._splitter.feed(chunk)
+            if self._on_messages is not None and items:
+                self._hook_read(self._on_messages, items)
+            for item in items:
+                waiting = self._handle_item(item, tg)
+                if waiting is not None:
+                    await waiting
+        items = self._splitter.finish()
+        if self._on_messages is not None and items:
+            self._hook_read(self._on_messages, items)
+        for item in items:
+            waiting = self._handle_item(item, tg)
+            if waiting is not None:
+                await waiting
 
-    async def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> None:
+    def _hook_read(self, hook: MessagesHook, items: list[bytes | Oversized]) -> None:
+        """The lines of one read, at once: a stream's hundreds of lines per read cost the hook one call."""
+        if self._splitter.oversized:
+            lines = [item for item in items if not isinstance(item, Oversized)]
+        else:
+            lines = cast(list[bytes], items)
+        try:
+            hook("in", lines)
+        except Exception:
+            logger.exception("on_messages hook failed")
+
+    def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> Awaitable[None] | None:
+        """Handles one line at once; returns what is left to await (a notification handler that waits), so
+        that the stream's lines, handled at once, cost no coroutine each."""
         if isinstance(item, Oversized):
             self._bad.oversized(item)
-            return
+            return None
         on_message = self._on_message
         if on_message is not None:
             # Inline, not through _hook_message: one call less for each line of a stream.
@@ -270,20 +303,33 @@ class Connection:
                 item.decode("utf-8")
             except UnicodeDecodeError:
                 self._bad.not_utf8(item)
-                return
+                return None
+        route = self._route
+        if route is not None:
+            try:
+                routed = route.decoder.decode(item)
+            except Exception:
+                # Not a valid line of the route: the ordinary path below decodes it again and says why.
+                routed = None
+            if routed is not None and isinstance(routed.id, UnsetType):
+                try:
+                    route.handle(routed.params)
+                except Exception as exc:
+                    self._notification_failed(route.method, item, exc)
+                return None
         try:
             envelope = self._envelope_decoder.decode(item)
         except msgspec.ValidationError as exc:
             self._bad.invalid_request(usable_id(item), str(exc), item)
-            return
+            return None
         except msgspec.DecodeError:
             self._bad.not_json(item)
-            return
+            return None
         except RecursionError:
             # msgspec's depth limit is Python's recursion limit: valid JSON a few hundred levels deep is
             # refused by the decoder, not by us, and must be answered like any other bad line.
             self._bad.too_deep(item)
-            return
+            return None
 
         params = envelope.params if envelope.params and envelope.params != NULL else None
         method = envelope.method
@@ -293,38 +339,50 @@ class Connection:
                 # through one more coroutine per message.
                 if method == self._cancel_method:
                     self._incoming.cancel(params)
-                    return
+                    return None
                 try:
                     waiting = self._on_notification(method, params)
-                    if waiting is not None:
-                        await waiting
-                except msgspec.ValidationError as exc:
-                    self._protocol_error(
-                        "invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}"
-                    )
-                except RecursionError:
-                    self._protocol_error(
-                        "too_deep", f"the {self._peer} sent params {TOO_DEEP} in {method}: {preview(item)}"
-                    )
-                except Exception:
-                    logger.exception("handler for the %s notification failed", method)
-            else:
-                self._incoming.start(envelope.id, method, params, tg)
+                except Exception as exc:
+                    self._notification_failed(method, item, exc)
+                    return None
+                return None if waiting is None else self._finish_notification(method, item, waiting)
+            self._incoming.start(envelope.id, method, params, tg)
         elif not isinstance(envelope.id, UnsetType) and (envelope.result or envelope.error):
             self._pending.answer(envelope.id, envelope.result, envelope.error)
         else:
             request_id = None if isinstance(envelope.id, UnsetType) else envelope.id
             self._bad.invalid_request(request_id, "no method, result or error", item)
+        return None
+
+    async def _finish_notification(self, method: str, item: bytes, waiting: Awaitable[None]) -> None:
+        try:
+            await waiting
+        except Exception as exc:
+            self._notification_failed(method, item, exc)
+
+    def _notification_failed(self, method: str, item: bytes, exc: Exception) -> None:
+        if isinstance(exc, msgspec.ValidationError):
+            self._protocol_error("invalid_params", f"the {self._peer} sent invalid params in {method}: {exc}")
+        elif isinstance(exc, RecursionError):
+            self._protocol_error(
+                "too_deep", f"the {self._peer} sent params {TOO_DEEP} in {method}: {preview(item)}"
+            )
+        else:
+            logger.error("handler for the %s notification failed", method, exc_info=exc)
 
     # --- hooks
 
     def _hook_message(self, direction: Direction, line: bytes) -> None:
-        if self._on_message is None:
-            return
-        try:
-            self._on_message(direction, line)
-        except Exception:
-            logger.exception("on_message hook failed")
+        if self._on_message is not None:
+            try:
+                self._on_message(direction, line)
+            except Exception:
+                logger.exception("on_message hook failed")
+        if self._on_messages is not None:
+            try:
+                self._on_messages(direction, [line])
+            except Exception:
+                logger.exception("on_messages hook failed")
 
     def _protocol_error(self, kind: ProtocolErrorKind, message: str) -> None:
         logger.warning("%s", message)

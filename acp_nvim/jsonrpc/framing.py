@@ -45,6 +45,8 @@ class LineSplitter:
         self._dropping = False
         self._dropped = 0
         self._head = b""
+        # Whether the last `feed` (or `finish`) gave out an `Oversized`: when not, its items are all lines.
+        self.oversized = False
 
     @property
     def buffered(self) -> int:
@@ -54,6 +56,7 @@ class LineSplitter:
     def feed(self, data: bytes) -> list[bytes | Oversized]:
         # One C-level split per chunk instead of a find + slice + method call per line: a chunk holds hundreds
         # of streamed updates, and the per-line Python work was a fifth of the client's cost per message.
+        self.oversized = False
         pieces = data.split(b"\n")
         rest = pieces.pop()  # after the last newline: the start of a line still to come (b"" if none)
         out: list[bytes | Oversized] = []
@@ -90,6 +93,7 @@ class LineSplitter:
 
     def finish(self) -> list[bytes | Oversized]:
         """At end of stream: an unterminated last line is still delivered (or reported if too long)."""
+        self.oversized = False
         out: list[bytes | Oversized] = []
         if self._dropping or self._partial:
             self._end_line(out)
@@ -98,6 +102,7 @@ class LineSplitter:
     def _end_line(self, out: list[bytes | Oversized]) -> None:
         if self._dropping:
             out.append(Oversized(self._dropped, self._head))
+            self.oversized = True
             self._dropping = False
             self._dropped = 0
             self._head = b""
@@ -114,5 +119,6 @@ class LineSplitter:
             line = line[:-1]
         if len(line) > self.max_size:
             out.append(Oversized(size, whole[:HEAD_SIZE]))
+            self.oversized = True
         elif line and not line.isspace():
             out.append(line)

@@ -5,7 +5,7 @@ outgoing shapes, the hooks' types, and the short previews of a line that logs an
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -19,6 +19,9 @@ RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object
 NotificationHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[None] | None]
 Direction: TypeAlias = Literal["in", "out"]
 MessageHook: TypeAlias = Callable[[Direction, bytes], None]
+# The same lines, those of one read at once (in the order read): one call per read, not one per line. The
+# list is the connection's: read it, keep it, never change it.
+MessagesHook: TypeAlias = Callable[[Direction, list[bytes]], None]
 ProtocolErrorKind: TypeAlias = Literal[
     "oversized", "not_utf8", "not_json", "invalid_message", "invalid_params", "malformed_error", "too_deep"
 ]
@@ -53,6 +56,40 @@ class Envelope(msgspec.Struct):
     params: msgspec.Raw = msgspec.Raw()
     result: msgspec.Raw = msgspec.Raw()
     error: msgspec.Raw = msgspec.Raw()
+
+
+class RoutedNotification(msgspec.Struct, kw_only=True):
+    """The shape of a notification read through a `NotificationRoute`: a subclass narrows `method` to a
+    `Literal` of the route's method (so that any other line fails at its method, before its params are read)
+    and types `params`."""
+
+    method: str
+    params: Any
+    id: RequestId | UnsetType = UNSET
+
+
+class NotificationRoute:
+    """One notification method whose lines are decoded in a single pass, envelope and params together, by
+    the layer above's decoder, and handed at once to `handle` (which must not wait): the bulk of a stream.
+
+    A line that the decoder refuses for any reason (another method, a request, bad params, not JSON) takes
+    the ordinary path, with its usual answers and reports: the route only makes the valid lines cheaper.
+    """
+
+    __slots__ = ("decoder", "handle", "method")
+
+    def __init__(
+        self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[Any], None]
+    ) -> None:
+        routed = decoder.type
+        if not (isinstance(routed, type) and issubclass(routed, RoutedNotification)):
+            raise TypeError(f"a route decodes a RoutedNotification, not {routed!r}")
+        declared = next(f.type for f in msgspec.structs.fields(routed) if f.name == "method")
+        if get_origin(declared) is not Literal or get_args(declared) != (method,):
+            raise TypeError(f"{routed.__name__}.method must be Literal[{method!r}], not {declared!r}")
+        self.method = method
+        self.decoder = decoder
+        self.handle = handle
 
 
 class WireError(msgspec.Struct):

@@ -160,7 +160,7 @@ class Controller:
                         command,
                         editor,
                         handshake_timeout=spec.handshake_timeout,
-                        on_message=agent_log.record_hook(spec.name),
+                        on_messages=agent_log.record_hook(spec.name),
                         # Aggregated: one message per kind of trouble, never one per bad line.
                         on_trouble=lambda message: self.notify(message, WARN),
                     ) as agent:

@@ -64,6 +64,8 @@ class NvimEditor:
         self._advertise = advertise
         self.files = services.files
         self.terminals = services.terminals
+        # The stream's bulk goes straight to the application, without a call of ours per update.
+        self.session_update: Callable[[s.SessionNotification], None] = routes.on_session_update
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self._services.options
@@ -75,9 +77,6 @@ class NvimEditor:
         caps.elicitation = ELICITATION_CAPABILITIES
         # Login and session capabilities are the application's (app/capabilities.py): it adds them.
         return self._advertise(caps)
-
-    def session_update(self, notification: s.SessionNotification) -> None:
-        self._routes.on_session_update(notification)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
         outcome = await self._routes.ask_permission(params)

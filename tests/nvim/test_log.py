@@ -38,7 +38,7 @@ def traffic(tmp_path: Path) -> Iterator[str]:
     async def run() -> None:
         command = AgentCommand(sys.executable, [str(SCRIPTED), str(scenario)])
         hook = agent_log.record_hook(name)
-        async with AgentConnection.launch(command, RecordingEditor(), on_message=hook) as agent:
+        async with AgentConnection.launch(command, RecordingEditor(), on_messages=hook) as agent:
             mcp = s.McpServerStdio(
                 name="tools",
                 command="/bin/true",
@@ -113,7 +113,7 @@ def controller_records_traffic() -> bool:
 def test_acplog_command_end_to_end(nvim: Nvim, tmp_path: Path) -> None:
     if not controller_records_traffic():
         pytest.skip(
-            "the controller does not pass on_message=agent_log.record_hook(name) to AgentConnection.launch"
+            "the controller does not pass on_messages=agent_log.record_hook(name) to AgentConnection.launch"
         )
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"turns": [[{"text": "hello from the agent"}]]}))

@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -24,6 +24,8 @@ from acp_nvim.jsonrpc import (
     InvalidParams,
     LineSplitter,
     MethodNotFound,
+    NotificationRoute,
+    RoutedNotification,
     RpcError,
 )
 
@@ -412,6 +414,96 @@ async def test_traffic_hook_sees_raw_lines_both_ways() -> None:
         ("out", b'{"jsonrpc":"2.0","method":"out/note","params":{"k":1}}'),
         ("in", b'{"jsonrpc":"2.0","method":"in/note"}'),
     ]
+
+
+async def test_traffic_hook_by_read_sees_a_reads_lines_at_once_and_no_dropped_line() -> None:
+    reads: list[tuple[str, list[bytes]]] = []
+    async with running(max_message_size=64, on_messages=lambda d, lines: reads.append((d, lines))) as h:
+        await h.conn.notify("out/note")
+        await h.wire.read()
+        # One read: two notifications, an oversized line (not a line the hook sees), one more.
+        await h.wire.write(b'{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","method":"b"}\n')
+        await h.wire.write(b"x" * 100 + b'\n{"jsonrpc":"2.0","method":"c"}\n')
+        await h.end_input_and_drain()
+    *seen, (direction, answer) = reads
+    assert seen == [
+        ("out", [b'{"jsonrpc":"2.0","method":"out/note"}']),
+        ("in", [b'{"jsonrpc":"2.0","method":"a"}', b'{"jsonrpc":"2.0","method":"b"}']),
+        ("in", [b'{"jsonrpc":"2.0","method":"c"}']),
+    ]
+    # The line dropped is answered, and the answer is seen as it goes out.
+    assert direction == "out" and msgspec.json.decode(answer[0])["error"]["code"] == -32600
+
+
+class Tick(msgspec.Struct):
+    n: int
+
+
+class TickLine(RoutedNotification, kw_only=True):
+    method: Literal["tick"]
+    params: Tick
+
+
+async def test_a_route_takes_its_valid_lines_in_one_decode_and_leaves_the_rest_to_the_ordinary_path() -> None:
+    routed: list[Tick] = []
+    notified: list[tuple[str, object]] = []
+    requested: list[str] = []
+
+    async def on_notification(method: str, params: msgspec.Raw | None) -> None:
+        notified.append((method, None if params is None else msgspec.json.decode(params)))
+
+    async def on_request(method: str, params: msgspec.Raw | None) -> object:
+        requested.append(method)
+        return "ok"
+
+    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), routed.append)
+    async with running(on_request=on_request, on_notification=on_notification, route=route) as h:
+        await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": 1}})
+        await h.wire.send({"params": {"n": 2}, "method": "tick", "jsonrpc": "2.0"})  # any key order
+        await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": "three"}})  # bad params
+        await h.wire.send({"jsonrpc": "2.0", "method": "tock", "params": {"n": 4}})  # another method
+        await h.wire.send({"jsonrpc": "2.0", "id": 5, "method": "tick", "params": {"n": 5}})  # a request
+        await h.wire.write(b'{"jsonrpc":"2.0","method":"tick","params":{"n":6}\n')  # not JSON
+        await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": 7}})
+        rest = await h.end_input_and_drain()
+    assert [tick.n for tick in routed] == [1, 2, 7]
+    assert notified == [("tick", {"n": "three"}), ("tock", {"n": 4})]
+    assert requested == ["tick"]
+    assert [(message["id"], message["result"]) for message in rest] == [(5, "ok")]
+    (not_json,) = h.protocol_errors
+    assert "not JSON" in not_json
+
+
+async def test_a_route_whose_handler_fails_is_logged_and_the_stream_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    routed: list[int] = []
+
+    def handle(tick: Tick) -> None:
+        if tick.n == 1:
+            raise RuntimeError("boom")
+        routed.append(tick.n)
+
+    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), handle)
+    with caplog.at_level(logging.ERROR, "acp_nvim.jsonrpc"):
+        async with running(route=route) as h:
+            for n in (1, 2):
+                await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": n}})
+            await h.end_input_and_drain()
+    assert routed == [2]
+    assert "handler for the tick notification failed" in caplog.text
+
+
+def test_a_route_must_name_its_method_as_a_literal() -> None:
+    class Loose(RoutedNotification, kw_only=True):
+        params: Tick
+
+    with pytest.raises(TypeError, match="Literal"):
+        NotificationRoute("tick", msgspec.json.Decoder(Loose), print)
+    with pytest.raises(TypeError, match="Literal"):
+        NotificationRoute("tock", msgspec.json.Decoder(TickLine), print)
+    with pytest.raises(TypeError, match="RoutedNotification"):
+        NotificationRoute("tick", msgspec.json.Decoder(Tick), print)
 
 
 # --- cancellation

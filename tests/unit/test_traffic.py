@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import threading
 
-from acp_nvim.client.traffic import REDACTED, TrafficLog
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from acp_nvim.client.traffic import MAX_KEPT_PER_MESSAGE, REDACTED, TrafficLog
 
 
 def line(message: object) -> bytes:
@@ -124,3 +127,52 @@ def test_a_message_too_deep_to_parse_is_a_placeholder_not_an_error() -> None:
     # Not shown as text: it could not be redacted.
     assert record["raw"] == f"(nested too deeply to show: {len(deep)} bytes)"
     assert "s3cret" not in log.to_ndjson()
+
+
+def kept_one_by_one(lines: list[bytes], max_messages: int, max_bytes: int) -> list[tuple[bytes, int]]:
+    """What a log bounded by count and bytes keeps of `lines` recorded one at a time: each line goes in (cut
+    to its kept beginning) after the oldest went until it fits, or alone."""
+    kept: list[tuple[bytes, int]] = []
+    for line in lines:
+        head = line[:MAX_KEPT_PER_MESSAGE]
+        while kept and (len(kept) >= max_messages or sum(len(k) for k, _ in kept) + len(head) > max_bytes):
+            kept.pop(0)
+        kept.append((head, len(line)))
+    return kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    reads=st.lists(
+        st.lists(st.integers(0, 3 * MAX_KEPT_PER_MESSAGE // 2).map(lambda n: b"x" * n), max_size=12),
+        max_size=12,
+    ),
+    max_messages=st.integers(1, 10),
+    max_bytes=st.integers(1, 4 * MAX_KEPT_PER_MESSAGE),
+)
+def test_recording_by_read_keeps_what_recording_line_by_line_keeps(
+    reads: list[list[bytes]], max_messages: int, max_bytes: int
+) -> None:
+    log = TrafficLog(max_messages=max_messages, max_bytes=max_bytes)
+    for number, lines in enumerate(reads):
+        # Each line says which it is, so that the test sees which were kept, not only how many.
+        log.record_lines("in", [b"%d.%d " % (number, index) + line for index, line in enumerate(lines)])
+    every = [
+        b"%d.%d " % (number, index) + line
+        for number, lines in enumerate(reads)
+        for index, line in enumerate(lines)
+    ]
+    expected = kept_one_by_one(every, max_messages, max_bytes)
+    assert [(entry.line, entry.size) for entry in log.entries()] == expected
+    assert len(log) == len(expected)
+    assert log.dropped == len(every) - len(expected)
+
+
+def test_a_read_keeps_its_time_and_direction_for_each_of_its_lines() -> None:
+    log = TrafficLog()
+    log.record_lines("in", [line({"n": 1}), line({"n": 2})])
+    log.record("out", line({"n": 3}))
+    entries = log.entries()
+    assert [e.direction for e in entries] == ["in", "in", "out"]
+    assert entries[0].timestamp == entries[1].timestamp <= entries[2].timestamp
+    assert [json.loads(e.line)["n"] for e in entries] == [1, 2, 3]
