@@ -672,8 +672,8 @@ local ADD_RUN = 200
 -- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
 -- of the tick's budget, so one slice of a replayed history does not overrun it several times over.
 local add_cost_ns = 20e3
---- Keeps a large chat cheap to redraw: its markdown highlighting is brought up to date for what changed
---- (ui/chat_highlight.lua), and 'linebreak' goes once a line grows past option chat.long_line_bytes.
+--- Keeps a large chat cheap to redraw: 'linebreak' goes once a line grows past option chat.long_line_bytes
+--- (its markdown highlighting is brought up to date for what changed after each drain: ui/chat_highlight.lua).
 ---
 --- With 'linebreak' Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
 --- 100,000 words, 700 KiB: ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is
@@ -681,7 +681,6 @@ local add_cost_ns = 20e3
 ---@param chat AcpChat
 local function guard_redraw(chat)
   local buf = chat.buf
-  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if chat.long_line then
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       if vim.wo[win][0].linebreak then
@@ -793,6 +792,8 @@ function M._drain(chat)
       pcall(api.nvim_win_set_cursor, win, { last, 0 })
     end
   end
+  -- After the cursor moved: the view it brought up to date is the one highlighted, not measured again.
+  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if queue[1] == nil then
     chat.queue = nil
     return true
