@@ -106,6 +106,8 @@ local warmed = false
 -- Held, so that a weak cache of Neovim's cannot let them go before the first parse.
 local warm_queries = {}
 
+local warm_done = false
+
 local function warm_next(i)
   local lang, name = warm_up[i][1], warm_up[i][2]
   if name == "highlights" then
@@ -114,11 +116,19 @@ local function warm_next(i)
     local ok, query = pcall(vim.treesitter.query.get, lang, name)
     warm_queries[i] = ok and query or nil
   end
-  if warm_up[i + 1] ~= nil then
-    vim.schedule(function()
-      warm_next(i + 1)
-    end)
+  if warm_up[i + 1] == nil then
+    warm_done = true
+    return
   end
+  vim.schedule(function()
+    warm_next(i + 1)
+  end)
+end
+
+--- Whether the queries of a first parse are compiled (tests).
+---@return boolean
+function M.warmed()
+  return warm_done
 end
 
 local function weak()
