@@ -103,8 +103,6 @@ local warm_up = {
   { "markdown_inline", "injections" },
 }
 local warmed = false
--- Held, so that a weak cache of Neovim's cannot let them go before the first parse.
-local warm_queries = {}
 
 local warm_done = false
 
@@ -113,8 +111,10 @@ local function warm_next(i)
   if name == "highlights" then
     query_of(lang)
   else
+    -- Held (in `queries`, by another key than a language's highlights), so that Neovim's weak cache of
+    -- queries cannot let them go before the parses that need them.
     local ok, query = pcall(vim.treesitter.query.get, lang, name)
-    warm_queries[i] = ok and query or nil
+    queries[lang .. ":" .. name] = ok and query or false
   end
   if warm_up[i + 1] == nil then
     warm_done = true
