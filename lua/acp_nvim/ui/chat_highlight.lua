@@ -821,7 +821,14 @@ function M.pending(buf)
   if st == nil then
     return false
   end
-  return st.job ~= nil or next(st.deferred) ~= nil or viewed_changes(buf, st)
+  if st.job ~= nil or next(st.deferred) ~= nil then
+    return true
+  end
+  -- The view as it is now, not as a refresh saw it.
+  st.views = nil
+  local waiting = viewed_changes(buf, st)
+  st.views = nil
+  return waiting
 end
 
 return M
