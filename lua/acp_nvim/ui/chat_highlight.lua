@@ -378,38 +378,35 @@ local function parse_from(st, entry, rel)
   return from
 end
 
---- Takes the newest changed items off the ranges while they are too large to parse now (see parsable_now),
---- without looking at the view: the paragraph a stream makes longer on every tick is one, and bringing the
---- view up to date first (in_view) would have Neovim measure that long wrapped line on every tick.
+--- Takes the chat's last item off the changed ranges when its changed block is too large to parse now (see
+--- parsable_now), without looking at the view: that is the paragraph a stream makes longer on every tick, and
+--- bringing the view up to date first (in_view) had Neovim measure that long wrapped line on every tick. Only
+--- the last item: the others too large wait in the ranges until they are seen, as any changed rows do.
 ---@param chat AcpChat
 ---@param st AcpChatHighlightState
 local function drop_unparsable(chat, st)
   local buf = chat.buf
   local count = api.nvim_buf_line_count(buf)
+  local r = st.ranges[#st.ranges]
+  if r == nil or r[2] < count or r[1] >= count then
+    return
+  end
   local chat_mod = require("acp_nvim.ui.chat")
-  while true do
-    local r = st.ranges[#st.ranges]
-    local stop = r and math.min(r[2], count) or 0
-    if r == nil or stop <= r[1] then
-      return
-    end
-    local entry, first = chat_mod.item_at(chat, stop - 1)
-    local last = nil
-    if entry ~= nil then
-      last = select(2, chat_mod.item_range(chat, entry))
-    end
-    if entry == nil or last == nil then
-      return
-    end
-    local from = parse_from(st, entry, first_changed(st, first, last))
-    if first + from > last then
-      return
-    end
-    local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, first + from)
-    if parsable_now(st, entry, from, size) then
-      return
-    end
-    cut(st, first, math.max(last + 1, stop))
+  local entry, first = chat_mod.item_at(chat, count - 1)
+  local last = nil
+  if entry ~= nil then
+    last = select(2, chat_mod.item_range(chat, entry))
+  end
+  if entry == nil or last == nil then
+    return
+  end
+  local from = parse_from(st, entry, first_changed(st, first, last))
+  if first + from > last then
+    return
+  end
+  local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, first + from)
+  if not parsable_now(st, entry, from, size) then
+    cut(st, first, last + 1)
   end
 end
 
