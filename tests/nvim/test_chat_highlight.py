@@ -273,26 +273,6 @@ end
 """
 
 
-def test_a_drain_leaves_the_highlighting_to_a_tick_of_its_own(chat: Nvim) -> None:
-    """What a drain drew is highlighted on the next main-loop tick, after the keys and requests that came in
-    meanwhile: within the drain's tick the highlighting added its own budget and a parse's first slice to the
-    drain's, up to 8 ms in one go."""
-    apply(chat, {"op": "add", "item": message("0", "agent", "A **first** answer")})
-    chat.wait(IDLE)
-    text = "Shown **now**, highlighted next"
-    at_once = chat.lua(
-        "local chat = require('acp_nvim.ui.chat')"
-        " chat.apply('s1', ...)"
-        " local buf, ns = chat.chats.s1.buf, require('acp_nvim.ui.chat_highlight').ns"
-        " local row = vim.api.nvim_buf_line_count(buf) - 1"
-        " return { chat.lines('s1'), #vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, {}) }",
-        [{"op": "add", "item": message("1", "agent", text)}],
-    )
-    assert text in at_once[0] and at_once[1] == 0
-    chat.wait(IDLE)
-    assert "@markup.strong.markdown_inline" in groups_at(chat, text)
-
-
 def test_a_block_too_large_to_parse_is_set_aside_without_measuring_the_view(
     nvim: Nvim, tmp_path: Path
 ) -> None:

@@ -810,10 +810,9 @@ function M._drain(chat)
       pcall(api.nvim_win_set_cursor, win, { last, 0 })
     end
   end
-  -- Highlighted on a tick of its own, after the input that came in meanwhile: within this tick it added its
-  -- budget and a parse's first slice (Neovim's, 3 ms) to the drain's, up to 8 ms in one go. From after the
-  -- cursor moved, so the view it looks at is up to date already, not measured again.
-  require("acp_nvim.ui.chat_highlight").schedule(chat)
+  -- In the same tick, so that no redraw shows the new text before its highlights (a concealed `**` would
+  -- flicker at the end of a stream); after the cursor moved, so the view it looks at is up to date already.
+  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if queue[1] == nil then
     chat.queue = nil
     return true
@@ -823,7 +822,7 @@ end
 
 ---@param chat AcpChat
 local function continue_later(chat)
-  vim.schedule(function()
+  require("acp_nvim.ui.after_input").schedule(function()
     if chat.queue ~= nil and not M._drain(chat) then
       continue_later(chat)
     end

@@ -716,7 +716,7 @@ end
 local highlight_some -- (see below)
 
 --- Highlights what changed since the last call, within the tick's budget; the rest continues on the next
---- ticks. Scheduled after each drain of the chat's queue (ui/chat.lua, M._drain).
+--- ticks. Called after each drain of the chat's queue (ui/chat.lua, M._drain).
 ---@param chat AcpChat
 function M.refresh(chat)
   local st = states[chat.buf]
@@ -801,7 +801,7 @@ function M.schedule(chat)
     return
   end
   st.scheduled = true
-  vim.schedule(function()
+  require("acp_nvim.ui.after_input").schedule(function()
     st.scheduled = false
     if states[chat.buf] == st then
       M.refresh(chat)
