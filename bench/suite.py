@@ -37,6 +37,9 @@ from bench.tool_output import tool_output
 
 IDLE_S = 1.0
 AFTER_S = 2.0
+# The responsiveness bound (responsiveness, replay): round trips and typed keys during the work and after it.
+P99_S = 0.008
+MAX_S = 0.016
 
 
 @dataclass
@@ -229,8 +232,10 @@ def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], 
             samples = sum(len(r["phases"][phase][kind]) for r in records)
             parts.append(f"{kind} p99 {ms(p99)} max {ms(worst)} ({samples} samples)")
             if phase != "idle":
-                result.judge(f"{label} {phase}: {kind} p99 under 16 ms ({ms(p99)})", p99 < 0.016, judged)
-                result.judge(f"{label} {phase}: {kind} max under 50 ms ({ms(worst)})", worst < 0.050, judged)
+                # Issue 17: the editor never waits longer than one frame, and rarely longer than half of one.
+                what = f"{label} {phase}: {kind}"
+                result.judge(f"{what} p99 at most 8 ms ({ms(p99)})", p99 <= P99_S, judged)
+                result.judge(f"{what} max at most 16 ms ({ms(worst)})", worst <= MAX_S, judged)
         result.figures[f"{label} {phase}"] = "; ".join(parts)
 
 

@@ -73,6 +73,31 @@ def test_reset_drops_what_was_still_queued_for_the_old_session(chat: Nvim) -> No
     assert chat.lua("return require('acp_nvim.ui.chat').lines('s1')") == ["▍ agent", "replayed"]
 
 
+def test_what_arrives_during_a_long_draw_goes_before_its_next_slice(chat: Nvim) -> None:
+    """A long draw (a replayed history) runs a slice per main-loop tick; what arrives meanwhile (a typed key,
+    a round trip, here a scheduled callback) is handled before the next slice, not behind it: queued with
+    vim.schedule alone, the next slice went first, and a request waited for two slices."""
+    ops = [{"op": "add", "item": message(f"m{n}", "agent", f"item {n}")} for n in range(2000)]
+    first = chat.lua(
+        """
+        local chat = require('acp_nvim.ui.chat')
+        chat.budget_ns = 2e5  -- a few items per slice
+        chat.apply('s1', ...)
+        local drawn = #chat.chats.s1.order
+        _G.acp_test_seen = nil
+        vim.schedule(function() _G.acp_test_seen = #chat.chats.s1.order end)
+        return drawn
+        """,
+        ops,
+    )
+    chat.wait("_G.acp_test_seen ~= nil")
+    assert 0 < first < 2000
+    assert chat.lua("return _G.acp_test_seen") == first
+    chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
+    chat.lua("require('acp_nvim.ui.chat').budget_ns = 4e6")
+    assert chat.chat_lines()[-1] == "item 1999"
+
+
 def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
     apply(chat, {"op": "add", "item": message("1", "agent", "Hello")})
     apply(chat, {"op": "add", "item": message("2", "user", "question")})

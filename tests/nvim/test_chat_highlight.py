@@ -252,3 +252,69 @@ def test_only_the_rows_in_view_are_highlighted_until_scrolled_to(chat: Nvim) -> 
     )
     below = [chat.lua(GROUPS_AT, row) for row in range(bottom + 1, bottom + 5)]
     assert any("@markup.strong.markdown_inline" in groups for groups in below)
+
+
+# ---- the editor never waits (issue 17) ---------------------------------------------------------------------
+
+# Counts the calls of `vim.fn.line` (how the highlighting brings a window's view up to date) and of the
+# highlighting's refresh from now on.
+COUNT_VIEWS = """
+local hl = require('acp_nvim.ui.chat_highlight')
+_G.acp_test = { lines = 0, refreshes = 0 }
+local line, refresh = vim.fn.line, hl.refresh
+vim.fn.line = function(...)
+  _G.acp_test.lines = _G.acp_test.lines + 1
+  return line(...)
+end
+hl.refresh = function(...)
+  _G.acp_test.refreshes = _G.acp_test.refreshes + 1
+  return refresh(...)
+end
+"""
+
+
+def test_a_block_too_large_to_parse_is_set_aside_without_measuring_the_view(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    """A streamed paragraph past chat.highlight_max_bytes is set aside before the window's view is looked at:
+    bringing a view up to date has Neovim measure the wrapped lines in it, a streamed paragraph of 700 KB
+    among them, 2-7 ms on every tick of the stream."""
+    assert nvim.lua(
+        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
+    )
+    nvim.wait_configured()
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
+    nvim.wait(IDLE)
+    # No pause during the test: the block is only ever set aside (it is highlighted at the pause).
+    nvim.lua(COUNT_VIEWS + "hl.pause_ms = 60 * 1000")
+    words = ""
+    for k in range(5):
+        part = "word " * 300 + f"**part {k}** "
+        words += part
+        refreshed = nvim.lua("return _G.acp_test.refreshes")
+        apply(nvim, {"op": "append", "id": "1", "text": part})
+        nvim.wait("_G.acp_test.refreshes > args[1]", 15, refreshed)
+    assert nvim.lua("return _G.acp_test.lines") == 0
+    assert words in nvim.lua("return require('acp_nvim.ui.chat').lines('s1')")
+    assert "@markup.strong.markdown_inline" in groups_at(nvim, "A short **first** paragraph.")
+
+
+def test_the_queries_of_a_first_parse_are_compiled_before_it(chat: Nvim) -> None:
+    """Once a chat exists, the queries its first parse needs are compiled one per tick: compiled by that parse
+    they held its tick ~10 ms more, in the middle of the first streamed answer."""
+    chat.wait("require('acp_nvim.ui.chat_highlight').warmed()")
+    chat.lua(
+        "_G.acp_test_compiled = {}"
+        " local query = vim.treesitter.query"
+        " local parse = query.parse"
+        " query.parse = function(lang, ...)"
+        "   table.insert(_G.acp_test_compiled, lang)"
+        "   return parse(lang, ...)"
+        " end"
+    )
+    text = "The **first** answer, with `code` and a [link](https://example.com)"
+    apply(chat, {"op": "add", "item": message("1", "agent", text)})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, text)
+    assert chat.lua("return _G.acp_test_compiled") == []

@@ -659,8 +659,13 @@ function M.create(session_id, info)
     require("acp_nvim.ui.prompt").start_typing()
   elseif took_over or require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
-    -- user's buffer in the middle of typing.
-    M.open(session_id, { focus = false })
+    -- user's buffer in the middle of typing. On the next tick: the buffer and its filetype (~2.5 ms) and the
+    -- windows with the prompt's buffer (~3.5 ms) were one of the longest ticks of a session's load.
+    vim.schedule(function()
+      if M.chats[session_id] == chat and api.nvim_buf_is_valid(buf) then
+        M.open(session_id, { focus = false })
+      end
+    end)
   end
 end
 
@@ -673,8 +678,10 @@ local ADD_RUN = 200
 -- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
 -- of the tick's budget, so one slice of a replayed history does not overrun it several times over.
 local add_cost_ns = 20e3
---- Keeps a large chat cheap to redraw: its markdown highlighting is brought up to date for what changed
---- (ui/chat_highlight.lua), and 'linebreak' goes once a line grows past option chat.long_line_bytes.
+-- What decoding a byte of the ops' JSON costs (ns), learnt from the chunks decoded so far.
+local decode_ns_per_byte = 4
+--- Keeps a large chat cheap to redraw: 'linebreak' goes once a line grows past option chat.long_line_bytes
+--- (its markdown highlighting is brought up to date for what changed after each drain: ui/chat_highlight.lua).
 ---
 --- With 'linebreak' Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
 --- 100,000 words, 700 KiB: ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is
@@ -682,7 +689,6 @@ local add_cost_ns = 20e3
 ---@param chat AcpChat
 local function guard_redraw(chat)
   local buf = chat.buf
-  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if chat.long_line then
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       if vim.wo[win][0].linebreak then
@@ -737,11 +743,21 @@ function M._drain(chat)
   end
   vim.bo[buf].modifiable = true
   local queue = chat.queue
+  local done_any = false
   while queue[1] ~= nil and vim.uv.hrtime() - started < M.budget_ns do
     local batch = queue[1]
     if batch.ops == nil then
-      -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall.
-      local ok, decoded = pcall(vim.json.decode, batch.json)
+      -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall. And on
+      -- the next tick when what is left of this one would not fit it (a chunk of a replay: ~1 ms).
+      local json = batch.json
+      if done_any and vim.uv.hrtime() - started + #json * decode_ns_per_byte > M.budget_ns then
+        break
+      end
+      local decode_started = vim.uv.hrtime()
+      local ok, decoded = pcall(vim.json.decode, json)
+      if #json > 0 then
+        decode_ns_per_byte = (decode_ns_per_byte + (vim.uv.hrtime() - decode_started) / #json) / 2
+      end
       batch.json = nil
       if not ok or type(decoded) ~= "table" then
         render_error(decoded)
@@ -749,6 +765,7 @@ function M._drain(chat)
       end
       batch.ops = decoded
     end
+    done_any = true
     local ops, i = batch.ops, batch.next
     local op = ops[i]
     if op == nil then
@@ -794,6 +811,9 @@ function M._drain(chat)
       pcall(api.nvim_win_set_cursor, win, { last, 0 })
     end
   end
+  -- In the same tick, so that no redraw shows the new text before its highlights (a concealed `**` would
+  -- flicker at the end of a stream); after the cursor moved, so the view it looks at is up to date already.
+  require("acp_nvim.ui.chat_highlight").refresh(chat)
   if queue[1] == nil then
     chat.queue = nil
     return true
@@ -803,7 +823,7 @@ end
 
 ---@param chat AcpChat
 local function continue_later(chat)
-  vim.schedule(function()
+  require("acp_nvim.ui.after_input").schedule(function()
     if chat.queue ~= nil and not M._drain(chat) then
       continue_later(chat)
     end

@@ -63,6 +63,7 @@ M.margin_rows = 20
 ---@field timer uv.uv_timer_t|nil
 ---@field items table|nil the chat's items table the state is about (a reset replaces it)
 ---@field chat AcpChat|nil the chat, for the autocommands that bring rows into view
+---@field views integer[][]|nil the rows in view, during one refresh (see in_view)
 
 ---@type table<integer, AcpChatHighlightState>
 local states = {}
@@ -91,6 +92,43 @@ function M.available()
     available = ok and added ~= false and query_of("markdown") ~= false
   end
   return available
+end
+
+-- The queries a chat's first parse needs besides markdown's highlights (compiled by M.available), one per tick
+-- from the chat's creation on: compiled at the first highlight they held that tick ~10 ms more (markdown_inline's
+-- highlights alone ~6 ms), in the middle of the first streamed answer.
+local warm_up = {
+  { "markdown", "injections" },
+  { "markdown_inline", "highlights" },
+  { "markdown_inline", "injections" },
+}
+local warmed = false
+
+local warm_done = false
+
+local function warm_next(i)
+  local lang, name = warm_up[i][1], warm_up[i][2]
+  if name == "highlights" then
+    query_of(lang)
+  else
+    -- Held (in `queries`, by another key than a language's highlights), so that Neovim's weak cache of
+    -- queries cannot let them go before the parses that need them.
+    local ok, query = pcall(vim.treesitter.query.get, lang, name)
+    queries[lang .. ":" .. name] = ok and query or false
+  end
+  if warm_up[i + 1] == nil then
+    warm_done = true
+    return
+  end
+  vim.schedule(function()
+    warm_next(i + 1)
+  end)
+end
+
+--- Whether the queries of a first parse are compiled (tests).
+---@return boolean
+function M.warmed()
+  return warm_done
 end
 
 local function weak()
@@ -163,15 +201,26 @@ end
 
 --- The rows in view ({first, stop}, 0-based, stop exclusive) of every window showing the buffer, with their
 --- margin; none when the chat is not shown (it is highlighted once it is: BufWinEnter).
+---
+--- Looked at once per refresh (the buffer does not change within one) and only when a parse may follow:
+--- bringing a window's view up to date makes Neovim measure its wrapped lines, 2-7 ms per tick for a window
+--- on a streamed paragraph of 700 KB.
 ---@param buf integer
 ---@return integer[][]
 local function in_view(buf)
+  local st = states[buf]
+  if st ~= nil and st.views ~= nil then
+    return st.views
+  end
   local views = {}
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     -- line("w0"/"w$") bring the window's top line up to date first (a chat drawn in this same tick).
     local top, bot = vim.fn.line("w0", win), vim.fn.line("w$", win)
     local margin = math.max(M.margin_rows, math.floor(api.nvim_win_get_height(win) / 2))
     views[#views + 1] = { math.max(top - 1 - margin, 0), bot + margin }
+  end
+  if st ~= nil then
+    st.views = views
   end
   return views
 end
@@ -207,6 +256,12 @@ function M.attach(buf)
   end
   if states[buf] ~= nil or not M.available() then
     return
+  end
+  if not warmed then
+    warmed = true
+    vim.schedule(function()
+      warm_next(1)
+    end)
   end
   ---@type AcpChatHighlightState
   local st = { ranges = {}, settled = weak(), deferred = weak(), last_change = 0 }
@@ -272,12 +327,99 @@ function M.detach(buf)
   end
 end
 
+--- Whether `size` bytes of `entry` from row `from` (relative to it) are parsed now; if not, they are left for
+--- the chat's next pause (deferred) or for good (past M.max_block_bytes).
+---@param st AcpChatHighlightState
+---@param entry AcpChatItem
+---@param from integer
+---@param size integer
+---@return boolean
+local function parsable_now(st, entry, from, size)
+  if size > M.max_block_bytes then
+    return false
+  end
+  local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
+  if size > max_bytes and vim.uv.now() - st.last_change < M.pause_ms then
+    st.deferred[entry] = math.min(st.deferred[entry] or from, from)
+    return false
+  end
+  return true
+end
+
+--- The first changed row of the item on rows `first` to `last`, relative to it, wherever the ranges over it are
+--- (changed in two places: one parse for both); 0 when none is.
+---@param st AcpChatHighlightState
+---@param first integer
+---@param last integer
+---@return integer
+local function first_changed(st, first, last)
+  local rel = nil
+  for _, r in ipairs(st.ranges) do
+    if r[1] <= last and r[2] > first then
+      rel = math.min(rel or math.huge, math.max(r[1] - first, 0))
+    end
+  end
+  return rel or 0
+end
+
+--- The row (relative to the item) a parse of `entry` starts from when its rows from `rel` changed: the block
+--- still open at its end when the change is below it, else the whole item; from a deferred row when earlier.
+---@param st AcpChatHighlightState
+---@param entry AcpChatItem
+---@param rel integer
+---@return integer
+local function parse_from(st, entry, rel)
+  local settled = st.settled[entry] or 0
+  -- A change above the open block (an item rewritten whole, a tool call updated) parses the item again.
+  local from = rel >= settled and settled or 0
+  if st.deferred[entry] ~= nil then
+    from = math.min(from, st.deferred[entry])
+  end
+  return from
+end
+
+--- Takes the chat's last item off the changed ranges when its changed block is too large to parse now (see
+--- parsable_now), without looking at the view: that is the paragraph a stream makes longer on every tick, and
+--- bringing the view up to date first (in_view) had Neovim measure that long wrapped line on every tick. Only
+--- the last item: the others too large wait in the ranges until they are seen, as any changed rows do.
+---@param chat AcpChat
+---@param st AcpChatHighlightState
+local function drop_unparsable(chat, st)
+  local buf = chat.buf
+  local count = api.nvim_buf_line_count(buf)
+  local r = st.ranges[#st.ranges]
+  if r == nil or r[2] < count or r[1] >= count then
+    return
+  end
+  local chat_mod = require("acp_nvim.ui.chat")
+  local entry, first = chat_mod.item_at(chat, count - 1)
+  local last = nil
+  if entry ~= nil then
+    last = select(2, chat_mod.item_range(chat, entry))
+  end
+  if entry == nil or last == nil then
+    return
+  end
+  local from = parse_from(st, entry, first_changed(st, first, last))
+  if first + from > last then
+    return
+  end
+  local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, first + from)
+  if not parsable_now(st, entry, from, size) then
+    cut(st, first, last + 1)
+  end
+end
+
 --- The newest item in view still to highlight, its rows taken off the changed ranges: the item, the first of
 --- its rows that changed (relative to it) and its first row. Rows out of view stay in the ranges.
 ---@param chat AcpChat
 ---@param st AcpChatHighlightState
 ---@return AcpChatItem|nil, integer, integer
 local function take(chat, st)
+  drop_unparsable(chat, st)
+  if st.ranges[1] == nil then
+    return nil, 0, 0
+  end
   local count = api.nvim_buf_line_count(chat.buf)
   local views = in_view(chat.buf)
   local chat_mod = require("acp_nvim.ui.chat")
@@ -297,16 +439,9 @@ local function take(chat, st)
     elseif last == nil then
       cut(st, first, stop)
     else
-      -- The first changed row of the item, wherever the ranges over it are (changed in two places: one
-      -- parse for both).
-      local rel = nil
-      for _, r in ipairs(st.ranges) do
-        if r[1] <= last and r[2] > first then
-          rel = math.min(rel or math.huge, math.max(r[1] - first, 0))
-        end
-      end
+      local rel = first_changed(st, first, last)
       cut(st, first, math.max(last + 1, stop))
-      return entry, rel or 0, first
+      return entry, rel, first
     end
   end
 end
@@ -490,13 +625,8 @@ local function start_job(chat, st, entry, first, from)
   if last == nil or row > last then
     return nil
   end
-  local max_bytes = require("acp_nvim.config").options.chat.highlight_max_bytes
   local size = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, row)
-  if size > M.max_block_bytes then
-    return nil
-  end
-  if size > max_bytes and vim.uv.now() - st.last_change < M.pause_ms then
-    st.deferred[entry] = math.min(st.deferred[entry] or from, from)
+  if not parsable_now(st, entry, from, size) then
     return nil
   end
   local entries = { entry }
@@ -583,8 +713,10 @@ local function settled_row(chat, job)
   return math.max(text_first + open_block_row(job) - last_first, 0)
 end
 
+local highlight_some -- (see below)
+
 --- Highlights what changed since the last call, within the tick's budget; the rest continues on the next
---- ticks. Called after each drain of the chat's queue (ui/chat.lua, guard_redraw).
+--- ticks. Called after each drain of the chat's queue (ui/chat.lua, M._drain).
 ---@param chat AcpChat
 function M.refresh(chat)
   local st = states[chat.buf]
@@ -609,6 +741,18 @@ function M.refresh(chat)
   -- 'foldexpr' runs inside a buffer change, before the new items' extmarks exist: what it cached for this
   -- changedtick can name the item above as the last one.
   chat.item_at_cache = nil
+  st.views = nil
+  local ok, err = pcall(highlight_some, chat, st)
+  st.views = nil
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- What refresh does once the chat is drawn: the changed rows in view highlighted, within the budget.
+---@param chat AcpChat
+---@param st AcpChatHighlightState
+highlight_some = function(chat, st)
   local deadline = vim.uv.hrtime() + M.budget_ns
   -- Starting a parse takes a few ms by itself (its first slice, the batch's lines): only in the first half.
   local last_start = deadline - M.budget_ns / 2
@@ -622,13 +766,8 @@ function M.refresh(chat)
       if entry == nil then
         break
       end
-      local settled = st.settled[entry] or 0
-      -- A change above the open block (an item rewritten whole, a tool call updated) parses the item again.
-      local from = rel >= settled and settled or 0
-      if st.deferred[entry] ~= nil then
-        from = math.min(from, st.deferred[entry])
-        st.deferred[entry] = nil
-      end
+      local from = parse_from(st, entry, rel)
+      st.deferred[entry] = nil
       st.job = start_job(chat, st, entry, first, from)
     elseif not job.parsed then
       -- The asynchronous parse calls back when done.
@@ -662,7 +801,7 @@ function M.schedule(chat)
     return
   end
   st.scheduled = true
-  vim.schedule(function()
+  require("acp_nvim.ui.after_input").schedule(function()
     st.scheduled = false
     if states[chat.buf] == st then
       M.refresh(chat)
@@ -679,7 +818,14 @@ function M.pending(buf)
   if st == nil then
     return false
   end
-  return st.job ~= nil or next(st.deferred) ~= nil or viewed_changes(buf, st)
+  if st.job ~= nil or next(st.deferred) ~= nil then
+    return true
+  end
+  -- The view as it is now, not as a refresh saw it.
+  st.views = nil
+  local waiting = viewed_changes(buf, st)
+  st.views = nil
+  return waiting
 end
 
 return M
