@@ -3,7 +3,8 @@
 An agent streaming 10,000 chunks must cost Neovim tens of calls, not 10,000: updates mark the state dirty, and
 a flush goes at most once a frame. The first change after a quiet frame goes at once (the agent's first words
 are not held back), the ones that follow it within the frame wait for its end, together; the start and the end
-of a turn flush at once.
+of a turn flush at once, out of that rhythm: the prompt's call does not make the agent's first words, which
+follow it within milliseconds, wait for the frame it would have begun.
 
 The ops travel as JSON text (msgspec, in C), in chunks of at most `CHUNK_OPS` ops, decoded by Lua with
 `vim.json.decode` (C again) as its drain reaches each chunk. Handed to pynvim as Python lists and dicts, the
@@ -60,6 +61,9 @@ class ChatRenderer:
         self._scheduled = False
         # When the last call went (anyio's clock): the next one waits until a frame after it.
         self._sent_at = -FRAME_SECONDS
+        # The last call was a `flush` of the caller's (a turn's start or end), not the frame's: the next change
+        # goes at once all the same.
+        self._out_of_frame = True
         self._output_sent = 0.0
         # Set while a flush of output alone waits for OUTPUT_SECONDS: any other change ends the wait.
         self._output_wait: anyio.CancelScope | None = None
@@ -71,8 +75,9 @@ class ChatRenderer:
         changes in a frame share one call)."""
         if not self._scheduled:
             wait = self._sent_at + FRAME_SECONDS - anyio.current_time()
-            if wait <= 0 and not self._backlog and not self._state.only_output_pending():
-                self.flush()
+            quiet = wait <= 0 or self._out_of_frame
+            if quiet and not self._backlog and not self._state.only_output_pending():
+                self._send()
                 return
             self._scheduled = True
             self._spawn(self._flush_after_frame)
@@ -88,11 +93,17 @@ class ChatRenderer:
                     await anyio.sleep(wait)
                 self._output_wait = None
             self._output_sent = anyio.current_time()
-        self.flush()
+        self._send()
 
     def flush(self) -> None:
-        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on)."""
+        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on). The next change
+        goes at once too (unless a backlog is left): this call is the caller's, not one of the frame's."""
+        self._send()
+        self._out_of_frame = not self._backlog
+
+    def _send(self) -> None:
         self._scheduled = False
+        self._out_of_frame = False
         changes = self._state.take_changes()
         backlog = self._backlog
         if changes:
