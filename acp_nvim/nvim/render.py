@@ -61,8 +61,8 @@ class ChatRenderer:
         self._scheduled = False
         # When the last call went (anyio's clock): the next one waits until a frame after it.
         self._sent_at = -FRAME_SECONDS
-        # The last call was a `flush` of the caller's (a turn's start or end), not the frame's: the next change
-        # goes at once all the same.
+        # The last call was a caller's `flush` (a turn's start or end), not the frame's: the next change goes
+        # at once all the same.
         self._out_of_frame = True
         self._output_sent = 0.0
         # Set while a flush of output alone waits for OUTPUT_SECONDS: any other change ends the wait.

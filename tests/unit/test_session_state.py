@@ -14,8 +14,8 @@ from acp_nvim.app.chat_view import ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
 from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
-from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.bridge import FRAME_SECONDS
+from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import codec
