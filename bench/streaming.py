@@ -33,8 +33,14 @@ if TYPE_CHECKING:
 
 FRAME_NS = int(FRAME_S * NS_PER_S)
 # The most host->Neovim calls in any 16 ms: a frame's call, and the prompt's and the turn's end when a whole
-# turn fits in one frame (each goes at once). A call per update, or two per frame, fails.
+# turn fits in one frame (each goes at once). A call per update fails.
 MAX_CALLS_PER_FRAME = 3
+# Calls beyond one per frame over the whole turn: the prompt's and the turn's end may share a frame with
+# another call; a steady two per frame fails. Calls are grouped from one on, half a frame at a time: the
+# host sends its frames' calls 16 ms apart or more, and on a loaded machine they reach Neovim up to several
+# ms early or late.
+MAX_EXTRA_CALLS = 2
+GROUP_NS = FRAME_NS // 2
 # What "immediate" means for the first change of a turn (the prompt, the agent's first words).
 FIRST_CHANGE_S = 0.005
 
@@ -69,6 +75,15 @@ def most_in_a_frame(times: list[int]) -> int:
             start += 1
         most = max(most, end - start + 1)
     return most
+
+
+def extra_calls(times: list[int]) -> int:
+    """Calls beyond one per frame: `times` (ns) grouped from each ungrouped call on, GROUP_NS at a time."""
+    groups, group_end = 0, None
+    for stamp in sorted(times):
+        if group_end is None or stamp >= group_end:
+            groups, group_end = groups + 1, stamp + GROUP_NS
+    return len(times) - groups
 
 
 def _agent_stamps(report: Path) -> dict[str, Any]:
@@ -144,6 +159,7 @@ def _judge_case(result: Result, config: Config, case: Case, runs: tuple[Any, Any
         [r["host_calls_at_done"] / max(1.0, (r["t_done"] - r["t0"]) / NS_PER_S / FRAME_S) for r in records]
     )
     most_calls = max(most_in_a_frame(r["call_times"]) for r in records)
+    extra = max(extra_calls(r["call_times"]) for r in records)
     per_update_us = median([r["host_ticks"] for r in records]) / case.count * 1e6
     prompt_shown = _since(records, "t_first_change", "t0")
     ours_cpu = median([r["host_cpu"] + r["nvim_cpu"] for r in records])
@@ -158,7 +174,8 @@ def _judge_case(result: Result, config: Config, case: Case, runs: tuple[Any, Any
         f"{ms(median([run.first for run in lua_floors]))}); "
         f"chat.apply calls {median([r['applies_at_done'] for r in records]):.0f}, "
         f"host->Neovim calls {median([r['host_calls_at_done'] for r in records]):.0f} "
-        f"(mean {mean_per_frame:.2f} per 16 ms frame, at most {most_calls} in any 16 ms); "
+        f"(mean {mean_per_frame:.2f} per 16 ms frame, at most {most_calls} in any 16 ms, "
+        f"{extra} beyond one per frame); "
         f"Lua apply total {ms(median([r['apply_ns'] / NS_PER_S for r in records]))}, "
         f"max {ms(median([r['apply_max_ns'] / NS_PER_S for r in records]))}; "
         f"host CPU {per_update_us:.2f} us per update; Neovim + host CPU {ms(ours_cpu)} "
@@ -215,6 +232,11 @@ def _judge_case(result: Result, config: Config, case: Case, runs: tuple[Any, Any
     result.judge(
         f"{label}: at most {MAX_CALLS_PER_FRAME} host->Neovim calls in any 16 ms ({most_calls})",
         most_calls <= MAX_CALLS_PER_FRAME,
+        judged,
+    )
+    result.judge(
+        f"{label}: at most {MAX_EXTRA_CALLS} host->Neovim calls beyond one per frame ({extra})",
+        extra <= MAX_EXTRA_CALLS,
         judged,
     )
 
