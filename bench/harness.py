@@ -165,15 +165,18 @@ class UiClient:
             self.close()
             raise RuntimeError(f"the UI did not attach: {answer or 'it exited'}")
 
-    def close(self) -> None:
+    def close(self) -> int:
+        """Detaches; returns the bytes of redraw events the UI read (0 if it could not tell)."""
         with contextlib.suppress(Exception):
             assert self._process.stdin is not None
             self._process.stdin.close()
         try:
-            self._process.wait(10)
+            out, _ = self._process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.wait()
+            out, _ = self._process.communicate()
+        words = (out or "").split()
+        return int(words[-1]) if len(words) >= 2 and words[-2] == "read" else 0
 
 
 # ---- Neovim ----------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ Neovim.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,12 +94,20 @@ def _agent_stamps(report: Path) -> dict[str, Any]:
     return streams[-1] if streams else {}
 
 
-def _run_case(config: Config, case: Case) -> tuple[list[dict[str, Any]], list[float], list[floor.LuaRun]]:
+@dataclass
+class CaseRuns:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    floors: list[float] = field(default_factory=list)
+    lua_floors: list[floor.LuaRun] = field(default_factory=list)
+    # Bytes of redraw events the plugin's UI and the floor's read over the case (a UI attached).
+    ui_bytes: tuple[int, int] = (0, 0)
+
+
+def _run_case(config: Config, case: Case) -> CaseRuns:
+    runs = CaseRuns()
+    records, floors, lua_floors = runs.records, runs.floors, runs.lua_floors
     text, needle = f"{case.show} {case.count}", final_text(case.show, case.count)
     first_words = final_text(case.show, 1) if case.show == "words" else None
-    records: list[dict[str, Any]] = []
-    floors: list[float] = []
-    lua_floors: list[floor.LuaRun] = []
     workdir = config.workdir("streaming")
     nv = Neovim(workdir)
     lua_floor = floor.LuaFloor(config.workdir("lua-floor"))
@@ -127,11 +135,11 @@ def _run_case(config: Config, case: Case) -> tuple[list[dict[str, Any]], list[fl
             record["agent"] = _agent_stamps(workdir / "report.jsonl")
             records.append(record)
     finally:
-        for ui in uis:
-            ui.close()
+        if uis:
+            runs.ui_bytes = (uis[0].close(), uis[1].close())
         nv.close()
         lua_floor.close()
-    return records, floors, lua_floors
+    return runs
 
 
 def _since(records: list[dict[str, Any]], end: str, start: str) -> float:
@@ -149,8 +157,8 @@ def _since(records: list[dict[str, Any]], end: str, start: str) -> float:
     return median(spans)
 
 
-def _judge_case(result: Result, config: Config, case: Case, runs: tuple[Any, Any, Any]) -> None:
-    records, floors, lua_floors = runs
+def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> None:
+    records, floors, lua_floors = runs.records, runs.floors, runs.lua_floors
     label, judged = case.label, not config.quick
     took = median([(r["t_done"] - r["t0"]) / NS_PER_S for r in records])
     lua_floor_s = median([run.seconds for run in lua_floors])
@@ -182,6 +190,11 @@ def _judge_case(result: Result, config: Config, case: Case, runs: tuple[Any, Any
         f"(Neovim {ms(median([r['nvim_cpu'] for r in records]))}) vs the Lua floor's Neovim {ms(floor_cpu)} "
         f"({cpu_ratio:.2f}x); prompt shown {ms(prompt_shown)} after :AcpPrompt"
     )
+    if case.ui:
+        ours, theirs = runs.ui_bytes
+        figure += (
+            f"; redraw events read by the UIs: {ours / 1024:.0f} KiB, the floor's {theirs / 1024:.0f} KiB"
+        )
     result.figures[label] = figure
     if case.show == "words":
         words_after = _since(records, "t_first_words", "t0")

@@ -2,7 +2,8 @@
 
 Run as `python -m bench.ui_client SOCKET [WIDTH HEIGHT]`. It attaches with `nvim_ui_attach` (the line grid, as
 the TUI and the GUIs attach), prints `ready` once Neovim has answered, then decodes (msgpack, in C) and
-discards whatever Neovim sends until the socket closes or its stdin does. In a process of its own, as a real
+discards whatever Neovim sends until the socket closes or its stdin does; then prints `read N` (the bytes of
+redraw events it read, to show that Neovim did redraw for it). In a process of its own, as a real
 UI is: Neovim redraws for it and writes the events out, and nothing waits on the benchmark's own client
 reading them.
 """
@@ -33,6 +34,7 @@ def main(argv: list[str]) -> int:
     threading.Thread(target=stop_on_eof, daemon=True).start()
     unpacker = msgpack.Unpacker(raw=True)
     announced = False
+    total = 0
     while True:
         try:
             data = conn.recv(1 << 16)
@@ -40,6 +42,7 @@ def main(argv: list[str]) -> int:
             break
         if not data:
             break
+        total += len(data)
         unpacker.feed(data)
         for message in unpacker:
             if not announced and message[0] == 1 and message[1] == ATTACH_ID:
@@ -49,6 +52,7 @@ def main(argv: list[str]) -> int:
                 announced = True
                 print("ready", flush=True)
     conn.close()
+    print(f"read {total}", flush=True)
     return 0
 
 

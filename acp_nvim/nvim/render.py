@@ -71,8 +71,8 @@ class ChatRenderer:
         self._backlog: deque[bytes] = deque()
 
     def changed(self) -> None:
-        """The state changed: render now when nothing went in the last frame, else at its end (several
-        changes in a frame share one call)."""
+        """The state changed: render now when nothing went in the last frame or the last call was a caller's
+        `flush` (the prompt's), else at the frame's end (several changes in a frame share one call)."""
         if not self._scheduled:
             wait = self._sent_at + FRAME_SECONDS - anyio.current_time()
             quiet = wait <= 0 or self._out_of_frame
