@@ -166,10 +166,8 @@ class UiClient:
             raise RuntimeError(f"the UI did not attach: {answer or 'it exited'}")
 
     def close(self) -> int:
-        """Detaches; returns the bytes of redraw events the UI read (0 if it could not tell)."""
-        with contextlib.suppress(Exception):
-            assert self._process.stdin is not None
-            self._process.stdin.close()
+        """Detaches (its stdin closed: communicate closes it); returns the bytes of redraw events the UI read
+        (0 if it could not tell)."""
         try:
             out, _ = self._process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
