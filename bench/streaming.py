@@ -166,8 +166,10 @@ def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> N
     mean_per_frame = median(
         [r["host_calls_at_done"] / max(1.0, (r["t_done"] - r["t0"]) / NS_PER_S / FRAME_S) for r in records]
     )
-    most_calls = max(most_in_a_frame(r["call_times"]) for r in records)
-    extra = max(extra_calls(r["call_times"]) for r in records)
+    # Medians over the runs, as every figure: on a loaded machine a stalled Neovim now and then runs two
+    # calls the host sent a frame apart back to back; a flood, or two calls in every frame, is in every run.
+    most_calls = round(median([most_in_a_frame(r["call_times"]) for r in records]))
+    extra = round(median([extra_calls(r["call_times"]) for r in records]))
     per_update_us = median([r["host_ticks"] for r in records]) / case.count * 1e6
     prompt_shown = _since(records, "t_first_change", "t0")
     ours_cpu = median([r["host_cpu"] + r["nvim_cpu"] for r in records])
@@ -182,8 +184,8 @@ def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> N
         f"{ms(median([run.first for run in lua_floors]))}); "
         f"chat.apply calls {median([r['applies_at_done'] for r in records]):.0f}, "
         f"host->Neovim calls {median([r['host_calls_at_done'] for r in records]):.0f} "
-        f"(mean {mean_per_frame:.2f} per 16 ms frame, at most {most_calls} in any 16 ms, "
-        f"{extra} beyond one per frame); "
+        f"(mean {mean_per_frame:.2f} per 16 ms frame; at most {most_calls} in any 16 ms, "
+        f"{extra} beyond one per frame, medians over the runs); "
         f"Lua apply total {ms(median([r['apply_ns'] / NS_PER_S for r in records]))}, "
         f"max {ms(median([r['apply_max_ns'] / NS_PER_S for r in records]))}; "
         f"host CPU {per_update_us:.2f} us per update; Neovim + host CPU {ms(ours_cpu)} "
