@@ -96,20 +96,21 @@ class ChatRenderer:
         self._send()
 
     def flush(self) -> None:
-        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on). The next change
-        goes at once too (unless a backlog is left): this call is the caller's, not one of the frame's."""
-        self._send()
-        self._out_of_frame = not self._backlog
+        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on). When it sent
+        something, the next change goes at once too (unless a backlog is left): this call is the caller's,
+        not one of the frame's."""
+        if self._send():
+            self._out_of_frame = not self._backlog
 
-    def _send(self) -> None:
+    def _send(self) -> bool:
+        """Sends up to a frame's worth now; whether there was anything to send."""
         self._scheduled = False
-        self._out_of_frame = False
         changes = self._state.take_changes()
         backlog = self._backlog
         if changes:
             backlog.extend(encode_ops(ops_for(self._state, changes, self._agent_name)))
         if not backlog:
-            return
+            return False
         chunks = [backlog.popleft()]
         size = len(chunks[0])
         while backlog and size + len(backlog[0]) <= FRAME_BYTES:
@@ -117,8 +118,10 @@ class ChatRenderer:
             chunks.append(backlog.popleft())
         self._lua.chat_apply(self._state.session_id, chunks)
         self._sent_at = anyio.current_time()
+        self._out_of_frame = False
         if backlog:
             self.changed()
+        return True
 
     def discard(self) -> None:
         """Sends nothing more: the chat is reset for another transcript of the same session id."""

@@ -311,6 +311,23 @@ async def test_the_first_words_after_the_prompt_go_at_once_and_the_rest_share_a_
 
 
 @pytest.mark.anyio
+async def test_a_flush_with_nothing_to_send_keeps_the_frame_of_the_call_before_it() -> None:
+    bridge = FakeBridge()
+    state = SessionState("s")
+    async with anyio.create_task_group() as tasks:
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        state.apply(chunk("w0 "))
+        renderer.changed()  # after a quiet frame: at once
+        renderer.flush()  # nothing changed since: no call, and no licence for the next change
+        state.apply(chunk("w1 "))
+        renderer.changed()
+        assert len(bridge.calls) == 1
+        with anyio.fail_after(5):
+            while len(bridge.calls) < 2:
+                await anyio.sleep(FRAME_SECONDS / 4)
+
+
+@pytest.mark.anyio
 async def test_permission_queue_answers_everything_once() -> None:
     shown: list[tuple[str, tuple[Any, ...]]] = []
     busy: list[bool] = []
