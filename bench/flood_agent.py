@@ -407,8 +407,14 @@ def main() -> None:
             elif show == "disk_edit":
                 show_disk_edit(session_id, args)
             else:
+                received = time.monotonic_ns()
                 builder = {"mix": mix, "history": history, "prose": prose}.get(show, words)
-                _write(builder(session_id, int(args[0]) if args else 10000))
+                lines = builder(session_id, int(args[0]) if args else 10000)
+                first_sent = time.monotonic_ns()
+                _write(lines)
+                # After the stream, so that the file costs the stream nothing; before the answer, so that the
+                # bench finds it once the turn has ended. Monotonic: the clock of Neovim's vim.uv.hrtime.
+                _report({"show": "stream", "prompt_received_ns": received, "first_sent_ns": first_sent})
             _respond(request_id, {"stopReason": "end_turn"})
         elif request_id is not None and method is not None:
             _write(

@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.process import AgentCommand
 from acp_nvim.protocol import schema as s
-from bench.harness import BENCH, FLOOD_AGENT, NVIM, wait_until
+from bench.harness import BENCH, FLOOD_AGENT, NS_PER_S, NVIM, task_cpu_seconds, wait_until
 
 LUA_FLOOR = BENCH / "lua_floor.lua"
 
@@ -113,6 +114,13 @@ def fs_floor(prompts: list[str], report: Path) -> None:
     anyio.run(_fs, prompts, report)
 
 
+@dataclass(frozen=True)
+class LuaRun:
+    seconds: float
+    first: float
+    cpu: float
+
+
 class LuaFloor:
     """The in-process Lua floor (`lua_floor.lua`): a bare headless Neovim that is its own minimal ACP client
     of the flood agent, streaming into a markdown buffer with tree-sitter highlighting. Kept running across
@@ -121,20 +129,29 @@ class LuaFloor:
     def __init__(self, workdir: Path) -> None:
         import pynvim
 
-        argv = [NVIM, "--embed", "--headless", "--clean", "-n", "--cmd", f"cd {workdir}"]
+        # Listening, as the plugin's Neovim does: a UI (bench/ui_client.py) can attach to either.
+        self.socket = str(workdir / "nvim.sock")
+        argv = [NVIM, "--embed", "--headless", "--clean", "-n", "--listen", self.socket]
+        argv += ["--cmd", f"cd {workdir}"]
         self.api: Any = pynvim.attach("child", argv=argv)
+        self.pid: int = self.api.call("getpid")
         self.api.exec_lua(LUA_FLOOR.read_text(encoding="utf-8"))
         self.api.exec_lua("acp_floor.start(...)", [sys.executable, str(FLOOD_AGENT)])
         wait_until(lambda: self.api.exec_lua("return acp_floor.ready == true"), 30, "the Lua floor's session")
 
-    def stream(self, text: str, needle: str, timeout: float = 120.0) -> tuple[float, float]:
-        """Seconds from the prompt to its last words in the buffer, and to its first ones."""
+    def stream(self, text: str, needle: str, timeout: float = 120.0) -> LuaRun:
+        """Seconds from the prompt to its last words in the buffer, and to its first ones; Neovim's CPU time
+        over the turn."""
+        cpu = task_cpu_seconds(self.pid)
         self.api.exec_lua("acp_floor.prompt(...)", text, needle)
         wait_until(lambda: self.api.exec_lua("return acp_floor.ended"), timeout, f"{needle!r} in the floor")
+        cpu = task_cpu_seconds(self.pid) - cpu
         record = self.api.exec_lua("return acp_floor.record()")
         if not record.get("t_done"):
             raise RuntimeError(f"the Lua floor never showed {needle!r}")
-        return (record["t_done"] - record["t0"]) / 1e9, (record["t_first"] - record["t0"]) / 1e9
+        return LuaRun(
+            (record["t_done"] - record["t0"]) / NS_PER_S, (record["t_first"] - record["t0"]) / NS_PER_S, cpu
+        )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

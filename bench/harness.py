@@ -115,6 +115,19 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def task_cpu_seconds(pid: int) -> float:
+    """CPU seconds of all of a process's threads so far (/proc/PID/task/*/schedstat, in ns): `cpu_seconds`
+    counts 10 ms ticks, as long as a whole 10,000-word turn of Neovim's; 0 off Linux or once it is gone."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
+                total += int(stat.read().split()[0])
+    except OSError:
+        return 0.0
+    return total / NS_PER_S
+
+
 def mib(kib: int | None) -> str:
     return "n/a" if kib is None else f"{kib / 1024:.1f} MiB"
 
@@ -129,6 +142,39 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str, interval: fl
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(interval)
+
+
+# ---- a UI ------------------------------------------------------------------------------------------------
+
+
+class UiClient:
+    """A UI attached to a listening Neovim (`bench/ui_client.py`, a process of its own that reads and discards
+    every redraw event, as a terminal or a GUI reads them): Neovim then redraws what changes."""
+
+    def __init__(self, socket: str, width: int = 80, height: int = 24) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "bench.ui_client", socket, str(width), str(height)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._process.stdout is not None
+        answer = self._process.stdout.readline().strip()
+        if answer != "ready":
+            self.close()
+            raise RuntimeError(f"the UI did not attach: {answer or 'it exited'}")
+
+    def close(self) -> int:
+        """Detaches (its stdin closed: communicate closes it); returns the bytes of redraw events the UI read
+        (0 if it could not tell)."""
+        try:
+            out, _ = self._process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            out, _ = self._process.communicate()
+        words = (out or "").split()
+        return int(words[-1]) if len(words) >= 2 and words[-2] == "read" else 0
 
 
 # ---- Neovim ----------------------------------------------------------------------------------------------

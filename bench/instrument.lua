@@ -27,6 +27,8 @@ local function reset()
   B.session = nil
   B.t_pick = nil
   B.applies, B.host_calls = 0, 0
+  -- When each host call came (vim.uv.hrtime), up to the done time: the most in any frame is judged.
+  B.call_times = {}
   B.applies_at_done, B.host_calls_at_done = nil, nil
   B.apply_ns, B.apply_max_ns = 0, 0
   B.frames = {}
@@ -38,10 +40,17 @@ local function from_host()
   return info ~= nil and info.source == "<nvim>"
 end
 
+local function count_host_call()
+  B.host_calls = B.host_calls + 1
+  if B.t_done == nil then
+    B.call_times[#B.call_times + 1] = uv.hrtime()
+  end
+end
+
 local real_require = require
 _G.require = function(name)
   if B.counting and from_host() then
-    B.host_calls = B.host_calls + 1
+    count_host_call()
   end
   return real_require(name)
 end
@@ -49,7 +58,7 @@ end
 -- Notifications are recorded, not shown: a headless Neovim has nowhere to show them.
 vim.notify = function(msg, level)
   if B.counting and from_host() then
-    B.host_calls = B.host_calls + 1
+    count_host_call()
   end
   table.insert(B.notes, { msg = msg, level = level })
 end
@@ -156,6 +165,7 @@ function B.record()
     host_calls_at_done = B.host_calls_at_done,
     apply_ns = B.apply_ns,
     apply_max_ns = B.apply_max_ns,
+    call_times = B.call_times,
   }
 end
 

@@ -20,12 +20,10 @@ from bench.big_chat import big_chat
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
 from bench.harness import (
-    FRAME_S,
     NS_PER_S,
     ROOT,
     Neovim,
     Result,
-    cpu_seconds,
     median,
     mib,
     ms,
@@ -33,6 +31,7 @@ from bench.harness import (
     proc_status_kib,
     wait_until,
 )
+from bench.streaming import streaming
 from bench.tool_output import tool_output
 
 IDLE_S = 1.0
@@ -67,96 +66,7 @@ def _capabilities(path: Path) -> dict[str, Any]:
     return entries[-1]["client_capabilities"] if entries else {}
 
 
-# ---- 1. streaming ----------------------------------------------------------------------------------------
-
-
-def streaming(config: Config) -> Result:
-    result = Result("streaming")
-    cases = [
-        ("words", config.size(10_000, 200)),
-        ("words", config.size(100_000, 1_000)),
-        ("mix", config.size(10_000, 200)),
-    ]
-    for show, count in cases:
-        text, needle = f"{show} {count}", final_text(show, count)
-        label = f"{show} {count:,}"
-        floors: list[float] = []
-        lua_floors: list[tuple[float, float]] = []
-        records: list[dict[str, Any]] = []
-        first_words = final_text(show, 1) if show == "words" else None
-        nv = Neovim(config.workdir("streaming"))
-        lua_floor = floor.LuaFloor(config.workdir("lua-floor"))
-        try:
-            nv.start_agent()
-            nv.prompt_and_wait("words 100", final_text("words", 100))
-            lua_floor.stream("words 100", final_text("words", 100))
-            host = nv.host_pid()
-            for _ in range(config.runs):
-                # Alternated, so that the floor and the plugin see the same machine: the load of these shared
-                # VMs drifts within a run (the idle Neovim, host and agent cost the floor nothing).
-                floors.append(floor.stream_floor(text, needle))
-                lua_floors.append(lua_floor.stream(text, needle))
-                host_cpu, nvim_cpu = cpu_seconds(host), cpu_seconds(nv.pid)
-                record = nv.prompt_and_wait(text, needle, first_words=first_words)
-                # CPU time, unlike wall time, is not what the other processes of a shared machine make it.
-                record["host_cpu"] = cpu_seconds(host) - host_cpu
-                record["nvim_cpu"] = cpu_seconds(nv.pid) - nvim_cpu
-                records.append(record)
-        finally:
-            nv.close()
-            lua_floor.close()
-        seconds = [(r["t_done"] - r["t0"]) / NS_PER_S for r in records]
-        per_frame = [
-            r["host_calls_at_done"] / max(1.0, (r["t_done"] - r["t0"]) / NS_PER_S / FRAME_S) for r in records
-        ]
-        took, floor_s = median(seconds), median(floors)
-        ratio = took / floor_s
-        lua_floor_s = median([done for done, _ in lua_floors])
-        lua_ratio = took / lua_floor_s
-        per_update_us = median([r["host_cpu"] for r in records]) / count * 1e6
-        first_change = median([(r["t_first_change"] - r["t0"]) / NS_PER_S for r in records])
-        result.figures[label] = (
-            f"{ms(took)} (floor {ms(floor_s)}, ratio {ratio:.2f}x); "
-            f"chat.apply calls {median([r['applies_at_done'] for r in records]):.0f}, "
-            f"host->Neovim calls {median([r['host_calls_at_done'] for r in records]):.0f} "
-            f"= {median(per_frame):.2f} per 16 ms frame; "
-            f"Lua apply total {ms(median([r['apply_ns'] / NS_PER_S for r in records]))}, "
-            f"max {ms(median([r['apply_max_ns'] / NS_PER_S for r in records]))}; "
-            f"host CPU {per_update_us:.2f} us per update, Neovim CPU "
-            f"{ms(median([r['nvim_cpu'] for r in records]))}; "
-            f"prompt shown {ms(first_change)} after :AcpPrompt; in-process Lua floor "
-            f"{ms(lua_floor_s)} (ratio {lua_ratio:.2f}x, its first words after "
-            f"{ms(median([first for _, first in lua_floors]))})"
-        )
-        if first_words is not None:
-            shown = [(r["t_first_words"] - r["t0"]) / NS_PER_S for r in records if r["t_first_words"]]
-            result.figures[label] += f", the agent's first words {ms(median(shown))} after"
-        judged = not config.quick
-        if show == "words":
-            result.judge(
-                f"{label}: within 1.2x the in-process Lua floor ({lua_ratio:.2f}x)", lua_ratio <= 1.2, judged
-            )
-            result.judge(
-                f"{label}: host CPU per streamed update at most 3 us ({per_update_us:.2f} us)",
-                per_update_us <= 3.0,
-                judged,
-            )
-            result.judge(
-                f"{label}: the prompt in the chat within 5 ms ({ms(first_change)})",
-                first_change <= 0.005,
-                judged,
-            )
-        if show == "words" and count == 10_000:
-            result.judge(f"{label}: within 3x the floor ({ratio:.2f}x)", ratio <= 3.0, judged)
-            result.judge(f"{label}: under 0.15 s ({ms(took)})", took < 0.15, judged)
-        if show == "words" and count == 100_000:
-            result.judge(f"{label}: under 1.5 s ({ms(took)})", took < 1.5, judged)
-        result.judge(
-            f"{label}: at most 1 Neovim RPC per 16 ms frame ({median(per_frame):.2f})",
-            median(per_frame) <= 1.0,
-            judged,
-        )
-    return result
+# ---- 1. streaming: bench/streaming.py ----------------------------------------------------------------
 
 
 # ---- 2. responsiveness (and 3. replay, which shares its measurement) ----------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -11,6 +12,8 @@ import anyio.abc
 import anyio.from_thread
 
 THREAD_START_TIMEOUT = 10.0
+# The GIL's switch interval while the host runs (Python's default: 5 ms).
+SWITCH_INTERVAL_S = 0.0005
 
 
 class LoopThread:
@@ -23,6 +26,11 @@ class LoopThread:
         self._thread = threading.Thread(target=self._run, name="acp-nvim-anyio", daemon=True)
 
     def start(self) -> None:
+        # The two threads hand each other work: a Lua call handed to pynvim's thread waited up to Python's
+        # default switch interval (5 ms) for the GIL while this loop decoded a flood, and every frame of a
+        # stream, the agent's first words and the turn's end arrived that much later. Forced switches happen
+        # only while another thread waits for the GIL, so a shorter interval costs next to nothing otherwise.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread.start()
         if not self._ready.wait(THREAD_START_TIMEOUT):
             raise RuntimeError("the acp.nvim event loop did not start")

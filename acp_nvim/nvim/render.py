@@ -3,7 +3,8 @@
 An agent streaming 10,000 chunks must cost Neovim tens of calls, not 10,000: updates mark the state dirty, and
 a flush goes at most once a frame. The first change after a quiet frame goes at once (the agent's first words
 are not held back), the ones that follow it within the frame wait for its end, together; the start and the end
-of a turn flush at once.
+of a turn flush at once, out of that rhythm: the prompt's call does not make the agent's first words, which
+follow it within milliseconds, wait for the frame it would have begun.
 
 The ops travel as JSON text (msgspec, in C), in chunks of at most `CHUNK_OPS` ops, decoded by Lua with
 `vim.json.decode` (C again) as its drain reaches each chunk. Handed to pynvim as Python lists and dicts, the
@@ -60,6 +61,9 @@ class ChatRenderer:
         self._scheduled = False
         # When the last call went (anyio's clock): the next one waits until a frame after it.
         self._sent_at = -FRAME_SECONDS
+        # The last call was a caller's `flush` (a turn's start or end), not the frame's: the next change goes
+        # at once all the same.
+        self._out_of_frame = True
         self._output_sent = 0.0
         # Set while a flush of output alone waits for OUTPUT_SECONDS: any other change ends the wait.
         self._output_wait: anyio.CancelScope | None = None
@@ -67,12 +71,13 @@ class ChatRenderer:
         self._backlog: deque[bytes] = deque()
 
     def changed(self) -> None:
-        """The state changed: render now when nothing went in the last frame, else at its end (several
-        changes in a frame share one call)."""
+        """The state changed: render now when nothing went in the last frame or the last call was a caller's
+        `flush` (the prompt's), else at the frame's end (several changes in a frame share one call)."""
         if not self._scheduled:
             wait = self._sent_at + FRAME_SECONDS - anyio.current_time()
-            if wait <= 0 and not self._backlog and not self._state.only_output_pending():
-                self.flush()
+            quiet = wait <= 0 or self._out_of_frame
+            if quiet and not self._backlog and not self._state.only_output_pending():
+                self._send()
                 return
             self._scheduled = True
             self._spawn(self._flush_after_frame)
@@ -88,17 +93,24 @@ class ChatRenderer:
                     await anyio.sleep(wait)
                 self._output_wait = None
             self._output_sent = anyio.current_time()
-        self.flush()
+        self._send()
 
     def flush(self) -> None:
-        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on)."""
+        """Sends what changed: now, up to a frame's worth; the rest a frame later (and so on). When it sent
+        something, the next change goes at once too (unless a backlog is left): this call is the caller's,
+        not one of the frame's."""
+        if self._send():
+            self._out_of_frame = not self._backlog
+
+    def _send(self) -> bool:
+        """Sends up to a frame's worth now; whether there was anything to send."""
         self._scheduled = False
         changes = self._state.take_changes()
         backlog = self._backlog
         if changes:
             backlog.extend(encode_ops(ops_for(self._state, changes, self._agent_name)))
         if not backlog:
-            return
+            return False
         chunks = [backlog.popleft()]
         size = len(chunks[0])
         while backlog and size + len(backlog[0]) <= FRAME_BYTES:
@@ -106,8 +118,10 @@ class ChatRenderer:
             chunks.append(backlog.popleft())
         self._lua.chat_apply(self._state.session_id, chunks)
         self._sent_at = anyio.current_time()
+        self._out_of_frame = False
         if backlog:
             self.changed()
+        return True
 
     def discard(self) -> None:
         """Sends nothing more: the chat is reset for another transcript of the same session id."""

@@ -14,6 +14,7 @@ from acp_nvim.app.chat_view import ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
 from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
+from acp_nvim.nvim.bridge import FRAME_SECONDS
 from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
@@ -280,6 +281,50 @@ async def test_ten_thousand_chunks_cost_tens_of_calls() -> None:
         for op in msgspec.json.decode(chunk)
     )
     assert text == "".join(f"w{n} " for n in range(10_000))
+
+
+@pytest.mark.anyio
+async def test_the_first_words_after_the_prompt_go_at_once_and_the_rest_share_a_frame() -> None:
+    bridge = FakeBridge()
+    state = SessionState("s")
+    async with anyio.create_task_group() as tasks:
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        state.begin_turn()
+        state.add_user_prompt("hello")
+        renderer.flush()  # the prompt, shown as it is sent
+        # The agent answers within the prompt's frame: its first words are not held back for it.
+        state.apply(chunk("w0 "))
+        renderer.changed()
+        assert len(bridge.calls) == 2
+        # Those that follow within the frame wait for its end, together.
+        for n in range(1, 50):
+            state.apply(chunk(f"w{n} "))
+            renderer.changed()
+        assert len(bridge.calls) == 2
+        with anyio.fail_after(5):
+            while len(bridge.calls) < 3:
+                await anyio.sleep(FRAME_SECONDS / 4)
+    assert len(bridge.calls) == 3
+    (_, (_, chunks)) = bridge.calls[2]
+    texts = [op["text"] for chunk_json in chunks for op in msgspec.json.decode(chunk_json)]
+    assert "".join(texts) == "".join(f"w{n} " for n in range(1, 50))
+
+
+@pytest.mark.anyio
+async def test_a_flush_with_nothing_to_send_keeps_the_frame_of_the_call_before_it() -> None:
+    bridge = FakeBridge()
+    state = SessionState("s")
+    async with anyio.create_task_group() as tasks:
+        renderer = ChatRenderer(bridge, state, "A", tasks.start_soon)  # type: ignore[arg-type]
+        state.apply(chunk("w0 "))
+        renderer.changed()  # after a quiet frame: at once
+        renderer.flush()  # nothing changed since: no call, and no licence for the next change
+        state.apply(chunk("w1 "))
+        renderer.changed()
+        assert len(bridge.calls) == 1
+        with anyio.fail_after(5):
+            while len(bridge.calls) < 2:
+                await anyio.sleep(FRAME_SECONDS / 4)
 
 
 @pytest.mark.anyio
