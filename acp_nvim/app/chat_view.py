@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from acp_nvim.app.chat_line_breaks import LineBreaker, broken
 from acp_nvim.app.chat_tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
 from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.client.session import SessionState, config_value_name
@@ -35,6 +36,8 @@ from acp_nvim.client.transcript import (
 from acp_nvim.protocol import schema as s
 
 Op = dict[str, Any]
+# Each message's `LineBreaker`, by item key: where its last line stands for the next append.
+LineBreaks = dict[str, LineBreaker]
 
 PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 USER_HEADER = "▍ You"
@@ -73,10 +76,10 @@ def appended_text(item: MessageItem, text: str, newlines_before: int) -> str:
     return "\n" * newlines_before + kept
 
 
-def message_view(item: MessageItem, agent_name: str, shown: str | None = None) -> list[Line]:
-    """`shown` (a beginning of what the message shows) in place of all of it: the rest follows as appends."""
+def message_view(item: MessageItem, agent_name: str, text: str, *, whole: bool = True) -> list[Line]:
+    """`text`: what the message shows (`shown_text`, `broken`); not `whole`: a beginning of it, the rest
+    follows as appends, and its note after them."""
     role = item.role
-    text = shown_text(item.text) if shown is None else shown
     lines: list[Line] = []
     if role == "user":
         lines.append({"s": [[USER_HEADER, "AcpChatUser"]]})
@@ -88,7 +91,7 @@ def message_view(item: MessageItem, agent_name: str, shown: str | None = None) -
         lines.extend({"s": [[part, "AcpChatThought"]], "f": "1"} for part in text.split("\n"))
     else:
         lines.extend(text_lines(text))
-    if item.hidden and shown is None:
+    if item.hidden and whole:
         lines.append(note_line(item))
     return lines
 
@@ -130,11 +133,17 @@ def notice_view(item: NoticeItem) -> list[Line]:
     return text_lines(text, indent="  ", group=group)
 
 
-def item_view(item: Item, agent_name: str, session_id: str = "") -> dict[str, Any]:
+def item_view(
+    item: Item, agent_name: str, session_id: str = "", breaks: LineBreaks | None = None
+) -> dict[str, Any]:
+    """`breaks` keeps a message's `LineBreaker` for the appends that follow."""
     kind: str
     lines: list[Line]
     if isinstance(item, MessageItem):
-        kind, lines = item.role, message_view(item, agent_name)
+        text, breaker = broken(shown_text(item.text))
+        if breaks is not None:
+            breaks[item.key] = breaker
+        kind, lines = item.role, message_view(item, agent_name, text)
     elif isinstance(item, ToolCallItem):
         kind, lines = "tool_call", tool_call_view(item, session_id, agent_name)
         if item.after_tool_call:
@@ -194,6 +203,12 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     }
 
 
+def _breaker_before(message: MessageItem, appended: int) -> LineBreaker:
+    """Where the message's last line stood before its last `appended` characters (a batch of ops built
+    without the chat's breaks: the text shown so far is all that was not appended since)."""
+    return broken(shown_text(message.text[: message.size - appended]))[1]
+
+
 def _append_ops(key: str, text: str) -> list[Op]:
     return [
         {"op": "append", "id": key, "text": text[start : start + SLICE_CHARS]}
@@ -201,12 +216,12 @@ def _append_ops(key: str, text: str) -> list[Op]:
     ]
 
 
-def _add_ops(item: Item, agent_name: str, session_id: str) -> list[Op]:
+def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[Op]:
     if not isinstance(item, MessageItem) or item.size <= SLICE_CHARS:
-        return [{"op": "add", "item": item_view(item, agent_name, session_id)}]
+        return [{"op": "add", "item": item_view(item, agent_name, session_id, breaks)}]
     # A long message: its beginning as the item, the rest in slices, its note last.
-    text = shown_text(item.text)
-    lines = message_view(item, agent_name, text[:SLICE_CHARS])
+    text, breaks[item.key] = broken(shown_text(item.text))
+    lines = message_view(item, agent_name, text[:SLICE_CHARS], whole=False)
     ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
     ops.extend(_append_ops(item.key, text[SLICE_CHARS:]))
     if item.hidden:
@@ -214,19 +229,26 @@ def _add_ops(item: Item, agent_name: str, session_id: str) -> list[Op]:
     return ops
 
 
-def ops_for(state: SessionState, changes: Changes, agent_name: str) -> list[Op]:
-    """The smallest batch that brings the chat from the previous flush to `state`."""
+def ops_for(
+    state: SessionState, changes: Changes, agent_name: str, breaks: LineBreaks | None = None
+) -> list[Op]:
+    """The smallest batch that brings the chat from the previous flush to `state`. `breaks`: the chat's
+    `LineBreaks`, kept from one flush to the next (without them each append finds its line's state again)."""
     item = state.item
+    if breaks is None:
+        breaks = {}
     ops: list[Op] = []
     for key in changes.added:
-        ops.extend(_add_ops(item(key), agent_name, state.session_id))
+        ops.extend(_add_ops(item(key), agent_name, state.session_id, breaks))
     for key in changes.replaced:
-        ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id)})
+        ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id, breaks)})
     for key, pieces in changes.appended.items():
         message = item(key)
         text = "".join(pieces)
         if isinstance(message, MessageItem):
-            text = appended_text(message, text, message.newlines_before(len(text), len(pieces)))
+            breaker = breaks.get(key) or _breaker_before(message, len(text))
+            breaks[key] = breaker
+            text = breaker.feed(appended_text(message, text, message.newlines_before(len(text), len(pieces))))
         if not text:
             continue
         if len(text) <= SLICE_CHARS:

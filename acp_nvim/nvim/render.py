@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from acp_nvim.app.chat_view import Op, ops_for
+from acp_nvim.app.chat_view import LineBreaks, Op, ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -69,6 +69,8 @@ class ChatRenderer:
         self._output_wait: anyio.CancelScope | None = None
         # Encoded chunks not sent yet (beyond a notification's FRAME_BYTES), oldest first.
         self._backlog: deque[bytes] = deque()
+        # Where each message's last line stands in the chat (app/chat_line_breaks.py).
+        self._breaks: LineBreaks = {}
 
     def changed(self) -> None:
         """The state changed: render now when nothing went in the last frame or the last call was a caller's
@@ -108,7 +110,7 @@ class ChatRenderer:
         changes = self._state.take_changes()
         backlog = self._backlog
         if changes:
-            backlog.extend(encode_ops(ops_for(self._state, changes, self._agent_name)))
+            backlog.extend(encode_ops(ops_for(self._state, changes, self._agent_name, self._breaks)))
         if not backlog:
             return False
         chunks = [backlog.popleft()]
@@ -126,6 +128,7 @@ class ChatRenderer:
     def discard(self) -> None:
         """Sends nothing more: the chat is reset for another transcript of the same session id."""
         self._backlog.clear()
+        self._breaks.clear()
         self._state.take_changes()
 
 

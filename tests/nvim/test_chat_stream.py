@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from acp_nvim.app.chat_line_breaks import LONG_LINE_CHARS
 from tests.nvim.agent_io import scripted_config
 from tests.nvim.conftest import Nvim, setup_opts
 
@@ -100,3 +101,28 @@ def test_a_tool_call_between_chunks_still_starts_a_new_message(nvim: Nvim, tmp_p
     assert 0 <= first < tool < second, text
     # One reply: the tool call and the message after it are under its one header.
     assert text.count("▍ Scripted") == 1, text
+
+
+def test_a_paragraph_streamed_past_a_long_line_goes_on_on_new_lines_and_code_keeps_its_own(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    """Neovim measures a wrapped line whole on every redraw: one of 700 KB made each frame of a stream cost
+    milliseconds. The chat goes on on a new line before the first word past LONG_LINE_CHARS (the same
+    paragraph in markdown), so the window keeps 'linebreak' and its word wrapping; code is never broken."""
+    words = [f"word{n} " for n in range(3_000)]  # ~29,000 characters of one paragraph
+    code = "x = 1; " * 2_000
+    turn = [*({"text": word} for word in words), {"text": f"\n\n```lua\n{code}\n```\nThe end."}]
+    start(nvim, tmp_path, turn)
+    nvim.lua("require('acp_nvim').prompt('hi')")
+    nvim.wait_chat("The end.")
+    nvim.wait_state("ready")
+    lines = nvim.chat_lines()
+    first = next(index for index, line in enumerate(lines) if line.startswith("word0 "))
+    end = lines.index("", first)
+    paragraph = lines[first:end]
+    assert len(paragraph) == 4, [len(line) for line in paragraph]
+    assert all(LONG_LINE_CHARS <= len(line) <= LONG_LINE_CHARS + len("word2999 ") for line in paragraph[:-1])
+    assert "".join(paragraph) == "".join(words)  # each line keeps the space before the next one's word
+    assert lines[end + 1 : end + 5] == ["```lua", code, "```", "The end."]
+    linebreak = "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]].linebreak"
+    assert nvim.lua(linebreak, nvim.status()["session_id"]) is True
