@@ -259,14 +259,10 @@ class Connection:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 logger.warning("reading from the %s failed: %s", self._peer, describe(exc))
                 break
-            items = self._splitter.feed(chunk)
-            if self._on_messages is not None and items:
-                self._hook_read(self._on_messages, items)
-            for item in items:
-                waiting = self._handle_item(item, tg)
-                if waiting is not None:
-                    await waiting
-        items = self._splitter.finish()
+            await self._handle_read(self._splitter.feed(chunk), tg)
+        await self._handle_read(self._splitter.finish(), tg)
+
+    async def _handle_read(self, items: list[bytes | Oversized], tg: TaskGroup) -> None:
         if self._on_messages is not None and items:
             self._hook_read(self._on_messages, items)
         for item in items:

@@ -191,9 +191,8 @@ def test_a_5_mb_chat_keeps_its_highlighting(chat: Nvim) -> None:
     )
 
 
-def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_path: Path) -> None:
-    """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
-    chat pauses (ui/chat_highlight.lua's pause_ms)."""
+def small_block_chat(nvim: Nvim, tmp_path: Path) -> None:
+    """Chat s1 with chat.highlight_max_bytes 1000, holding one short paragraph, highlighted."""
     assert nvim.lua(
         "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
     )
@@ -201,6 +200,12 @@ def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_
     nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
     apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
     nvim.wait(IDLE)
+
+
+def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_path: Path) -> None:
+    """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
+    chat pauses (ui/chat_highlight.lua's pause_ms)."""
+    small_block_chat(nvim, tmp_path)
     line = "word " * 300 + "**late**"
     # Applied and looked at in one call: the pause cannot have passed in between.
     at_once = nvim.lua(
@@ -279,13 +284,7 @@ def test_a_block_too_large_to_parse_is_set_aside_without_measuring_the_view(
     """A streamed paragraph past chat.highlight_max_bytes is set aside before the window's view is looked at:
     bringing a view up to date has Neovim measure the wrapped lines in it, a streamed paragraph of 700 KB
     among them, 2-7 ms on every tick of the stream."""
-    assert nvim.lua(
-        "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
-    )
-    nvim.wait_configured()
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
-    apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
-    nvim.wait(IDLE)
+    small_block_chat(nvim, tmp_path)
     # No pause during the test: the block is only ever set aside (it is highlighted at the pause).
     nvim.lua(COUNT_VIEWS + "hl.pause_ms = 60 * 1000")
     words = ""
