@@ -115,6 +115,20 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def settle(pids: Sequence[int], quiet: float = 0.05, timeout: float = 10.0) -> None:
+    """Waits until none of `pids` used more than 1 ms of CPU in `quiet` seconds (or `timeout` passed): in an
+    interleaved run the tail of one client's run (a Neovim still highlighting its buffer after a stream, a
+    UI still reading the redraws) would otherwise be measured as part of the next client's."""
+    deadline = time.monotonic() + timeout
+    before = sum(task_cpu_seconds(pid) for pid in pids)
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        after = sum(task_cpu_seconds(pid) for pid in pids)
+        if after - before < 0.001:
+            return
+        before = after
+
+
 def task_cpu_seconds(pid: int) -> float:
     """CPU seconds of all of a process's threads so far (/proc/PID/task/*/schedstat, in ns): `cpu_seconds`
     counts 10 ms ticks, as long as a whole 10,000-word turn of Neovim's; 0 off Linux or once it is gone."""
@@ -164,6 +178,10 @@ class UiClient:
         if answer != "ready":
             self.close()
             raise RuntimeError(f"the UI did not attach: {answer or 'it exited'}")
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
 
     def close(self) -> int:
         """Detaches (its stdin closed: communicate closes it); returns the bytes of redraw events the UI read
