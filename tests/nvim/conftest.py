@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench.harness import wait_until
 from tests.conftest import NODE, ROOT, TS_EXAMPLE_AGENT
 
 if TYPE_CHECKING:
@@ -83,6 +84,11 @@ class Nvim:
 
     def errors(self) -> list[str]:
         return [n["msg"] for n in self.notes() if n.get("level") == 4]
+
+    def wait_mode(self, mode: str, timeout: float = 10.0) -> None:
+        """Waits for the editor's mode, polling from here: a `:startinsert` takes effect only once Neovim is
+        back in its main loop, which `wait` (a Lua loop inside one request) would hold off."""
+        wait_until(lambda: self.api.api.get_mode()["mode"] == mode, timeout, f"mode {mode!r}")
 
     def wait_configured(self) -> None:
         """Starts the host (as a command would) and waits until it has validated the last setup() table and

@@ -77,4 +77,4 @@ def test_acpchat_while_starting_focuses_the_chat_once_it_exists(nvim: Nvim, tmp_
     # The prompt window under the chat has the focus, as after :AcpChat on a running session.
     nvim.wait("vim.bo.filetype == 'acp_nvim_prompt'")
     # And Insert mode, as there: the user asked for the chat to type in it.
-    nvim.wait("vim.api.nvim_get_mode().mode == 'i'")
+    nvim.wait_mode("i")

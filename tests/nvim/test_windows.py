@@ -137,12 +137,12 @@ def test_acpchat_puts_the_cursor_in_an_empty_prompt_in_insert_mode(
     substituted a character and inserted the rest."""
     nvim.lua("vim.api.nvim_set_current_win(...)", layout["file"])
     nvim.api.command("AcpChat")
-    nvim.wait("vim.api.nvim_get_mode().mode == 'i'")
+    nvim.wait_mode("i")
     assert nvim.lua("return vim.api.nvim_get_current_win()") == layout["prompt"]
     nvim.api.input("show me the tour")
     nvim.wait(f"{PROMPT_TEXT} == 'show me the tour'", 5, layout["prompt_buf"])
     nvim.api.input("<Esc>")
-    nvim.wait("vim.api.nvim_get_mode().mode == 'n'")
+    nvim.wait_mode("n")
     # Back to a draft: Normal mode, the user may have come to edit it.
     nvim.lua("vim.api.nvim_set_current_win(...)", layout["file"])
     nvim.api.command("AcpChat")
