@@ -40,16 +40,19 @@ class FloorEditor(HeadlessEditor):
             return s.ClientCapabilities()
         return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True))
 
-    def session_update(self, notification: s.SessionNotification) -> None:
-        self.updates += 1
-        update = notification.update
-        if (
-            self.done_at is None
-            and isinstance(update, s.SessionUpdateAgentMessageChunk)
-            and isinstance(update.content, s.ContentBlockText)
-            and update.content.text == self.needle
-        ):
-            self.done_at = time.perf_counter()
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        self.updates += len(notifications)
+        if self.done_at is not None:
+            return
+        for notification in notifications:
+            update = notification.update
+            if (
+                isinstance(update, s.SessionUpdateAgentMessageChunk)
+                and isinstance(update.content, s.ContentBlockText)
+                and update.content.text == self.needle
+            ):
+                self.done_at = time.perf_counter()
+                return
 
     async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         with open(params.path, encoding="utf-8") as source:

@@ -26,6 +26,7 @@ import anyio
 import msgpack  # type: ignore[import-untyped]
 import msgspec
 
+from acp_nvim.app.incoming import CHUNKS
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.session import SessionState
@@ -66,7 +67,7 @@ class EncodingBridge:
 
 
 class RenderingEditor(HeadlessEditor):
-    """What `Controller.on_session_update` does with an update, minus the status bookkeeping."""
+    """What `Incoming.on_session_updates` does with a read's updates, minus the status bookkeeping."""
 
     def __init__(
         self, bridge: EncodingBridge, spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
@@ -81,10 +82,15 @@ class RenderingEditor(HeadlessEditor):
         self.renderer = ChatRenderer(self._bridge, self.state, "Flood agent", self._spawn)  # type: ignore[arg-type]
         return self.renderer
 
-    def session_update(self, notification: s.SessionNotification) -> None:
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
         if self.state is None or self.renderer is None:
             return
-        self.state.apply(notification.update)
+        updates = [notification.update for notification in notifications]
+        if all(type(update) in CHUNKS for update in updates):
+            self.state.apply_chunks(updates)  # type: ignore[arg-type]
+        else:
+            for update in updates:
+                self.state.apply(update)
         self.renderer.changed()
 
 

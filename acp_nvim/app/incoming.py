@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
-from acp_nvim.app.registry import Registry
+from acp_nvim.app.registry import ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import PermissionChoice, PermissionView
 from acp_nvim.client.agent_edits import TOOL_CALL_UPDATES
 from acp_nvim.client.editor import unknown_session
+from acp_nvim.client.session import ChunkUpdate
 from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.incoming")
 
 # Update kinds that change what status() reports.
 STATUS_UPDATES = (
@@ -20,7 +25,7 @@ STATUS_UPDATES = (
     s.SessionUpdateUsageUpdate,
 )
 # The stream's bulk, which concerns neither the status nor the edit follower: one set lookup decides that,
-# instead of six type checks per streamed chunk.
+# instead of six type checks per streamed chunk. Its types are `ChunkUpdate`'s (what the ignores below say).
 CHUNKS = frozenset(
     (
         s.SessionUpdateAgentMessageChunk,
@@ -45,20 +50,51 @@ class Incoming:
         self._status = status
         self._edits = edits
 
-    def on_session_update(self, notification: s.SessionNotification) -> None:
-        session = self._registry.sessions.get(notification.session_id)
-        if session is None:
-            # Possibly read before the session/new answer reached us: kept for the chat about to open.
-            self._registry.keep_early(notification)
-            return
-        update = notification.update
-        session.state.apply(update)
-        if type(update) in CHUNKS:
-            session.chat.changed()
-            return
-        # Only tool calls name files the agent may edit.
-        if isinstance(update, TOOL_CALL_UPDATES):
-            self._edits.on_update(session.session_id, update)
+    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        """The updates of one read, in order: a run of one session's message chunks (the stream's bulk) is
+        applied in one call, and its chat told once."""
+        sessions = self._registry.sessions
+        session: ChatSession | None = None
+        chunks: list[ChunkUpdate] = []
+        for notification in notifications:
+            update = notification.update
+            if (
+                type(update) in CHUNKS
+                and session is not None
+                and notification.session_id == session.session_id
+            ):
+                chunks.append(update)  # type: ignore[arg-type]
+                continue
+            if session is not None and chunks:
+                self._stream(session, chunks)
+                chunks = []
+            session = sessions.get(notification.session_id)
+            if session is None:
+                # Possibly read before the session/new answer reached us: kept for the chat about to open.
+                self._registry.keep_early(notification)
+            elif type(update) in CHUNKS:
+                chunks.append(update)  # type: ignore[arg-type]
+            else:
+                self._update(session, update)
+        if session is not None and chunks:
+            self._stream(session, chunks)
+
+    def _stream(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+        try:
+            session.state.apply_chunks(chunks)
+        except Exception:
+            # A bug of ours, contained: the updates read after these still reach the chat.
+            log.exception("message chunks of session %s not applied", session.session_id)
+        session.chat.changed()
+
+    def _update(self, session: ChatSession, update: s.SessionUpdate) -> None:
+        try:
+            session.state.apply(update)
+            # Only tool calls name files the agent may edit.
+            if isinstance(update, TOOL_CALL_UPDATES):
+                self._edits.on_update(session.session_id, update)
+        except Exception:
+            log.exception("update %s of session %s not applied", type(update).__name__, session.session_id)
         session.chat.changed()
         if isinstance(update, STATUS_UPDATES) and session.session_id == self._registry.current_id:
             self._status.push()

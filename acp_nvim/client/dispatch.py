@@ -147,7 +147,7 @@ class Dispatcher:
     def route(self) -> NotificationRoute:
         """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
         envelope in one pass and delivered at once; the others reach `on_notification`, which says why."""
-        return NotificationRoute(m.SESSION_UPDATE, codec.decoder(SessionUpdateLine), self._session_update)
+        return NotificationRoute(m.SESSION_UPDATE, codec.decoder(SessionUpdateLine), self._session_updates)
 
     def on_notification(self, method: str, params: msgspec.Raw | None) -> Awaitable[None] | None:
         if method != m.SESSION_UPDATE:
@@ -161,15 +161,21 @@ class Dispatcher:
             self.diagnostics.report("malformed_update", str(err))
             return None
         if notification is not None:
-            self._session_update(notification)
+            self._session_updates([notification])
         return None
 
-    def _session_update(self, notification: s.SessionNotification) -> None:
-        if notification.session_id not in self.sessions and not self._opening:
-            log.debug("update for unknown session %r dropped", notification.session_id)
-            self.diagnostics.report("unknown_session")
-            return
-        self.editor.session_update(notification)
+    def _session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
+            notifications = [n for n in notifications if self._known_session(n.session_id)]
+        if notifications:
+            self.editor.session_updates(notifications)
+
+    def _known_session(self, session_id: str) -> bool:
+        if session_id in self.sessions:
+            return True
+        log.debug("update for unknown session %r dropped", session_id)
+        self.diagnostics.report("unknown_session")
+        return False
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
         if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:

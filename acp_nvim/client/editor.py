@@ -26,10 +26,11 @@ class Editor(Protocol):
         """What this editor really implements; sent as `clientCapabilities` in `initialize`."""
         ...
 
-    def session_update(self, notification: s.SessionNotification) -> None:
-        """A `session/update` notification whose update kind is known (unknown kinds never reach here).
-        Called inline for each update of a stream (a coroutine each would be a cost per update): it must not
-        wait; what it shows is coalesced on its side."""
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        """`session/update` notifications whose update kind is known (unknown kinds never reach here), for
+        sessions this client opened, in the order read: those read together come in one call (a call, let
+        alone a coroutine, per update would be a cost per streamed chunk). Called inline: it must not wait;
+        what it shows is coalesced on its side. The list is the caller's: read it, never keep it."""
         ...
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse: ...
@@ -69,7 +70,7 @@ class HeadlessEditor:
     def client_capabilities(self) -> s.ClientCapabilities:
         return s.ClientCapabilities()
 
-    def session_update(self, notification: s.SessionNotification) -> None:
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
         return None
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

@@ -141,8 +141,47 @@ class SessionState(ToolCallTranscript):
             if option.id in before and before[option.id] != value:
                 self.add_notice(f"{option.name}: {config_value_name(option)}")
 
+    def apply_chunks(self, chunks: Sequence[ChunkUpdate]) -> None:
+        """Consecutive message chunks, in order (the stream's bulk, read together): the run of them that
+        goes on with the message being streamed is appended to it in one piece; what starts or switches a
+        message, or needs clipping, takes `apply`'s path chunk by chunk. The same transcript as `apply` of
+        each in turn."""
+        run: list[str] = []
+        streaming = self._continued()
+        for update in chunks:
+            block = update.content
+            message_id = update.message_id
+            if (
+                streaming is not None
+                and _ROLE_OF[type(update)] == streaming.role
+                and type(block) is s.ContentBlockText
+                and (message_id is None or message_id == streaming.message_id)
+                and len(block.text) <= MAX_SHOWN_CHUNK_CHARS
+            ):
+                run.append(block.text)
+                continue
+            if streaming is not None and run:
+                self._append_run(streaming, run)
+                run = []
+            self.apply(update)
+            streaming = self._continued()
+        if streaming is not None and run:
+            self._append_run(streaming, run)
+
+    def _continued(self) -> MessageItem | None:
+        """The message the agent's next chunks of its role go on with (never a prompt typed here)."""
+        last = self._streaming
+        return None if last is None or last.local else last
+
+    def _append_run(self, item: MessageItem, texts: list[str]) -> None:
+        if item.hidden or item.size + sum(map(len, texts)) > MAX_SHOWN_MESSAGE_CHARS:
+            # At the message's bound: clipped where chunk by chunk would clip it.
+            for text in texts:
+                self._append(item, text)
+            return
+        self._record_append(item, texts[0] if len(texts) == 1 else "".join(texts))
+
     def _append(self, item: MessageItem, text: str) -> None:
-        key = item.key
         # The streaming hot path: a chunk that `clip` would keep whole is not handed to it.
         if (
             item.hidden
@@ -151,11 +190,16 @@ class SessionState(ToolCallTranscript):
         ):
             hidden = item.hidden
             text = item.clip(text)
+            key = item.key
             if item.hidden != hidden and key not in self._whole and key not in self._changes.noted:
                 self._changes.noted.append(key)
             if not text:
                 return
+        self._record_append(item, text)
+
+    def _record_append(self, item: MessageItem, text: str) -> None:
         item.append(text)
+        key = item.key
         if key in self._whole:
             return
         try:
@@ -228,6 +272,16 @@ class SessionState(ToolCallTranscript):
             self._changes.meta.add("title")
         if not isinstance(update.updated_at, UnsetType):
             self.updated_at = update.updated_at
+
+
+ChunkUpdate = (
+    s.SessionUpdateAgentMessageChunk | s.SessionUpdateAgentThoughtChunk | s.SessionUpdateUserMessageChunk
+)
+_ROLE_OF: dict[type[ChunkUpdate], MessageRole] = {
+    s.SessionUpdateAgentMessageChunk: "agent",
+    s.SessionUpdateAgentThoughtChunk: "thought",
+    s.SessionUpdateUserMessageChunk: "user",
+}
 
 
 def _config_value(option: s.SessionConfigOption) -> str | bool:

@@ -10,16 +10,17 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable
-from typing import NoReturn, cast
+from typing import Any, NoReturn, cast
 
 import anyio
 import msgspec
 from anyio.abc import AnyByteReceiveStream, AnyByteSendStream, TaskGroup
-from msgspec import UnsetType
+from msgspec import UNSET, UnsetType
 
 from .bad_lines import BadLines
 from .errors import ConnectionClosed, RpcError
 from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized
+from .hooks import ConnectionHooks
 from .incoming import IncomingRequests
 from .pending import PendingRequests
 from .wire import (
@@ -27,7 +28,6 @@ from .wire import (
     TOO_DEEP,
     CancelParams,
     ClosedReason,
-    Direction,
     Envelope,
     MessageHook,
     MessagesHook,
@@ -37,9 +37,7 @@ from .wire import (
     OutErrorBody,
     OutNotification,
     OutRequest,
-    ProtocolError,
     ProtocolErrorHook,
-    ProtocolErrorKind,
     RequestHandler,
     RequestId,
     describe,
@@ -87,9 +85,8 @@ class Connection:
         self._on_notification = on_notification
         self._route = route
         self._closed_reason = closed_reason
-        self._on_message = on_message
-        self._on_messages = on_messages
-        self._on_protocol_error = on_protocol_error
+        self._hooks = ConnectionHooks(on_message, on_messages, on_protocol_error)
+        self._protocol_error = self._hooks.protocol_error
         self._peer = peer_name
         # The protocol above names its cancel notification (ACP has one); None: requests are never cancelled.
         self._cancel_method = cancel_method
@@ -228,7 +225,7 @@ class Connection:
     async def _write_loop(self) -> None:
         async with self._outbox_receive:
             async for data in self._outbox_receive:
-                self._hook_message("out", data)
+                self._hooks.sent(data)
                 try:
                     await self._send.send(data + b"\n")
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
@@ -263,56 +260,51 @@ class Connection:
         await self._handle_read(self._splitter.finish(), tg)
 
     async def _handle_read(self, items: list[bytes | Oversized], tg: TaskGroup) -> None:
-        if self._on_messages is not None and items:
-            self._hook_read(self._on_messages, items)
+        self._hooks.read(items, self._splitter.oversized)
+        route = self._route
+        # A per-line hook sees each line as it is handled: the ordinary path, one line at a time.
+        decode = route.decoder.decode if route is not None and self._hooks.on_message is None else None
+        routed: list[Any] = []
         for item in items:
+            if decode is not None and type(item) is bytes and (item.isascii() or _is_utf8(item)):
+                try:
+                    line = decode(item)
+                except Exception:
+                    # Not a valid line of the route: the ordinary path decodes it again and says why.
+                    line = None
+                if line is not None and line.id is UNSET:
+                    routed.append(line.params)
+                    continue
+            if routed:
+                self._handle_routed(routed)
+                routed = []
             waiting = self._handle_item(item, tg)
             if waiting is not None:
                 await waiting
+        if routed:
+            self._handle_routed(routed)
 
-    def _hook_read(self, hook: MessagesHook, items: list[bytes | Oversized]) -> None:
-        """The lines of one read, at once: a stream's hundreds of lines per read cost the hook one call."""
-        if self._splitter.oversized:
-            lines = [item for item in items if not isinstance(item, Oversized)]
-        else:
-            lines = cast(list[bytes], items)
+    def _handle_routed(self, params: list[Any]) -> None:
+        """Consecutive lines of the route, handed on in one call: a stream's hundreds of lines per read cost
+        the layers above one call, not one each."""
+        route = cast(NotificationRoute, self._route)
         try:
-            hook("in", lines)
+            route.handle(params)
         except Exception:
-            logger.exception("on_messages hook failed")
+            # The rest of these lines is not handled: a handler that can fail on one contains it itself.
+            logger.exception("handler for the %s notification failed", route.method)
 
     def _handle_item(self, item: bytes | Oversized, tg: TaskGroup) -> Awaitable[None] | None:
-        """Handles one line at once; returns what is left to await (a notification handler that waits), so
-        that the stream's lines, handled at once, cost no coroutine each."""
+        """Handles one line at once (the route's lines are `_handle_read`'s); returns what is left to await
+        (a notification handler that waits), so that lines handled at once cost no coroutine each."""
         if isinstance(item, Oversized):
             self._bad.oversized(item)
             return None
-        on_message = self._on_message
-        if on_message is not None:
-            # Inline, not through _hook_message: one call less for each line of a stream.
-            try:
-                on_message("in", item)
-            except Exception:
-                logger.exception("on_message hook failed")
-        if not item.isascii():
-            try:
-                item.decode("utf-8")
-            except UnicodeDecodeError:
-                self._bad.not_utf8(item)
-                return None
-        route = self._route
-        if route is not None:
-            try:
-                routed = route.decoder.decode(item)
-            except Exception:
-                # Not a valid line of the route: the ordinary path below decodes it again and says why.
-                routed = None
-            if routed is not None and isinstance(routed.id, UnsetType):
-                try:
-                    route.handle(routed.params)
-                except Exception as exc:
-                    self._notification_failed(route.method, item, exc)
-                return None
+        if self._hooks.on_message is not None:
+            self._hooks.line_read_or_sent("in", item)
+        if not item.isascii() and not _is_utf8(item):
+            self._bad.not_utf8(item)
+            return None
         try:
             envelope = self._envelope_decoder.decode(item)
         except msgspec.ValidationError as exc:
@@ -366,25 +358,12 @@ class Connection:
         else:
             logger.error("handler for the %s notification failed", method, exc_info=exc)
 
-    # --- hooks
 
-    def _hook_message(self, direction: Direction, line: bytes) -> None:
-        if self._on_message is not None:
-            try:
-                self._on_message(direction, line)
-            except Exception:
-                logger.exception("on_message hook failed")
-        if self._on_messages is not None:
-            try:
-                self._on_messages(direction, [line])
-            except Exception:
-                logger.exception("on_messages hook failed")
-
-    def _protocol_error(self, kind: ProtocolErrorKind, message: str) -> None:
-        logger.warning("%s", message)
-        if self._on_protocol_error is None:
-            return
-        try:
-            self._on_protocol_error(ProtocolError(kind, message))
-        except Exception:
-            logger.exception("on_protocol_error hook failed")
+def _is_utf8(line: bytes) -> bool:
+    """For a line that is not ASCII: whether its bytes are UTF-8 (JSON text must be; msgspec checks only the
+    strings it keeps, not what it skips)."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -70,16 +70,18 @@ class RoutedNotification(msgspec.Struct, kw_only=True):
 
 class NotificationRoute:
     """One notification method whose lines are decoded in a single pass, envelope and params together, by
-    the layer above's decoder, and handed at once to `handle` (which must not wait): the bulk of a stream.
+    the layer above's decoder: the bulk of a stream. The params of consecutive such lines of one read are
+    handed together, in order, to `handle` (which must not wait): one call for hundreds of streamed lines.
 
     A line that the decoder refuses for any reason (another method, a request, bad params, not JSON) takes
-    the ordinary path, with its usual answers and reports: the route only makes the valid lines cheaper.
+    the ordinary path, with its usual answers and reports, in its place in the order: the route only makes
+    the valid lines cheaper. When `handle` raises, it is logged and the rest of that list is not handled.
     """
 
     __slots__ = ("decoder", "handle", "method")
 
     def __init__(
-        self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[Any], None]
+        self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[list[Any]], None]
     ) -> None:
         routed = decoder.type
         if not (isinstance(routed, type) and issubclass(routed, RoutedNotification)):

@@ -32,7 +32,7 @@ log = logging.getLogger("acp_nvim.editor")
 class SessionRoutes(Protocol):
     """Where what concerns a session goes: the application (through the controller)."""
 
-    def on_session_update(self, notification: s.SessionNotification) -> None: ...
+    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None: ...
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
 
@@ -65,7 +65,7 @@ class NvimEditor:
         self.files = services.files
         self.terminals = services.terminals
         # The stream's bulk goes straight to the application, without a call of ours per update.
-        self.session_update: Callable[[s.SessionNotification], None] = routes.on_session_update
+        self.session_updates: Callable[[list[s.SessionNotification]], None] = routes.on_session_updates
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self._services.options

@@ -33,8 +33,8 @@ class RecordingEditor(HeadlessEditor):
         self.hold_permission: anyio.Event | None = None
         self.updated = anyio.Event()
 
-    def session_update(self, notification: s.SessionNotification) -> None:
-        self.updates.append(notification)
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        self.updates += notifications
         self.updated.set()
         self.updated = anyio.Event()
 

@@ -47,8 +47,8 @@ class FuzzEditor(HeadlessEditor):
             fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
         )
 
-    def session_update(self, notification: s.SessionNotification) -> None:
-        self.updates.append(notification)
+    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        self.updates += notifications
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
         if not params.options:

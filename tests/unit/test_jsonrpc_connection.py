@@ -456,7 +456,7 @@ async def test_a_route_takes_its_valid_lines_in_one_decode_and_leaves_the_rest_t
         requested.append(method)
         return "ok"
 
-    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), routed.append)
+    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), routed.extend)
     async with running(on_request=on_request, on_notification=on_notification, route=route) as h:
         await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": 1}})
         await h.wire.send({"params": {"n": 2}, "method": "tick", "jsonrpc": "2.0"})  # any key order
@@ -479,19 +479,49 @@ async def test_a_route_whose_handler_fails_is_logged_and_the_stream_goes_on(
 ) -> None:
     routed: list[int] = []
 
-    def handle(tick: Tick) -> None:
-        if tick.n == 1:
-            raise RuntimeError("boom")
-        routed.append(tick.n)
+    def handle(ticks: list[Tick]) -> None:
+        for tick in ticks:
+            if tick.n == 1:
+                raise RuntimeError("boom")
+            routed.append(tick.n)
 
     route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), handle)
     with caplog.at_level(logging.ERROR, "acp_nvim.jsonrpc"):
         async with running(route=route) as h:
             for n in (1, 2):
                 await h.wire.send({"jsonrpc": "2.0", "method": "tick", "params": {"n": n}})
+            # Read together, the lines after the failing one in that call are not handled; the next read is.
+            await h.wire.write(tick_lines(1, 3))
+            await h.wire.write(tick_lines(4))
             await h.end_input_and_drain()
-    assert routed == [2]
-    assert "handler for the tick notification failed" in caplog.text
+    assert routed == [2, 4]
+    assert caplog.text.count("handler for the tick notification failed") == 2
+
+
+def tick_lines(*numbers: int) -> bytes:
+    return b"".join(
+        msgspec.json.encode({"jsonrpc": "2.0", "method": "tick", "params": {"n": n}}) + b"\n" for n in numbers
+    )
+
+
+async def test_a_route_gets_the_lines_of_one_read_in_one_call_in_their_place_among_the_others() -> None:
+    seen: list[object] = []
+
+    async def on_notification(method: str, params: msgspec.Raw | None) -> None:
+        seen.append(method)
+
+    def handle(ticks: list[Tick]) -> None:
+        seen.append([tick.n for tick in ticks])
+
+    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), handle)
+    async with running(on_notification=on_notification, route=route) as h:
+        tock = msgspec.json.encode({"jsonrpc": "2.0", "method": "tock"}) + b"\n"
+        await h.wire.write(tick_lines(1, 2, 3) + tock + tick_lines(4) + b'{"jsonrpc":"2.0","method":"tick"\n')
+        await h.wire.write(tick_lines(5, 6))
+        await h.end_input_and_drain()
+    assert seen == [[1, 2, 3], "tock", [4], [5, 6]]
+    (not_json,) = h.protocol_errors
+    assert "not JSON" in not_json
 
 
 def test_a_route_must_name_its_method_as_a_literal() -> None:

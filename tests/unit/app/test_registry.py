@@ -55,9 +55,9 @@ async def test_updates_read_before_session_new_answered_land_in_its_chat() -> No
     run = app.connect("a", FakeAgent())
     update = s.SessionUpdateSessionInfoUpdate(title="early title")
     with app.registry.expecting_session():
-        app.incoming.on_session_update(s.SessionNotification(session_id="sess-1", update=update))
+        app.incoming.on_session_updates([s.SessionNotification(session_id="sess-1", update=update)])
     # Outside an opening, an update for an unknown session is dropped.
-    app.incoming.on_session_update(s.SessionNotification(session_id="other", update=update))
+    app.incoming.on_session_updates([s.SessionNotification(session_id="other", update=update)])
     session = await app.sessions.new(run, first=True)
     assert session is not None and session.state.title == "early title"
     later = await app.sessions.new(run)
