@@ -70,7 +70,7 @@ class Bridge:
             self._later.pop(key, None)
             self._later[key] = (code, args)
         if first:
-            self._nvim.async_call(self._send_later_after_frame)
+            self._after_frame()
 
     def _take_later(self) -> list[Call]:
         with self._later_lock:
@@ -78,8 +78,28 @@ class Bridge:
             self._later.clear()
         return waiting
 
+    def _after_frame(self) -> None:
+        """`_send_later` a frame from now, the timer on the caller's own loop: on the anyio thread (a status
+        pushed as a turn starts) a hop to pynvim's thread now would cost the caller the GIL for a while, for
+        a call that the turn's next call usually takes along anyway."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._nvim.async_call(self._send_later_after_frame)
+            return
+        if loop is self._nvim.loop:
+            loop.call_later(FRAME_SECONDS, self._send_later)
+        else:
+            loop.call_later(FRAME_SECONDS, self._hand_over_later)
+
     def _send_later_after_frame(self) -> None:
         self._nvim.loop.call_later(FRAME_SECONDS, self._send_later)
+
+    def _hand_over_later(self) -> None:
+        with self._later_lock:
+            waiting = bool(self._later)
+        if waiting:
+            self._nvim.async_call(self._send_later)
 
     def _send_later(self) -> None:
         waiting = self._take_later()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,10 @@ class FakeNvim:
         self.loop = FakeLoop()
         self.sent: list[tuple[str, tuple[Any, ...]]] = []
 
+        self.hops = 0
+
     def async_call(self, fn: Any, *args: Any) -> None:
+        self.hops += 1
         fn(*args)
 
     def exec_lua(self, code: str, *args: Any, **kwargs: Any) -> Any:
@@ -61,3 +65,39 @@ def test_a_waiting_call_goes_alone_after_a_frame() -> None:
     assert nvim.sent[-1] == ("status(...)", (3,))  # a single call needs no batch
     bridge.lua("plain(...)")
     assert nvim.sent[-1] == ("plain(...)", ())
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0.001)
+
+
+def test_on_another_loop_a_waiting_call_costs_no_hop_to_pynvim_until_its_frame_is_over() -> None:
+    """The anyio thread's status push as a turn starts: the hop would cost it the GIL while pynvim runs."""
+
+    async def main() -> None:
+        nvim = FakeNvim()
+        bridge = Bridge(nvim)
+        frames_over: list[float] = []
+        hand_over = bridge._hand_over_later
+
+        def counted() -> None:
+            frames_over.append(asyncio.get_running_loop().time())
+            hand_over()
+
+        bridge._hand_over_later = counted  # type: ignore[method-assign]
+        asked = asyncio.get_running_loop().time()
+        bridge.lua_later("status", "status(...)", 1)
+        assert nvim.hops == 0 and nvim.sent == [] and nvim.loop.timers == []
+        await until(lambda: bool(nvim.sent))
+        assert nvim.hops == 1 and nvim.sent == [("status(...)", (1,))]
+        assert frames_over[0] - asked >= FRAME_SECONDS
+        # Taken along by the next call: at the frame's end nothing is left to hand over.
+        bridge.lua_later("status", "status(...)", 2)
+        bridge.lua("apply(...)")
+        await until(lambda: len(frames_over) == 2)
+        assert nvim.hops == 2
+        assert nvim.sent[-1] == (BATCH, ([["status(...)", [2], 1], ["apply(...)", [], 0]],))
+
+    asyncio.run(main())
