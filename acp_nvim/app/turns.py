@@ -26,6 +26,11 @@ class Turns:
         self._status = status
         self._edits = edits
 
+    def preload(self) -> None:
+        """What a prompt imports on its first use, imported now (an agent is ready, nothing waits): the user's
+        first prompt is shown as fast as the next ones (~1 ms sooner)."""
+        import acp_nvim.app.prompt_content  # noqa: F401
+
     async def prompt(self, text: str, raw_attachments: Any = None, session_id: str | None = None) -> None:
         begun: tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None = None
         try:

@@ -214,6 +214,8 @@ class Controller:
             self.notify(f"{run.name}: unexpected error: {err}")
         run.lifecycle.first_session_done(ready=session is not None and run.connection is not None)
         self.status.push()
+        if session is not None:
+            self.app.turns.preload()
 
     async def _reopen_after_login(self, run: AgentRun, sessions: list[ChatSession]) -> None:
         try:

@@ -179,6 +179,16 @@ def test_agent_info_title_and_version_in_status_and_statusline(nvim: Nvim, tmp_p
     assert "ready" in events[events.index("running") :]
 
 
+def test_what_a_first_prompt_needs_is_loaded_once_an_agent_starts(nvim: Nvim, tmp_path: Path) -> None:
+    """The disk watch cost the user's first prompt ~1.5 ms more than the next ones (a cold `require`)."""
+    configure(nvim, tmp_path, agents={"scripted": scripted(tmp_path, {})})
+    loaded = "package.loaded['acp_nvim.editor.fs.disk_watch'] ~= nil"
+    assert nvim.lua(f"return {loaded}") is False
+    nvim.api.command("AcpStart scripted")
+    nvim.wait_state("ready")
+    nvim.wait(loaded, 5)
+
+
 def test_name_shown_when_the_agent_has_no_title(nvim: Nvim, tmp_path: Path) -> None:
     agent = scripted(tmp_path, {"agentInfo": {"name": "plain-agent", "version": "0.1"}})
     configure(nvim, tmp_path, agents={"plain": agent})
