@@ -80,12 +80,23 @@ class Incoming:
             self._stream(session, chunks)
 
     def _stream(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+        chat = session.chat
+        if len(chunks) > 1 and chat.shows_at_once():
+            # The turn's first words (or the first after a pause) are shown alone, at once: drawing the whole
+            # read (hundreds of chunks when an agent sends fast) held them back by the parse of all of it;
+            # the rest of the read shares the next frame.
+            self._apply_chunks(session, chunks[:1])
+            chat.changed()
+            chunks = chunks[1:]
+        self._apply_chunks(session, chunks)
+        chat.changed()
+
+    def _apply_chunks(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
         try:
             session.state.apply_chunks(chunks)
         except Exception:
             # A bug of ours, contained: the updates read after these still reach the chat.
             log.exception("message chunks of session %s not applied", session.session_id)
-        session.chat.changed()
 
     def _update(self, session: ChatSession, update: s.SessionUpdate) -> None:
         try:

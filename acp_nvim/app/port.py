@@ -33,6 +33,10 @@ class ChatView(Protocol):
     def changed(self) -> None:
         """The state changed: show it within a frame."""
 
+    def shows_at_once(self) -> bool:
+        """Whether the next `changed()` is shown at once (nothing was shown in the last frame, or the last
+        was a caller's `flush`), not at a frame's end."""
+
     def flush(self) -> None:
         """Show what changed now (a turn's end, a notice)."""
 

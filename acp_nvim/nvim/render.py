@@ -76,15 +76,18 @@ class ChatRenderer:
         """The state changed: render now when nothing went in the last frame or the last call was a caller's
         `flush` (the prompt's), else at the frame's end (several changes in a frame share one call)."""
         if not self._scheduled:
-            wait = self._sent_at + FRAME_SECONDS - anyio.current_time()
-            quiet = wait <= 0 or self._out_of_frame
-            if quiet and not self._backlog and not self._state.only_output_pending():
+            if self.shows_at_once() and not self._state.only_output_pending():
                 self._send()
                 return
             self._scheduled = True
             self._spawn(self._flush_after_frame)
         elif self._output_wait is not None and not self._state.only_output_pending():
             self._output_wait.cancel()
+
+    def shows_at_once(self) -> bool:
+        if self._scheduled or self._backlog:
+            return False
+        return self._out_of_frame or self._sent_at + FRAME_SECONDS <= anyio.current_time()
 
     async def _flush_after_frame(self) -> None:
         await anyio.sleep(max(0.0, self._sent_at + FRAME_SECONDS - anyio.current_time()))

@@ -297,9 +297,11 @@ async def test_the_first_words_after_the_prompt_go_at_once_and_the_rest_share_a_
         state.add_user_prompt("hello")
         renderer.flush()  # the prompt, shown as it is sent
         # The agent answers within the prompt's frame: its first words are not held back for it.
+        assert renderer.shows_at_once()
         state.apply(chunk("w0 "))
         renderer.changed()
         assert len(bridge.calls) == 2
+        assert not renderer.shows_at_once()
         # Those that follow within the frame wait for its end, together.
         for n in range(1, 50):
             state.apply(chunk(f"w{n} "))

@@ -24,6 +24,9 @@ class FakeChat:
     def changed(self) -> None:
         self.flush()
 
+    def shows_at_once(self) -> bool:
+        return True
+
     def flush(self) -> None:
         self.flushes += 1
         self.state.take_changes()

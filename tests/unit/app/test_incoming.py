@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from acp_nvim.app.registry import ChatSession
 from acp_nvim.client.transcript import MessageItem, ToolCallItem
 from acp_nvim.protocol import schema as s
 
@@ -77,3 +78,36 @@ async def test_an_update_that_fails_to_apply_is_logged_and_the_rest_of_the_read_
     assert shown(second.state.items) == ["kept too"]
     assert "message chunks of session" in caplog.text
     assert "update SessionUpdateToolCall of session" in caplog.text
+
+
+class RecordingChat:
+    """A chat that records the first message's text at each `changed()`, and shows at once when told to."""
+
+    def __init__(self, session: ChatSession, at_once: bool) -> None:
+        self.session, self.at_once, self.seen = session, at_once, list[str]()
+
+    def changed(self) -> None:
+        self.seen.append(shown(self.session.state.items)[0])
+
+    def shows_at_once(self) -> bool:
+        return self.at_once
+
+    def flush(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_the_first_words_of_a_read_are_shown_alone_when_the_chat_shows_them_at_once(
+    at_once: bool,
+) -> None:
+    """An agent that sends fast has hundreds of chunks in one read: its first words go at once, alone (drawing
+    all of them first held them back), the rest with the next frame; within a frame, all in one go."""
+    app = App()
+    _, session = await app.start("a", FakeAgent())
+    chat = RecordingChat(session, at_once)
+    session.chat = chat
+    app.incoming.on_session_updates([said(session.session_id, word) for word in ("The ", "first ", "words")])
+    assert chat.seen == (["The ", "The first words"] if at_once else ["The first words"])
