@@ -46,7 +46,7 @@ class EncodingBridge:
         self.done = anyio.Event()
         self.needle = ""
 
-    def attach_portal(self, portal: Any) -> None:
+    def attach_loop(self, call_soon: Any) -> None:
         pass
 
     def lua(self, code: str, *args: Any) -> None:

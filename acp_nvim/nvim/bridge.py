@@ -14,10 +14,10 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
-import anyio.from_thread
 
 from acp_nvim.app.port import ERROR, INFO, WARN
 from acp_nvim.nvim.lua_api import BATCH
@@ -46,13 +46,14 @@ class NvimLike(Protocol):
 class Bridge:
     def __init__(self, nvim: NvimLike) -> None:
         self._nvim = nvim
-        self._portal: anyio.from_thread.BlockingPortal | None = None
+        # Runs a callable on the anyio thread, from pynvim's (`LoopThread.call_soon`).
+        self._to_loop: Callable[[Callable[[], object]], None] | None = None
         # `lua_later` calls not sent yet, by key; taken by the next call, or by a timer a frame later.
         self._later: dict[str, Call] = {}
         self._later_lock = threading.Lock()
 
-    def attach_portal(self, portal: anyio.from_thread.BlockingPortal) -> None:
-        self._portal = portal
+    def attach_loop(self, call_soon: Callable[[Callable[[], object]], None]) -> None:
+        self._to_loop = call_soon
 
     def lua(self, code: str, *args: Any) -> None:
         """Runs `code` (a Lua chunk receiving `...`) in Neovim soon; safe from any thread, never waits."""
@@ -128,15 +129,15 @@ class Bridge:
                 future.set_exception(err)
 
         done = anyio.Event()
-        portal = self._portal
+        to_loop = self._to_loop
 
         def wake(_: concurrent.futures.Future[Any]) -> None:
-            # Runs on pynvim's thread: hand the wake-up to the anyio thread through the portal.
-            if portal is not None:
+            # Runs on pynvim's thread: hand the wake-up to the anyio thread.
+            if to_loop is not None:
                 try:
-                    portal.start_task_soon(_set_event, done)
+                    to_loop(done.set)
                 except RuntimeError:
-                    log.debug("portal closed before a Neovim result arrived")
+                    log.debug("event loop closed before a Neovim result arrived")
 
         future.add_done_callback(wake)
         self._nvim.async_call(run)
@@ -146,7 +147,3 @@ class Bridge:
             future.cancel()
             raise
         return future.result()
-
-
-async def _set_event(event: anyio.Event) -> None:
-    event.set()

@@ -1,9 +1,9 @@
 """The remote-plugin host: the anyio loop thread and the entry points the rplugin declarations call.
 
 pynvim runs its own loop on the main thread and calls these handlers there. Each handler only hands work to
-the anyio thread (`start_task_soon` never waits), so Neovim is never blocked on an agent. The loop thread
-starts as the host announces itself to Lua; at interpreter exit the agent is stopped politely before the
-process goes away.
+the anyio thread (`LoopThread.submit`, which never waits), so Neovim is never blocked on an agent. The loop
+thread starts as the host announces itself to Lua; at interpreter exit the agent is stopped politely before
+the process goes away.
 """
 
 from __future__ import annotations
@@ -342,8 +342,7 @@ class Host:
         if self._loop is None or self._controller is None:
             loop = LoopThread()
             loop.start()
-            assert loop.portal is not None
-            self.bridge.attach_portal(loop.portal)
+            self.bridge.attach_loop(loop.call_soon)
             # Before any agent can be spawned: every group must reach Lua's list.
             self.reporter.install()
             self._controller = Controller(self.bridge, loop.spawn)
@@ -354,7 +353,6 @@ class Host:
 
     def _submit(self, work: Callable[[Controller], Awaitable[None]]) -> None:
         loop, controller = self._ensure_loop()
-        assert loop.portal is not None
 
         async def guarded() -> None:
             try:
@@ -364,7 +362,7 @@ class Host:
                 log.exception("handler failed")
                 controller.notify(f"internal error: {err} (see the log)")
 
-        loop.portal.start_task_soon(guarded)
+        loop.submit(guarded)
 
     def _shutdown(self) -> None:
         loop, controller = self._loop, self._controller
