@@ -317,3 +317,32 @@ def test_the_queries_of_a_first_parse_are_compiled_before_it(chat: Nvim) -> None
     chat.wait(IDLE)
     assert "@markup.strong.markdown_inline" in groups_at(chat, text)
     assert chat.lua("return _G.acp_test_compiled") == []
+
+
+def test_plain_text_is_drawn_without_a_parse_and_highlighted_once_markdown_comes(chat: Nvim) -> None:
+    """A typed prompt of plain words was drawn in ~1 ms, half of it the parse that found nothing to highlight;
+    plain text is not parsed, and a paragraph that turns into markdown (a later chunk) is highlighted then."""
+    chat.wait("require('acp_nvim.ui.chat_highlight').warmed()")
+    chat.lua(
+        "_G.acp_test_parses = 0"
+        " local ts = vim.treesitter"
+        " local real = ts.get_string_parser"
+        " ts.get_string_parser = function(...)"
+        "   _G.acp_test_parses = _G.acp_test_parses + 1"
+        "   return real(...)"
+        " end"
+    )
+    apply(chat, {"op": "add", "item": message("1", "user", "fix the failing test in foo.py, please")})
+    apply(chat, {"op": "add", "item": message("2", "agent", "Looking at it now.", "", "First")})
+    chat.wait(IDLE)
+    assert chat.lua("return _G.acp_test_parses") == 0
+    # The streamed paragraph goes on with markdown: parsed from its own first row, highlighted.
+    apply(chat, {"op": "append", "id": "2", "text": " the **failing** one"})
+    chat.wait(IDLE)
+    assert chat.lua("return _G.acp_test_parses") == 1
+    assert "@markup.strong.markdown_inline" in groups_at(chat, "First the **failing** one")
+    # Rewritten as plain text, an item loses the highlights it had.
+    apply(chat, {"op": "replace", "item": message("2", "agent", "Looking at it now.", "", "First the one")})
+    chat.wait(IDLE)
+    assert groups_at(chat, "First the one") == []
+    assert chat.lua("return _G.acp_test_parses") == 1

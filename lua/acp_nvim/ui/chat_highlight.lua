@@ -44,7 +44,8 @@ M.margin_rows = 20
 ---@field from integer first row parsed, relative to the first item
 ---@field rows integer rows parsed
 ---@field text string
----@field parser vim.treesitter.LanguageTree
+---@field parser vim.treesitter.LanguageTree|nil nil for plain text, which is not parsed
+---@field open_row integer|nil plain text: the row of its last paragraph (what `open_block_row` gives a parse)
 ---@field parsed boolean|nil
 ---@field failed boolean|nil
 ---@field iters {query: vim.treesitter.Query, lang: string, iter: function}[]|nil
@@ -486,6 +487,9 @@ end
 ---@param job AcpChatHighlightJob
 ---@return integer
 local function open_block_row(job)
+  if job.parser == nil then
+    return job.open_row or 0
+  end
   local tree = job.parser:trees()[1]
   if tree == nil then
     return 0
@@ -512,6 +516,7 @@ end
 ---@param job AcpChatHighlightJob
 local function start_captures(job)
   local iters = {}
+  assert(job.parser ~= nil, "a plain text job has its (empty) captures already")
   -- Parents first, as Neovim's highlighter does: an injected language's captures are set later and win.
   job.parser:for_each_tree(function(tstree, ltree)
     local lang = ltree:lang()
@@ -610,6 +615,37 @@ local function changed(st, a, b)
   return false
 end
 
+--- Whether no capture of the markdown and markdown_inline queries can match `text`: none of the characters
+--- inline syntax starts with (emphasis, code, links, autolinks and HTML, entities, escapes, tables, headings),
+--- no line that starts a list, a quote, a setext underline, a thematic break, front matter or indented code,
+--- no hard line break. Conservative: `snake_case` is not plain. (`@spell` on paragraphs is not applied.)
+---@param text string
+---@return boolean
+local function plain(text)
+  if text:find("[`*_~%[%]<>#|\\&]") or text:find("  \n") or text:find("  $") then
+    return false
+  end
+  local lines = "\n" .. text
+  return not (
+    lines:find("\n[ \t]*[-+=]")
+    or lines:find("\n[ \t]*%d+[.)]")
+    or lines:find("\n    ")
+    or lines:find("\n\t")
+  )
+end
+
+--- The row of the last paragraph of plain `lines` (after their last blank line), 0-based.
+---@param lines string[]
+---@return integer
+local function last_paragraph_row(lines)
+  for i = #lines, 1, -1 do
+    if lines[i]:find("^%s*$") then
+      return i
+    end
+  end
+  return 0
+end
+
 --- Starts parsing `entry` from row `from` (relative to it), with the whole items drawn just before it when it is
 --- parsed whole; nil when there is nothing to parse or the block is deferred.
 ---@param chat AcpChat
@@ -655,6 +691,20 @@ local function start_job(chat, st, entry, first, from)
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
   local text = table.concat(lines, "\n")
+  if plain(text) then
+    -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
+    -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
+    return {
+      entries = entries,
+      from = #entries == 1 and from or 0,
+      rows = #lines,
+      text = text,
+      parsed = true,
+      returned = true,
+      iters = {},
+      open_row = last_paragraph_row(lines),
+    }
+  end
   local ok, parser = pcall(vim.treesitter.get_string_parser, text, "markdown")
   if not ok then
     return nil
