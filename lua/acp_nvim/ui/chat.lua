@@ -659,12 +659,23 @@ function M.create(session_id, info)
     require("acp_nvim.ui.prompt").start_typing()
   elseif took_over or require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
-    -- user's buffer in the middle of typing. On the next tick: the buffer and its filetype (~2.5 ms) and the
-    -- windows with the prompt's buffer (~3.5 ms) were one of the longest ticks of a session's load.
-    vim.schedule(function()
-      if M.chats[session_id] == chat and api.nvim_buf_is_valid(buf) then
-        M.open(session_id, { focus = false })
+    -- user's buffer in the middle of typing. In three ticks, each after the input that came meanwhile: the
+    -- buffer and its filetype (~2.5 ms), the prompt's buffer and its filetype, the windows (together 4-7 ms
+    -- of a session's load, its longest tick).
+    local after_input = require("acp_nvim.ui.after_input")
+    local function still_wanted()
+      return M.chats[session_id] == chat and api.nvim_buf_is_valid(buf)
+    end
+    after_input.schedule(function()
+      if not still_wanted() then
+        return
       end
+      require("acp_nvim.ui.prompt").buffer(chat)
+      after_input.schedule(function()
+        if still_wanted() then
+          M.open(session_id, { focus = false })
+        end
+      end)
     end)
   end
 end
@@ -672,7 +683,12 @@ end
 -- Work per main-loop tick: what is left of a batch runs on the next tick, after the keys and requests that
 -- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
 -- editor for a third of a second).
-M.budget_ns = 4e6
+--
+-- What the user waits for is the slice plus Neovim's redraw after it (~0.5-1 ms for a screen of new items)
+-- and whatever the machine adds: 4 ms slices made ticks of 5-6 ms during a replay, 3 ms keep them near 4.
+M.budget_ns = 3e6
+-- At most this share of a slice's budget pays the garbage collector's steps that the slices before it owe.
+local GC_SHARE = 0.25
 -- New items drawn per buffer change, at most (between two looks at the budget).
 local ADD_RUN = 200
 -- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
@@ -723,16 +739,12 @@ local function render_error(err)
   vim.notify("acp.nvim: chat render error: " .. tostring(err), vim.log.levels.WARN, { title = "acp.nvim" })
 end
 
---- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
+--- One slice of M._drain, from `started` (the garbage collector held: see there).
 ---@param chat AcpChat
+---@param started number
 ---@return boolean
-function M._drain(chat)
+local function drain_slice(chat, started)
   local buf = chat.buf
-  if not api.nvim_buf_is_valid(buf) then
-    chat.queue = nil
-    return true
-  end
-  local started = vim.uv.hrtime()
   -- Windows looking at the end keep following the stream; others stay where the user put them.
   local line_count = api.nvim_buf_line_count(buf)
   local follow = {}
@@ -813,12 +825,43 @@ function M._drain(chat)
   end
   -- In the same tick, so that no redraw shows the new text before its highlights (a concealed `**` would
   -- flicker at the end of a stream); after the cursor moved, so the view it looks at is up to date already.
-  require("acp_nvim.ui.chat_highlight").refresh(chat)
-  if queue[1] == nil then
+  -- But not after a slice that took most of its budget (the last of a replay): the highlighting's own budget
+  -- on top of it made that tick the longest of a load; it comes on the next tick, after the input.
+  local highlight = require("acp_nvim.ui.chat_highlight")
+  if queue[1] ~= nil then
+    highlight.refresh(chat)
+  elseif vim.uv.hrtime() - started > M.budget_ns / 2 then
+    chat.queue = nil
+    highlight.schedule(chat)
+  else
+    chat.queue = nil
+    highlight.refresh(chat)
+  end
+  return queue[1] == nil
+end
+
+--- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
+---
+--- The garbage collector is held while the slice works and what it allocated is paid at the start of the
+--- next slice, within that one's budget (ui/gc_pace.lua): its steps, triggered by the slice's allocations,
+--- made slices run twice their budget.
+---@param chat AcpChat
+---@return boolean
+function M._drain(chat)
+  if not api.nvim_buf_is_valid(chat.buf) then
     chat.queue = nil
     return true
   end
-  return false
+  local started = vim.uv.hrtime()
+  local gc = require("acp_nvim.ui.gc_pace")
+  gc.pay(started + M.budget_ns * GC_SHARE)
+  local held = gc.hold()
+  local ok, done = pcall(drain_slice, chat, started)
+  gc.release(held)
+  if not ok then
+    error(done, 0)
+  end
+  return done
 end
 
 ---@param chat AcpChat
