@@ -756,7 +756,8 @@ local function drain_slice(chat, started)
   vim.bo[buf].modifiable = true
   local queue = chat.queue
   local done_any = false
-  while queue[1] ~= nil and vim.uv.hrtime() - started < M.budget_ns do
+  -- At least one op per slice, whatever paying the garbage collector took of the budget.
+  while queue[1] ~= nil and (not done_any or vim.uv.hrtime() - started < M.budget_ns) do
     local batch = queue[1]
     if batch.ops == nil then
       -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall. And on
@@ -853,15 +854,7 @@ function M._drain(chat)
     return true
   end
   local started = vim.uv.hrtime()
-  local gc = require("acp_nvim.ui.gc_pace")
-  gc.pay(started + M.budget_ns * GC_SHARE)
-  local held = gc.hold()
-  local ok, done = pcall(drain_slice, chat, started)
-  gc.release(held)
-  if not ok then
-    error(done, 0)
-  end
-  return done
+  return require("acp_nvim.ui.gc_pace").slice(started + M.budget_ns * GC_SHARE, drain_slice, chat, started)
 end
 
 ---@param chat AcpChat

@@ -742,7 +742,10 @@ function M.refresh(chat)
   -- changedtick can name the item above as the last one.
   chat.item_at_cache = nil
   st.views = nil
-  local ok, err = pcall(highlight_some, chat, st)
+  -- The garbage collector held, as in the chat's drains (ui/gc_pace.lua): a parse and its captures allocate.
+  local started = vim.uv.hrtime()
+  local ok, err =
+    pcall(require("acp_nvim.ui.gc_pace").slice, started + M.budget_ns / 8, highlight_some, chat, st, started)
   st.views = nil
   if not ok then
     error(err, 0)
@@ -752,10 +755,12 @@ end
 --- What refresh does once the chat is drawn: the changed rows in view highlighted, within the budget.
 ---@param chat AcpChat
 ---@param st AcpChatHighlightState
-highlight_some = function(chat, st)
-  local deadline = vim.uv.hrtime() + M.budget_ns
-  -- Starting a parse takes a few ms by itself (its first slice, the batch's lines): only in the first half.
-  local last_start = deadline - M.budget_ns / 2
+---@param started number when the tick's work began (vim.uv.hrtime)
+highlight_some = function(chat, st, started)
+  local deadline = started + M.budget_ns
+  -- Starting a parse takes up to 3 ms by itself (Neovim's first slice of it, the batch's lines): only near the
+  -- tick's start (in the first half, it made ticks of 4-5 ms after a replay).
+  local last_start = started + M.budget_ns / 4
   while vim.uv.hrtime() < deadline do
     local job = st.job
     if job == nil then
