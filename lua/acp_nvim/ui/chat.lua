@@ -37,6 +37,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
 ---@field close_from integer|nil first row of the new folds that wait for it, to be closed
+---@field continued boolean|nil the drain running is a slice continued from an earlier tick (see M._drain)
 ---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
 --- their items not recorded yet: their fold levels by row from 1 (see add_items)
 
@@ -841,11 +842,20 @@ local function drain_slice(chat, started)
   return queue[1] == nil
 end
 
+--- Whether the queue is a long draw (a replay: several chunks, or a slice continued from an earlier tick),
+--- not a frame of a stream.
+---@param chat AcpChat
+---@return boolean
+local function long_draw(chat)
+  local queue = chat.queue
+  return chat.continued == true or (queue ~= nil and (queue[2] ~= nil or (queue[1] or {}).next ~= 1))
+end
+
 --- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
 ---
---- The garbage collector is held while the slice works and what it allocated is paid at the start of the
---- next slice, within that one's budget (ui/gc_pace.lua): its steps, triggered by the slice's allocations,
---- made slices run twice their budget.
+--- In a long draw the garbage collector is held while the slice works and what it allocated is paid at the
+--- start of the next slice, within that one's budget (ui/gc_pace.lua): its steps, triggered by the slice's
+--- allocations, made slices run twice their budget. A stream's frames are left to it, as before.
 ---@param chat AcpChat
 ---@return boolean
 function M._drain(chat)
@@ -854,13 +864,19 @@ function M._drain(chat)
     return true
   end
   local started = vim.uv.hrtime()
+  if not long_draw(chat) then
+    return drain_slice(chat, started)
+  end
   return require("acp_nvim.ui.gc_pace").slice(started + M.budget_ns * GC_SHARE, drain_slice, chat, started)
 end
 
 ---@param chat AcpChat
 local function continue_later(chat)
   require("acp_nvim.ui.after_input").schedule(function()
-    if chat.queue ~= nil and not M._drain(chat) then
+    chat.continued = true
+    local done = chat.queue == nil or M._drain(chat)
+    chat.continued = nil
+    if not done then
       continue_later(chat)
     end
   end)

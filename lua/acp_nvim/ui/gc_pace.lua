@@ -1,13 +1,13 @@
--- The garbage collector's work kept out of the middle of a slice of drawing, and paid at the start of the next
--- one within its budget.
+-- The garbage collector's work kept out of the middle of a long draw's slices, and paid at the start of the next
+-- slice within its budget.
 --
 -- LuaJIT collects incrementally, in steps paid for by allocation: a slice of a replayed history (JSON decoded
 -- into tables, items drawn into lines) allocates hundreds of KB, and the steps it triggers, a sweep among them,
 -- ran inside it: a `vim.json.decode` of 19 KB took 3-6.5 ms instead of 0.5-1, a slice 8-9 ms of its 4 ms
 -- budget (measured with the probe of bench/ during `session/load`), a tick of the highlighting 4.8 ms of its 2.
--- So the collector is stopped while a slice works (`slice`: the chat's drains, the highlighting's ticks), what
--- the slice allocated is owed, and the next slice begins by paying it, a step at a time, up to a deadline its
--- budget sets (`pay`): the same work, at a place where it is counted.
+-- So the collector is stopped while a slice works (`slice`: a long draw's slices, the highlighting's ticks),
+-- what the slice allocated is owed, and the next slice begins by paying it, a step at a time, up to a deadline
+-- its budget sets: the same work, at a place where it is counted.
 
 local M = {}
 
@@ -17,32 +17,11 @@ local hrtime = vim.uv.hrtime
 -- LuaJIT (work for ~1 KB of allocation at its default step multiplier), ~2 µs.
 local owed_kb = 0
 
---- Stops the collector for a slice of work; what `release` needs back, nil when it was stopped already (by
---- someone else: then it is left as it is).
----@return number|nil
-function M.hold()
-  if not collectgarbage("isrunning") then
-    return nil
-  end
-  collectgarbage("stop")
-  return collectgarbage("count")
-end
-
---- Restarts the collector after a slice; what the slice allocated is owed.
----@param held number|nil what `hold` returned
-function M.release(held)
-  if held == nil then
-    return
-  end
-  collectgarbage("restart")
-  local made = collectgarbage("count") - held
-  if made > 0 then
-    owed_kb = owed_kb + made
-  end
-end
-
--- The heap's size when the last slice ended: what Neovim allocated between two slices is owed too.
-local after_slice_kb = nil ---@type number|nil
+-- The heap's size and the time when the last slice ended: what Neovim allocated between two slices of one
+-- piece of work (the next notification of a replay) is owed too.
+local after_slice_kb, after_slice_at = 0, -math.huge
+-- Slices closer than this are one piece of work (a replay's ticks follow each other within milliseconds).
+local SAME_WORK_NS = 50e6
 
 --- Takes over the collector's debt. LuaJIT pays for a large allocation (a notification's 256 KB of JSON text,
 --- turned into Lua strings before the chat's code runs) with a debt that the next explicit step pays whole:
@@ -50,9 +29,11 @@ local after_slice_kb = nil ---@type number|nil
 --- 1 (a basic step per KB of debt that does almost no work), and what Neovim allocated since the last slice
 --- is owed instead, paid within deadlines like the rest.
 local function take_over_debt()
-  local kb = collectgarbage("count")
-  if after_slice_kb ~= nil and kb > after_slice_kb then
-    owed_kb = owed_kb + (kb - after_slice_kb)
+  if hrtime() - after_slice_at < SAME_WORK_NS then
+    local kb = collectgarbage("count")
+    if kb > after_slice_kb then
+      owed_kb = owed_kb + (kb - after_slice_kb)
+    end
   end
   local multiplier = collectgarbage("setstepmul", 1)
   collectgarbage("step", 0)
@@ -62,7 +43,9 @@ end
 --- Pays what is owed, a step at a time, until `deadline` (vim.uv.hrtime) or a collection cycle ends (that
 --- cycle freed what the slices left).
 ---@param deadline number
-function M.pay(deadline)
+local function pay(deadline)
+  -- A whole cycle's work at most: however much was allocated, a cycle that ends frees it.
+  owed_kb = math.min(owed_kb, collectgarbage("count"))
   while owed_kb > 0 do
     -- Eight steps between two looks at the clock: ~15 µs.
     for _ = 1, 8 do
@@ -91,11 +74,15 @@ function M.slice(pay_until, fn, ...)
     return fn(...)
   end
   take_over_debt()
-  M.pay(pay_until)
-  local held = M.hold()
+  pay(pay_until)
+  collectgarbage("stop")
+  local held = collectgarbage("count")
   local ok, result = pcall(fn, ...)
-  M.release(held)
-  after_slice_kb = collectgarbage("count")
+  collectgarbage("restart")
+  after_slice_kb, after_slice_at = collectgarbage("count"), hrtime()
+  if after_slice_kb > held then
+    owed_kb = owed_kb + (after_slice_kb - held)
+  end
   if not ok then
     error(result, 0)
   end
