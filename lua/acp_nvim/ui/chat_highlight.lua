@@ -742,10 +742,16 @@ function M.refresh(chat)
   -- changedtick can name the item above as the last one.
   chat.item_at_cache = nil
   st.views = nil
-  -- The garbage collector held, as in the chat's drains (ui/gc_pace.lua): a parse and its captures allocate.
+  -- Right after a long draw the garbage collector is held, as in its slices (ui/gc_pace.lua): a parse and its
+  -- captures allocate.
   local started = vim.uv.hrtime()
-  local ok, err =
-    pcall(require("acp_nvim.ui.gc_pace").slice, started + M.budget_ns / 8, highlight_some, chat, st, started)
+  local gc = require("acp_nvim.ui.gc_pace")
+  local ok, err
+  if gc.pacing() then
+    ok, err = pcall(gc.slice, started + M.budget_ns / 8, highlight_some, chat, st, started)
+  else
+    ok, err = pcall(highlight_some, chat, st, started)
+  end
   st.views = nil
   if not ok then
     error(err, 0)
