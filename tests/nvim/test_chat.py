@@ -160,10 +160,10 @@ def test_a_replay_drawn_in_many_short_slices_is_the_chat_drawn_at_once(chat: Nvi
     slices = chat.lua(
         """
         local chat = require('acp_nvim.ui.chat')
-        local budget = chat.budget_ns
-        chat.budget_ns = 1e9
+        local budget, long_budget = chat.budget_ns, chat.long_budget_ns
+        chat.budget_ns, chat.long_budget_ns = 1e9, 1e9
         chat.apply_json('s1', ...)
-        chat.budget_ns = budget
+        chat.budget_ns, chat.long_budget_ns = budget, long_budget
         return chat.pending('s1')
         """,
         chunks,

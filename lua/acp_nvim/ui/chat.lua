@@ -684,10 +684,12 @@ end
 -- Work per main-loop tick: what is left of a batch runs on the next tick, after the keys and requests that
 -- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
 -- editor for a third of a second).
---
--- What the user waits for is the slice plus Neovim's redraw after it (~0.5-1 ms for a screen of new items)
--- and whatever the machine adds: 4 ms slices made ticks of 5-6 ms during a replay, 3 ms keep them near 4.
-M.budget_ns = 3e6
+M.budget_ns = 4e6
+-- The budget of a long draw's slices (a replay), at most. What the user waits for is the slice plus Neovim's
+-- redraw after it (~0.5-1 ms for a screen of new items) and whatever the machine adds: 4 ms slices made ticks
+-- of 5-6 ms during a replay, 3 ms keep them near 4. A stream's frames keep the whole budget: a smaller one cut
+-- the drains of a 1 MB tool output into more ticks, each paying a drain's fixed costs again.
+M.long_budget_ns = 3e6
 -- At most this share of a slice's budget pays the garbage collector's steps that the slices before it owe.
 local GC_SHARE = 0.25
 -- New items drawn per buffer change, at most (between two looks at the budget).
@@ -740,12 +742,14 @@ local function render_error(err)
   vim.notify("acp.nvim: chat render error: " .. tostring(err), vim.log.levels.WARN, { title = "acp.nvim" })
 end
 
---- One slice of M._drain, from `started` (the garbage collector held: see there).
+--- One slice of M._drain, from `started`; `long`: of a long draw (the garbage collector held: see there).
 ---@param chat AcpChat
 ---@param started number
+---@param long boolean
 ---@return boolean
-local function drain_slice(chat, started)
+local function drain_slice(chat, started, long)
   local buf = chat.buf
+  local budget = long and math.min(M.budget_ns, M.long_budget_ns) or M.budget_ns
   -- Windows looking at the end keep following the stream; others stay where the user put them.
   local line_count = api.nvim_buf_line_count(buf)
   local follow = {}
@@ -758,13 +762,13 @@ local function drain_slice(chat, started)
   local queue = chat.queue
   local done_any = false
   -- At least one op per slice, whatever paying the garbage collector took of the budget.
-  while queue[1] ~= nil and (not done_any or vim.uv.hrtime() - started < M.budget_ns) do
+  while queue[1] ~= nil and (not done_any or vim.uv.hrtime() - started < budget) do
     local batch = queue[1]
     if batch.ops == nil then
       -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall. And on
       -- the next tick when what is left of this one would not fit it (a chunk of a replay: ~1 ms).
       local json = batch.json
-      if done_any and vim.uv.hrtime() - started + #json * decode_ns_per_byte > M.budget_ns then
+      if done_any and vim.uv.hrtime() - started + #json * decode_ns_per_byte > budget then
         break
       end
       local decode_started = vim.uv.hrtime()
@@ -786,7 +790,7 @@ local function drain_slice(chat, started)
       table.remove(queue, 1)
     elseif op.op == "add" and chat.items[op.item.id] == nil then
       -- A run of new items: one buffer change for all of them.
-      local left = M.budget_ns - (vim.uv.hrtime() - started)
+      local left = budget - (vim.uv.hrtime() - started)
       local limit = math.max(1, math.min(ADD_RUN, math.floor(left / add_cost_ns)))
       local run, seen = {}, {}
       while op ~= nil and op.op == "add" and #run < limit do
@@ -814,6 +818,11 @@ local function drain_slice(chat, started)
         render_error(err)
       end
     end
+    if queue[1] == batch and batch.ops ~= nil and batch.ops[batch.next] == nil then
+      -- Done with it now: left for the next look at the queue, a batch whose last op took the budget cost a
+      -- tick of its own (the continuation of a long draw, for a frame of a stream).
+      table.remove(queue, 1)
+    end
   end
   vim.bo[buf].modifiable = false
   guard_redraw(chat)
@@ -827,12 +836,12 @@ local function drain_slice(chat, started)
   end
   -- In the same tick, so that no redraw shows the new text before its highlights (a concealed `**` would
   -- flicker at the end of a stream); after the cursor moved, so the view it looks at is up to date already.
-  -- But not after a slice that took most of its budget (the last of a replay): the highlighting's own budget
-  -- on top of it made that tick the longest of a load; it comes on the next tick, after the input.
+  -- But not after the last slice of a long draw (a replay) when it took most of its budget: the highlighting's
+  -- own budget on top of it made that tick the longest of a load; it comes on the next tick, after the input.
   local highlight = require("acp_nvim.ui.chat_highlight")
   if queue[1] ~= nil then
     highlight.refresh(chat)
-  elseif vim.uv.hrtime() - started > M.budget_ns / 2 then
+  elseif long and vim.uv.hrtime() - started > budget / 2 then
     chat.queue = nil
     highlight.schedule(chat)
   else
@@ -865,9 +874,11 @@ function M._drain(chat)
   end
   local started = vim.uv.hrtime()
   if not long_draw(chat) then
-    return drain_slice(chat, started)
+    return drain_slice(chat, started, false)
   end
-  return require("acp_nvim.ui.gc_pace").slice(started + M.budget_ns * GC_SHARE, drain_slice, chat, started)
+  local gc = require("acp_nvim.ui.gc_pace")
+  local pay_until = started + math.min(M.budget_ns, M.long_budget_ns) * GC_SHARE
+  return gc.slice(pay_until, drain_slice, chat, started, true)
 end
 
 ---@param chat AcpChat
