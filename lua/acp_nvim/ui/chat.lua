@@ -687,8 +687,8 @@ end
 M.budget_ns = 4e6
 -- The budget of a long draw's slices (a replay), at most. What the user waits for is the slice plus Neovim's
 -- redraw after it (~0.5-1 ms for a screen of new items) and whatever the machine adds: 4 ms slices made ticks
--- of 5-6 ms during a replay, 3 ms keep them near 4. A stream's frames keep the whole budget: a smaller one cut
--- the drains of a 1 MB tool output into more ticks, each paying a drain's fixed costs again.
+-- of 5-6 ms during a replay, 3 ms keep them near 4. A stream's frames keep the whole budget: a smaller one
+-- would only cut a large frame (a 1 MB tool output resent) into more ticks, each with a drain's fixed costs.
 M.long_budget_ns = 3e6
 -- At most this share of a slice's budget pays the garbage collector's steps that the slices before it owe.
 local GC_SHARE = 0.25
