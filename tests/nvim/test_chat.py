@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from acp_nvim.app.chat_line_breaks import broken
+from bench.big_chat import day_of_work
 from tests.nvim.agent_io import read_journal, scripted_config
 from tests.nvim.conftest import Nvim, setup_opts
 
@@ -30,9 +31,19 @@ def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
     nvim.lua("require('acp_nvim.ui.chat').apply(...)", "s1", list(ops))
 
 
+# The chat's windows open a few main-loop ticks after the chat is created (ui/chat.lua, M.create).
+SHOWN = "vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf or -1)[1] ~= nil"
+
+
+def create_shown(nvim: Nvim) -> None:
+    """Creates chat s1 and waits until it is shown with its prompt window, as a new session's chat is."""
+    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    nvim.wait(SHOWN)
+
+
 @pytest.fixture
 def chat(nvim: Nvim) -> Nvim:
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    create_shown(nvim)
     return nvim
 
 
@@ -59,11 +70,12 @@ def test_reset_drops_what_was_still_queued_for_the_old_session(chat: Nvim) -> No
     pending = chat.lua(
         """
         local chat = require('acp_nvim.ui.chat')
+        local budget = chat.budget_ns
         chat.budget_ns = 0  -- one run of items per tick: most of them stay queued
         chat.apply('s1', ...)
         local waiting = chat.pending('s1')
         chat.reset('s1', { agent = 'a', display_name = 'Agent', cwd = '/' })
-        chat.budget_ns = 4e6
+        chat.budget_ns = budget
         return waiting
         """,
         ops,
@@ -82,6 +94,7 @@ def test_what_arrives_during_a_long_draw_goes_before_its_next_slice(chat: Nvim) 
     first = chat.lua(
         """
         local chat = require('acp_nvim.ui.chat')
+        _G.acp_test_budget = chat.budget_ns
         chat.budget_ns = 2e5  -- a few items per slice
         chat.apply('s1', ...)
         local drawn = #chat.chats.s1.order
@@ -95,8 +108,142 @@ def test_what_arrives_during_a_long_draw_goes_before_its_next_slice(chat: Nvim) 
     assert 0 < first < 2000
     assert chat.lua("return _G.acp_test_seen") == first
     chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
-    chat.lua("require('acp_nvim.ui.chat').budget_ns = 4e6")
+    chat.lua("require('acp_nvim.ui.chat').budget_ns = _G.acp_test_budget")
     assert chat.chat_lines()[-1] == "item 1999"
+
+
+# What a chat holds, as a user sees it: its lines, the highlights drawn with them, the markdown highlighting
+# of the rows in view, every line's fold level.
+CHAT_AS_SEEN = """
+  local chat = require('acp_nvim.ui.chat')
+  local buf = chat.chats[...].buf
+  local function marks(name)
+    local out = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, vim.api.nvim_get_namespaces()[name], 0, -1,
+        { details = true })) do
+      out[#out + 1] = { m[2], m[3], m[4].end_row, m[4].end_col, m[4].hl_group, m[4].conceal }
+    end
+    return out
+  end
+  local levels = vim.api.nvim_buf_call(buf, function()
+    local out = {}
+    for lnum = 1, vim.api.nvim_buf_line_count(0) do out[lnum] = chat.foldexpr(lnum) end
+    return out
+  end)
+  return { lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false), hl = marks('acp_nvim_hl'),
+    markdown = marks('acp_nvim_markdown'), folds = levels }
+"""
+
+REPLAY_IDLE = (
+    "not require('acp_nvim.ui.chat').pending(args[1]) and not require('acp_nvim.ui.chat_highlight')"
+    ".pending(require('acp_nvim.ui.chat').chats[args[1]].buf)"
+)
+
+
+def replayed_history() -> list[str]:
+    """A replayed history as the host sends it: JSON chunks of 128 ops (acp_nvim/nvim/render.py), messages
+    with code blocks, tool calls with diffs, thoughts (folds)."""
+    ops: list[dict[str, Any]] = []
+    for op in day_of_work(150):
+        ops.append(op)
+        if op["item"]["kind"] == "tool_call":
+            step = op["item"]["id"]
+            ops.append({"op": "add", "item": message(f"{step}-th", "thought", f"about {step}", "and so on")})
+    return [json.dumps(ops[start : start + 128]) for start in range(0, len(ops), 128)]
+
+
+def test_a_replay_drawn_in_many_short_slices_is_the_chat_drawn_at_once(chat: Nvim) -> None:
+    """A replayed history drawn a slice per tick (the garbage collector held in each and paid in the next, the
+    highlighting of the last slice on a tick of its own) ends as the same chat, complete, as one drawn in one
+    go: the same lines, highlights, markdown in view and folds."""
+    chunks = replayed_history()
+    slices = chat.lua(
+        """
+        local chat = require('acp_nvim.ui.chat')
+        local budget, long_budget = chat.budget_ns, chat.long_budget_ns
+        chat.budget_ns, chat.long_budget_ns = 1e9, 1e9
+        chat.apply_json('s1', ...)
+        chat.budget_ns, chat.long_budget_ns = budget, long_budget
+        return chat.pending('s1')
+        """,
+        chunks,
+    )
+    assert slices is False
+    chat.wait(REPLAY_IDLE, 60, "s1")
+    at_once = chat.lua(CHAT_AS_SEEN, "s1")
+    chat.lua("require('acp_nvim.ui.chat').create('s2', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    chat.wait("vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s2.prompt_buf or -1)[1] ~= nil")
+    sliced = chat.lua(
+        """
+        local chat = require('acp_nvim.ui.chat')
+        _G.acp_test_budget = chat.budget_ns
+        chat.budget_ns = 3e5  -- a few items per slice
+        chat.apply_json('s2', ...)
+        return chat.pending('s2')
+        """,
+        chunks,
+    )
+    assert sliced is True
+    chat.wait(REPLAY_IDLE, 60, "s2")
+    chat.lua("require('acp_nvim.ui.chat').budget_ns = _G.acp_test_budget")
+    drawn = chat.lua(CHAT_AS_SEEN, "s2")
+    assert drawn["lines"][-1] == "and so on" and len(drawn["lines"]) == len(at_once["lines"])
+    assert drawn["lines"] == at_once["lines"]
+    assert drawn["hl"] == at_once["hl"]
+    assert drawn["folds"] == at_once["folds"]
+    assert drawn["markdown"] and drawn["markdown"] == at_once["markdown"]
+
+
+def test_the_garbage_collector_is_held_while_a_long_draw_works_and_runs_again_after(chat: Nvim) -> None:
+    """Its steps ran inside a replay's slices (a 19 KB decode took 3-6.5 ms instead of 0.5-1): it is held
+    while a slice of a long draw works, what the slice allocated is paid at the start of the next one, and it
+    runs again after every slice, one whose op fails too. A stream's frame is left to it."""
+    ops = [{"op": "add", "item": message(f"m{n}", "agent", f"item {n}")} for n in range(300)]
+    ops.insert(150, {"op": "append", "id": "m1", "text": {"not": "a text"}})
+    chunks = [json.dumps(ops[start : start + 128]) for start in range(0, len(ops), 128)]
+    seen = chat.lua(
+        """
+        local chat = require('acp_nvim.ui.chat')
+        _G.acp_test_running = {}
+        vim.api.nvim_buf_attach(chat.chats.s1.buf, false, { on_lines = function()
+          table.insert(acp_test_running, collectgarbage('isrunning'))
+        end })
+        _G.acp_test_budget = chat.budget_ns
+        chat.budget_ns = 2e5
+        chat.apply_json('s1', ...)
+        return { collectgarbage('isrunning'), require('acp_nvim.ui.gc_pace').owed() > 0 }
+        """,
+        chunks,
+    )
+    assert seen == [True, True]
+    chat.wait("not require('acp_nvim.ui.chat').pending('s1')", 60)
+    chat.lua("require('acp_nvim.ui.chat').budget_ns = _G.acp_test_budget")
+    running = chat.lua("return acp_test_running")
+    assert len(running) > 2 and not any(running)
+    assert chat.lua("return collectgarbage('isrunning')") is True
+    assert chat.chat_lines()[-1] == "item 299"
+    assert any("chat render error" in note["msg"] for note in chat.notes())
+    # A frame of a stream: one small batch, drawn at once.
+    apply(chat, {"op": "append", "id": "m299", "text": " and more"})
+    assert chat.lua("return acp_test_running[#acp_test_running]") is True
+    assert chat.chat_lines()[-1] == "item 299 and more"
+
+
+def test_a_new_chat_opens_its_windows_after_the_input_that_came_meanwhile(nvim: Nvim) -> None:
+    """The chat's buffer, the prompt's buffer and the windows are three ticks (together they were the longest
+    tick of a load): what arrived meanwhile (here a scheduled callback) runs before the windows open."""
+    shown = nvim.lua(
+        """
+        require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})
+        _G.acp_test_shown = nil
+        vim.schedule(function() _G.acp_test_shown = #vim.api.nvim_tabpage_list_wins(0) end)
+        return #vim.api.nvim_tabpage_list_wins(0)
+        """
+    )
+    nvim.wait("_G.acp_test_shown ~= nil")
+    assert nvim.lua("return _G.acp_test_shown") == shown
+    nvim.wait(SHOWN)
+    assert len(nvim.lua("return vim.api.nvim_tabpage_list_wins(0)")) == shown + 2
 
 
 def test_append_touches_only_the_streamed_lines(chat: Nvim) -> None:
@@ -249,7 +396,7 @@ def test_redraw_thresholds_are_options(nvim: Nvim, tmp_path: Path) -> None:
     opts = setup_opts(tmp_path, chat={"highlight_max_bytes": 300, "long_line_bytes": 100})
     assert nvim.lua("return require('acp_nvim').setup(...)", opts)
     nvim.wait_configured()
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    create_shown(nvim)
     # Whether the chat still has markdown highlighting (issue 17: at any size), and its 'linebreak'.
     state = (
         "local c = require('acp_nvim.ui.chat').chats.s1"
@@ -707,7 +854,7 @@ def test_fold_thoughts_off_leaves_thoughts_open_and_tool_calls_folded(nvim: Nvim
         "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"fold_thoughts": False})
     )
     nvim.wait_configured()
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    create_shown(nvim)
     tool = {
         "id": "2",
         "kind": "tool_call",

@@ -10,7 +10,7 @@ import pytest
 
 from bench.big_chat import day_of_work, prose
 from tests.nvim.conftest import Nvim, setup_opts
-from tests.nvim.test_chat import apply, message
+from tests.nvim.test_chat import apply, create_shown, message
 
 CODE_MESSAGE = [
     "Here is **the fix**, with `inline code`:",
@@ -87,7 +87,7 @@ def groups_at(nvim: Nvim, text: str) -> list[str]:
 
 @pytest.fixture
 def chat(nvim: Nvim) -> Nvim:
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    create_shown(nvim)
     return nvim
 
 
@@ -197,7 +197,7 @@ def small_block_chat(nvim: Nvim, tmp_path: Path) -> None:
         "return require('acp_nvim').setup(...)", setup_opts(tmp_path, chat={"highlight_max_bytes": 1000})
     )
     nvim.wait_configured()
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    create_shown(nvim)
     apply(nvim, {"op": "add", "item": message("1", "agent", "A short **first** paragraph.", "", "")})
     nvim.wait(IDLE)
 

@@ -37,6 +37,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
 ---@field close_from integer|nil first row of the new folds that wait for it, to be closed
+---@field continued boolean|nil the drain running is a slice continued from an earlier tick (see M._drain)
 ---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
 --- their items not recorded yet: their fold levels by row from 1 (see add_items)
 
@@ -659,12 +660,23 @@ function M.create(session_id, info)
     require("acp_nvim.ui.prompt").start_typing()
   elseif took_over or require("acp_nvim.config").options.chat.open_on_start then
     -- Shown, not focused: the session starts asynchronously and must not pull the cursor out of the
-    -- user's buffer in the middle of typing. On the next tick: the buffer and its filetype (~2.5 ms) and the
-    -- windows with the prompt's buffer (~3.5 ms) were one of the longest ticks of a session's load.
-    vim.schedule(function()
-      if M.chats[session_id] == chat and api.nvim_buf_is_valid(buf) then
-        M.open(session_id, { focus = false })
+    -- user's buffer in the middle of typing. In three ticks, each after the input that came meanwhile: the
+    -- buffer and its filetype (~2.5 ms), the prompt's buffer and its filetype, the windows (together 4-7 ms
+    -- of a session's load, its longest tick).
+    local after_input = require("acp_nvim.ui.after_input")
+    local function still_wanted()
+      return M.chats[session_id] == chat and api.nvim_buf_is_valid(buf)
+    end
+    after_input.schedule(function()
+      if not still_wanted() then
+        return
       end
+      require("acp_nvim.ui.prompt").buffer(chat)
+      after_input.schedule(function()
+        if still_wanted() then
+          M.open(session_id, { focus = false })
+        end
+      end)
     end)
   end
 end
@@ -673,6 +685,13 @@ end
 -- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
 -- editor for a third of a second).
 M.budget_ns = 4e6
+-- The budget of a long draw's slices (a replay), at most. What the user waits for is the slice plus Neovim's
+-- redraw after it (~0.5-1 ms for a screen of new items) and whatever the machine adds: 4 ms slices made ticks
+-- of 5-6 ms during a replay, 3 ms keep them near 4. A stream's frames keep the whole budget: a smaller one
+-- would only cut a large frame (a 1 MB tool output resent) into more ticks, each with a drain's fixed costs.
+M.long_budget_ns = 3e6
+-- At most this share of a slice's budget pays the garbage collector's steps that the slices before it owe.
+local GC_SHARE = 0.25
 -- New items drawn per buffer change, at most (between two looks at the budget).
 local ADD_RUN = 200
 -- What drawing one new item costs (ns), learnt from the runs drawn so far: a run is sized to fit what is left
@@ -723,16 +742,14 @@ local function render_error(err)
   vim.notify("acp.nvim: chat render error: " .. tostring(err), vim.log.levels.WARN, { title = "acp.nvim" })
 end
 
---- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
+--- One slice of M._drain, from `started`; `long`: of a long draw (the garbage collector held: see there).
 ---@param chat AcpChat
+---@param started number
+---@param long boolean
 ---@return boolean
-function M._drain(chat)
+local function drain_slice(chat, started, long)
   local buf = chat.buf
-  if not api.nvim_buf_is_valid(buf) then
-    chat.queue = nil
-    return true
-  end
-  local started = vim.uv.hrtime()
+  local budget = long and math.min(M.budget_ns, M.long_budget_ns) or M.budget_ns
   -- Windows looking at the end keep following the stream; others stay where the user put them.
   local line_count = api.nvim_buf_line_count(buf)
   local follow = {}
@@ -744,13 +761,14 @@ function M._drain(chat)
   vim.bo[buf].modifiable = true
   local queue = chat.queue
   local done_any = false
-  while queue[1] ~= nil and vim.uv.hrtime() - started < M.budget_ns do
+  -- At least one op per slice, whatever paying the garbage collector took of the budget.
+  while queue[1] ~= nil and (not done_any or vim.uv.hrtime() - started < budget) do
     local batch = queue[1]
     if batch.ops == nil then
       -- Decoded only now, a chunk at a time: decoding a whole replay at once would be one long stall. And on
       -- the next tick when what is left of this one would not fit it (a chunk of a replay: ~1 ms).
       local json = batch.json
-      if done_any and vim.uv.hrtime() - started + #json * decode_ns_per_byte > M.budget_ns then
+      if done_any and vim.uv.hrtime() - started + #json * decode_ns_per_byte > budget then
         break
       end
       local decode_started = vim.uv.hrtime()
@@ -772,7 +790,7 @@ function M._drain(chat)
       table.remove(queue, 1)
     elseif op.op == "add" and chat.items[op.item.id] == nil then
       -- A run of new items: one buffer change for all of them.
-      local left = M.budget_ns - (vim.uv.hrtime() - started)
+      local left = budget - (vim.uv.hrtime() - started)
       local limit = math.max(1, math.min(ADD_RUN, math.floor(left / add_cost_ns)))
       local run, seen = {}, {}
       while op ~= nil and op.op == "add" and #run < limit do
@@ -800,6 +818,11 @@ function M._drain(chat)
         render_error(err)
       end
     end
+    if queue[1] == batch and batch.ops ~= nil and batch.ops[batch.next] == nil then
+      -- Done with it now: left for the next look at the queue, a batch whose last op took the budget cost a
+      -- tick of its own (the continuation of a long draw, for a frame of a stream).
+      table.remove(queue, 1)
+    end
   end
   vim.bo[buf].modifiable = false
   guard_redraw(chat)
@@ -813,18 +836,58 @@ function M._drain(chat)
   end
   -- In the same tick, so that no redraw shows the new text before its highlights (a concealed `**` would
   -- flicker at the end of a stream); after the cursor moved, so the view it looks at is up to date already.
-  require("acp_nvim.ui.chat_highlight").refresh(chat)
-  if queue[1] == nil then
+  -- But not after the last slice of a long draw (a replay) when it took most of its budget: the highlighting's
+  -- own budget on top of it made that tick the longest of a load; it comes on the next tick, after the input.
+  local highlight = require("acp_nvim.ui.chat_highlight")
+  if queue[1] ~= nil then
+    highlight.refresh(chat)
+  elseif long and vim.uv.hrtime() - started > budget / 2 then
+    chat.queue = nil
+    highlight.schedule(chat)
+  else
+    chat.queue = nil
+    highlight.refresh(chat)
+  end
+  return queue[1] == nil
+end
+
+--- Whether the queue is a long draw (a replay: several chunks, or a slice continued from an earlier tick),
+--- not a frame of a stream.
+---@param chat AcpChat
+---@return boolean
+local function long_draw(chat)
+  local queue = chat.queue
+  return chat.continued == true or (queue ~= nil and (queue[2] ~= nil or (queue[1] or {}).next ~= 1))
+end
+
+--- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
+---
+--- In a long draw the garbage collector is held while the slice works and what it allocated is paid at the
+--- start of the next slice, within that one's budget (ui/gc_pace.lua): its steps, triggered by the slice's
+--- allocations, made slices run twice their budget. A stream's frames are left to it, as before.
+---@param chat AcpChat
+---@return boolean
+function M._drain(chat)
+  if not api.nvim_buf_is_valid(chat.buf) then
     chat.queue = nil
     return true
   end
-  return false
+  local started = vim.uv.hrtime()
+  if not long_draw(chat) then
+    return drain_slice(chat, started, false)
+  end
+  local gc = require("acp_nvim.ui.gc_pace")
+  local pay_until = started + math.min(M.budget_ns, M.long_budget_ns) * GC_SHARE
+  return gc.slice(pay_until, drain_slice, chat, started, true)
 end
 
 ---@param chat AcpChat
 local function continue_later(chat)
   require("acp_nvim.ui.after_input").schedule(function()
-    if chat.queue ~= nil and not M._drain(chat) then
+    chat.continued = true
+    local done = chat.queue == nil or M._drain(chat)
+    chat.continued = nil
+    if not done then
       continue_later(chat)
     end
   end)

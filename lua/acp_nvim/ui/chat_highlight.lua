@@ -792,7 +792,16 @@ function M.refresh(chat)
   -- changedtick can name the item above as the last one.
   chat.item_at_cache = nil
   st.views = nil
-  local ok, err = pcall(highlight_some, chat, st)
+  -- Right after a long draw the garbage collector is held, as in its slices (ui/gc_pace.lua): a parse and its
+  -- captures allocate.
+  local started = vim.uv.hrtime()
+  local gc = require("acp_nvim.ui.gc_pace")
+  local ok, err
+  if gc.pacing() then
+    ok, err = pcall(gc.slice, started + M.budget_ns / 8, highlight_some, chat, st, started)
+  else
+    ok, err = pcall(highlight_some, chat, st, started)
+  end
   st.views = nil
   if not ok then
     error(err, 0)
@@ -802,10 +811,12 @@ end
 --- What refresh does once the chat is drawn: the changed rows in view highlighted, within the budget.
 ---@param chat AcpChat
 ---@param st AcpChatHighlightState
-highlight_some = function(chat, st)
-  local deadline = vim.uv.hrtime() + M.budget_ns
-  -- Starting a parse takes a few ms by itself (its first slice, the batch's lines): only in the first half.
-  local last_start = deadline - M.budget_ns / 2
+---@param started number when the tick's work began (vim.uv.hrtime)
+highlight_some = function(chat, st, started)
+  local deadline = started + M.budget_ns
+  -- Starting a parse takes up to 3 ms by itself (Neovim's first slice of it, the batch's lines): only near the
+  -- tick's start (in the first half, it made ticks of 4-5 ms after a replay).
+  local last_start = started + M.budget_ns / 4
   while vim.uv.hrtime() < deadline do
     local job = st.job
     if job == nil then

@@ -459,10 +459,11 @@ local function set_keymaps(buf)
   })
 end
 
---- Creates the chat's prompt buffer on first use and shows it in a window under `chat_win`.
+--- The chat's prompt buffer, created on first use. Also called on its own, a tick before the windows open
+--- (ui/chat.lua, M.create): its filetype (~1.5 ms) and the windows were one of the longest ticks of a load.
 ---@param chat AcpChat
----@param chat_win integer
-function M.open(chat, chat_win)
+---@return integer
+function M.buffer(chat)
   local buf = chat.prompt_buf
   if buf == nil or not api.nvim_buf_is_valid(buf) then
     buf = api.nvim_create_buf(false, true)
@@ -476,6 +477,14 @@ function M.open(chat, chat_win)
     chat.prompt_buf = buf
     show_pending()
   end
+  return buf
+end
+
+--- Shows the chat's prompt buffer (created on first use) in a window under `chat_win`.
+---@param chat AcpChat
+---@param chat_win integer
+function M.open(chat, chat_win)
+  local buf = M.buffer(chat)
   local win = vim.fn.win_findbuf(buf)[1]
   if win == nil then
     api.nvim_set_current_win(chat_win)
