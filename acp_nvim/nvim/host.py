@@ -9,6 +9,7 @@ the process goes away.
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import os
 import sys
@@ -349,6 +350,11 @@ class Host:
             self._controller.app.permissions.file.path = self._rules_file
             self._loop = loop
             atexit.register(self._shutdown)
+            # What exists now (the modules, their types and functions, pynvim, the application) lives as long
+            # as the host: kept out of the collector's full passes, which walked all of it while a stream ran,
+            # 8-9 ms with the GIL held (a frame's call, the prompt's, waited for it). What agents and chats
+            # make from now on is collected as before.
+            gc.freeze()
         return self._loop, self._controller
 
     def _submit(self, work: Callable[[Controller], Awaitable[None]]) -> None:
