@@ -50,6 +50,9 @@ class NeovimPort(Protocol):
 
     def show_status(self, status: Status) -> None: ...
 
+    async def sent(self) -> None:
+        """Returns once what was shown so far has left for Neovim (a chat's flush, a status)."""
+
     def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
         """A chat for the session; `reset`: the chat it still has is emptied and reused."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import anyio
+
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, ChatSession, Registry
@@ -15,6 +17,10 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
+
+# How long a prompt waits for the call that shows it to leave for Neovim (a hop: ~0.3 ms) before it goes to
+# the agent all the same.
+SENT_WAIT_S = 0.05
 
 
 class Turns:
@@ -83,6 +89,14 @@ class Turns:
         state = session.state
         stop_reason: str | None = None
         try:
+            # The prompt goes to the agent once the call that shows it (with the watch of the files) has left
+            # for Neovim, a hop of ~0.3 ms: an agent that woke busy took the core pynvim's thread needed to
+            # send it, and the prompt reached the chat 2-3 ms later (the watch after the agent could edit).
+            with anyio.move_on_after(SENT_WAIT_S):
+                await self._port.sent()
+            if session.cancelling:
+                # Cancelled in the meantime: the agent never gets it.
+                return
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:

@@ -116,6 +116,23 @@ class Bridge:
             return
         self._nvim.exec_lua(BATCH, [[code, list(args), len(args)] for code, args in calls], async_=True)
 
+    async def sent(self) -> None:
+        """Returns once every call handed to pynvim's thread so far has been written to Neovim: they run there
+        in order, so a mark behind them says when they have gone."""
+        to_loop = self._to_loop
+        if to_loop is None:
+            return
+        done = anyio.Event()
+
+        def mark() -> None:
+            try:
+                to_loop(done.set)
+            except RuntimeError:
+                log.debug("event loop closed before the calls were sent")
+
+        self._nvim.async_call(mark)
+        await done.wait()
+
     async def lua_result(self, code: str, *args: Any) -> Any:
         """Runs `code` in Neovim and returns its value; waits without blocking the anyio loop."""
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()

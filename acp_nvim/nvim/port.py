@@ -40,6 +40,9 @@ class NvimPort:
     def show_status(self, status: Status) -> None:
         self._lua.status_set(status)
 
+    async def sent(self) -> None:
+        await self._bridge.sent()
+
     def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
         if reset:
             self._lua.chat_reset(session_id, info)

@@ -101,3 +101,36 @@ def test_on_another_loop_a_waiting_call_costs_no_hop_to_pynvim_until_its_frame_i
         assert nvim.sent[-1] == (BATCH, ([["status(...)", [2], 1], ["apply(...)", [], 0]],))
 
     asyncio.run(main())
+
+
+class QueuedNvim(FakeNvim):
+    """Runs `async_call` callbacks only when told, in order, as pynvim's thread does when it gets to them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def async_call(self, fn: Any, *args: Any) -> None:
+        self.queued.append((fn, args))
+
+    def run_queued(self) -> None:
+        while self.queued:
+            fn, args = self.queued.pop(0)
+            fn(*args)
+
+
+def test_sent_returns_once_the_calls_handed_over_before_it_have_gone_to_neovim() -> None:
+    async def main() -> None:
+        nvim = QueuedNvim()
+        bridge = Bridge(nvim)
+        bridge.attach_loop(asyncio.get_running_loop().call_soon)
+        bridge.lua("apply(...)")
+        waiting = asyncio.ensure_future(bridge.sent())
+        await asyncio.sleep(0)
+        assert not waiting.done() and nvim.sent == []
+        nvim.run_queued()
+        async with asyncio.timeout(5):
+            await waiting
+        assert nvim.sent == [("apply(...)", ())]
+
+    asyncio.run(main())

@@ -63,6 +63,9 @@ class FakePort:
     def show_status(self, status: Status) -> None:
         self.statuses.append(status)
 
+    async def sent(self) -> None:
+        pass
+
     def chat_create(self, session_id: str, info: ChatInfo, *, reset: bool = False) -> None:
         self.chats[session_id] = info
 
