@@ -3,9 +3,10 @@
 Two Neovims, each with the flood agent started and its chat shown: one chat is empty, the other is filled
 first with a long day of work (messages with code blocks, each followed by a tool call with its diff, then
 long answers of prose, to 5 MB), drawn through `chat.apply` as the host would draw them and highlighted to the
-end (`chat_highlight.pending`). Then `words N` is streamed into each, alternately, markdown highlighting on in
-both: the time to the last word shown (stamped as in `streaming`) and the Neovim process's CPU time over the
-turn. The target: the full chat costs within 1.2x of the empty one.
+end (`chat_highlight.pending`). Then `mdwords N` (the flood's words with markdown in them: plain text is not
+parsed at all) is streamed into each, alternately, markdown highlighting on in both: the time to the last word
+shown (stamped as in `streaming`) and the Neovim process's CPU time over the turn. The target: the full chat
+costs within 1.2x of the empty one.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def big_chat(config: Config) -> Result:
     result = Result("big_chat")
     count = config.size(10_000, 200)
     size = config.size(5_000_000, 200_000)
-    text, needle = f"words {count}", final_text("words", count)
+    text, needle = f"mdwords {count}", final_text("mdwords", count)
     empty = Neovim(config.workdir("big-chat-empty"))
     full = Neovim(config.workdir("big-chat-full"))
     times: dict[str, list[float]] = {"empty": [], "full": []}
@@ -119,7 +120,7 @@ def big_chat(config: Config) -> Result:
         full.close()
     t_empty, t_full = median(times["empty"]), median(times["full"])
     c_empty, c_full = median(cpus["empty"]), median(cpus["full"])
-    label = f"words {count:,}"
+    label = f"mdwords {count:,}"
     result.figures[f"{label} into an empty chat"] = f"{ms(t_empty)}, Neovim CPU {ms(c_empty)}"
     result.figures[f"{label} into a chat of {filled / 1e6:.1f} MB"] = f"{ms(t_full)}, Neovim CPU {ms(c_full)}"
     result.figures["ratio full / empty"] = f"time {t_full / t_empty:.2f}x, CPU {c_full / c_empty:.2f}x"

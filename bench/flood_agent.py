@@ -78,6 +78,20 @@ def words(session_id: str, count: int) -> list[bytes]:
     return _text_updates(session_id, "agent_message_chunk", [f"w{i} " for i in range(count)])
 
 
+def markdown_words(session_id: str, count: int) -> list[bytes]:
+    """`words N` with markdown in it (every 8th word bold, every 32nd code): plain text is drawn without a
+    parse, so a stream the highlighting is to be measured on must give it something to parse."""
+    texts = []
+    for i in range(count):
+        if i == count - 1 or i % 8 != 3:
+            texts.append(f"w{i} ")
+        elif i % 32 == 3:
+            texts.append(f"`w{i}` ")
+        else:
+            texts.append(f"**w{i}** ")
+    return _text_updates(session_id, "agent_message_chunk", texts)
+
+
 def prose(session_id: str, count: int) -> list[bytes]:
     texts = []
     for i in range(count):
@@ -408,7 +422,9 @@ def main() -> None:
                 show_disk_edit(session_id, args)
             else:
                 received = time.monotonic_ns()
-                builder = {"mix": mix, "history": history, "prose": prose}.get(show, words)
+                builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(
+                    show, words
+                )
                 lines = builder(session_id, int(args[0]) if args else 10000)
                 first_sent = time.monotonic_ns()
                 _write(lines)
