@@ -119,19 +119,20 @@ class Bridge:
     async def sent(self) -> None:
         """Returns once every call handed to pynvim's thread so far has been written to Neovim: they run there
         in order, so a mark behind them says when they have gone."""
-        to_loop = self._to_loop
-        if to_loop is None:
+        if self._to_loop is None:
             return
         done = anyio.Event()
-
-        def mark() -> None:
-            try:
-                to_loop(done.set)
-            except RuntimeError:
-                log.debug("event loop closed before the calls were sent")
-
-        self._nvim.async_call(mark)
+        self._nvim.async_call(self._wake, done)
         await done.wait()
+
+    def _wake(self, done: anyio.Event) -> None:
+        """On pynvim's thread: sets `done` on the anyio thread (nothing once its loop is closed)."""
+        if self._to_loop is None:
+            return
+        try:
+            self._to_loop(done.set)
+        except RuntimeError:
+            log.debug("event loop closed before its wake-up")
 
     async def lua_result(self, code: str, *args: Any) -> Any:
         """Runs `code` in Neovim and returns its value; waits without blocking the anyio loop."""
@@ -146,17 +147,7 @@ class Bridge:
                 future.set_exception(err)
 
         done = anyio.Event()
-        to_loop = self._to_loop
-
-        def wake(_: concurrent.futures.Future[Any]) -> None:
-            # Runs on pynvim's thread: hand the wake-up to the anyio thread.
-            if to_loop is not None:
-                try:
-                    to_loop(done.set)
-                except RuntimeError:
-                    log.debug("event loop closed before a Neovim result arrived")
-
-        future.add_done_callback(wake)
+        future.add_done_callback(lambda _: self._wake(done))
         self._nvim.async_call(run)
         try:
             await done.wait()
