@@ -856,15 +856,6 @@ local function drain_slice(chat, started, long)
   return queue[1] == nil
 end
 
---- Whether the queue is a long draw (a replay: several chunks, or a slice continued from an earlier tick),
---- not a frame of a stream.
----@param chat AcpChat
----@return boolean
-local function long_draw(chat)
-  local queue = chat.queue
-  return chat.continued == true or (queue ~= nil and (queue[2] ~= nil or (queue[1] or {}).next ~= 1))
-end
-
 --- Whether the next op of `batch` adds items (a replayed history's batches are runs of new items), read from
 --- its JSON before it is decoded: a command's output resent whole queues several batches too, and holding the
 --- collector there cost its drains ~25% more Lua time (bench tool_output) for no stall it had.
@@ -881,6 +872,16 @@ local function adds_items(batch)
   return batch.json ~= nil and batch.json:find('^%[%s*{%s*"op"%s*:%s*"add"') ~= nil
 end
 
+--- Whether the queue is a long draw of new items (a replay: several chunks, or a slice continued from an
+--- earlier tick, that adds items or already drew many at once), not a frame of a stream.
+---@param chat AcpChat
+---@return boolean
+local function long_draw(chat)
+  local queue = chat.queue
+  local long = chat.continued == true or (queue ~= nil and (queue[2] ~= nil or (queue[1] or {}).next ~= 1))
+  return long and (chat.drawing_items == true or adds_items(queue and queue[1]))
+end
+
 --- Applies queued ops until they are done or the tick's budget is spent; returns true when all are done.
 ---
 --- In a long draw the garbage collector is held while the slice works and what it allocated is paid at the
@@ -895,7 +896,7 @@ function M._drain(chat)
   end
   local started = vim.uv.hrtime()
   local done
-  if not long_draw(chat) or not (chat.drawing_items or adds_items(chat.queue and chat.queue[1])) then
+  if not long_draw(chat) then
     done = drain_slice(chat, started, false)
   else
     local gc = require("acp_nvim.ui.gc_pace")
