@@ -57,11 +57,12 @@ class Bridge:
 
     def lua(self, code: str, *args: Any) -> None:
         """Runs `code` (a Lua chunk receiving `...`) in Neovim soon; safe from any thread, never waits."""
-        waiting = self._take_later()
-        if waiting:
-            self._nvim.async_call(self._exec_batch, [*waiting, (code, args)])
-        else:
-            self._nvim.async_call(self._exec_async, code, args)
+        with self._later_lock:
+            waiting = self._take_later()
+            if waiting:
+                self._nvim.async_call(self._exec_batch, [*waiting, (code, args)])
+            else:
+                self._nvim.async_call(self._exec_async, code, args)
 
     def lua_later(self, key: str, code: str, *args: Any) -> None:
         """`lua`, within a frame: sent with the next call (in order before it) or alone a frame later. A newer
@@ -74,38 +75,32 @@ class Bridge:
             self._after_frame()
 
     def _take_later(self) -> list[Call]:
-        with self._later_lock:
-            waiting = list(self._later.values())
-            self._later.clear()
+        """With `_later_lock` held, and what it takes handed to pynvim's thread under that same lock: that
+        thread runs what it is handed in order, so no status taken along by a call still on its way can
+        arrive after a newer one (Lua would show the old one for good)."""
+        waiting = list(self._later.values())
+        self._later.clear()
         return waiting
 
     def _after_frame(self) -> None:
-        """`_send_later` a frame from now, the timer on the caller's own loop: on the anyio thread (a status
-        pushed as a turn starts) a hop to pynvim's thread now would cost the caller the GIL for a while, for
-        a call that the turn's next call usually takes along anyway."""
+        """`_hand_over_later` a frame from now, the timer on the caller's own loop: on the anyio thread (a
+        status pushed as a turn starts) a hop to pynvim's thread now would cost the caller the GIL for a
+        while, for a call that the turn's next call usually takes along anyway."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._nvim.async_call(self._send_later_after_frame)
+            self._nvim.async_call(self._hand_over_later_after_frame)
             return
-        if loop is self._nvim.loop:
-            loop.call_later(FRAME_SECONDS, self._send_later)
-        else:
-            loop.call_later(FRAME_SECONDS, self._hand_over_later)
+        loop.call_later(FRAME_SECONDS, self._hand_over_later)
 
-    def _send_later_after_frame(self) -> None:
-        self._nvim.loop.call_later(FRAME_SECONDS, self._send_later)
+    def _hand_over_later_after_frame(self) -> None:
+        self._nvim.loop.call_later(FRAME_SECONDS, self._hand_over_later)
 
     def _hand_over_later(self) -> None:
         with self._later_lock:
-            waiting = bool(self._later)
-        if waiting:
-            self._nvim.async_call(self._send_later)
-
-    def _send_later(self) -> None:
-        waiting = self._take_later()
-        if waiting:
-            self._exec_batch(waiting)
+            waiting = self._take_later()
+            if waiting:
+                self._nvim.async_call(self._exec_batch, waiting)
 
     def _exec_async(self, code: str, args: tuple[Any, ...]) -> None:
         self._nvim.exec_lua(code, *args, async_=True)

@@ -134,3 +134,26 @@ def test_sent_returns_once_the_calls_handed_over_before_it_have_gone_to_neovim()
         assert nvim.sent == [("apply(...)", ())]
 
     asyncio.run(main())
+
+
+def test_a_newer_status_is_never_overtaken_by_an_older_one_taken_along_before_it() -> None:
+    """The older status goes with a call still waiting on pynvim's thread when the frame's timer fires there
+    for the newer one: the newer must reach Neovim last (CI once saw a chat's agent stay "starting")."""
+    nvim = QueuedNvim()
+    bridge = Bridge(nvim)
+    bridge.lua_later("status", "status(...)", "starting")
+    nvim.run_queued()  # the frame's timer is set on pynvim's loop
+    (_, first_frame_over), *_ = nvim.loop.timers
+    bridge.lua("render(...)")  # takes "starting" along; pynvim's thread has not got to it yet
+    bridge.lua_later("status", "status(...)", "ready")
+    first_frame_over()
+    nvim.run_queued()
+    for _, frame_over in nvim.loop.timers[1:]:
+        frame_over()
+    nvim.run_queued()
+    assert statuses_sent(nvim) == ["starting", "ready"]
+
+
+def statuses_sent(nvim: FakeNvim) -> list[Any]:
+    calls = [call for code, args in nvim.sent for call in (args[0] if code == BATCH else [(code, args)])]
+    return [call[1][0] for call in calls if call[0] == "status(...)"]
