@@ -81,12 +81,18 @@ function M.kill_all(grace_ms)
     return
   end
   -- Told first, so that the host logs the agents' end as the quit it is, not as agents that died.
-  if require("acp_nvim.host.api").leaving() then
-    vim.wait(M.leave_notice_ms, function()
+  local noted = require("acp_nvim.host.api").leaving()
+    and vim.wait(M.leave_notice_ms, function()
       return leaving_noted
     end, 5)
-  end
   pgroup.terminate(list, grace_ms or M.leave_grace_ms, 500)
+  if noted then
+    -- Then it gets a moment to see them end (it withdraws each group once it has): Neovim's exit takes the
+    -- host with it, and an end it had not seen yet was missing from its log.
+    vim.wait(M.leave_notice_ms, function()
+      return next(groups) == nil
+    end, 5)
+  end
   groups = {}
 end
 
