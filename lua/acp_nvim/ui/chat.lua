@@ -688,9 +688,11 @@ end
 M.budget_ns = 4e6
 -- The budget of a long draw's slices (a replay), at most. What the user waits for is the slice plus Neovim's
 -- redraw after it (~0.5-1 ms for a screen of new items) and whatever the machine adds: 4 ms slices made ticks
--- of 5-6 ms during a replay, 3 ms keep them near 4. A stream's frames keep the whole budget: a smaller one
+-- of 5-6 ms during a replay, 3 ms near 4. With the agent and the host busy beside it, Neovim is also taken
+-- off its core within a long slice: 2 ms slices cut the worst round trip of a replay by 0.5-2 ms against 3 ms
+-- (five interleaved pairs of runs; no slower render). A stream's frames keep the whole budget: a smaller one
 -- would only cut a large frame (a 1 MB tool output resent) into more ticks, each with a drain's fixed costs.
-M.long_budget_ns = 3e6
+M.long_budget_ns = 2e6
 -- At most this share of a slice's budget pays the garbage collector's steps that the slices before it owe.
 local GC_SHARE = 0.25
 -- New items drawn per buffer change, at most (between two looks at the budget).
