@@ -101,8 +101,9 @@ class Incoming:
     def _update(self, session: ChatSession, update: s.SessionUpdate) -> None:
         try:
             session.state.apply(update)
-            # Only tool calls name files the agent may edit.
-            if isinstance(update, TOOL_CALL_UPDATES):
+            # Only tool calls name files the agent may edit; a replayed history's were made long ago, and
+            # following them would put edits of that time in the review as the agent's of now.
+            if isinstance(update, TOOL_CALL_UPDATES) and not session.replaying:
                 self._edits.on_update(session.session_id, update)
         except Exception:
             log.exception("update %s of session %s not applied", type(update).__name__, session.session_id)

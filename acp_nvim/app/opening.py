@@ -251,7 +251,7 @@ class SessionCommands:
         )
 
         try:
-            response = await self._reload(run, session_id, cwd, servers, directories, mode)
+            response = await self._reload(run, session, servers, directories, mode)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:
@@ -266,14 +266,14 @@ class SessionCommands:
     async def _reload(
         self,
         run: AgentRun,
-        session_id: str,
-        cwd: str,
+        session: ChatSession,
         servers: list[s.McpServer],
         directories: list[str],
         mode: Literal["load", "resume"],
     ) -> s.LoadSessionResponse | s.ResumeSessionResponse:
         """Loads or resumes a stored session, through the auth flow (which authenticates and retries when the
         agent asks for it); raises what the request raised."""
+        session_id, cwd = session.session_id, session.cwd
 
         async def reopen(agent: AgentConnection) -> s.LoadSessionResponse | s.ResumeSessionResponse:
             with anyio.fail_after(SESSION_TIMEOUT):
@@ -281,7 +281,11 @@ class SessionCommands:
                     return await agent.resume_session(session_id, cwd, servers, directories)
                 return await agent.load_session(session_id, cwd, servers, directories)
 
-        return await self._auth.call(run, reopen)
+        session.replaying = mode == "load"
+        try:
+            return await self._auth.call(run, reopen)
+        finally:
+            session.replaying = False
 
     # ---- after a restart ---------------------------------------------------------------------------
 
@@ -340,7 +344,7 @@ class SessionCommands:
             session = self._chats.open(run, session_id, old.cwd, sent, old.state.title, clear_chat=True)
 
         try:
-            response = await self._reload(run, session_id, old.cwd, servers, directories, mode)
+            response = await self._reload(run, session, servers, directories, mode)
         except ConnectionClosed:
             return None
         except (AuthAbandoned, Unsupported, RpcError, TimeoutError) as err:

@@ -93,6 +93,8 @@ class ChatSession(msgspec.Struct):
     chat: ChatView
     in_turn: bool = False
     cancelling: bool = False
+    # While its `session/load` runs: the updates that come are its history, replayed (what they did is past).
+    replaying: bool = False
     permissions: int = 0
     # "Always allow ... in this session" (app/permissions.py): kept with the session, resumed with it.
     permission_rules: list[Rule] = msgspec.field(default_factory=list)

@@ -4,12 +4,13 @@ Neovim shows the result."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from bench.harness import wait_until
-from tests.nvim.agent_io import Scripted
-from tests.nvim.conftest import Nvim
+from tests.nvim.agent_io import Scripted, scripted_config
+from tests.nvim.conftest import Nvim, setup_opts
 
 # Tool call completed (or the file changed, for an edit no tool call names) -> buffer updated.
 FOLLOW_DEADLINE_S = 0.2
@@ -489,3 +490,81 @@ def test_the_prompt_and_the_disk_watch_go_in_the_turns_first_call_its_end_in_the
     nvim.wait_chat("watched")
     sid = nvim.status()["session_id"]
     assert nvim.lua("return require('acp_nvim.editor.fs.disk_watch').watching(...)", sid) is False
+
+
+def test_a_loaded_sessions_edits_are_replayed_not_followed(nvim: Nvim, tmp_path: Path, project: Path) -> None:
+    """session/load replays the history's tool calls: their edits were made then, not now. None is put in
+    the review or brought into a buffer (a file not loaded stays so), not even at the end of the next turn,
+    and unsaved edits stay."""
+    f, other = project / "a.py", project / "b.txt"
+    new = edited((6, "SEVEN"))
+    f.write_text(new)
+    other.write_text("NEW\n")
+    history = [
+        {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "edit it"}},
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "old-e1",
+            "title": "Edit a.py",
+            "kind": "edit",
+            "status": "completed",
+            "locations": [{"path": str(f)}],
+            # The diff's new text is the file now: a live call would be followed with the old text before.
+            "content": [{"type": "diff", "path": str(f), "oldText": ORIGINAL, "newText": new}],
+        },
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "old-e3",
+            "title": "Edit b.txt",
+            "kind": "edit",
+            "status": "completed",
+            "locations": [{"path": str(other)}],
+            "content": [{"type": "diff", "path": str(other), "oldText": "old\n", "newText": "NEW\n"}],
+        },
+        # Interrupted then: never ended.
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "old-e2",
+            "title": "Edit a.py again",
+            "kind": "edit",
+            "status": "in_progress",
+            "locations": [{"path": str(f)}],
+        },
+    ]
+    scenario = {
+        "echo": False,
+        "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+        "sessions": [
+            {
+                "sessionId": "old-1",
+                "cwd": str(project),
+                "title": "Yesterday",
+                "updatedAt": "2025-01-01T10:00:00Z",
+                "history": history,
+            }
+        ],
+        "turns": [[{"text": "ok"}]],
+    }
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    options = setup_opts(tmp_path, agents={"s": scripted_config(path)}, default_agent="s")
+    assert nvim.lua("return require('acp_nvim').setup(...)", options), nvim.notes()
+    nvim.api.command(f"cd {project}")
+    buf = open_file(nvim, f)
+    nvim.lua("vim.api.nvim_buf_set_lines(..., 0, 1, true, { 'MINE' })", buf)
+    nvim.lua("require('acp_nvim').start()")
+    nvim.wait_state("ready")
+    nvim.lua("acp_test.answers = { 'old-1' }")
+    nvim.api.command("AcpSessions")
+    nvim.wait("require('acp_nvim').status().session_id == 'old-1'")
+    nvim.wait_state("ready")
+    nvim.wait_chat("Edit a.py again")
+    assert nvim.lua("return require('acp_nvim').prompt('go')"), nvim.notes()
+    nvim.wait_chat("ok")
+    nvim.wait_state("ready")
+    assert hunks(nvim) == []
+    assert lines(nvim, buf) == edited((0, "MINE"), (6, "SEVEN")).splitlines()
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+    assert (f.read_text(), other.read_text()) == (new, "NEW\n")
+    assert nvim.lua("return vim.fn.bufnr(...)", str(other)) == -1
+    assert nvim.errors() == []
