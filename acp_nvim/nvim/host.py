@@ -9,7 +9,6 @@ the process goes away.
 from __future__ import annotations
 
 import atexit
-import gc
 import logging
 import os
 import sys
@@ -26,7 +25,7 @@ from acp_nvim.app.presets import NO_AGENT, Launch
 from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.app.settings import Settings
-from acp_nvim.nvim import lua_api
+from acp_nvim.nvim import interpreter, lua_api
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.loop_thread import LoopThread
@@ -342,6 +341,7 @@ class Host:
     def _ensure_loop(self) -> tuple[LoopThread, Controller]:
         if self._loop is None or self._controller is None:
             loop = LoopThread()
+            interpreter.share_the_gil()
             loop.start()
             self.bridge.attach_loop(loop.call_soon)
             # Before any agent can be spawned: every group must reach Lua's list.
@@ -350,11 +350,7 @@ class Host:
             self._controller.app.permissions.file.path = self._rules_file
             self._loop = loop
             atexit.register(self._shutdown)
-            # What exists now (the modules, their types and functions, pynvim, the application) lives as long
-            # as the host: kept out of the collector's full passes, which walked all of it while a stream ran,
-            # 8-9 ms with the GIL held (a frame's call, the prompt's, waited for it). What agents and chats
-            # make from now on is collected as before.
-            gc.freeze()
+            interpreter.settle()
         return self._loop, self._controller
 
     def _submit(self, work: Callable[[Controller], Awaitable[None]]) -> None:

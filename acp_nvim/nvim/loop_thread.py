@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections.abc import Callable, Coroutine
 from functools import partial
@@ -14,8 +13,6 @@ import anyio.abc
 import anyio.from_thread
 
 THREAD_START_TIMEOUT = 10.0
-# The GIL's switch interval while the host runs (Python's default: 5 ms).
-SWITCH_INTERVAL_S = 0.0001
 
 
 class LoopThread:
@@ -29,14 +26,6 @@ class LoopThread:
         self._thread = threading.Thread(target=self._run, name="acp-nvim-anyio", daemon=True)
 
     def start(self) -> None:
-        # The two threads hand each other work: a Lua call handed to pynvim's thread waited up to Python's
-        # default switch interval (5 ms) for the GIL while this loop decoded a flood, and every frame of a
-        # stream, the agent's first words and the turn's end arrived that much later. Forced switches happen
-        # only while another thread waits for the GIL, so a shorter interval costs next to nothing otherwise.
-        # 0.5 ms left a tail: the first words of a 100,000-word flood (a UI attached, 32 runs) reached the
-        # chat over 5 ms after the agent sent them in 5 runs, in 1 at 0.1 ms (the host's CPU per update the
-        # same).
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
         self._thread.start()
         if not self._ready.wait(THREAD_START_TIMEOUT):
             raise RuntimeError("the acp.nvim event loop did not start")
