@@ -1,5 +1,5 @@
 """The interpreter's settings for the host's process: how its two threads (pynvim's, the anyio loop's) share
-the GIL, and what Python's cyclic garbage collector walks."""
+the GIL, and how Python's cyclic garbage collector treats what the host makes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import sys
 
 # The GIL's switch interval while the host runs (Python's default: 5 ms).
 SWITCH_INTERVAL_S = 0.0001
+# Container objects allocated (less those freed) between two collections of the youngest generation (Python's
+# default: 700).
+YOUNG_THRESHOLD = 10_000
 
 
 def share_the_gil() -> None:
@@ -23,6 +26,11 @@ def share_the_gil() -> None:
 def settle() -> None:
     """Once the application exists. What exists now (the modules, their types and functions, pynvim, the
     application) lives as long as the host: kept out of the collector's full passes, which walked all of it
-    while a stream ran, 8-9 ms with the GIL held (a frame's call, the prompt's, waited for it). What agents
-    and chats make from now on is collected as before."""
+    while a stream ran, 8-9 ms with the GIL held (a frame's call, the prompt's, waited for it). And the
+    youngest generation is collected less often: a read of the agent's pipe is hundreds of decoded updates
+    alive together until the chat has them, which every collection of the youngest generation walked and
+    moved on, to be walked again by the older generations' collections. Host CPU per streamed update, two
+    interleaved rounds of 5 runs: 100,000 words 1.83/1.53 -> 1.42/1.38 us, 10,000 words 1.84/1.80 -> 1.62/1.53
+    us (30,000 measured no better than 10,000)."""
     gc.freeze()
+    gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
