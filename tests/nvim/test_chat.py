@@ -780,6 +780,53 @@ def test_a_thought_drawn_while_typing_a_prompt_folds_when_insert_mode_ends(chat:
     assert chat.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["next prompt"]
 
 
+def test_many_items_drawn_while_typing_a_prompt_fold_as_their_foldexpr_says_when_insert_mode_ends(
+    chat: Nvim,
+) -> None:
+    """The levels for the whole refold are worked out in one pass over the items before Neovim asks for each
+    line (a replay's 14,000 lines at once): each line ends up folded as 'foldexpr' itself says, closed."""
+    prompt_win = chat.lua("return vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf)[1]")
+    apply(chat, {"op": "add", "item": message("0", "agent", "before")})
+    chat.lua("vim.api.nvim_set_current_win(...)", prompt_win)
+    chat.api.input("inext prompt")
+    assert chat.lua("return vim.api.nvim_get_mode().mode") == "i"
+    ops: list[dict[str, Any]] = []
+    for n in range(1, 120):
+        kind = n % 4
+        if kind == 0:
+            ops.append({"op": "add", "item": message(f"m{n}", "agent", "a", "b")})
+        elif kind == 1:
+            ops.append({"op": "add", "item": message(f"t{n}", "thought", "step", "more")})
+        elif kind == 2:
+            ops.append({"op": "add", "item": tool_call(f"c{n}", "  ✓ Run  execute", "    → /p/a", "    out")})
+        else:
+            ops.append({"op": "add", "item": {**tool_call(f"x{n}", "  ✓ Read", "    → /p/b"), "tight": True}})
+    apply(chat, *ops)
+    # One drawn earlier grows: the rows after it move.
+    apply(chat, {"op": "replace", "item": tool_call("c2", "  ✓ Run  execute", "    → /p/a", "1", "2", "3")})
+    chat.api.input("<Esc>")
+    chat.wait("vim.api.nvim_get_mode().mode == 'n'")
+    win = chat_window(chat)
+    levels = chat.lua(
+        """
+        local m = require('acp_nvim.ui.chat')
+        return vim.api.nvim_win_call(..., function()
+          local out = {}
+          for lnum = 1, vim.fn.line('$') do
+            out[lnum] = { vim.fn.foldlevel(lnum), (m.foldexpr(lnum):gsub('>', '')) }
+          end
+          return out
+        end)
+        """,
+        win,
+    )
+    assert [int(level) for _, level in levels] == [have for have, _ in levels]
+    assert sum(1 for have, _ in levels if have > 0) > 200
+    # The new folds closed, as drawn in Normal mode.
+    closed = folds(chat, win)
+    assert all(first != -1 for (first, _), (have, _) in zip(closed, levels, strict=True) if have > 0)
+
+
 OUTPUT = "\n".join(f"line {n}" for n in range(1, 9))
 TOOL_CALL_TURN = [
     {"text": "Let me read it.\n\n"},
