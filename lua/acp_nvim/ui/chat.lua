@@ -341,14 +341,15 @@ folds_changed = function(chat, first, stop, new)
           -- Neovim asks 'foldexpr' for every line from there on, a replay's 14,000 at once: looked up item
           -- by item, 130-170 ms in the keypress that left Insert mode; all the levels in one pass first.
           chat.drawing = { base = from, levels = levels_from(chat, from, line_count) }
-          for _, win in ipairs(wins) do
-            local ok, err = pcall(vim._foldupdate, win, from, line_count)
-            if not ok then
-              chat.drawing = nil
-              error(err, 0)
+          local ok, err = pcall(function()
+            for _, win in ipairs(wins) do
+              vim._foldupdate(win, from, line_count)
             end
-          end
+          end)
           chat.drawing = nil
+          if not ok then
+            error(err, 0)
+          end
         end
         if close_from ~= nil then
           close_folds(chat, close_from, line_count)
