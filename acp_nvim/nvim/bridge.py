@@ -57,12 +57,7 @@ class Bridge:
 
     def lua(self, code: str, *args: Any) -> None:
         """Runs `code` (a Lua chunk receiving `...`) in Neovim soon; safe from any thread, never waits."""
-        with self._later_lock:
-            waiting = self._take_later()
-            if waiting:
-                self._nvim.async_call(self._exec_batch, [*waiting, (code, args)])
-            else:
-                self._nvim.async_call(self._exec_async, code, args)
+        self._hand_over((code, args))
 
     def lua_later(self, key: str, code: str, *args: Any) -> None:
         """`lua`, within a frame: sent with the next call (in order before it) or alone a frame later. A newer
@@ -73,14 +68,6 @@ class Bridge:
             self._later[key] = (code, args)
         if first:
             self._after_frame()
-
-    def _take_later(self) -> list[Call]:
-        """With `_later_lock` held, and what it takes handed to pynvim's thread under that same lock: that
-        thread runs what it is handed in order, so no status taken along by a call still on its way can
-        arrive after a newer one (Lua would show the old one for good)."""
-        waiting = list(self._later.values())
-        self._later.clear()
-        return waiting
 
     def _after_frame(self) -> None:
         """`_hand_over_later` a frame from now, the timer on the caller's own loop: on the anyio thread (a
@@ -97,8 +84,15 @@ class Bridge:
         self._nvim.loop.call_later(FRAME_SECONDS, self._hand_over_later)
 
     def _hand_over_later(self) -> None:
+        self._hand_over()
+
+    def _hand_over(self, *calls: Call) -> None:
+        """The calls waiting, then `calls`, to pynvim's thread. Taken and handed over under one lock: that
+        thread runs what it is handed in order, so no status taken along by a call still on its way can
+        arrive after a newer one (Lua would show the old one for good)."""
         with self._later_lock:
-            waiting = self._take_later()
+            waiting = [*self._later.values(), *calls]
+            self._later.clear()
             if waiting:
                 self._nvim.async_call(self._exec_batch, waiting)
 
