@@ -1,0 +1,256 @@
+"""Checkpoints (issue 27): every prompt is a restore point of the session's folders, whatever the agent did to
+the files. Real git, a real headless Neovim with the plugin, the scripted agent writing through Neovim, on
+disk itself and with a terminal's `sed -i`, `rm` and `mkdir`; the project's `.git` checked byte for byte."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.nvim.agent_io import Scripted, scripted_config
+from tests.nvim.conftest import Nvim, setup_opts
+
+State = dict[str, tuple[str, bytes]]
+
+
+def state_of(root: Path) -> State:
+    """Every file and folder under `root` but `.git`: its kind and mode, and its bytes (a link's target)."""
+    found: State = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in dirs + files:
+            path = Path(folder) / name
+            rel = str(path.relative_to(root))
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                found[rel] = ("link", os.readlink(path).encode())
+            elif stat.S_ISDIR(info.st_mode):
+                found[rel] = ("dir", b"")
+            else:
+                found[rel] = (oct(stat.S_IMODE(info.st_mode)), path.read_bytes())
+    return found
+
+
+def git_bytes(root: Path) -> dict[str, str]:
+    """The project's `.git`, every file's hash: no ref, index, hook, config or object may change."""
+    found: dict[str, str] = {}
+    for folder, _, files in os.walk(root / ".git"):
+        for name in files:
+            path = Path(folder) / name
+            found[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def make_project(root: Path, *, repo: bool = True) -> None:
+    (root / "a.txt").write_text("alpha\nbeta\ngamma\n")
+    (root / "c.txt").write_text("x marks\nthe spot\n")
+    (root / "d.txt").write_text("to be removed\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "data.bin").write_bytes(bytes(range(256)) * 4)
+    (root / "link").symlink_to("a.txt")
+    (root / "ignored.log").write_text("not ours\n")
+    (root / ".gitignore").write_text("*.log\n")
+    if repo:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+
+
+def restore(nvim: Nvim, checkpoint: str) -> str:
+    before = len(nvim.notes())
+    nvim.api.command(f"AcpCheckpoint restore {checkpoint}")
+    nvim.wait(
+        "#acp_test.notes > args[1] and acp_test.notes[#acp_test.notes].msg:find('restore', 1, true)",
+        30,
+        before,
+    )
+    return str(nvim.notes()[-1]["msg"])
+
+
+def open_buffer(nvim: Nvim, path: Path) -> int:
+    nvim.api.command(f"edit {path}")
+    return int(nvim.api.current.buffer.number)
+
+
+def buffer_lines(nvim: Nvim, buf: int) -> list[str]:
+    return nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)  # type: ignore[no-any-return]
+
+
+def three_turns(root: Path) -> list[list[dict[str, Any]]]:
+    return [
+        # Through Neovim: fs/write_text_file.
+        [{"write": {"path": str(root / "a.txt"), "content": "alpha\nBETA\ngamma\n"}}],
+        # On disk by the agent itself, a new file in a new folder, the binary file changed, a mode changed.
+        [
+            {"disk_edit": {"path": str(root / "new" / "deep" / "made.txt"), "content": "made\n"}},
+            {"shell": {"command": "printf 'changed' > data.bin && chmod 644 run.sh && ln -sf c.txt link"}},
+        ],
+        # In a terminal: sed -i, rm, mkdir.
+        [
+            {
+                "terminal": {
+                    "command": "sh",
+                    "args": [
+                        "-c",
+                        "sed -i s/x/y/ c.txt && rm d.txt && mkdir -p made/sub && echo n > made/sub/f",
+                    ],
+                    "cwd": str(root),
+                    "then": ["wait", "release"],
+                }
+            }
+        ],
+    ]
+
+
+def run_turns(nvim: Nvim, agent: Scripted, root: Path, count: int) -> list[State]:
+    states = []
+    for _ in range(count):
+        states.append(state_of(root))
+        agent.turn()
+    states.append(state_of(root))
+    return states
+
+
+@pytest.mark.parametrize("repo", [True, False], ids=["git-project", "plain-folder"])
+def test_restore_to_each_checkpoint_in_turn_and_undo_the_restores(
+    nvim: Nvim, agent: Scripted, project: Path, repo: bool
+) -> None:
+    make_project(project, repo=repo)
+    dot_git = git_bytes(project) if repo else {}
+    agent.start(three_turns(project), project)
+    buf = open_buffer(nvim, project / "a.txt")
+    states = run_turns(nvim, agent, project, 3)
+    # Each turn changed something: the checkpoints differ.
+    assert len({repr(sorted(s.items())) for s in states}) == 4
+    assert buffer_lines(nvim, buf) == ["alpha", "BETA", "gamma"]
+
+    for turn in (3, 2, 1):
+        report = restore(nvim, str(turn))
+        assert f"restored to {turn}" in report, report
+        assert state_of(project) == states[turn - 1], turn
+        assert buffer_lines(nvim, buf) == (project / "a.txt").read_text().splitlines()
+        assert nvim.lua("return vim.bo[...].modified", buf) is False
+        if repo:
+            assert git_bytes(project) == dot_git
+    # The ignored file was left alone throughout.
+    assert (project / "ignored.log").read_text() == "not ours\n"
+    # A restore of a restore: r1 is the state the first restore replaced, the end of turn 3.
+    restore(nvim, "r1")
+    assert state_of(project) == states[3]
+    assert buffer_lines(nvim, buf) == ["alpha", "BETA", "gamma"]
+    if repo:
+        assert git_bytes(project) == dot_git
+        # The user's repository sees the agent's work as its own changes, nothing of ours.
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True, text=True)
+        assert ".acp_nvim" not in status.stdout
+
+
+def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    lines = [f"line {n}" for n in range(1, 21)]
+    (project / "f.txt").write_text("\n".join(lines) + "\n")
+    agent.start(
+        [[{"disk_edit": {"path": str(project / "f.txt"), "old": "line 15\n", "new": "AGENT 15\n"}}]], project
+    )
+    buf = open_buffer(nvim, project / "f.txt")
+    agent.turn()
+    nvim.wait("vim.api.nvim_buf_get_lines(args[1], 14, 15, false)[1] == 'AGENT 15'", 10, buf)
+    # The user edits line 3 and does not save.
+    nvim.lua("vim.api.nvim_buf_set_lines(..., 2, 3, false, {'USER 3'})", buf)
+    restore(nvim, "1")
+    assert (project / "f.txt").read_text() == "\n".join(lines) + "\n"
+    merged = buffer_lines(nvim, buf)
+    assert merged[2] == "USER 3"
+    assert merged[14] == "line 15"
+    assert nvim.lua("return vim.bo[...].modified", buf) is True
+
+
+def new_neovim(tmp_path: Path) -> Nvim:
+    """Another Neovim with the plugin, on the same stdpath folders (the fixture's environment)."""
+    import pynvim
+
+    from tests.conftest import NVIM, ROOT
+    from tests.nvim.conftest import INSTRUMENT
+
+    argv = [NVIM, "--embed", "--headless", "--clean", "-n", "--cmd", f"set rtp^={ROOT}"]
+    session = Nvim(pynvim.attach("child", argv=argv))
+    session.lua(INSTRUMENT)
+    return session
+
+
+def test_checkpoints_survive_a_neovim_restart_and_a_session_load(
+    nvim: Nvim, agent: Scripted, project: Path, tmp_path: Path
+) -> None:
+    make_project(project)
+    dot_git = git_bytes(project)
+    history = [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "go"}}]
+    scenario: dict[str, Any] = {
+        "agentCapabilities": {"loadSession": True, "sessionCapabilities": {"list": {}}},
+        "session": {"sessionId": "s-keep"},
+        "sessions": [{"sessionId": "s-keep", "cwd": str(project), "title": "Kept", "history": history}],
+        "echo": False,
+        "turns": [[{"shell": {"command": "echo more >> a.txt"}}]],
+    }
+    path = tmp_path / "restart.json"
+    path.write_text(json.dumps(scenario))
+    options = setup_opts(tmp_path, agents={"scripted": scripted_config(path)}, default_agent="scripted")
+    original = state_of(project)
+    assert nvim.lua("return require('acp_nvim').setup(...)", options)
+    nvim.api.command(f"cd {project}")
+    nvim.lua("require('acp_nvim').start()")
+    nvim.wait_state("ready")
+    assert nvim.lua("return require('acp_nvim').prompt('go')")
+    nvim.wait("vim.fn.readfile(args[1])[4] == 'more'", 20, str(project / "a.txt"))
+    nvim.wait_state("ready")
+    with contextlib.suppress(Exception):
+        nvim.api.command("qa!")
+
+    scenario["session"] = {"sessionId": "s-new"}
+    path.write_text(json.dumps(scenario))
+    later = new_neovim(tmp_path)
+    try:
+        assert later.lua("return require('acp_nvim').setup(...)", options)
+        later.api.command(f"cd {project}")
+        later.lua("require('acp_nvim').start()")
+        later.wait_state("ready")
+        later.lua("acp_test.answers = { 's-keep' }")
+        later.api.command("AcpSessions")
+        later.wait("require('acp_nvim').status().session_id == 's-keep'")
+        later.wait_chat("go")
+        # A checkpoint after the restart: the loaded session's second prompt.
+        after_first = state_of(project)
+        assert later.lua("return require('acp_nvim').prompt('again')")
+        later.wait("#vim.fn.readfile(args[1]) == 5", 20, str(project / "a.txt"))
+        later.wait_state("ready")
+        # Both are listed for the loaded session; the older one is chosen.
+        later.lua("acp_test.answers = { '0' }")
+        before = len(later.notes())
+        later.api.command("AcpCheckpoint")
+        later.wait("#acp_test.notes > args[1]", 30, before)
+        (picker,) = [s for s in later.lua("return acp_test.selects") if s["prompt"] == "Restore a checkpoint"]
+        assert picker["items"][0].startswith("turn 2 ·") and picker["items"][0].endswith(
+            "1 file changed since"
+        )
+        assert picker["items"][1].startswith("turn 1 ·") and " · go · " in picker["items"][1]
+        assert state_of(project) == original, later.notes()
+        restore(later, "2")
+        assert state_of(project) == after_first
+        assert git_bytes(project) == dot_git
+    finally:
+        with contextlib.suppress(Exception):
+            later.api.command("qa!")
