@@ -254,3 +254,90 @@ def test_checkpoints_survive_a_neovim_restart_and_a_session_load(
     finally:
         with contextlib.suppress(Exception):
             later.api.command("qa!")
+
+
+def test_the_chat_key_on_a_prompt_offers_its_restore(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    make_project(project)
+    agent.start(three_turns(project)[:2], project)
+    states = run_turns(nvim, agent, project, 2)
+    nvim.api.command("AcpChat")
+    nvim.api.command("stopinsert")
+    nvim.lua(
+        "local chat = require('acp_nvim.ui.chat').chats[require('acp_nvim').status().session_id]\n"
+        "vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.buf))"
+    )
+    nvim.wait("vim.bo.filetype == 'acp_nvim_chat'", 10)
+    headers = [n for n, line in enumerate(nvim.chat_lines(), 1) if line.startswith("▍ You")]
+    assert len(headers) == 2
+    # The second prompt's header: its checkpoint is the state before turn 2.
+    nvim.api.current.window.cursor = (headers[1], 0)
+    nvim.lua("acp_test.answers = { 'restore' }")
+    before = len(nvim.notes())
+    nvim.api.command("normal \\ac")
+    nvim.wait("#acp_test.notes > args[1]", 30, before)
+    offer = nvim.lua("return acp_test.selects")[-1]
+    assert offer["items"] == [
+        "Restore the files to before turn 2",
+        "Show what a restore would change (quickfix)",
+    ]
+    assert "restored to 2" in nvim.notes()[-1]["msg"]
+    assert state_of(project) == states[1]
+    # The restore is said in the chat too.
+    nvim.wait_chat("restored to 2")
+
+
+def test_diff_lists_what_a_restore_would_change_as_a_quickfix_diff(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    make_project(project)
+    agent.start(three_turns(project)[2:], project)
+    agent.turn()
+    nvim.api.command("AcpCheckpoint diff 1")
+    nvim.wait("vim.fn.getqflist({title = 0}).title:find('restore to 1', 1, true) ~= nil", 30)
+    items = nvim.lua(
+        "return vim.tbl_map(function(i) return {vim.fn.bufname(i.bufnr), i.text} end, vim.fn.getqflist())"
+    )
+    by_name = {Path(name).name: text for name, text in items}
+    assert by_name == {
+        "c.txt": "changed since: a restore puts it back",
+        "d.txt": "deleted since: a restore brings it back",
+        "f": "created since: a restore removes it",
+    }
+    # Nothing was restored by looking.
+    assert not (project / "d.txt").exists()
+    row = 1 + [Path(name).name for name, _ in items].index("c.txt")
+    nvim.api.command("stopinsert")
+    nvim.api.command(f"copen | {row}")
+    nvim.api.input("<CR>")
+    nvim.wait("#vim.tbl_filter(function(w) return vim.wo[w].diff end, vim.api.nvim_list_wins()) == 2")
+    shown = nvim.lua(
+        "return vim.tbl_map(function(w) return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, 1,"
+        " false)[1] end, vim.tbl_filter(function(w) return vim.wo[w].diff end, vim.api.nvim_list_wins()))"
+    )
+    assert sorted(shown) == ["x marks", "y marks"]
+
+
+def test_checkhealth_reports_git_and_the_store(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    make_project(project)
+    agent.start(three_turns(project)[:1], project)
+    agent.turn()
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "Checkpoints" in report and "git: " in report, report
+    assert "acp_nvim/checkpoints" in report and " MiB" in report, report
+
+
+def test_without_git_the_feature_says_so_once_and_prompts_still_go(
+    nvim: Nvim, agent: Scripted, project: Path, tmp_path: Path
+) -> None:
+    make_project(project, repo=False)
+    # The host finds no git on its PATH: a folder with the agent's interpreter only.
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    nvim.lua("vim.env.PATH = ...", str(bare))
+    agent.start([[{"write": {"path": str(project / "a.txt"), "content": "new\n"}}], []], project)
+    agent.turn()
+    agent.turn()
+    assert (project / "a.txt").read_text() == "new\n"
+    said = [n["msg"] for n in nvim.notes() if "git is not installed" in n["msg"]]
+    assert len(said) == 1, nvim.notes()

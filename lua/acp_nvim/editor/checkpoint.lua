@@ -105,10 +105,10 @@ function M.open_diff()
   local idx = vim.fn.line(".")
   local entry = (context.acp_checkpoint and context.entries or {})[idx]
   if entry == nil then
-    vim.cmd.execute([["normal! \<CR>"]])
+    vim.cmd([[execute "normal! \<CR>"]])
     return
   end
-  vim.cmd.cc(idx)
+  vim.cmd("cc " .. idx)
   if entry.theirs ~= vim.NIL and entry.theirs ~= nil and entry.shown ~= entry.theirs then
     vim.cmd("vertical diffsplit " .. vim.fn.fnameescape(entry.theirs))
     vim.bo.readonly = true
