@@ -341,3 +341,34 @@ def test_without_git_the_feature_says_so_once_and_prompts_still_go(
     assert (project / "a.txt").read_text() == "new\n"
     said = [n["msg"] for n in nvim.notes() if "git is not installed" in n["msg"]]
     assert len(said) == 1, nvim.notes()
+
+
+def test_the_demo_agents_turns_are_restored_one_by_one(nvim: Nvim, project: Path, tmp_path: Path) -> None:
+    make_project(project)
+    (project / "hello.py").write_text('print("hi")\n')
+    git(project, "add", "-A")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hello")
+    dot_git = git_bytes(project)
+    nvim.lua(
+        "require('acp_nvim').setup(...)",
+        setup_opts(tmp_path, agents={"demo": {"env": {"ACP_DEMO_DELAY_MS": "0"}}}),
+    )
+    nvim.api.command(f"cd {project}")
+    nvim.api.command("AcpStart demo")
+    nvim.wait_state("ready")
+    buf = open_buffer(nvim, project / "hello.py")
+    states = []
+    for prompt in ("first", "second"):
+        states.append(state_of(project))
+        # The tour asks to edit (allowed), writes hello.py through Neovim, runs a command in a terminal.
+        nvim.lua("acp_test.answers = { 'allow' }")
+        nvim.lua("require('acp_nvim').prompt(...)", prompt)
+        nvim.wait_state("running", 10)
+        nvim.wait_state("ready", 30)
+    states.append(state_of(project))
+    assert (project / "hello.py").read_text().count("Edited by the acp.nvim demo agent") == 2
+    for turn in (2, 1):
+        restore(nvim, str(turn))
+        assert state_of(project) == states[turn - 1]
+        assert buffer_lines(nvim, buf) == (project / "hello.py").read_text().splitlines()
+        assert git_bytes(project) == dot_git
