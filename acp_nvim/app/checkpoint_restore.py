@@ -30,6 +30,7 @@ Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 # Files named in a report, at most (the rest counted).
 NAMED_MAX = 5
 FILE_MODES = ("100644", "100755", "120000")
+GC_EVERY_S = 24 * 60 * 60
 
 
 class Snapshots:
@@ -92,7 +93,8 @@ class Snapshots:
                 async with self.lock(folder):
                     repo = self.repo(folder)
                     await repo.delete_refs(refs)
-                    await repo.collect_garbage()
+                    if _gc_due(repo.git_dir, time.time()):
+                        await repo.collect_garbage()
             except (GitError, OSError) as err:
                 log.warning("pruning the checkpoints of %s failed: %s", folder, err)
 
@@ -188,6 +190,20 @@ class Snapshots:
             "quickfix", {"title": f"acp.nvim: a restore to {checkpoint.id}", "items": items}
         )
         return len(items)
+
+
+def _gc_due(git_dir: str, now: float) -> bool:
+    """Whether the repository's objects no checkpoint holds are due to be deleted: at most once a day (a
+    `git gc` repacks the whole folder's snapshots and holds its lock, so the next prompt would wait on it)."""
+    stamp = os.path.join(git_dir, "acp_nvim-gc")
+    try:
+        if now - os.stat(stamp).st_mtime < GC_EVERY_S:
+            return False
+    except FileNotFoundError:
+        pass
+    with open(stamp, "w", encoding="utf-8"):
+        pass
+    return True
 
 
 def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes]) -> dict[str, Any]:

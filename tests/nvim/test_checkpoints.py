@@ -372,3 +372,20 @@ def test_the_demo_agents_turns_are_restored_one_by_one(nvim: Nvim, project: Path
         assert state_of(project) == states[turn - 1]
         assert buffer_lines(nvim, buf) == (project / "hello.py").read_text().splitlines()
         assert git_bytes(project) == dot_git
+
+
+def test_an_ended_chats_checkpoints_still_restore_after_acpstop(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    make_project(project)
+    agent.start(three_turns(project)[2:], project)
+    before = state_of(project)
+    agent.turn()
+    session_id = nvim.status()["session_id"]
+    nvim.lua("require('acp_nvim').stop()")
+    nvim.wait_state("stopped")
+    # From the ended chat: its session is gone from the agent, its checkpoints are not.
+    nvim.lua("vim.api.nvim_set_current_buf(require('acp_nvim.ui.chat').chats[...].buf)", session_id)
+    report = restore(nvim, "1")
+    assert "restored to 1" in report, report
+    assert state_of(project) == before
