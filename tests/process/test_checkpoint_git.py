@@ -190,3 +190,30 @@ def test_a_folder_that_became_a_link_is_never_written_through(tmp_path: Path) ->
     assert outcome.failed and outcome.failed[0][0] == "d/x"
     assert list(outside.iterdir()) == []
     assert not any(p.name.startswith(restore_files.STAGING_PREFIX) for p in root.iterdir())
+
+
+def test_a_file_that_cannot_be_put_back_is_named_and_the_rest_is_restored(tmp_path: Path) -> None:
+    """A folder now stands where a file was, holding an ignored file: that file is named, left as it is (no
+    half-written file), and every other file is restored."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.o\n")
+    (root / "out").write_text("was a file\n")
+    (root / "keep.txt").write_text("kept\n")
+    shadow = snapshots(tmp_path / "store")
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> str:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        (root / "out").unlink()
+        (root / "out").mkdir()
+        (root / "out" / "obj.o").write_text("ignored\n")
+        (root / "keep.txt").write_text("changed\n")
+        text, _ = await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+        return text
+
+    text = anyio.run(main)
+    assert "not restored: " in text and "out (" in text, text
+    assert (root / "out" / "obj.o").read_text() == "ignored\n"
+    assert (root / "keep.txt").read_text() == "kept\n"
+    assert not any(p.name.startswith(restore_files.STAGING_PREFIX) for p in root.iterdir())
