@@ -98,14 +98,20 @@ class Snapshots:
             except (GitError, OSError) as err:
                 log.warning("pruning the checkpoints of %s failed: %s", folder, err)
 
-    async def _changes(self, folder: str, checkpoint: Checkpoint) -> tuple[list[Change], list[str]]:
-        """What differs from the folder now to the checkpoint (the caller holds the folder's lock), and the
-        files the snapshot of now left out."""
+    async def _changes(
+        self, folder: str, checkpoint: Checkpoint, now: Checkpoint | None = None
+    ) -> tuple[list[Change], list[str]]:
+        """What differs from the folder now (a snapshot of it, or `now`'s) to the checkpoint (the caller holds
+        the folder's lock), and the files the snapshot of now left out."""
         repo = self.repo(folder)
-        now = await repo.snapshot(int(self._options().max_file_bytes))
+        if now is not None and folder in now.commits:
+            tree, skipped = now.commits[folder], now.skipped.get(folder, [])
+        else:
+            snapshot = await repo.snapshot(int(self._options().max_file_bytes))
+            tree, skipped = snapshot.tree, snapshot.skipped
         target = checkpoint.commits.get(folder)
-        changes = await repo.diff(now.tree, target or EMPTY_TREE)
-        left_out = {path for path, _ in now.skipped}
+        changes = await repo.diff(tree, target or EMPTY_TREE)
+        left_out = {path for path, _ in skipped}
         kept = [c for c in changes if GITLINK not in (c.old_mode, c.new_mode) and c.path not in left_out]
         return kept, sorted(left_out)
 
@@ -130,13 +136,15 @@ class Snapshots:
     ) -> tuple[str, int]:
         """Puts the folders back as `checkpoint` holds them; the report for the user, and its level."""
         undo_id = f"r{sum(1 for c in record.checkpoints if c.kind == 'restore') + 1}"
-        await self.take(record, undo_id, checkpoint.turn, "restore", f"before the restore to {checkpoint.id}")
+        undo = await self.take(
+            record, undo_id, checkpoint.turn, "restore", f"before the restore to {checkpoint.id}"
+        )
         report = Report()
         for folder in record.folders:
             if folder not in checkpoint.commits:
                 continue
             async with self.lock(folder):
-                await self._restore_folder(folder, checkpoint, port, report)
+                await self._restore_folder(folder, checkpoint, undo, port, report)
         for folder, skipped in checkpoint.skipped.items():
             for path, reason in skipped:
                 report.failed.append((os.path.join(folder, path), f"not in the checkpoint: {reason}"))
@@ -145,10 +153,10 @@ class Snapshots:
         return report.text(checkpoint, undo_id, conflicts), report.level
 
     async def _restore_folder(
-        self, folder: str, checkpoint: Checkpoint, port: NeovimPort, report: Report
+        self, folder: str, checkpoint: Checkpoint, undo: Checkpoint, port: NeovimPort, report: Report
     ) -> None:
         repo = self.repo(folder)
-        changes, left_out = await self._changes(folder, checkpoint)
+        changes, left_out = await self._changes(folder, checkpoint, undo)
         for path in left_out:
             report.failed.append(
                 (os.path.join(folder, path), "left as it is: too large or unreadable to undo")

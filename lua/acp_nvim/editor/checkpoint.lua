@@ -23,7 +23,6 @@ local bases = {}
 
 ---@param paths string[]
 local function before(paths)
-  bases = {}
   for _, path in ipairs(paths) do
     local buf = path_of.find_buffer(path)
     if buf and vim.bo[buf].modified then
