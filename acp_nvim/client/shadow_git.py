@@ -38,6 +38,8 @@ SETTINGS = (
     "gc.auto=0",
     "maintenance.auto=false",
     "advice.addEmbeddedRepo=false",
+    # The folder may be another user's (a root Neovim on a user's project): the repository is ours.
+    "safe.directory=*",
     "user.name=acp.nvim",
     "user.email=acp.nvim@localhost",
 )
