@@ -53,6 +53,7 @@ FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
 FOLLOW_DISK_APPLY = "require('acp_nvim.editor.fs.follow_disk').apply(...)"
 FOLLOW_DISK_WATCH = "require('acp_nvim.editor.fs.disk_watch').watch(...)"
 FOLLOW_DISK_UNWATCH = "require('acp_nvim.editor.fs.disk_watch').unwatch(...)"
+CHECKPOINT = "return require('acp_nvim.editor.checkpoint').run(...)"
 
 TERMINAL_CREATE = "return require('acp_nvim.editor.terminal').create(...)"
 TERMINAL_OUTPUT = "return require('acp_nvim.editor.terminal').output(...)"
@@ -322,6 +323,9 @@ class LuaApi:
     async def fs_find_buffer(self, path: str) -> int | None:
         found = await self._bridge.lua_result(FS_FIND_BUFFER, path)
         return found if isinstance(found, int) else None
+
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        return await self._bridge.lua_result(CHECKPOINT, action, payload)
 
     def fs_file_written(self, path: str) -> None:
         self._bridge.lua(FS_FILE_WRITTEN, path)

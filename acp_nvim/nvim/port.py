@@ -78,6 +78,9 @@ class NvimPort:
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)
 
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        return await self._lua.checkpoint(action, payload)
+
 
 class CatalogPort:
     """The Neovim side of `acp_nvim.app.catalog.CatalogPort`: the registry's ids for completion, a start

@@ -34,6 +34,8 @@ ORIGINAL = "one\ntwo\nthree\n"
 EDITED = "one\nTWO\nthree\n"
 CREATED = "brand new\n"
 SHELL = "echo hi from shell"
+# Issue 27: what the agent's own shell does that no tool call names.
+MESS = "sed -i s/three/THREE/ a.txt && rm gone.txt && mkdir -p made/sub && echo n > made/sub/f"
 # Agents start slowly (node, a 180 MB binary) on two shared cores.
 START = 60.0
 TURN = 60.0
@@ -77,6 +79,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
                 "args": _patch(f"*** Add File: {new}\n+brand new\n"),
             },
             "SHELL": {"tool": "exec_command", "args": {"cmd": SHELL}},
+            "MESS": {"tool": "exec_command", "args": {"cmd": MESS}},
             "MERGE": {
                 "tool": "apply_patch",
                 "custom": True,
@@ -95,6 +98,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
             },
             "CREATE": {"tool": "write_file", "args": {"file_path": new, "content": CREATED}},
             "SHELL": {"tool": "run_shell_command", "args": {"command": SHELL, "description": "Says hi."}},
+            "MESS": {"tool": "run_shell_command", "args": {"command": MESS, "description": "A mess."}},
             "MERGE": {
                 "tool": "replace",
                 "args": {
@@ -109,6 +113,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
             "EDIT": {"tool": "edit", "args": {"filePath": a, "oldString": "two", "newString": "TWO"}},
             "CREATE": {"tool": "write", "args": {"filePath": new, "content": CREATED}},
             "SHELL": {"tool": "bash", "args": {"command": SHELL, "description": "Says hi."}},
+            "MESS": {"tool": "bash", "args": {"command": MESS, "description": "A mess."}},
             "MERGE": {"tool": "edit", "args": {"filePath": b, "oldString": "alpha", "newString": "ALPHA"}},
         },
     }[agent]
@@ -117,6 +122,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
         "CREATE": "Created the file.",
         "SHELL": "Ran the command.",
         "MERGE": "Edited the other file.",
+        "MESS": "Made a mess.",
     }
     script: dict[str, list[dict[str, Any]]] = {"REPLY": reply, "SLOW": slow}
     for key, call in calls.items():
@@ -275,4 +281,39 @@ def test_every_edit_reaches_the_buffer_and_the_review_and_unsaved_text_is_kept(r
     assert not [note for note in nvim.notes() if "over your unsaved edits" in str(note["msg"])]
     # opencode's write of what it already put on disk is no conflict: nothing says the file changed on disk.
     assert not [note for note in nvim.notes() if "changed on disk" in str(note["msg"])]
+    assert agent.escapes() == []
+
+
+@pytest.mark.parametrize("real_agent", AGENTS, indirect=True)
+def test_every_turn_of_a_real_agent_is_a_checkpoint_restored_in_turn(real_agent: RealAgent) -> None:
+    """Issue 27: the agent's edit, its new file and its shell's `sed -i`, `rm` and `mkdir` are each undone by
+    restoring to before that turn; the project's `.git` is never touched."""
+    from tests.nvim.test_checkpoints import git, git_bytes, restore, state_of
+
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    (work / "gone.txt").write_text("to be removed\n")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    agent.start()
+    # After the start: opencode keeps its project's id in `.git/opencode` itself.
+    dot_git = git_bytes(work)
+    nvim.api.command("edit a.txt")
+    states = []
+    turns = [("EDIT capitalise two", "Edited the file."), ("CREATE a new file", "Created the file.")]
+    # codex-acp offline does not run this command (no tool call reaches the chat): left out for it.
+    if agent.agent != "codex":
+        turns.append(("MESS make a mess", "Made a mess."))
+    for text, until in turns:
+        states.append(state_of(work))
+        agent.prompt(text, until)
+    states.append(state_of(work))
+    if agent.agent != "codex":
+        assert (work / "made" / "sub" / "f").exists() and not (work / "gone.txt").exists(), nvim.chat_text()
+    assert len({repr(sorted(state.items())) for state in states}) == len(turns) + 1
+    for turn in range(len(turns), 0, -1):
+        restore(nvim, str(turn))
+        assert state_of(work) == states[turn - 1], turn
+        assert agent.buffer_text("a.txt") == (work / "a.txt").read_text()
+        assert git_bytes(work) == dot_git
     assert agent.escapes() == []
