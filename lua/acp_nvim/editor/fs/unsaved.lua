@@ -138,7 +138,7 @@ end
 ---@param buf integer
 ---@param base_lines string[] the file's text on disk (the agent's write has not touched it)
 ---@param theirs_lines string[]
----@param opts { eol: boolean, label: string?, autocmds: boolean? }
+---@param opts { eol: boolean, label: string?, autocmds: boolean?, ours: string[]? }
 ---@return { lines: string[], conflicts: integer, touched: integer, hunks: integer }?, string? error, string? kind
 function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
   local result, touched, hunks = merge.apply(buf, base_lines, theirs_lines, opts)
