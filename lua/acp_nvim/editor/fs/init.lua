@@ -29,8 +29,10 @@
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
---- A write onto a buffer with unsaved edits is merged with them three-way instead (`acp_nvim.fs.merge`): the
---- disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps become conflicts.
+--- A write onto a buffer with unsaved edits (or conflicts, or a text that differs from the session's view of it)
+--- is merged with them three-way instead (`acp_nvim.fs.merge`), against the session's view (`fs.view`) when the
+--- host names one: the disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps
+--- become conflicts (a buffer's conflicts are merged again, never nested: `fs.conflict.sides`).
 ---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
 --- an error and the user a warning (both from the host), the buffer is untouched. Unless the disk already holds

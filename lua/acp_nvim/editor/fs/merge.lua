@@ -1,10 +1,12 @@
 --- Three-way merge of an agent's edit with the user's unsaved buffer, so that nothing of the user's is lost.
 ---
---- base: the file as it was on disk before the agent wrote; ours: the buffer; theirs: the agent's text. Each
---- side's changes against base come from `vim.diff` (xdiff, in C; through `fs.edit.diff`, which spares it the
---- unchanged head and tail). Changes of one side only are taken; the same change on both sides is taken once;
---- changes whose base ranges overlap (or that insert different lines at one point) become a conflict, written
---- as git-style markers with the user's lines first:
+--- base: the text the agent's write derives from (what its session last saw of the file, `fs.view`, else the
+--- file on disk before the agent wrote); ours: the buffer; theirs: the agent's text. Each side's changes
+--- against base come from `vim.diff` (xdiff, in C; through `fs.edit.diff`, which spares it the unchanged head
+--- and tail). Changes of one side only are taken; the same change on both sides is taken once; changes whose
+--- base ranges overlap (or that insert different lines at one point) are compared side against side: shared
+--- lines are taken once, and where one side holds exactly the base's lines the other side's are taken. What
+--- remains becomes a conflict, written as git-style markers with the user's lines first:
 ---
 ---     <<<<<<< yours
 ---     the buffer's lines
