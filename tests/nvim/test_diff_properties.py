@@ -52,8 +52,22 @@ def edited(draw: st.DrawFn) -> tuple[list[str], list[str], int]:
     return old, new, differing
 
 
+@st.composite
+def changed_in_place(draw: st.DrawFn) -> tuple[list[str], list[str], int]:
+    """A long text with a few lines changed in place, the first and the last among them (so that the range
+    between the unchanged head and tail is the whole text, long enough to be walked), some side by side."""
+    old = draw(st.lists(st.sampled_from(["a", "b", "c", "", "d e"]), min_size=100, max_size=300))
+    new = list(old)
+    places = {0, len(old) - 1}
+    for _ in range(draw(st.integers(0, 4))):
+        places.add(draw(st.integers(0, len(old) - 1)))
+    for i in places:
+        new[i] = f"x{draw(st.integers(0, 3))}"
+    return old, new, sum(1 for a, b in zip(old, new, strict=True) if a != b)
+
+
 @SETTINGS
-@given(edited())
+@given(st.one_of(edited(), changed_in_place()))
 def test_the_hunks_turn_the_old_lines_into_the_new(
     nvim_clean: Any, case: tuple[list[str], list[str], int]
 ) -> None:
