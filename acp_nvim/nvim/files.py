@@ -56,6 +56,10 @@ log = logging.getLogger("acp_nvim.files")
 ALLOW_KINDS = ("allow_once", "allow_always")
 WARN = 3  # vim.log.levels.WARN
 
+# The merge base of an agent's write is the text its session last saw of the file: its last whole read after
+# its last write (a slice read counts for the lines it showed), else that write's text, else the disk. Lua
+# keeps those texts (`editor/fs/view.lua`, a few dozen per session); they go when the session ends.
+
 
 # How the host runs its blocking disk I/O: in a worker thread, off the anyio loop.
 Offload = Callable[..., Awaitable[Any]]
@@ -70,14 +74,19 @@ async def read_file(
     *,
     checked: bool = True,
     offload: Offload = anyio.to_thread.run_sync,
+    view: str | None = None,
 ) -> FsReadAnswer:
     """The agent's read of `path` (the real path the sandbox checked): a buffer's text from Lua, else the
-    file's from disk by the host. Raises the agent's error otherwise."""
+    file's from disk by the host. Raises the agent's error otherwise. A buffer's text read for `view` (a
+    session) becomes that session's view of the file: the base its next write of it derives from."""
     path = fs_rules.checked_path(path)
     fs_rules.check_slice(line, limit)
     try:
         answer = await lua.fs_read(
-            path, line, limit, FsReadOptions(max_bytes=max_bytes, checked_path=checked)
+            path,
+            line,
+            limit,
+            FsReadOptions(max_bytes=max_bytes, checked_path=checked, view=view),
         )
     except LuaAnswerError as err:
         raise RpcError(INTERNAL_ERROR, f"fs/read_text_file: {err}") from None
@@ -177,7 +186,9 @@ class FileService:
     async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
         # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
-        answer = await read_file(self._lua, real, params.line, params.limit, opts.max_read_bytes)
+        answer = await read_file(
+            self._lua, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
+        )
         if opts.follow:
             self._lua.follow_show(real, params.line or 1, None)
         return answer.content or ""
@@ -187,12 +198,21 @@ class FileService:
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
         options = FsWriteOptions(
-            session_id=params.session_id, tool_call_id=tool_call_id, autocmds=opts.autocmds
+            session_id=params.session_id,
+            tool_call_id=tool_call_id,
+            autocmds=opts.autocmds,
+            view=params.session_id,
         )
         answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
         if opts.follow:
             self._lua.follow_show(real, None, answer.bufnr)
         return s.WriteTextFileResponse()
+
+    def forget(self, session_id: str) -> None:
+        """The session ended: the texts it saw go."""
+        self._lua.fs_forget_views(session_id)
+        for key in [key for key in self._edits if key[0] == session_id]:
+            del self._edits[key]
 
     def permission_answered(
         self, request: s.RequestPermissionRequest, outcome: s.RequestPermissionOutcome

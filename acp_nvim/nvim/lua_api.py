@@ -49,6 +49,7 @@ FS_READ = "return require('acp_nvim.editor.fs').read(...)"
 FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
+FS_FORGET_VIEWS = "require('acp_nvim.editor.fs.view').forget(...)"
 FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
 FOLLOW_DISK_APPLY = "require('acp_nvim.editor.fs.follow_disk').apply(...)"
 FOLLOW_DISK_WATCH = "require('acp_nvim.editor.fs.disk_watch').watch(...)"
@@ -117,11 +118,12 @@ class TerminalSpec(msgspec.Struct, frozen=True):
 
 
 class FsReadOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """How `fs.read` reads: `max_bytes` of a buffer's text at most; with `checked_path`, a path that leads
-    elsewhere than when the host checked it is refused (fact "path_changed")."""
+    """How `fs.read` reads: `max_bytes` of a buffer's text at most; `checked_path`: refuse a path that leads
+    elsewhere than when checked ("path_changed"); the read becomes session `view`'s view (`fs/view.lua`)."""
 
     max_bytes: int
     checked_path: bool = True
+    view: str | None = None
 
 
 class FsReadAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,13 +139,14 @@ class FsReadAnswer(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FsWriteOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """How `fs.write` writes through the file's buffer; the review records it for `session_id`."""
+    """`fs.write` through the buffer, reviewed for `session_id`, merged over session `view`'s view."""
 
     session_id: str | None = None
     tool_call_id: str | None = None
     autocmds: bool = False
     checked_path: bool = True
     review: bool = True
+    view: str | None = None
 
 
 class FsWriteAnswer(msgspec.Struct, frozen=True, kw_only=True):
@@ -329,6 +332,9 @@ class LuaApi:
 
     def fs_file_written(self, path: str) -> None:
         self._bridge.lua(FS_FILE_WRITTEN, path)
+
+    def fs_forget_views(self, session_id: str) -> None:
+        self._bridge.lua(FS_FORGET_VIEWS, session_id)
 
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)

@@ -64,6 +64,7 @@ def _patch(body: str) -> str:
 def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
     """What the model answers each prompt (by its key), in the agent's own tool names."""
     a, b, new = str(work / "a.txt"), str(work / "b.txt"), str(work / "new.txt")
+    c = str(work / "c.txt")
     reply = [{"text": "Hello from the fake model."}]
     slow = [{"slow": "tick", "pieces": 100, "delay": 0.2}]
     calls: dict[str, dict[str, Any]] = {
@@ -108,6 +109,15 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
                     "instruction": "Shout.",
                 },
             },
+            "AFTER_READ": {
+                "tool": "replace",
+                "args": {
+                    "file_path": c,
+                    "old_string": "third",
+                    "new_string": "THIRD",
+                    "instruction": "Shout the third line.",
+                },
+            },
         },
         "opencode": {
             "EDIT": {"tool": "edit", "args": {"filePath": a, "oldString": "two", "newString": "TWO"}},
@@ -123,6 +133,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
         "SHELL": "Ran the command.",
         "MERGE": "Edited the other file.",
         "MESS": "Made a mess.",
+        "AFTER_READ": "Edited the third line.",
     }
     script: dict[str, list[dict[str, Any]]] = {"REPLY": reply, "SLOW": slow}
     for key, call in calls.items():
@@ -317,3 +328,30 @@ def test_every_turn_of_a_real_agent_is_a_checkpoint_restored_in_turn(real_agent:
         assert agent.buffer_text("a.txt") == (work / "a.txt").read_text()
         assert git_bytes(work) == dot_git
     assert agent.escapes() == []
+
+
+@pytest.mark.parametrize("real_agent", ["gemini"], indirect=True)
+def test_an_edit_after_a_read_through_neovim_keeps_the_users_line_without_a_conflict(
+    real_agent: RealAgent,
+) -> None:
+    """Issue 26: gemini-cli's `replace` reads the file through Neovim (`fs/read_text_file`, the user's unsaved
+    line 2 included) and writes it back with line 3 changed. The merge's base is what it read, so the buffer
+    keeps both changes with no conflict, and the disk gets exactly the agent's text (which holds the user's
+    line, as the agent read it)."""
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    (work / "c.txt").write_text("first\nsecond\nthird\n")
+    agent.start()
+
+    nvim.api.command("edit c.txt")
+    nvim.lua("vim.api.nvim_buf_set_lines(0, 1, 2, false, { 'second (mine)' })")
+    agent.prompt("AFTER_READ shout the third line", "Edited the third line.")
+
+    both = "first\nsecond (mine)\nTHIRD\n"
+    nvim.wait("vim.api.nvim_buf_get_lines(vim.fn.bufnr('c.txt'), 2, 3, false)[1] == 'THIRD'", 2)
+    assert agent.buffer_text("c.txt") == both
+    assert "<<<<<<<" not in agent.buffer_text("c.txt")
+    assert nvim.lua("return #require('acp_nvim.editor.fs.conflict').list(vim.fn.bufnr('c.txt'))") == 0
+    assert (work / "c.txt").read_text() == both
+    assert not [note for note in nvim.notes() if "conflict" in str(note["msg"])]
+    assert agent.escapes() == []
+    assert nvim.errors() == []
