@@ -8,7 +8,7 @@ from typing import Any
 
 from acp_nvim.app.checkpoints import health
 from acp_nvim.app.settings import Settings
-from acp_nvim.nvim import lua_api
+from acp_nvim.nvim import lua_values
 from acp_nvim.nvim.controller import Controller, Spawn
 
 
@@ -27,4 +27,4 @@ def attach(controller: Controller, stdpath: dict[str, str], settings: Settings, 
 
 def with_facts(stdpath: dict[str, str], report: Any) -> dict[str, Any]:
     """:checkhealth's report of the options and agents, with the checkpoints' facts."""
-    return {**lua_api.to_lua(report), "checkpoints": health(root(stdpath))}
+    return {**lua_values.to_lua(report), "checkpoints": health(root(stdpath))}

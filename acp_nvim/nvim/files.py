@@ -3,7 +3,7 @@
 Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
 `fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise). What
 the request may ask and which error the agent gets is decided here and in `client/fs_rules.py`; Lua answers
-with facts (`lua_api.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
+with facts (`lua_values.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
 that follows an allowed permission request showing a diff for that path is linked to that tool call. With
 `follow = true` the editor then shows where the agent is reading or writing.
 
@@ -39,13 +39,13 @@ from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.lua_api import (
+from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
     FsReadOptions,
     FsWriteAnswer,
     FsWriteOptions,
     LuaAnswerError,
-    LuaApi,
 )
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui

@@ -25,7 +25,7 @@ from acp_nvim.app.presets import NO_AGENT, Launch
 from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.app.settings import Settings
-from acp_nvim.nvim import checkpoint_host, interpreter, lua_api
+from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.loop_thread import LoopThread
@@ -137,7 +137,7 @@ class Host:
         if invalid:
             log.warning("%s", invalid)
         return {
-            "options": lua_api.to_lua(self.settings.for_lua()),
+            "options": lua_values.to_lua(self.settings.for_lua()),
             "invalid": invalid,
             "generation": table.generation,
         }
@@ -323,7 +323,7 @@ class Host:
 
         try:
             facts = catalog.health(self._registry(), self.settings.config.default_agent, time.time())
-            return lua_api.to_lua(facts)
+            return lua_values.to_lua(facts)
         except Exception as err:
             log.exception("registry health failed")
             return {"error": str(err)}
