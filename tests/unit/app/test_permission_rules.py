@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from acp_nvim.app import permission_rules as rules
-from acp_nvim.app.permission_rules import Rule, RuleError, RuleFile
+from acp_nvim.app.permission_rules import Rule, RuleError
+from acp_nvim.app.permission_rules_file import RuleFile
 from acp_nvim.protocol import schema as s
 
 
@@ -128,12 +129,13 @@ def test_invalid_rules_are_named(rule: Rule, message: str) -> None:
         rules.check(rule)
 
 
-def test_the_rules_file_round_trips_by_project(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_the_rules_file_round_trips_by_project(tmp_path: Path) -> None:
     file = RuleFile(str(tmp_path / "data" / "acp_nvim" / "permissions.json"))
-    assert file.load() == {}
+    assert await file.load() == {}
     projects = {"/p/one": [Rule(kind="edit"), Rule(kind="execute", command="npm test")], "/p/empty": []}
-    file.save(projects)
-    assert file.load() == {"/p/one": projects["/p/one"]}
+    await file.save(projects)
+    assert await file.load() == {"/p/one": projects["/p/one"]}
     saved = json.loads(Path(file.path or "").read_text())
     assert saved == {
         "version": 1,
@@ -151,9 +153,10 @@ def test_the_rules_file_round_trips_by_project(tmp_path: Path) -> None:
         ('{"version": 1, "projects": {"/p": [{"kind": "nuke"}]}}', "unknown tool kind 'nuke'"),
     ],
 )
-def test_a_bad_rules_file_is_named_with_what_is_wrong(tmp_path: Path, content: str, message: str) -> None:
+@pytest.mark.anyio
+async def test_a_bad_rules_file_is_named_with_what_is_wrong(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "permissions.json"
     path.write_text(content)
     with pytest.raises(RuleError, match=message) as err:
-        RuleFile(str(path)).load()
+        await RuleFile(str(path)).load()
     assert str(path) in str(err.value)
