@@ -86,13 +86,14 @@ def _patch_paths(text: str, named: Named) -> None:
         return
     for match in _PATCH_FILE.finditer(text):
         named.add((match.group(1) or match.group(2)).strip())
-    for match in _GIT_HEADER.finditer(text):
-        for group in match.groups():
-            if group is not None:
-                named.add(group.strip())
-    for match in _UNIFIED_HEADER.finditer(text):
-        named.add(match.group(1).strip())
-        named.add(match.group(2).strip())
+    headers = [group for match in _GIT_HEADER.finditer(text) for group in match.groups() if group is not None]
+    headers += [group for match in _UNIFIED_HEADER.finditer(text) for group in match.groups()]
+    for header in headers:
+        path = header.strip()
+        named.add(path)
+        if path.startswith(("a/", "b/")):
+            # git's a/ and b/ prefixes: the path without them is checked too.
+            named.add(path[2:])
 
 
 def _path_value(value: Any, named: Named, depth: int) -> None:
@@ -102,9 +103,12 @@ def _path_value(value: Any, named: Named, depth: int) -> None:
         for entry in value:
             _path_value(entry, named, depth + 1)
     elif isinstance(value, dict):
+        before = len(named.paths)
         _walk(value, "", named, depth + 1)
+        if len(named.paths) == before:
+            named.unseen = f"a path of an unknown shape: {value!r}"[:200]
     elif value is not None and not isinstance(value, bool):
-        named.unseen = f"a path of an unknown shape: {value!r}"
+        named.unseen = f"a path of an unknown shape: {value!r}"[:200]
 
 
 def _walk(value: Any, key: str, named: Named, depth: int) -> None:
