@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from acp_nvim.app.edits import EditFollower
-from acp_nvim.app.permissions import Permissions, shown_command
+from acp_nvim.app.permissions import Permissions, one_line
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
@@ -136,9 +136,9 @@ class Incoming:
         view = PermissionView(
             session_id=session.session_id,
             item_id=item.key,
-            title=item.title,
+            title=one_line(item.title) or "",
             kind=facts.kind,
-            command=shown_command(facts.command),
+            command=one_line(facts.command),
             options=[
                 *(
                     PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)

@@ -27,7 +27,7 @@ REMEMBER: dict[str, Scope] = {"acp_nvim:always:session": "session", "acp_nvim:al
 REMEMBER_KIND = "remember"
 USAGE = "usage: :AcpPermissions [revoke N | allow [session|project] {kind} [{path} | {command}]]"
 
-# Of a command, the picker's question shows at most this much.
+# Of a command or title, the picker's question shows at most this much.
 MAX_SHOWN_COMMAND_CHARS = 1000
 
 # A change of one project's rules.
@@ -53,9 +53,9 @@ def request_facts(cwd: str, item: ToolCallItem, tool_call: s.ToolCallUpdate) -> 
     return rules.facts_of(kind, [*paths, *named.paths], command, cwd, unseen=unseen, trouble=trouble)
 
 
-def shown_command(command: str | None) -> str | None:
-    """`command` on one line, every character that is not plainly visible written as an escape, so that the
-    question shows all that the shell would run."""
+def one_line(command: str | None) -> str | None:
+    """`command` (or a title) on one line, every character that is not plainly visible written as an escape,
+    so that the question shows all that the shell would run and a title cannot pass for a command."""
     if command is None:
         return None
     shown = "".join(
