@@ -88,6 +88,8 @@ class Facts(msgspec.Struct, frozen=True):
 
 
 def resolve(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd`, symlinks and `..` resolved; ValueError for a NUL in it."""
+    path = path.removeprefix("file://")
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
@@ -116,9 +118,13 @@ def facts_of(
     if len(named) > request_paths.MAX_PATHS:
         unseen = unseen or f"more than {request_paths.MAX_PATHS} paths"
         named = []
+    try:
+        resolved = tuple(resolve(path, cwd) for path in named)
+    except ValueError:
+        resolved, unseen = (), unseen or "a path with a NUL byte"
     return Facts(
         kind=kind,
-        paths=tuple(resolve(path, cwd) for path in named),
+        paths=resolved,
         command=command,
         words=tuple(words) if words is not None else None,
         unseen=unseen,
@@ -192,7 +198,10 @@ def parse_allow(args: Sequence[str], cwd: str, roots: Sequence[str]) -> tuple[Sc
         raise RuleError(f"one path, not {len(rest)}: {' '.join(rest)}")
     if not rest:
         return scope, check(Rule(kind=kind))
-    path = resolve(rest[0], cwd)
+    try:
+        path = resolve(rest[0], cwd)
+    except ValueError:
+        raise RuleError(f"not a path: {rest[0]!r}") from None
     if not _in_roots([path], roots):
         raise RuleError(f"{path} is outside the session's directories ({', '.join(roots)})")
     return scope, check(Rule(kind=kind, path=path))

@@ -550,3 +550,11 @@ async def test_a_write_never_follows_a_symlink_in_the_files_place(tmp_path: Path
     await file.save({"/p": [Rule(kind="edit")]})
     assert await file.load() == {"/p": [Rule(kind="edit")]}
     assert (data / "permissions.json").is_file() and not (data / "permissions.json").is_symlink()
+
+
+def test_a_location_that_cannot_be_a_path_is_asked(project: Path) -> None:
+    for location in ("src/a\x00b", "file:///etc/passwd"):
+        judged = request_facts(
+            str(project), item(kind="edit"), request(locations=[s.ToolCallLocation(path=location)])
+        )
+        assert not rules.matches(Rule(kind="edit"), judged, [str(project)]), location
