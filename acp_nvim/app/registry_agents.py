@@ -165,6 +165,10 @@ class RegistryAgents:
     async def agents_command(self, options: RegistryOptions, action: str, agent_id: str) -> None:
         """:AcpAgents [update|remove] [id]: without an id, a picker of what is installed, then one of what
         to do with the agent chosen."""
+        if agent_id and not acp_registry.valid_id(agent_id):
+            # Never a path: `remove ../x` must not name a folder beside the agents' folder.
+            self._port.notify(f"{acp_registry.shown(agent_id)} is not a registry agent id", ERROR)
+            return
         installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
         if not agent_id:
             if not installs:

@@ -645,3 +645,75 @@ def test_without_a_default_agent_the_host_asks_or_says_there_is_none(nvim: Nvim,
     nvim.api.command("AcpSessions")
     wait_note(nvim, "acp.nvim: no agent: start one with :AcpStart (or set opts.default_agent)")
     assert not nvim.errors()
+
+
+def a_folder_of_the_user(tmp_path: Path) -> Path:
+    folder = tmp_path / "users-folder"
+    folder.mkdir()
+    (folder / "work.txt").write_text("a day's work")
+    return folder
+
+
+def assert_survives(folder: Path) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == ["work.txt"]
+    assert (folder / "work.txt").read_text() == "a day's work"
+
+
+def test_a_hostile_registry_cannot_touch_a_folder_outside_the_agents_folder(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    """A version that is a path (`1.0.0/../../…/users-folder`) once had that folder removed before any
+    download; the entry is left out, named, and the folder survives."""
+    victim = a_folder_of_the_user(tmp_path)
+    archive = tmp_path / "tiny.zip"
+    archive.write_bytes(zip_bytes(launcher_members()))
+    climb = os.path.relpath(victim, data_dir() / "evil-agent")
+    evil = {**binary_agent("evil-agent", "1.0.0", archive.as_uri()), "version": f"1.0.0/../{climb}"}
+    listing = tmp_path / "hostile-registry.json"
+    listing.write_bytes(registry(evil, binary_agent("team-agent", "1.0.0", archive.as_uri())))
+    setup(nvim, tmp_path, str(listing))
+    nvim.api.command("AcpStart evil-agent")
+    nvim.wait_state("error", 30)
+    assert 'unknown agent "evil-agent": not configured and not in the ACP Registry' in nvim.errors()[-1]
+    (warning,) = [n["msg"] for n in nvim.notes() if n.get("level") == 3]
+    assert warning.startswith(
+        f"acp.nvim: ACP Registry: 1 entry left out, not in the format: agents[0] (evil-agent): version"
+        f" '1.0.0/../{climb}' is not MAJOR.MINOR.PATCH"
+    ), warning
+    assert_survives(victim)
+    assert not (data_dir() / "evil-agent").exists()
+    # The rest of the list is intact.
+    nvim.api.command("AcpStart team-agent")
+    nvim.wait_state("ready", 30)
+    assert_survives(victim)
+
+
+def test_a_linked_agent_folder_is_refused_and_a_path_is_no_id(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    """`agents/tiny-agent` a link to the user's folder: the install is refused, not written through it;
+    `:AcpAgents remove ../x` names no folder."""
+    victim = a_folder_of_the_user(tmp_path)
+    data_dir().mkdir(parents=True)
+    (data_dir() / "tiny-agent").symlink_to(victim)
+    archive = tar_gz(launcher_members())
+    publish(served, binary_agent("tiny-agent", "1.0.0", add_archive(served, "tiny.tar.gz", archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart tiny-agent")
+    nvim.wait_state("error", 30)
+    (message,) = nvim.errors()
+    assert message.startswith(
+        "acp.nvim: tiny-agent: Test tiny-agent 1.0.0 was not installed: refusing to touch"
+    )
+    assert f"tiny-agent is a link (to {victim})" in message, message
+    assert_survives(victim)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    climb = os.path.relpath(empty, data_dir())
+    nvim.api.command(f"AcpAgents remove {climb}")
+    wait_note(nvim, "is not a registry agent id")
+    assert nvim.errors()[-1] == f"acp.nvim: '{climb}' is not a registry agent id"
+    assert empty.is_dir()
+    nvim.api.command("AcpAgents remove tiny-agent")
+    wait_note(nvim, "tiny-agent is not installed")
+    assert_survives(victim)
