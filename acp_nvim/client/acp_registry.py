@@ -74,6 +74,17 @@ def shown(value: object, limit: int = 64) -> str:
     return ascii(text[:limit]) + ("…" if len(text) > limit else "")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+MAX_DESCRIPTION = 300
+
+
+def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """A text of an entry as one line of a picker: control characters (newlines, escapes) become a space,
+    a long one is cut (a description must not draw lines of its own among the other agents)."""
+    flat = _CONTROL.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def command_path(cmd: str) -> str | None:
     """Why `cmd` cannot name a file inside the install folder, or None when it can."""
     normalized = cmd.replace("\\", "/")

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from acp_nvim.client import acp_registry, downloads
+from acp_nvim.client import acp_registry, downloads, registry_cache
 from acp_nvim.client.acp_registry import BinaryTarget
 
 log = logging.getLogger("acp_nvim.agent_install")
@@ -38,6 +38,7 @@ INSTALLED = ".acp_nvim_install.json"
 MAX_ARCHIVE_BYTES = 1024 * 1024 * 1024
 MAX_EXTRACTED_BYTES = 4 * 1024 * 1024 * 1024
 MAX_MEMBERS = 100_000
+MAX_RECORD_BYTES = 1024 * 1024
 
 
 class InstallError(Exception):
@@ -116,7 +117,7 @@ def installed(agents_dir: Path) -> list[InstalledAgent]:
     found: list[InstalledAgent] = []
     for record_path in sorted(agents_dir.glob(f"*/*/{INSTALLED}")):
         try:
-            record = _record.decode(record_path.read_bytes())
+            record = _record.decode(registry_cache.read_regular(record_path, MAX_RECORD_BYTES))
         except (OSError, msgspec.DecodeError) as err:
             log.warning("ignoring %s: %s", record_path, err)
             continue

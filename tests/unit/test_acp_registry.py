@@ -260,3 +260,12 @@ def test_good_versions_and_ids() -> None:
         assert acp_registry.valid_version(version), version
     for agent_id in ("a", "claude-code-acp", "gemini", "x1"):
         assert acp_registry.valid_id(agent_id), agent_id
+
+
+def test_a_cache_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    """Opened blocking, a FIFO there held the reader until a writer came (:checkhealth reads it on
+    Neovim's thread)."""
+    import os
+
+    os.mkfifo(registry_cache.path(tmp_path))
+    assert registry_cache.read(tmp_path) is None

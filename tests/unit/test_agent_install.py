@@ -206,3 +206,11 @@ def test_remove_takes_only_an_id(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="is not a registry agent id"):
         agent_install.remove(tmp_path / "agents", "../empty")
     assert empty.is_dir()
+
+
+def test_an_install_record_that_is_a_fifo_is_ignored_not_waited_on(tmp_path: Path) -> None:
+    record = install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
+    record_path = Path(record.folder) / agent_install.INSTALLED
+    record_path.unlink()
+    os.mkfifo(record_path)
+    assert agent_install.installed(tmp_path / "agents") == []
