@@ -192,3 +192,39 @@ def test_a_link_made_after_the_hosts_look_is_not_read_by_neovim(
     assert hunks(nvim) == []
     nvim.api.command("AcpReview reject")
     assert_outside_kept(nvim, outside)
+
+
+def test_a_call_that_never_ends_is_judged_again_at_the_turns_end(
+    nvim: Nvim, agent: Scripted, project: Path, outside: Path
+) -> None:
+    """Calls that never completed are followed when the turn ends: the same check, at that moment."""
+    f = project / "a.txt"
+    f.write_text(ORIGINAL)
+    (project / "z.txt").write_text("z\n")
+
+    def opened(call_id: str, path: Path) -> dict[str, Any]:
+        return {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": call_id,
+                "title": f"Edit {path.name}",
+                "kind": "edit",
+                "status": "pending",
+                "locations": [{"path": str(path)}],
+            }
+        }
+
+    steps = [
+        opened("never-1", f),
+        opened("never-2", project / "z.txt"),
+        {"sleep": 200},
+        {"shell": {"command": f"ln -sf {outside / 'a.txt'} a.txt && sed -i s/z/Z/ z.txt", "toolCallId": "x"}},
+    ]
+    agent.start([steps], project)
+    nvim.api.command(f"edit {f}")
+    agent.turn()
+    wait_followed(nvim, project)
+    assert_outside_kept(nvim, outside)
+    assert others(nvim, project) == []
+    nvim.api.command("AcpReview reject")
+    assert_outside_kept(nvim, outside)
