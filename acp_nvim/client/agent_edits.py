@@ -98,6 +98,8 @@ class FollowSink(Protocol):
 class _Snapshot(msgspec.Struct):
     absent: bool
     data: bytes = b""
+    # The real path of the file read, when it was checked against the roots.
+    real: str = ""
 
 
 class _Call(msgspec.Struct):
@@ -126,9 +128,12 @@ def read_snapshot(path: str, max_bytes: int, roots: Sequence[str] | None = None)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        if roots is not None and not _opened_inside(path, st, roots):
-            log.warning("not reading %s: it leads out of the session's folders (%s)", path, real_path(path))
-            return None
+        real = ""
+        if roots is not None:
+            real = _opened_path(fd, path, st)
+            if not _under(real, roots):
+                log.warning("not reading %s: it is %s, out of the session's folders", path, real)
+                return None
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -139,7 +144,7 @@ def read_snapshot(path: str, max_bytes: int, roots: Sequence[str] | None = None)
             if total > max_bytes:
                 raise _TooLarge
             chunks.append(chunk)
-        return _Snapshot(absent=False, data=b"".join(chunks))
+        return _Snapshot(absent=False, data=b"".join(chunks), real=real)
     except (OSError, _TooLarge):
         return None
     finally:
@@ -216,26 +221,20 @@ def before_from_diff(old_text: str | None, new_text: str, now: bytes) -> _Snapsh
     return _Snapshot(absent=False, data=current.replace(new_text, old_text, 1).encode("utf-8"))
 
 
-def real_path(path: str) -> str:
-    return os.path.realpath(path)
-
-
-def _real_if_other(path: str) -> str:
-    real = real_path(path)
-    return "" if real == path else real
-
-
-def _opened_inside(path: str, opened: os.stat_result, roots: Sequence[str]) -> bool:
-    """Whether the file opened is the one `path` resolves to now, inside `roots`: resolved after the open,
-    so a link made on its way between the look and the open is seen (the two would be different files)."""
-    real = real_path(path)
-    if not _under(real, roots):
-        return False
+def _opened_path(fd: int, path: str, opened: os.stat_result) -> str:
+    """The real path of the file open at `fd` (opened as `path`): Linux names it (one readlink, whatever
+    links were on the way when it was opened); elsewhere `path` resolved now, "" unless that is still the
+    file opened (a link made on its way between the open and the look)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+    real = os.path.realpath(path)
     try:
         now = os.stat(real)
     except OSError:
-        return False
-    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+        return ""
+    return real if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino) else ""
 
 
 def _same(a: _Snapshot, b: _Snapshot) -> bool:
@@ -334,7 +333,7 @@ class AgentEdits:
             if before is None or _same(before, now):
                 # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
                 before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
-            real = _real_if_other(path)
+            real = "" if now.real == path else now.real
             if before is not None and not _same(before, now):
                 files.append(FileEdit(path, known=True, absent=before.absent, before=before.data, real=real))
             else:
