@@ -75,6 +75,17 @@ def others(nvim: Nvim, project: Path) -> list[dict[str, Any]]:
     return [h for h in hunks(nvim) if h["path"] != str(project / "z.txt")]
 
 
+def turn_then_reject(nvim: Nvim, agent: Scripted, project: Path, outside: Path) -> None:
+    """The turn, its calls followed: nothing of the file outside read, nothing of it reviewed; then a
+    reject of everything, which writes nothing there."""
+    agent.turn()
+    wait_followed(nvim, project)
+    assert_outside_kept(nvim, outside)
+    assert others(nvim, project) == []
+    nvim.api.command("AcpReview reject")
+    assert_outside_kept(nvim, outside)
+
+
 def link(kind: str, outside: Path) -> dict[str, Any]:
     """The hostile step: made once the client has seen the call start (it then checked the file)."""
     made = {"linkTo": str(outside / "a.txt")} if kind == "file" else {"linkParentTo": str(outside)}
@@ -94,12 +105,7 @@ def test_a_file_that_became_a_link_out_is_never_read_nor_rejected_onto(
     agent.start([[{"disk_edit": edit}, then_a_plain_edit(project)]], project)
     if loaded:
         nvim.api.command(f"edit {f}")
-    agent.turn()
-    wait_followed(nvim, project)
-    assert_outside_kept(nvim, outside)
-    assert others(nvim, project) == []
-    nvim.api.command("AcpReview reject")
-    assert_outside_kept(nvim, outside)
+    turn_then_reject(nvim, agent, project, outside)
     if loaded:
         assert nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ORIGINAL.splitlines()
 
@@ -222,9 +228,4 @@ def test_a_call_that_never_ends_is_judged_again_at_the_turns_end(
     ]
     agent.start([steps], project)
     nvim.api.command(f"edit {f}")
-    agent.turn()
-    wait_followed(nvim, project)
-    assert_outside_kept(nvim, outside)
-    assert others(nvim, project) == []
-    nvim.api.command("AcpReview reject")
-    assert_outside_kept(nvim, outside)
+    turn_then_reject(nvim, agent, project, outside)

@@ -251,6 +251,15 @@ def assert_nothing_written(tmp_path: Path, agent_id: str) -> None:
     assert leftovers == [], leftovers
 
 
+def refused_install(nvim: Nvim, agent_id: str, why: str) -> str:
+    """`:AcpStart {agent_id}` of version 1.0.0 fails to install, for `why`: the one error shown."""
+    nvim.api.command(f"AcpStart {agent_id}")
+    nvim.wait_state("error", 30)
+    (message,) = nvim.errors()
+    assert message.startswith(f"acp.nvim: {agent_id}: Test {agent_id} 1.0.0 was not installed: {why}")
+    return message
+
+
 @pytest.mark.parametrize("kind,packer", CASES)
 def test_a_malicious_archive_is_refused(
     nvim: Nvim, tmp_path: Path, served: Served, kind: str, packer: str
@@ -264,12 +273,7 @@ def test_a_malicious_archive_is_refused(
     data = tar_gz(members) if packer == "tar.gz" else zip_bytes(members)
     publish(served, binary_agent("evil-agent", "1.0.0", add_archive(served, f"evil.{packer}", data)))
     setup(nvim, tmp_path, served.url("/registry.json"))
-    nvim.api.command("AcpStart evil-agent")
-    nvim.wait_state("error", 30)
-    (message,) = nvim.errors()
-    assert message.startswith(
-        "acp.nvim: evil-agent: Test evil-agent 1.0.0 was not installed: refusing the archive:"
-    )
+    message = refused_install(nvim, "evil-agent", "refusing the archive:")
     assert expected in message, message
     assert_nothing_written(tmp_path, "evil-agent")
 
@@ -699,12 +703,7 @@ def test_a_linked_agent_folder_is_refused_and_a_path_is_no_id(
     archive = tar_gz(launcher_members())
     publish(served, binary_agent("tiny-agent", "1.0.0", add_archive(served, "tiny.tar.gz", archive)))
     setup(nvim, tmp_path, served.url("/registry.json"))
-    nvim.api.command("AcpStart tiny-agent")
-    nvim.wait_state("error", 30)
-    (message,) = nvim.errors()
-    assert message.startswith(
-        "acp.nvim: tiny-agent: Test tiny-agent 1.0.0 was not installed: refusing to touch"
-    )
+    message = refused_install(nvim, "tiny-agent", "refusing to touch")
     assert f"tiny-agent is a link (to {victim})" in message, message
     assert_survives(victim)
     empty = tmp_path / "empty"
