@@ -94,6 +94,13 @@ class RegistryAgents:
         if plan is None:
             raise StartError(f"{agent.name} {agent.version} is not available for {here}")
         if isinstance(plan, acp_registry.PackagePlan):
+            package = acp_registry.local_package(agent)
+            if package is not None and not _local(options.url):
+                # As for archives: a list from the network must not make the plugin run this machine's files.
+                raise StartError(
+                    f"{agent.name} {agent.version}: refusing the package {acp_registry.shown(package, 512)}:"
+                    " a registry fetched over the network may not point at local files"
+                )
             missing = acp_registry.missing_runner(plan)
             if missing is not None:
                 raise StartError(missing)

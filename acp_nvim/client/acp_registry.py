@@ -272,6 +272,23 @@ def pinned(package: str, version: str, runner: str) -> str:
     return f"{package}=={version}"
 
 
+def _package(dist: Distribution) -> tuple[str, PackageDistribution] | None:
+    """The package runner an entry runs with when it has no binary here: npx first, else uvx."""
+    for runner, package in (("npx", dist.npx), ("uvx", dist.uvx)):
+        if package is not None:
+            return runner, package
+    return None
+
+
+def local_package(agent: RegistryAgent) -> str | None:
+    """The package the entry runs when it names a folder or file of this machine (the runners take paths
+    as packages), else None."""
+    found = _package(agent.distribution)
+    if found is None or re.match(r"^(\.|/|~|file:)", found[1].package) is None:
+        return None
+    return found[1].package
+
+
 def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
     """How `agent` runs here: this platform's archive, else a package runner; None when neither applies."""
     dist = agent.distribution
@@ -279,13 +296,14 @@ def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
     target = (dist.binary or {}).get(platform_key or this_platform())
     if target is not None:
         return BinaryPlan(target=target)
-    for runner, package in (("npx", dist.npx), ("uvx", dist.uvx)):
-        if package is not None:
-            spec = pinned(package.package, agent.version, runner)
-            # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
-            argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
-            return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
-    return None
+    found = _package(dist)
+    if found is None:
+        return None
+    runner, package = found
+    spec = pinned(package.package, agent.version, runner)
+    # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
+    argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
+    return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
 
 
 def runnable(agent: RegistryAgent, platform_key: str | None = None) -> bool:

@@ -331,11 +331,14 @@ def test_a_broken_registry_is_reported(
     assert not cache_file().exists()
 
 
-def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path) -> None:
+    """The package a local folder (npx runs it offline): the list is a local file too, as a list from the
+    network may not name this machine's files."""
     package = npx_package(tmp_path / "npx-agent")
     env = {"npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_update_notifier": "false"}
-    publish(served, package_agent("npx-agent", "npx", str(package), env))
-    setup(nvim, tmp_path, served.url("/registry.json"))
+    listing = tmp_path / "registry.json"
+    listing.write_bytes(registry(package_agent("npx-agent", "npx", str(package), env)))
+    setup(nvim, tmp_path, str(listing))
     nvim.lua("acp_test.answers = {}")
     nvim.api.command("AcpStart")
     nvim.wait("#acp_test.selects == 1")
@@ -628,6 +631,23 @@ def test_a_registry_from_the_network_may_not_point_at_local_files(
         " fetched over the network may not point at local files"
     )
     assert not (data_dir() / "sly-agent").exists()
+
+
+@pytest.mark.parametrize("runner", ["npx", "uvx"])
+def test_a_registry_from_the_network_may_not_run_a_local_package(
+    nvim: Nvim, tmp_path: Path, served: Served, runner: str
+) -> None:
+    """npx and uvx take a folder as their package: from a list fetched over the network that would run
+    this machine's files, as a file:// archive would."""
+    package = npx_package(tmp_path / "npx-agent")
+    publish(served, package_agent("sly-agent", runner, str(package), {}))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart sly-agent")
+    nvim.wait_state("error", 30)
+    assert nvim.errors()[-1] == (
+        f"acp.nvim: sly-agent: Test sly-agent 3.0.0: refusing the package '{package}': a registry"
+        " fetched over the network may not point at local files"
+    )
 
 
 def test_without_a_default_agent_the_host_asks_or_says_there_is_none(nvim: Nvim, tmp_path: Path) -> None:
