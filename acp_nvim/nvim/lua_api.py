@@ -191,7 +191,10 @@ class LuaApi:
 
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
         # Built by hand: msgspec would turn the bytes into base64; pynvim sends them as a Lua string.
-        tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
+        tables = [
+            {"path": f.path, "known": f.known, "absent": f.absent, "before": f.before, "real": f.real}
+            for f in files
+        ]
         self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
 
     def watch_disk(self, session_id: str, roots: list[str], since: float) -> None:

@@ -74,7 +74,10 @@ Scenario (every key optional):
                                          #   same text (its answer journaled), update completed
                     "old": "x", "new": "y",   # instead of content: replace the first "x" by "y"
                     "toolCallId": "e1", "holdMs": 0,   # holdMs: wait between the write and "completed"
-                    "permission": false}},   # true: ask (allow_once "allow") before writing
+                    "waitMs": 0,         # wait between the call's start and the write
+                    "permission": false,     # true: ask (allow_once "allow") before writing
+                    "linkTo": "/elsewhere/f",        # instead of writing: the file becomes a link to this
+                    "linkParentTo": "/elsewhere"}},  # or its folder becomes a link to this folder
      {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
                                          #   only as an execute tool call (rawInput.command, output as text);
                                          # "ask": "CMD": then a permission request whose rawInput states CMD
@@ -637,8 +640,20 @@ class ScriptedAgent:
                 if answer is None or getattr(answer.outcome, "option_id", None) != "allow":
                     await update({"status": "failed"})
                     return False
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(new_file, encoding="utf-8")
+            if e.get("waitMs"):
+                # The client has seen the call start (and snapshotted its file) before the write.
+                await asyncio.sleep(float(e["waitMs"]) / 1000)
+            if e.get("linkTo"):
+                # A hostile agent: the file named becomes a link to another one during the call.
+                path.unlink(missing_ok=True)
+                path.symlink_to(e["linkTo"])
+            elif e.get("linkParentTo"):
+                # Or its folder becomes a link to another folder (holding a file of the same name).
+                path.parent.rename(path.parent.with_name(path.parent.name + ".moved"))
+                path.parent.symlink_to(e["linkParentTo"], target_is_directory=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(new_file, encoding="utf-8")
             if e.get("holdMs"):
                 await asyncio.sleep(float(e["holdMs"]) / 1000)
             return True

@@ -9,7 +9,8 @@
 ---
 --- Accepting forgets a record and its marks. Rejecting restores the old lines as one undoable edit and writes
 --- the file, so the original bytes are back on disk (final-newline state included once a file's last hunk is
---- rejected; a file the agent created is deleted again).
+--- rejected; a file the agent created is deleted again). A file whose path leads elsewhere than when its edit
+--- was recorded (made a link, or a folder on its way) is not written: the reject says so.
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
 --- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
@@ -17,6 +18,7 @@
 local M = {}
 
 local api = vim.api
+local uv = vim.uv
 local opt = require("acp_nvim.editor.answer").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
@@ -40,6 +42,7 @@ local SIGNS = { add = "+", change = "~", delete = "_" }
 
 ---@class acp_nvim.ReviewFile
 ---@field path string
+---@field real string? the file's real path when the agent's first edit was recorded
 ---@field hunks table<integer, acp_nvim.ReviewHunk>
 ---@field created boolean the agent created the file
 ---@field eol boolean 'eol' before the agent's first write
@@ -289,8 +292,11 @@ function M.record(buf, session_id, original, info)
     end
     clear_marks(buf, file)
   else
+    local name = api.nvim_buf_get_name(buf)
     file = {
-      path = api.nvim_buf_get_name(buf),
+      path = name,
+      -- The file the agent edited, as the host judged it: a reject writes there or nowhere.
+      real = uv.fs_realpath(name),
       hunks = {},
       created = info.created == true,
       eol = info.eol ~= false,
@@ -537,6 +543,17 @@ end
 ---@param keep boolean?
 ---@return boolean, string?
 function restore(buf, sid, file, items, keep)
+  local now = uv.fs_realpath(file.path)
+  if file.real and now and now ~= file.real then
+    -- Made a link (or a folder on its way) since: writing would go to whatever it leads to now.
+    local msg = ("%s now leads to %s, not to the file the agent edited (%s); not rejecting the agent's edit there"):format(
+      file.path,
+      now,
+      file.real
+    )
+    vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    return false, msg
+  end
   local why = fs().disk_conflict(buf, api.nvim_buf_get_name(buf))
   if why then
     local msg = ("%s %s; not rejecting the agent's edit over it"):format(file.path, why)
