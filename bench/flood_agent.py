@@ -15,6 +15,14 @@ The prompt's text picks the show:
   the wall-clock time just before sending "completed";
 - ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
   ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends;
+- ``create N DIR [KIND]`` (a burst, issue 26): N tool calls of kind KIND (default ``edit``), each naming a new
+  file ``DIR/new-NNNNN.txt``, in progress in one write; the N files created on disk, then all N calls
+  completed in one write; it reports the monotonic clock just before that write (``read``: the same calls,
+  which the client's follower of edits leaves alone, the floor);
+- ``touch N DIR`` creates N new files in DIR while its turn runs, then waits 0.3 s (the client's watch of the
+  loaded buffers' folders settles) and ends the turn;
+- ``terms N SECONDS`` sends N ``terminal/create`` of ``sleep SECONDS`` in one write and reads their answers,
+  reporting when the first was sent and the last answered; the terminals are left running;
 - ``toolout N BYTES [TAG]`` reports a command it runs itself (a tool call of kind ``execute``) whose output,
   lines growing to BYTES bytes, it resends whole in N ``tool_call_update``s (N = 1: the final output alone),
   then completes it with exit code 0 and streams ``toolout-end TAG ``.
@@ -377,6 +385,101 @@ def show_term(client: Client, session_id: str, args: list[str]) -> None:
     )
 
 
+def show_create(session_id: str, args: list[str]) -> None:
+    count, folder = int(args[0]), args[1]
+    kind = args[2] if len(args) > 2 else "edit"
+    stamp = time.monotonic_ns()
+    paths = [os.path.join(folder, f"new-{i:05d}.txt") for i in range(count)]
+    ids = [f"create-{stamp}-{i}" for i in range(count)]
+    _write(
+        [
+            _update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": f"Write {os.path.basename(path)}",
+                    "kind": kind,
+                    "status": "in_progress",
+                    "locations": [{"path": path}],
+                    "rawInput": {"file_path": path},
+                },
+            )
+            for call_id, path in zip(ids, paths, strict=True)
+        ]
+    )
+    # The client snapshots each file ("absent") when its call starts: an agent asking permission first leaves
+    # it the time.
+    time.sleep(0.2 + count / 10000)
+    for i, path in enumerate(paths):
+        with open(path, "w", encoding="utf-8") as target:
+            target.write(f"file {i}\nwritten by the agent\n")
+    completed_ns = time.monotonic_ns()
+    _write(
+        [
+            _update(
+                session_id,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"},
+            )
+            for call_id in ids
+        ]
+    )
+    _report({"show": "create", "kind": kind, "count": count, "completed_ns": completed_ns})
+
+
+def show_touch(session_id: str, args: list[str]) -> None:
+    count, folder = int(args[0]), args[1]
+    started_ns = time.monotonic_ns()
+    for i in range(count):
+        with open(os.path.join(folder, f"touched-{started_ns}-{i:05d}.txt"), "w", encoding="utf-8") as target:
+            target.write("new\n")
+    written_ns = time.monotonic_ns()
+    time.sleep(0.3)
+    _report({"show": "touch", "started_ns": started_ns, "written_ns": written_ns})
+
+
+def show_terms(session_id: str, args: list[str]) -> None:
+    """N `terminal/create` written at once, as an agent running commands in parallel sends them."""
+    count, seconds = int(args[0]), args[1]
+    ids = [f"terms-{time.monotonic_ns()}-{i}" for i in range(count)]
+    sent_ns = time.monotonic_ns()
+    _write(
+        [
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "terminal/create",
+                    "params": {"sessionId": session_id, "command": "sleep", "args": [seconds]},
+                }
+            )
+            for request_id in ids
+        ]
+    )
+    waiting, errors, terminals = set(ids), [], []
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        message = json.loads(raw)
+        if message.get("id") in waiting and "method" not in message:
+            waiting.discard(message["id"])
+            if "error" in message:
+                errors.append(_error_text(message))
+            else:
+                terminals.append(message["result"]["terminalId"])
+            if not waiting:
+                break
+    _report(
+        {
+            "show": "terms",
+            "sent_ns": sent_ns,
+            "answered_ns": time.monotonic_ns(),
+            "terminals": terminals,
+            "errors": errors,
+        }
+    )
+
+
 def main() -> None:
     sessions = 0
     client = Client()
@@ -420,6 +523,12 @@ def main() -> None:
                 show_toolout(session_id, args)
             elif show == "disk_edit":
                 show_disk_edit(session_id, args)
+            elif show == "create":
+                show_create(session_id, args)
+            elif show == "touch":
+                show_touch(session_id, args)
+            elif show == "terms":
+                show_terms(session_id, args)
             else:
                 received = time.monotonic_ns()
                 builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(

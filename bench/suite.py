@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import floor
+from bench import bursts, floor
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
 from bench.flood_agent import final_text
@@ -582,4 +582,7 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "tool_output": tool_output,
     "follow": disk_follow,
     "big_chat": big_chat,
+    "watch_burst": bursts.watch,
+    "edit_burst": bursts.edits,
+    "terminal_burst": bursts.terminals,
 }

@@ -12,6 +12,11 @@
 ---   * a file no buffer holds, whose previous content is known, is loaded into a hidden buffer so that its
 ---     edit is reviewable (a file the agent created is removed again by rejecting it).
 --- A buffer whose file is as Neovim last read or wrote it is left alone (the client's own writes, no change).
+---
+--- Files are followed in the order they come, in slices of `M.slice_ns` of one main-loop tick each: 2,000 tool
+--- calls completed at once (each a file to load, diff and record) go on across ticks, the keys and requests
+--- that arrived meanwhile handled in between. A file's pending follows are done before an `fs/*` request on
+--- it (`M.settle(path)`), so that the agent's requests find its earlier edits where they were made.
 local M = {}
 
 local api = vim.api
@@ -133,7 +138,8 @@ end
 ---@param session_id string
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
-local function review_unloaded(session_id, tool_call_id, file)
+---@param index acp_nvim.BufferIndex
+local function review_unloaded(session_id, tool_call_id, file, index)
   local theirs = text.disk_lines(file.path)
   if not theirs then
     return
@@ -158,10 +164,9 @@ local function review_unloaded(session_id, tool_call_id, file)
     before,
     { tool_call_id = tool_call_id, created = file.absent == true, eol = eol }
   )
-  for _, f in ipairs(review.files(session_id)) do
-    if f.bufnr == buf then
-      return
-    end
+  if review.has_file(session_id, buf) then
+    path_of.index_add(index, buf)
+    return
   end
   pcall(api.nvim_buf_delete, buf, { unload = true, force = true })
 end
@@ -169,11 +174,12 @@ end
 ---@param session_id string
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
-local function follow_one(session_id, tool_call_id, file)
-  local buf = path_of.find_buffer(file.path)
+---@param index acp_nvim.BufferIndex the loaded buffers, kept up to date by the follows of this slice
+local function follow_one(session_id, tool_call_id, file, index)
+  local buf = path_of.find_indexed(index, file.path)
   if not buf then
     if file.known then
-      review_unloaded(session_id, tool_call_id, file)
+      review_unloaded(session_id, tool_call_id, file, index)
     end
     return
   end
@@ -201,7 +207,68 @@ local function follow_one(session_id, tool_call_id, file)
   follow_modified(buf, session_id, tool_call_id, base, theirs, eol == true, read_as)
 end
 
---- Follow the agent's on-disk edits of `files` (see the module's comment). Never raises.
+--- How long one main-loop tick may follow files for; the rest is followed on later ticks.
+M.slice_ns = 8e6
+
+---@class acp_nvim.DiskFollow
+---@field session_id string
+---@field tool_call_id string?
+---@field file acp_nvim.DiskEdit
+
+--- The files still to follow, in order: `queue[first]` .. `queue[last]`.
+---@type table<integer, acp_nvim.DiskFollow>
+local queue = {}
+local first, last = 1, 0
+--- path -> how many of the queued follows name it
+---@type table<string, integer>
+local pending = {}
+local scheduled = false
+
+---@param item acp_nvim.DiskFollow
+---@param index acp_nvim.BufferIndex
+local function follow_item(item, index)
+  local file = item.file
+  pending[file.path] = pending[file.path] - 1
+  if pending[file.path] == 0 then
+    pending[file.path] = nil
+  end
+  local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index)
+  if not ok then
+    notify(
+      ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+--- Follows queued files up to `upto` (a queue position), or for one slice without it.
+---@param upto integer?
+local function drain(upto)
+  local deadline = upto == nil and uv.hrtime() + M.slice_ns or nil
+  local index = path_of.index()
+  while first <= last and (upto == nil or first <= upto) do
+    local item = queue[first]
+    queue[first] = nil
+    first = first + 1
+    follow_item(item, index)
+    if deadline and uv.hrtime() >= deadline then
+      break
+    end
+  end
+end
+
+local function continue()
+  scheduled = false
+  drain()
+  if first <= last and not scheduled then
+    scheduled = true
+    require("acp_nvim.ui.after_input").schedule(continue)
+  end
+end
+
+--- Follow the agent's on-disk edits of `files` (see the module's comment), from the next tick on: a call per
+--- tool call comes from the host, 2,000 of them at once are read before any request that came after them,
+--- so each only queues its files. Never raises.
 ---@param session_id string
 ---@param tool_call_id string|userdata|nil
 ---@param files acp_nvim.DiskEdit[]
@@ -209,14 +276,36 @@ function M.apply(session_id, tool_call_id, files)
   local call = opt(tool_call_id) --[[@as string?]]
   for _, file in ipairs(files or {}) do
     file.before = opt(file.before)
-    local ok, e = pcall(follow_one, session_id, call, file)
-    if not ok then
-      notify(
-        ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
-        vim.log.levels.ERROR
-      )
+    last = last + 1
+    queue[last] = { session_id = session_id, tool_call_id = call, file = file }
+    pending[file.path] = (pending[file.path] or 0) + 1
+  end
+  if not scheduled then
+    scheduled = true
+    require("acp_nvim.ui.after_input").schedule(continue)
+  end
+end
+
+--- Follows now every queued file before the last one that names `path` (and that one): an `fs/*` request of
+--- the agent, or the review, sees its earlier edits of the file. Nothing when none names it.
+---@param path string?
+function M.settle(path)
+  if path ~= nil and pending[path] == nil then
+    return
+  end
+  local upto = last
+  if path ~= nil then
+    while queue[upto].file.path ~= path do
+      upto = upto - 1
     end
   end
+  drain(upto)
+end
+
+--- How many files are still to follow (for tests and :checkhealth).
+---@return integer
+function M.pending()
+  return last - first + 1
 end
 
 api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
