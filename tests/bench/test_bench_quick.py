@@ -10,7 +10,18 @@ import pytest
 
 from tests.conftest import ROOT
 
-NAMES = ["streaming", "responsiveness", "replay", "fs", "terminal", "startup", "big_chat"]
+NAMES = [
+    "streaming",
+    "responsiveness",
+    "replay",
+    "fs",
+    "terminal",
+    "startup",
+    "big_chat",
+    "watch_burst",
+    "edit_burst",
+    "terminal_burst",
+]
 
 
 # Six benchmarks, each starting its own Neovim: more than the suite's default timeout.
