@@ -254,6 +254,47 @@ def edits(config: Config) -> Result:
     return result
 
 
+# ---- 500 fs/write_text_file at once ------------------------------------------------------------------------
+
+
+def writes(config: Config) -> Result:
+    result = Result("write_burst")
+    workdir = config.workdir("write-burst")
+    count = config.size(500, 20)
+    nv = Neovim(workdir)
+    judged = not config.quick
+    report = workdir / "report.jsonl"
+    windows: list[tuple[int, int]] = []
+    took: list[float] = []
+    try:
+        nv.start_agent()
+        probe = Probe(nv, workdir)
+        try:
+            for run in range(config.runs):
+                folder = workdir / f"run-{run}"
+                folder.mkdir()
+                before = len(_reports(report, "writes"))
+                t0 = time.monotonic_ns()
+                nv.api.command(f"AcpPrompt writes {count} {folder}")
+                wait_until(lambda b=before: len(_reports(report, "writes")) > b, 300, "the writes' answers")  # type: ignore[misc]
+                entry = _reports(report, "writes")[-1]
+                if entry["errors"]:
+                    raise RuntimeError(f"fs/write_text_file failed: {entry['errors'][:3]}")
+                nv.wait_state("ready", 120)
+                windows.append((t0, time.monotonic_ns()))
+                took.append((entry["answered_ns"] - entry["sent_ns"]) / NS_PER_S)
+                nv.lua("require('acp_nvim.editor.review').accept_all()")
+        finally:
+            data = probe.stop()
+        label = f"{count} fs/write_text_file of new files at once"
+        _held(result, label, median([worst_round_trip(data, a, b) for a, b in windows]), None, judged)
+        result.figures[f"{label}: sent -> last answer"] = ms(median(took))
+        _keys(result, label, data, judged)
+    finally:
+        nv.close()
+    return result
+
+
 # ---- 200 terminals, then :AcpStop ------------------------------------------------------------------------
 
 # Neovim's own terminals: what one Lua call holds for `jobstart(..., {term = true})` of the same commands,

@@ -23,6 +23,8 @@ The prompt's text picks the show:
   loaded buffers' folders settles) and ends the turn;
 - ``terms N SECONDS`` sends N ``terminal/create`` of ``sleep SECONDS`` in one write and reads their answers,
   reporting when the first was sent and the last answered; the terminals are left running;
+- ``writes N DIR`` sends N ``fs/write_text_file`` of new files ``DIR/w-NNNNN.txt`` (100 lines each) in one
+  write and reads their answers, reporting when the first was sent and the last answered;
 - ``toolout N BYTES [TAG]`` reports a command it runs itself (a tool call of kind ``execute``) whose output,
   lines growing to BYTES bytes, it resends whole in N ``tool_call_update``s (N = 1: the final output alone),
   then completes it with exit code 0 and streams ``toolout-end TAG ``.
@@ -438,6 +440,50 @@ def show_touch(session_id: str, args: list[str]) -> None:
     _report({"show": "touch", "started_ns": started_ns, "written_ns": written_ns})
 
 
+def _answers(ids: list[str]) -> list[str]:
+    """Reads until every request of `ids` is answered; the error texts of those that failed."""
+    waiting, errors = set(ids), []
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        message = json.loads(raw)
+        if message.get("id") in waiting and "method" not in message:
+            waiting.discard(message["id"])
+            if "error" in message:
+                errors.append(_error_text(message) or "error")
+            if not waiting:
+                break
+    return errors
+
+
+def show_writes(session_id: str, args: list[str]) -> None:
+    """N `fs/write_text_file` at once, as an agent writing a project's files in parallel sends them."""
+    count, folder = int(args[0]), args[1]
+    stamp = time.monotonic_ns()
+    ids = [f"writes-{stamp}-{i}" for i in range(count)]
+    text = "".join(f"line {n} of a file the agent wrote\n" for n in range(100))
+    sent_ns = time.monotonic_ns()
+    _write(
+        [
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "fs/write_text_file",
+                    "params": {
+                        "sessionId": session_id,
+                        "path": os.path.join(folder, f"w-{i:05d}.txt"),
+                        "content": text,
+                    },
+                }
+            )
+            for i, request_id in enumerate(ids)
+        ]
+    )
+    errors = _answers(ids)
+    _report({"show": "writes", "sent_ns": sent_ns, "answered_ns": time.monotonic_ns(), "errors": errors})
+
+
 def show_terms(session_id: str, args: list[str]) -> None:
     """N `terminal/create` written at once, as an agent running commands in parallel sends them."""
     count, seconds = int(args[0]), args[1]
@@ -529,6 +575,8 @@ def main() -> None:
                 show_touch(session_id, args)
             elif show == "terms":
                 show_terms(session_id, args)
+            elif show == "writes":
+                show_writes(session_id, args)
             else:
                 received = time.monotonic_ns()
                 builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(

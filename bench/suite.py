@@ -585,4 +585,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "watch_burst": bursts.watch,
     "edit_burst": bursts.edits,
     "terminal_burst": bursts.terminals,
+    "write_burst": bursts.writes,
 }

@@ -144,6 +144,16 @@ function M.find_buffer(path)
   return nil
 end
 
+--- Counts the changes of the buffer list that an index can miss (a buffer added, renamed, loaded, unloaded or
+--- wiped): an index made at one count is that list's as long as the count stays.
+M.generation = 0
+api.nvim_create_autocmd({ "BufAdd", "BufFilePost", "BufReadPost", "BufUnload", "BufWipeout", "BufDelete" }, {
+  group = group,
+  callback = function()
+    M.generation = M.generation + 1
+  end,
+})
+
 ---@class acp_nvim.BufferIndex
 ---@field by_name table<string, integer> each loaded buffer's name -> the buffer
 ---@field tails table<string, true> the last components of those names
@@ -183,7 +193,7 @@ end
 ---@return integer?
 function M.find_indexed(index, path)
   local buf = index.by_name[path]
-  if buf and holds_a_file(buf) then
+  if buf and holds_a_file(buf) and api.nvim_buf_get_name(buf) == path then
     return buf
   end
   if index.tails[basename(path)] or index.links or uv.fs_readlink(path) ~= nil then
