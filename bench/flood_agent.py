@@ -46,6 +46,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 WRITE_BATCH = 512
@@ -440,81 +441,54 @@ def show_touch(session_id: str, args: list[str]) -> None:
     _report({"show": "touch", "started_ns": started_ns, "written_ns": written_ns})
 
 
-def _answers(ids: list[str]) -> list[str]:
-    """Reads until every request of `ids` is answered; the error texts of those that failed."""
-    waiting, errors = set(ids), []
+def _requests_at_once(method: str, params: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sends one request per params in one write and reads until each is answered; the answers, in order."""
+    stamp = time.monotonic_ns()
+    ids = [f"{method}-{stamp}-{i}" for i in range(len(params))]
+    _write(
+        [
+            _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": p})
+            for request_id, p in zip(ids, params, strict=True)
+        ]
+    )
+    answers: dict[str, dict[str, Any]] = {}
+    wanted = set(ids)
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
         message = json.loads(raw)
-        if message.get("id") in waiting and "method" not in message:
-            waiting.discard(message["id"])
-            if "error" in message:
-                errors.append(_error_text(message) or "error")
-            if not waiting:
+        if message.get("id") in wanted and "method" not in message:
+            answers[message["id"]] = message
+            if len(answers) == len(ids):
                 break
-    return errors
+    return [answers[request_id] for request_id in ids if request_id in answers]
+
+
+def _errors(answers: list[dict[str, Any]]) -> list[str]:
+    return [_error_text(a) or "error" for a in answers if "error" in a]
 
 
 def show_writes(session_id: str, args: list[str]) -> None:
     """N `fs/write_text_file` at once, as an agent writing a project's files in parallel sends them."""
     count, folder = int(args[0]), args[1]
-    stamp = time.monotonic_ns()
-    ids = [f"writes-{stamp}-{i}" for i in range(count)]
     text = "".join(f"line {n} of a file the agent wrote\n" for n in range(100))
+    params = [
+        {"sessionId": session_id, "path": os.path.join(folder, f"w-{i:05d}.txt"), "content": text}
+        for i in range(count)
+    ]
     sent_ns = time.monotonic_ns()
-    _write(
-        [
-            _line(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "method": "fs/write_text_file",
-                    "params": {
-                        "sessionId": session_id,
-                        "path": os.path.join(folder, f"w-{i:05d}.txt"),
-                        "content": text,
-                    },
-                }
-            )
-            for i, request_id in enumerate(ids)
-        ]
-    )
-    errors = _answers(ids)
+    errors = _errors(_requests_at_once("fs/write_text_file", params))
     _report({"show": "writes", "sent_ns": sent_ns, "answered_ns": time.monotonic_ns(), "errors": errors})
 
 
 def show_terms(session_id: str, args: list[str]) -> None:
     """N `terminal/create` written at once, as an agent running commands in parallel sends them."""
     count, seconds = int(args[0]), args[1]
-    ids = [f"terms-{time.monotonic_ns()}-{i}" for i in range(count)]
+    params = [{"sessionId": session_id, "command": "sleep", "args": [seconds]} for _ in range(count)]
     sent_ns = time.monotonic_ns()
-    _write(
-        [
-            _line(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "method": "terminal/create",
-                    "params": {"sessionId": session_id, "command": "sleep", "args": [seconds]},
-                }
-            )
-            for request_id in ids
-        ]
-    )
-    waiting, errors, terminals = set(ids), [], []
-    for raw in sys.stdin.buffer:
-        if not raw.strip():
-            continue
-        message = json.loads(raw)
-        if message.get("id") in waiting and "method" not in message:
-            waiting.discard(message["id"])
-            if "error" in message:
-                errors.append(_error_text(message))
-            else:
-                terminals.append(message["result"]["terminalId"])
-            if not waiting:
-                break
+    answers = _requests_at_once("terminal/create", params)
+    errors = _errors(answers)
+    terminals = [a["result"]["terminalId"] for a in answers if "result" in a]
     _report(
         {
             "show": "terms",
@@ -524,6 +498,17 @@ def show_terms(session_id: str, args: list[str]) -> None:
             "errors": errors,
         }
     )
+
+
+# The shows that need only the session and their words.
+SHOWS: dict[str, Callable[[str, list[str]], None]] = {
+    "toolout": show_toolout,
+    "disk_edit": show_disk_edit,
+    "create": show_create,
+    "touch": show_touch,
+    "terms": show_terms,
+    "writes": show_writes,
+}
 
 
 def main() -> None:
@@ -565,18 +550,8 @@ def main() -> None:
                 show_write(client, session_id, args)
             elif show == "term":
                 show_term(client, session_id, args)
-            elif show == "toolout":
-                show_toolout(session_id, args)
-            elif show == "disk_edit":
-                show_disk_edit(session_id, args)
-            elif show == "create":
-                show_create(session_id, args)
-            elif show == "touch":
-                show_touch(session_id, args)
-            elif show == "terms":
-                show_terms(session_id, args)
-            elif show == "writes":
-                show_writes(session_id, args)
+            elif show in SHOWS:
+                SHOWS[show](session_id, args)
             else:
                 received = time.monotonic_ns()
                 builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(
