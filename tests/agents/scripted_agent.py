@@ -80,6 +80,7 @@ Scenario (every key optional):
                                          #   every call completed at once
      {"terminals": {"count": 200, "command": "sleep", "args": ["60"], "env": [...]}},   # count
                                          #   terminal/create at once; journaled {"kind": "terminals", "ids"}
+     {"writes": {"dir": "${CWD}/w", "count": 300}},   # count fs/write_text_file of new files at once
      {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
                                          #   only as an execute tool call (rawInput.command, output as text)
      {"sleep": 50},                     # milliseconds
@@ -515,6 +516,8 @@ class ScriptedAgent:
             await self.run_disk_burst(live, step["disk_burst"])
         elif "terminals" in step:
             await self.run_terminals(live, step["terminals"])
+        elif "writes" in step:
+            await self.run_writes(live, step["writes"])
         elif "elicit" in step:
             await self.run_elicit(live, step["elicit"])
         elif "complete" in step:
@@ -727,6 +730,20 @@ class ScriptedAgent:
             )
         )
         self.journal.write({"kind": "terminals", "ids": [c.terminal_id for c in created]})
+
+    async def run_writes(self, live: LiveSession, w: dict[str, Any]) -> None:
+        """Many `fs/write_text_file` at once, as an agent writing a project's files in parallel sends them."""
+        folder = Path(w["dir"])
+        folder.mkdir(parents=True, exist_ok=True)
+        await asyncio.gather(
+            *(
+                self.conn.write_text_file(
+                    session_id=live.session_id, path=str(folder / f"w-{i:05d}.txt"), content=f"written {i}\n"
+                )
+                for i in range(int(w["count"]))
+            )
+        )
+        self.journal.write({"kind": "writes", "count": int(w["count"])})
 
     async def run_shell(self, live: LiveSession, e: dict[str, Any]) -> None:
         """A command the agent runs in its own shell: only an execute tool call says so, naming no file."""

@@ -1,7 +1,8 @@
 """Bursts (issue 26): many things at once come out whole. 2,000 tool calls creating files, completed at
 once, all land in the review while what the user types meanwhile arrives whole and in order; a buffer's file
 changed among 10,000 new files beside 100 loaded buffers is followed and none of the new files gets a buffer;
-200 `terminal/create` at once all run, and after :AcpStop all 200 have ended, nothing of them left running.
+200 `terminal/create` at once all run, and after :AcpStop all 200 have ended, nothing of them left running;
+300 `fs/write_text_file` at once all land.
 What the figures are (how long Neovim is held) is measured in bench/bursts.py, not asserted here."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ FILES = 2000
 NEW_FILES = 10_000
 BUFFERS = 100
 TERMINALS = 200
+WRITES = 300
 
 # A scratch buffer in Insert mode, for the keys the test types while the burst runs.
 TYPING = """
@@ -115,6 +117,20 @@ def test_a_file_changed_among_10000_new_ones_beside_100_buffers_is_followed(
         [str(p) for i, p in enumerate(paths) if i != 42],
     )
     assert others == [f"buffer {i}" for i in range(BUFFERS) if i != 42]
+
+
+def test_300_writes_at_once_all_land_on_disk_and_in_the_review(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    folder = project / "w"
+    agent.start([[{"writes": {"dir": str(folder), "count": WRITES}}]], project)
+    agent.turn(120)
+    # Journaled once every write was answered without an error.
+    assert [e["count"] for e in agent.entries() if e["kind"] == "writes"] == [WRITES]
+    for i in range(WRITES):
+        assert (folder / f"w-{i:05d}.txt").read_text() == f"written {i}\n"
+    files = nvim.lua("return require('acp_nvim.editor.review').files()")
+    assert len(files) == WRITES and all(f["created"] for f in files)
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="the scan reads /proc")
