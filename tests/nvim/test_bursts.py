@@ -83,6 +83,27 @@ def test_every_file_of_2000_tool_calls_completed_at_once_is_in_the_review(
     assert sorted(os.listdir(folder)) == []
 
 
+def test_a_read_right_after_a_burst_finds_the_edit_of_its_file_followed(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    """The edit of a loaded file completes last, behind 2,000 others still being followed; the agent's read of
+    it that comes next reads the buffer as that edit left it, not as it was."""
+    loaded = project / "a.txt"
+    loaded.write_text("old text\n")
+    turn = [
+        {"disk_burst": {"dir": str(project / "new"), "count": FILES}},
+        {"disk_edit": {"path": str(loaded), "content": "new text\n", "toolCallId": "last"}},
+        {"read": {"path": str(loaded)}},
+    ]
+    agent.start([turn], project)
+    nvim.api.command(f"edit {loaded}")
+    buf = int(nvim.api.current.buffer.number)
+    (answer,) = [a for a in agent.turn(240) if a.get("call") == "fs/read_text_file"]
+    assert answer["result"]["content"] == "new text\n"
+    assert nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf) == ["new text"]
+    nvim.wait("#require('acp_nvim.editor.review').files() == args[1]", 120, FILES + 1)
+
+
 def test_a_file_changed_among_10000_new_ones_beside_100_buffers_is_followed(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:

@@ -15,7 +15,7 @@
 ---
 --- Files are followed in the order they come, in slices of `M.slice_ns` of one main-loop tick each: 2,000 tool
 --- calls completed at once (each a file to load, diff and record) go on across ticks, the keys and requests
---- that arrived meanwhile handled in between. A file's pending follows are done before an `fs/*` request on
+--- that arrived meanwhile handled in between. A file's queued follows are done before an `fs/*` request on
 --- it (`M.settle(path)`), so that the agent's requests find its earlier edits where they were made.
 local M = {}
 
@@ -214,12 +214,14 @@ M.slice_ns = 8e6
 ---@field session_id string
 ---@field tool_call_id string?
 ---@field file acp_nvim.DiskEdit
+---@field real string the file's real path (`path_of.identity`): an `fs/*` request names it so
+---@field done boolean? followed ahead of its turn, by `M.settle`
 
 --- The files still to follow, in order: `queue[first]` .. `queue[last]`.
 ---@type table<integer, acp_nvim.DiskFollow>
 local queue = {}
 local first, last = 1, 0
---- path -> how many of the queued follows name it
+--- real path -> how many of the queued follows name it
 ---@type table<string, integer>
 local pending = {}
 local scheduled = false
@@ -228,9 +230,9 @@ local scheduled = false
 ---@param index acp_nvim.BufferIndex
 local function follow_item(item, index)
   local file = item.file
-  pending[file.path] = pending[file.path] - 1
-  if pending[file.path] == 0 then
-    pending[file.path] = nil
+  pending[item.real] = pending[item.real] - 1
+  if pending[item.real] == 0 then
+    pending[item.real] = nil
   end
   local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index)
   if not ok then
@@ -248,19 +250,26 @@ end
 local index = nil
 local index_generation = -1
 
+---@return acp_nvim.BufferIndex
+local function current_index()
+  if index == nil or index_generation ~= path_of.generation then
+    index, index_generation = path_of.index(), path_of.generation
+  end
+  return index
+end
+
 --- Follows queued files up to `upto` (a queue position), or for one slice without it.
 ---@param upto integer?
 local function drain(upto)
   local deadline = upto == nil and uv.hrtime() + M.slice_ns or nil
-  if index == nil or index_generation ~= path_of.generation then
-    index = path_of.index()
-  end
-  ---@cast index acp_nvim.BufferIndex
+  local buffers = current_index()
   while first <= last and (upto == nil or first <= upto) do
     local item = queue[first]
     queue[first] = nil
     first = first + 1
-    follow_item(item, index)
+    if not item.done then
+      follow_item(item, buffers)
+    end
     index_generation = path_of.generation
     if deadline and uv.hrtime() >= deadline then
       break
@@ -292,8 +301,9 @@ function M.apply(session_id, tool_call_id, files)
   for _, file in ipairs(files or {}) do
     file.before = opt(file.before)
     last = last + 1
-    queue[last] = { session_id = session_id, tool_call_id = call, file = file }
-    pending[file.path] = (pending[file.path] or 0) + 1
+    local real = path_of.identity(file.path)
+    queue[last] = { session_id = session_id, tool_call_id = call, file = file, real = real }
+    pending[real] = (pending[real] or 0) + 1
   end
   if not scheduled then
     scheduled = true
@@ -301,20 +311,31 @@ function M.apply(session_id, tool_call_id, files)
   end
 end
 
---- Follows now every queued file before the last one that names `path` (and that one): an `fs/*` request of
---- the agent, or the review, sees its earlier edits of the file. Nothing when none names it.
+--- Follows now the queued edits of `path`, in their order, ahead of the rest (the files are independent):
+--- an `fs/*` request of the agent, or "follow the agent", finds the file as its earlier edits left it.
+--- Without `path`, everything queued (the review, which the user asked to see whole).
 ---@param path string?
 function M.settle(path)
-  if path ~= nil and pending[path] == nil then
+  if next(pending) == nil then
     return
   end
-  local upto = last
-  if path ~= nil then
-    while queue[upto].file.path ~= path do
-      upto = upto - 1
+  if path == nil then
+    drain(last)
+    return
+  end
+  local real = path_of.identity(path)
+  if pending[real] == nil then
+    return
+  end
+  local buffers = current_index()
+  for at = first, last do
+    local item = queue[at]
+    if item.real == real and not item.done then
+      item.done = true
+      follow_item(item, buffers)
+      index_generation = path_of.generation
     end
   end
-  drain(upto)
 end
 
 --- How many files are still to follow (for tests and :checkhealth).
