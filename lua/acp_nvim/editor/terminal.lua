@@ -30,6 +30,7 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
+local after_input = require("acp_nvim.ui.after_input")
 local garbage = require("acp_nvim.editor.job_output_gc")
 local pgroup = require("acp_nvim.editor.process_groups")
 local result = require("acp_nvim.editor.answer")
@@ -493,20 +494,22 @@ local function deliver(ts, sig, after)
     for _, t in ipairs(sent) do
       by_token[t.token], strays[t] = t, 0
     end
-    for _, p in ipairs(pgroup.marked(by_token)) do
-      local t = by_token[p.token]
-      if not (in_group[t] and p.pgrp == t.pid) then
-        pgroup.signal_pid(p.pid, sig)
-        strays[t] = strays[t] + 1
+    pgroup.marked_in_slices(by_token, M.slice_ns, after_input.schedule, function(found)
+      for _, p in ipairs(found) do
+        local t = by_token[p.token]
+        if not (in_group[t] and p.pgrp == t.pid) then
+          pgroup.signal_pid(p.pid, sig)
+          strays[t] = strays[t] + 1
+        end
       end
-    end
-    after(sent, strays)
+      after(sent, strays)
+    end)
   end
   local function step()
     if signal_groups() then
       marked_and_after()
     else
-      require("acp_nvim.ui.after_input").schedule(step)
+      after_input.schedule(step)
     end
   end
   step()
