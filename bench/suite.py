@@ -17,6 +17,7 @@ from typing import Any
 from bench import bursts, floor
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
+from bench.checkpoints import checkpoints
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
 from bench.harness import (
@@ -582,6 +583,7 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "tool_output": tool_output,
     "follow": disk_follow,
     "big_chat": big_chat,
+    "checkpoints": checkpoints,
     "watch_burst": bursts.watch,
     "edit_burst": bursts.edits,
     "terminal_burst": bursts.terminals,

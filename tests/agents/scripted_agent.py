@@ -82,7 +82,10 @@ Scenario (every key optional):
                                          #   terminal/create at once; journaled {"kind": "terminals", "ids"}
      {"writes": {"dir": "${CWD}/w", "count": 300}},   # count fs/write_text_file of new files at once
      {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
-                                         #   only as an execute tool call (rawInput.command, output as text)
+                                         #   only as an execute tool call (rawInput.command, output as text);
+                                         # "ask": "CMD": then a permission request whose rawInput states CMD
+                                         #   (title "askTitle", default the command; "askFields" added to
+                                         #   its toolCall), and CMD run only if allowed
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
@@ -761,6 +764,36 @@ class ScriptedAgent:
                 "rawInput": {"command": command},
             },
         )
+        if "ask" in e:
+            # Asks first, as a hostile agent may: the request states another command (its title unchanged),
+            # and that is the one run when allowed.
+            command = str(e["ask"])
+            tool_call = {
+                "toolCallId": call_id,
+                "title": e.get("askTitle", e["command"]),
+                "rawInput": {"command": command},
+            }
+            tool_call.update(e.get("askFields", {}))
+            options = [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ]
+            answer = await self.call(
+                live,
+                "session/request_permission",
+                {"toolCall": tool_call, "options": options},
+                self.conn.request_permission(
+                    session_id=sid,
+                    tool_call=ToolCallUpdate.model_validate(tool_call),
+                    options=[PermissionOption.model_validate(o) for o in options],
+                ),
+            )
+            outcome = getattr(answer, "outcome", None)
+            if getattr(outcome, "option_id", None) != "allow":
+                await self.send_raw_update(
+                    sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"}
+                )
+                return
         proc = await asyncio.create_subprocess_shell(
             command, cwd=live.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )

@@ -18,9 +18,11 @@ NAMES = [
     "terminal",
     "startup",
     "big_chat",
+    "checkpoints",
     "watch_burst",
     "edit_burst",
     "terminal_burst",
+    "write_burst",
 ]
 
 
