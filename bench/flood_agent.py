@@ -15,6 +15,16 @@ The prompt's text picks the show:
   the wall-clock time just before sending "completed";
 - ``term BYTES LIMIT`` runs a command printing BYTES bytes through ``terminal/create`` with
   ``outputByteLimit`` LIMIT, timing every ``terminal/output`` until it ends;
+- ``create N DIR [KIND]`` (a burst, issue 26): N tool calls of kind KIND (default ``edit``), each naming a new
+  file ``DIR/new-NNNNN.txt``, in progress in one write; the N files created on disk, then all N calls
+  completed in one write; it reports the monotonic clock just before that write (``read``: the same calls,
+  which the client's follower of edits leaves alone, the floor);
+- ``touch N DIR`` creates N new files in DIR while its turn runs, then waits 0.3 s (the client's watch of the
+  loaded buffers' folders settles) and ends the turn;
+- ``terms N SECONDS`` sends N ``terminal/create`` of ``sleep SECONDS`` in one write and reads their answers,
+  reporting when the first was sent and the last answered; the terminals are left running;
+- ``writes N DIR`` sends N ``fs/write_text_file`` of new files ``DIR/w-NNNNN.txt`` (100 lines each) in one
+  write and reads their answers, reporting when the first was sent and the last answered;
 - ``toolout N BYTES [TAG]`` reports a command it runs itself (a tool call of kind ``execute``) whose output,
   lines growing to BYTES bytes, it resends whole in N ``tool_call_update``s (N = 1: the final output alone),
   then completes it with exit code 0 and streams ``toolout-end TAG ``.
@@ -36,6 +46,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 WRITE_BATCH = 512
@@ -377,6 +388,129 @@ def show_term(client: Client, session_id: str, args: list[str]) -> None:
     )
 
 
+def show_create(session_id: str, args: list[str]) -> None:
+    count, folder = int(args[0]), args[1]
+    kind = args[2] if len(args) > 2 else "edit"
+    stamp = time.monotonic_ns()
+    paths = [os.path.join(folder, f"new-{i:05d}.txt") for i in range(count)]
+    ids = [f"create-{stamp}-{i}" for i in range(count)]
+    _write(
+        [
+            _update(
+                session_id,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": f"Write {os.path.basename(path)}",
+                    "kind": kind,
+                    "status": "in_progress",
+                    "locations": [{"path": path}],
+                    "rawInput": {"file_path": path},
+                },
+            )
+            for call_id, path in zip(ids, paths, strict=True)
+        ]
+    )
+    # The client snapshots each file ("absent") when its call starts: an agent asking permission first leaves
+    # it the time.
+    time.sleep(0.2 + count / 10000)
+    for i, path in enumerate(paths):
+        with open(path, "w", encoding="utf-8") as target:
+            target.write(f"file {i}\nwritten by the agent\n")
+    completed_ns = time.monotonic_ns()
+    _write(
+        [
+            _update(
+                session_id,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"},
+            )
+            for call_id in ids
+        ]
+    )
+    _report({"show": "create", "kind": kind, "count": count, "completed_ns": completed_ns})
+
+
+def show_touch(session_id: str, args: list[str]) -> None:
+    count, folder = int(args[0]), args[1]
+    started_ns = time.monotonic_ns()
+    for i in range(count):
+        with open(os.path.join(folder, f"touched-{started_ns}-{i:05d}.txt"), "w", encoding="utf-8") as target:
+            target.write("new\n")
+    written_ns = time.monotonic_ns()
+    time.sleep(0.3)
+    _report({"show": "touch", "started_ns": started_ns, "written_ns": written_ns})
+
+
+def _requests_at_once(method: str, params: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sends one request per params in one write and reads until each is answered; the answers, in order."""
+    stamp = time.monotonic_ns()
+    ids = [f"{method}-{stamp}-{i}" for i in range(len(params))]
+    _write(
+        [
+            _line({"jsonrpc": "2.0", "id": request_id, "method": method, "params": p})
+            for request_id, p in zip(ids, params, strict=True)
+        ]
+    )
+    answers: dict[str, dict[str, Any]] = {}
+    wanted = set(ids)
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        message = json.loads(raw)
+        if message.get("id") in wanted and "method" not in message:
+            answers[message["id"]] = message
+            if len(answers) == len(ids):
+                break
+    return [answers[request_id] for request_id in ids if request_id in answers]
+
+
+def _errors(answers: list[dict[str, Any]]) -> list[str]:
+    return [_error_text(a) or "error" for a in answers if "error" in a]
+
+
+def show_writes(session_id: str, args: list[str]) -> None:
+    """N `fs/write_text_file` at once, as an agent writing a project's files in parallel sends them."""
+    count, folder = int(args[0]), args[1]
+    text = "".join(f"line {n} of a file the agent wrote\n" for n in range(100))
+    params = [
+        {"sessionId": session_id, "path": os.path.join(folder, f"w-{i:05d}.txt"), "content": text}
+        for i in range(count)
+    ]
+    sent_ns = time.monotonic_ns()
+    errors = _errors(_requests_at_once("fs/write_text_file", params))
+    _report({"show": "writes", "sent_ns": sent_ns, "answered_ns": time.monotonic_ns(), "errors": errors})
+
+
+def show_terms(session_id: str, args: list[str]) -> None:
+    """N `terminal/create` written at once, as an agent running commands in parallel sends them."""
+    count, seconds = int(args[0]), args[1]
+    params = [{"sessionId": session_id, "command": "sleep", "args": [seconds]} for _ in range(count)]
+    sent_ns = time.monotonic_ns()
+    answers = _requests_at_once("terminal/create", params)
+    errors = _errors(answers)
+    terminals = [a["result"]["terminalId"] for a in answers if "result" in a]
+    _report(
+        {
+            "show": "terms",
+            "sent_ns": sent_ns,
+            "answered_ns": time.monotonic_ns(),
+            "terminals": terminals,
+            "errors": errors,
+        }
+    )
+
+
+# The shows that need only the session and their words.
+SHOWS: dict[str, Callable[[str, list[str]], None]] = {
+    "toolout": show_toolout,
+    "disk_edit": show_disk_edit,
+    "create": show_create,
+    "touch": show_touch,
+    "terms": show_terms,
+    "writes": show_writes,
+}
+
+
 def main() -> None:
     sessions = 0
     client = Client()
@@ -416,10 +550,8 @@ def main() -> None:
                 show_write(client, session_id, args)
             elif show == "term":
                 show_term(client, session_id, args)
-            elif show == "toolout":
-                show_toolout(session_id, args)
-            elif show == "disk_edit":
-                show_disk_edit(session_id, args)
+            elif show in SHOWS:
+                SHOWS[show](session_id, args)
             else:
                 received = time.monotonic_ns()
                 builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import floor
+from bench import bursts, floor
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
 from bench.checkpoints import checkpoints
@@ -584,4 +584,8 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "follow": disk_follow,
     "big_chat": big_chat,
     "checkpoints": checkpoints,
+    "watch_burst": bursts.watch,
+    "edit_burst": bursts.edits,
+    "terminal_burst": bursts.terminals,
+    "write_burst": bursts.writes,
 }

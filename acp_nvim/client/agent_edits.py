@@ -270,6 +270,15 @@ class AgentEdits:
         self._show = show
         # session id -> tool call id -> call
         self._calls: dict[str, dict[str, _Call]] = {}
+        # session id -> the bytes of its calls' snapshots, a running total: summed on every update, 2,000
+        # calls running at once were quadratic
+        self._kept: dict[str, int] = {}
+
+    def _drop(self, session_id: str, tool_call_id: str) -> None:
+        call = self._calls[session_id].pop(tool_call_id)
+        self._kept[session_id] = self._kept.get(session_id, 0) - sum(
+            len(s.data) for s in call.snapshots.values()
+        )
 
     def _real_roots(self, session_id: str) -> tuple[str, ...] | None:
         roots = self._roots(session_id)
@@ -302,17 +311,18 @@ class AgentEdits:
         status = update.status
         if call.kind in READ_ONLY_KINDS:
             if status in ENDED:
-                del calls[update.tool_call_id]
+                self._drop(session_id, update.tool_call_id)
         elif status is None or status in STARTED:
-            kept = sum(len(snap.data) for c in calls.values() for snap in c.snapshots.values())
+            kept = self._kept.get(session_id, 0)
             for path in call.paths:
                 if path not in call.snapshots:
                     snap = read_snapshot(path, min(self._max_bytes(), MAX_SNAPSHOT_BYTES - kept), roots)
                     if snap is not None:
                         call.snapshots[path] = snap
                         kept += len(snap.data)
+            self._kept[session_id] = kept
         elif status in ENDED:
-            del calls[update.tool_call_id]
+            self._drop(session_id, update.tool_call_id)
             self._follow(session_id, update.tool_call_id, call)
 
     def _follow(self, session_id: str, tool_call_id: str | None, call: _Call) -> None:
@@ -357,6 +367,7 @@ class AgentEdits:
     def turn_ended(self, session_id: str) -> None:
         """Calls that never ended are followed now; the watcher's last look reports what else changed."""
         calls = self._calls.pop(session_id, {})
+        self._kept.pop(session_id, None)
         for tool_call_id, call in calls.items():
             self._follow(session_id, tool_call_id, call)
         self._sink.unwatch_disk(session_id)
@@ -382,5 +393,6 @@ class AgentEdits:
             self._sink.follow_edits(session_id, None, files)
 
     def forget(self, session_id: str) -> None:
+        self._kept.pop(session_id, None)
         with contextlib.suppress(KeyError):
             del self._calls[session_id]

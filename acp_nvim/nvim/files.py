@@ -171,6 +171,10 @@ class FileService:
         self._options = options
         # (session id, real path) -> tool call whose diff the user allowed, for the next write there.
         self._edits: dict[tuple[str, str], str] = {}
+        # One `fs/*` request in Neovim at a time: each runs on its loop in one call (a write of a new file
+        # ~4 ms), and 500 sent at once were queued ahead of every key and request that came after them (2 s
+        # held); one at a time, what arrives meanwhile goes between them.
+        self._in_neovim = anyio.Lock()
 
     async def read(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
         real = await self._sandboxes.check(params.session_id, params.path, "read")
@@ -186,9 +190,10 @@ class FileService:
     async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
         # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
-        answer = await read_file(
-            self._lua, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
-        )
+        async with self._in_neovim:
+            answer = await read_file(
+                self._lua, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
+            )
         if opts.follow:
             self._lua.follow_show(real, params.line or 1, None)
         return answer.content or ""
@@ -203,7 +208,8 @@ class FileService:
             autocmds=opts.autocmds,
             view=params.session_id,
         )
-        answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
+        async with self._in_neovim:
+            answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
         if opts.follow:
             self._lua.follow_show(real, None, answer.bufnr)
         return s.WriteTextFileResponse()

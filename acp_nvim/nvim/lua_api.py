@@ -68,7 +68,7 @@ TERMINAL_CREATE = "return require('acp_nvim.editor.terminal').create(...)"
 TERMINAL_OUTPUT = "return require('acp_nvim.editor.terminal').output(...)"
 TERMINAL_KILL = "return require('acp_nvim.editor.terminal').kill(...)"
 # Fire and forget: kill() signals the process group and keeps the terminal readable (the chat still shows it).
-TERMINAL_KILL_MANY = "for _, id in ipairs(...) do require('acp_nvim.editor.terminal').kill(id) end"
+TERMINAL_KILL_MANY = "require('acp_nvim.editor.terminal').kill_many(...)"
 TERMINAL_RELEASE = "return require('acp_nvim.editor.terminal').release(...)"
 # Answers at once when the command already ended, else later through `acp_reply` with the token.
 TERMINAL_WAIT_FOR_EXIT = """

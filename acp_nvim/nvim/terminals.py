@@ -19,6 +19,8 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import anyio
+
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -140,6 +142,10 @@ class TerminalService:
         self._owner: dict[str, str] = {}
         # terminal id -> its output so far; Neovim is only asked for what came after.
         self._tails: dict[str, Tail] = {}
+        # One `terminal/create` in Neovim at a time: each is a jobstart of ~2-3 ms on Neovim's loop, and 200
+        # sent at once were queued ahead of every key and request that came after them (0.5-0.7 s held);
+        # one at a time, what arrives meanwhile goes between them.
+        self._creating = anyio.Lock()
 
     def _check(self, session_id: str, terminal_id: str) -> None:
         if self._owner.get(terminal_id) != session_id:
@@ -163,7 +169,8 @@ class TerminalService:
             output_byte_limit=output_limit(params.output_byte_limit),
         )
         try:
-            created = await self._lua.terminal_create(spec)
+            async with self._creating:
+                created = await self._lua.terminal_create(spec)
         except LuaAnswerError as err:
             raise _answer_error("terminal/create", err) from None
         if not created.ok:

@@ -78,6 +78,12 @@ Scenario (every key optional):
                     "permission": false,     # true: ask (allow_once "allow") before writing
                     "linkTo": "/elsewhere/f",        # instead of writing: the file becomes a link to this
                     "linkParentTo": "/elsewhere"}},  # or its folder becomes a link to this folder
+     {"disk_burst": {"dir": "${CWD}/new", "count": 2000}},   # count tool calls in progress at once, each
+                                         #   naming a new file dir/new-NNNNN.txt, the files written, then
+                                         #   every call completed at once
+     {"terminals": {"count": 200, "command": "sleep", "args": ["60"], "env": [...]}},   # count
+                                         #   terminal/create at once; journaled {"kind": "terminals", "ids"}
+     {"writes": {"dir": "${CWD}/w", "count": 300}},   # count fs/write_text_file of new files at once
      {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
                                          #   only as an execute tool call (rawInput.command, output as text);
                                          # "ask": "CMD": then a permission request whose rawInput states CMD
@@ -512,6 +518,12 @@ class ScriptedAgent:
             await self.run_disk_edit(live, step["disk_edit"])
         elif "shell" in step:
             await self.run_shell(live, step["shell"])
+        elif "disk_burst" in step:
+            await self.run_disk_burst(live, step["disk_burst"])
+        elif "terminals" in step:
+            await self.run_terminals(live, step["terminals"])
+        elif "writes" in step:
+            await self.run_writes(live, step["writes"])
         elif "elicit" in step:
             await self.run_elicit(live, step["elicit"])
         elif "complete" in step:
@@ -704,6 +716,52 @@ class ScriptedAgent:
             await update({"status": "completed"})
         # Wall-clock time, which Neovim's vim.uv.gettimeofday() shares: how soon the buffer followed.
         self.journal.write({"kind": "disk_edit", "toolCallId": call_id, "completedAt": time.time()})
+
+    async def run_disk_burst(self, live: LiveSession, e: dict[str, Any]) -> None:
+        """Many tool calls creating files at once, as an agent that writes a whole project does."""
+        sid = live.session_id
+        folder = Path(e["dir"])
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = [folder / f"new-{i:05d}.txt" for i in range(int(e["count"]))]
+        for i, path in enumerate(paths):
+            start = {"sessionUpdate": "tool_call", "toolCallId": f"burst-{i}", "title": f"Write {path.name}"}
+            location = [{"path": str(path)}]
+            start |= {"kind": "edit", "status": "in_progress", "locations": location}
+            await self.send_raw_update(sid, start | {"rawInput": {"file_path": str(path)}})
+        # The client snapshots each file ("absent") when it sees its call start.
+        await asyncio.sleep(0.5)
+        for i, path in enumerate(paths):
+            path.write_text(f"file {i}\n", encoding="utf-8")
+        for i in range(len(paths)):
+            done = {"sessionUpdate": "tool_call_update", "toolCallId": f"burst-{i}", "status": "completed"}
+            await self.send_raw_update(sid, done)
+
+    async def run_terminals(self, live: LiveSession, t: dict[str, Any]) -> None:
+        """Many `terminal/create` at once, as an agent running commands in parallel sends them."""
+        env = [EnvVariable.model_validate(v) for v in t["env"]] if t.get("env") is not None else None
+        created = await asyncio.gather(
+            *(
+                self.conn.create_terminal(
+                    session_id=live.session_id, command=t["command"], args=t.get("args"), env=env
+                )
+                for _ in range(int(t["count"]))
+            )
+        )
+        self.journal.write({"kind": "terminals", "ids": [c.terminal_id for c in created]})
+
+    async def run_writes(self, live: LiveSession, w: dict[str, Any]) -> None:
+        """Many `fs/write_text_file` at once, as an agent writing a project's files in parallel sends them."""
+        folder = Path(w["dir"])
+        folder.mkdir(parents=True, exist_ok=True)
+        await asyncio.gather(
+            *(
+                self.conn.write_text_file(
+                    session_id=live.session_id, path=str(folder / f"w-{i:05d}.txt"), content=f"written {i}\n"
+                )
+                for i in range(int(w["count"]))
+            )
+        )
+        self.journal.write({"kind": "writes", "count": int(w["count"])})
 
     async def run_shell(self, live: LiveSession, e: dict[str, Any]) -> None:
         """A command the agent runs in its own shell: only an execute tool call says so, naming no file."""

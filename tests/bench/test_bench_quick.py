@@ -10,7 +10,20 @@ import pytest
 
 from tests.conftest import ROOT
 
-NAMES = ["streaming", "responsiveness", "replay", "fs", "terminal", "startup", "big_chat", "checkpoints"]
+NAMES = [
+    "streaming",
+    "responsiveness",
+    "replay",
+    "fs",
+    "terminal",
+    "startup",
+    "big_chat",
+    "checkpoints",
+    "watch_burst",
+    "edit_burst",
+    "terminal_burst",
+    "write_burst",
+]
 
 
 # Six benchmarks, each starting its own Neovim: more than the suite's default timeout.

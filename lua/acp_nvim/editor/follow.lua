@@ -46,6 +46,8 @@ end
 ---@param bufnr integer?
 function M.show(path, line, bufnr)
   line, bufnr = opt(line), opt(bufnr)
+  -- The edit it shows may still be queued (fs/follow_disk.lua): its buffer and hunks first.
+  require("acp_nvim.editor.fs.follow_disk").settle(path)
   local win = M.target_window()
   if win == nil then
     return

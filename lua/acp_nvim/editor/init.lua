@@ -8,6 +8,8 @@ local did_hooks = false
 --- (every session's when none runs); `accept` / `reject` settles all of them.
 ---@param action string?
 function M.review(action)
+  -- What the user reviews holds every edit the agent made, those still being followed too.
+  require("acp_nvim.editor.fs.follow_disk").settle()
   local review = require("acp_nvim.editor.review")
   local sid = require("acp_nvim.ui.status").get().session_id
   if sid ~= nil and #review.files(sid) == 0 then

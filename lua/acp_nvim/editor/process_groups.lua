@@ -183,6 +183,33 @@ end
 --- keeps.
 M.MARK = "ACP_NVIM_TERMINAL"
 
+local mark_prefix = M.MARK .. "="
+
+--- Adds to `found` the process of /proc entry `name` when it is live and marked with one of `tokens`.
+---@param name string
+---@param tokens table<string, any>
+---@param found { pid: integer, pgrp: integer, token: string }[]
+local function look_at(name, tokens, found)
+  local pid = name:match("^%d+$") and tonumber(name)
+  if not pid or pid == own_pid then
+    return
+  end
+  local environ = read_proc("/proc/" .. name .. "/environ")
+  local at = environ and environ:find(mark_prefix, 1, true)
+  while at do
+    if at == 1 or environ:byte(at - 1) == 0 then
+      local stop = environ:find("\0", at, true) or (#environ + 1)
+      local token = environ:sub(at + #mark_prefix, stop - 1)
+      local stat = tokens[token] ~= nil and M.stat(pid) or nil
+      if stat and stat.state ~= "Z" then
+        found[#found + 1] = { pid = pid, pgrp = stat.pgrp, token = token }
+      end
+      return
+    end
+    at = environ:find(mark_prefix, at + 1, true)
+  end
+end
+
 --- Live processes (not zombies, not Neovim) whose environment carries `MARK=<token>` for one of `tokens`:
 --- `{ { pid, pgrp, token }, ... }`. Empty without /proc, and for processes of other users (their
 --- environment is unreadable).
@@ -190,37 +217,47 @@ M.MARK = "ACP_NVIM_TERMINAL"
 ---@return { pid: integer, pgrp: integer, token: string }[]
 function M.marked(tokens)
   local found = {}
-  if not has_proc or next(tokens) == nil then
-    return found
-  end
-  local dir = uv.fs_scandir("/proc")
-  if not dir then
-    return found
-  end
-  local prefix = M.MARK .. "="
-  while true do
+  local dir = has_proc and next(tokens) ~= nil and uv.fs_scandir("/proc") or nil
+  while dir do
     local name = uv.fs_scandir_next(dir)
     if not name then
-      return found
+      break
     end
-    local pid = name:match("^%d+$") and tonumber(name)
-    if pid and pid ~= own_pid then
-      local environ = read_proc("/proc/" .. name .. "/environ")
-      local at = environ and environ:find(prefix, 1, true)
-      while at do
-        if at == 1 or environ:byte(at - 1) == 0 then
-          local stop = environ:find("\0", at, true) or (#environ + 1)
-          local token = environ:sub(at + #prefix, stop - 1)
-          local stat = tokens[token] ~= nil and M.stat(pid) or nil
-          if stat and stat.state ~= "Z" then
-            found[#found + 1] = { pid = pid, pgrp = stat.pgrp, token = token }
-          end
-          break
-        end
-        at = environ:find(prefix, at + 1, true)
+    look_at(name, tokens, found)
+  end
+  return found
+end
+
+--- `M.marked(tokens)`, read in slices of `slice_ns` of the main loop's time, the next slice queued by
+--- `schedule` (after the input that came meanwhile): reading the environment of every process takes tens of
+--- ms on a busy machine. `done(found)` once the whole of /proc is read.
+---@param tokens table<string, any>
+---@param slice_ns number
+---@param schedule fun(fn: fun())
+---@param done fun(found: { pid: integer, pgrp: integer, token: string }[])
+function M.marked_in_slices(tokens, slice_ns, schedule, done)
+  local found = {}
+  local dir = has_proc and next(tokens) ~= nil and uv.fs_scandir("/proc") or nil
+  if not dir then
+    done(found)
+    return
+  end
+  local function slice()
+    local deadline = uv.hrtime() + slice_ns
+    while true do
+      local name = uv.fs_scandir_next(dir)
+      if not name then
+        done(found)
+        return
+      end
+      look_at(name, tokens, found)
+      if uv.hrtime() >= deadline then
+        schedule(slice)
+        return
       end
     end
   end
+  slice()
 end
 
 --- Sends `sig` to one process, never to Neovim or init; a process that is gone is no error.

@@ -352,6 +352,14 @@ function M.files(session_id)
   return out
 end
 
+--- Whether a session's review holds `buf`.
+---@param session_id string
+---@param buf integer
+---@return boolean
+function M.has_file(session_id, buf)
+  return sessions[session_id] ~= nil and sessions[session_id][buf] ~= nil
+end
+
 --- Every hunk of a session (or all), top-down per file: { bufnr, path, lnum (1-based), end_lnum, added,
 --- removed, old, tool_call_id, session_id, id }.
 ---@param session_id string?

@@ -21,6 +21,9 @@ local opt = require("acp_nvim.editor.answer").opt
 
 --- Events of one file come in bursts (a temp file, a rename, a chmod): reported once they settle.
 M.settle_ms = 20
+--- How long one main-loop tick of a settle may look at the paths seen changing: an agent that creates 10,000
+--- files beside the watched buffers has them looked at across ticks, the user's keys handled in between.
+M.slice_ns = 4e6
 
 --- buffer -> the disk's lines before the agent, for a buffer with unsaved edits
 ---@type table<integer, string[]>
@@ -92,17 +95,24 @@ local function watched_buffers(w)
   return out
 end
 
+--- Whether `buf`'s file changed behind it during the watch.
+---@param w acp_nvim.DiskWatch
+---@param buf integer?
+---@return boolean
+local function behind(w, buf)
+  local own = buf and api.nvim_buf_get_name(buf)
+  return own ~= nil and stamp.disk_conflict(buf, own) ~= nil and w.stale[own] ~= text.stat_key(own)
+end
+
 --- The paths among `names` whose loaded buffer's file changed behind it during the watch.
 ---@param w acp_nvim.DiskWatch
 ---@param names string[]
----@param bufs table<string, integer>? the buffers of the names, when known (no lookup among all buffers)
+---@param bufs table<string, integer> the buffers of the names
 ---@return string[]
 local function behind_buffers(w, names, bufs)
   local out = {}
   for _, name in ipairs(names) do
-    local buf = bufs and bufs[name] or path_of.find_buffer(name)
-    local own = buf and api.nvim_buf_get_name(buf)
-    if own and stamp.disk_conflict(buf, own) ~= nil and w.stale[own] ~= text.stat_key(own) then
+    if behind(w, bufs[name]) then
       out[#out + 1] = name
     end
   end
@@ -117,6 +127,9 @@ local function report(session_id, paths)
   end
 end
 
+--- The paths seen changing, looked at in slices of `M.slice_ns` (each found behind its buffer reported with its
+--- slice), the rest on a later tick after the input that came meanwhile. The watch's end looks at every
+--- watched buffer once more, so a settle still under way then stops.
 ---@param session_id string
 local function settle(session_id)
   local w = watches[session_id]
@@ -125,10 +138,32 @@ local function settle(session_id)
   end
   local names = vim.tbl_keys(w.changed)
   w.changed = {}
-  report(session_id, behind_buffers(w, names))
+  local index = path_of.index()
+  local next_name = 1
+  local function slice()
+    if watches[session_id] ~= w then
+      return
+    end
+    local deadline = uv.hrtime() + M.slice_ns
+    local out = {}
+    while next_name <= #names and uv.hrtime() < deadline do
+      local name = names[next_name]
+      next_name = next_name + 1
+      if behind(w, path_of.find_indexed(index, name)) then
+        out[#out + 1] = name
+      end
+    end
+    report(session_id, out)
+    if next_name <= #names then
+      require("acp_nvim.ui.after_input").schedule(slice)
+    end
+  end
+  slice()
 end
 
---- A path seen changing: looked at once the burst it belongs to settles.
+--- A path seen changing: looked at once the burst it belongs to settles. Runs in libuv's callback (a fast
+--- context: no API call), one per event: a burst of 10,000 files is 30,000 of them, so each only notes its path
+--- and restarts the timer, and one main-loop callback looks at them all.
 ---@param session_id string
 ---@param w acp_nvim.DiskWatch
 ---@param path string
@@ -157,14 +192,10 @@ local function watch_dir(session_id, w, dir)
     return
   end
   local ok = handle:start(dir, {}, function(e, filename)
-    if e or not filename then
+    if e or not filename or watches[session_id] ~= w then
       return
     end
-    vim.schedule(function()
-      if watches[session_id] == w then
-        note_change(session_id, w, dir .. "/" .. filename)
-      end
-    end)
+    note_change(session_id, w, dir .. "/" .. filename)
   end)
   if ok then
     w.dirs[dir] = handle

@@ -15,6 +15,11 @@
 --- `real` is the real path the host found inside the session's roots (absent or "": `path` itself): a file
 --- whose path resolves elsewhere now (made a link, or a folder on its way, since the host looked) is neither
 --- read nor reviewed.
+---
+--- Files are followed in the order they come, in slices of `M.slice_ns` of one main-loop tick each: 2,000 tool
+--- calls completed at once (each a file to load, diff and record) go on across ticks, the keys and requests
+--- that arrived meanwhile handled in between. A file's queued follows are done before an `fs/*` request on
+--- it (`M.settle(path)`), so that the agent's requests find its earlier edits where they were made.
 local M = {}
 
 local api = vim.api
@@ -137,7 +142,8 @@ end
 ---@param session_id string
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
-local function review_unloaded(session_id, tool_call_id, file)
+---@param index acp_nvim.BufferIndex
+local function review_unloaded(session_id, tool_call_id, file, index)
   local theirs = text.disk_lines(file.path)
   if not theirs then
     return
@@ -162,10 +168,9 @@ local function review_unloaded(session_id, tool_call_id, file)
     before,
     { tool_call_id = tool_call_id, created = file.absent == true, eol = eol }
   )
-  for _, f in ipairs(review.files(session_id)) do
-    if f.bufnr == buf then
-      return
-    end
+  if review.has_file(session_id, buf) then
+    path_of.index_add(index, buf)
+    return
   end
   pcall(api.nvim_buf_delete, buf, { unload = true, force = true })
 end
@@ -173,7 +178,8 @@ end
 ---@param session_id string
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
-local function follow_one(session_id, tool_call_id, file)
+---@param index acp_nvim.BufferIndex the loaded buffers, kept up to date by the follows of this slice
+local function follow_one(session_id, tool_call_id, file, index)
   local real = opt(file.real)
   real = (real == nil or real == "") and file.path or real
   local now = uv.fs_realpath(file.path)
@@ -184,10 +190,10 @@ local function follow_one(session_id, tool_call_id, file)
     )
     return
   end
-  local buf = path_of.find_buffer(file.path)
+  local buf = path_of.find_indexed(index, file.path)
   if not buf then
     if file.known then
-      review_unloaded(session_id, tool_call_id, file)
+      review_unloaded(session_id, tool_call_id, file, index)
     end
     return
   end
@@ -215,7 +221,92 @@ local function follow_one(session_id, tool_call_id, file)
   follow_modified(buf, session_id, tool_call_id, base, theirs, eol == true, read_as)
 end
 
---- Follow the agent's on-disk edits of `files` (see the module's comment). Never raises.
+--- How long one main-loop tick may follow files for; the rest is followed on later ticks.
+M.slice_ns = 8e6
+
+---@class acp_nvim.DiskFollow
+---@field session_id string
+---@field tool_call_id string?
+---@field file acp_nvim.DiskEdit
+---@field real string the file's real path (`path_of.identity`): an `fs/*` request names it so
+---@field done boolean? followed ahead of its turn, by `M.settle`
+
+--- The files still to follow, in order: `queue[first]` .. `queue[last]`.
+---@type table<integer, acp_nvim.DiskFollow>
+local queue = {}
+local first, last = 1, 0
+--- real path -> how many of the queued follows name it
+---@type table<string, integer>
+local pending = {}
+local scheduled = false
+
+---@param item acp_nvim.DiskFollow
+---@param index acp_nvim.BufferIndex
+local function follow_item(item, index)
+  local file = item.file
+  pending[item.real] = pending[item.real] - 1
+  if pending[item.real] == 0 then
+    pending[item.real] = nil
+  end
+  local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index)
+  if not ok then
+    notify(
+      ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+--- The loaded buffers by name, as of `path_of.generation` = `index_generation`: made again only when the
+--- buffers changed otherwise than by the follows themselves, which add theirs (with 6,000 buffers, making
+--- it is ~5 ms, most of a slice).
+---@type acp_nvim.BufferIndex?
+local index = nil
+local index_generation = -1
+
+---@return acp_nvim.BufferIndex
+local function current_index()
+  if index == nil or index_generation ~= path_of.generation then
+    index, index_generation = path_of.index(), path_of.generation
+  end
+  return index
+end
+
+--- Follows queued files up to `upto` (a queue position), or for one slice without it.
+---@param upto integer?
+local function drain(upto)
+  local deadline = upto == nil and uv.hrtime() + M.slice_ns or nil
+  local buffers = current_index()
+  while first <= last and (upto == nil or first <= upto) do
+    local item = queue[first]
+    queue[first] = nil
+    first = first + 1
+    if not item.done then
+      follow_item(item, buffers)
+    end
+    index_generation = path_of.generation
+    if deadline and uv.hrtime() >= deadline then
+      break
+    end
+  end
+  if first > last then
+    -- Nothing left to follow: the index is not kept for the next burst.
+    index, index_generation = nil, -1
+  end
+end
+
+local function continue()
+  scheduled = false
+  drain()
+  if first <= last and not scheduled then
+    scheduled = true
+    require("acp_nvim.ui.after_input").schedule(continue)
+  end
+end
+
+--- Follow the agent's on-disk edits of `files` (see the module's comment), from the next tick on: a call per
+--- tool call comes from the host, 2,000 of them at once are read before any request that came after them,
+--- so each only queues its files. Never raises.
 ---@param session_id string
 ---@param tool_call_id string|userdata|nil
 ---@param files acp_nvim.DiskEdit[]
@@ -223,14 +314,48 @@ function M.apply(session_id, tool_call_id, files)
   local call = opt(tool_call_id) --[[@as string?]]
   for _, file in ipairs(files or {}) do
     file.before = opt(file.before)
-    local ok, e = pcall(follow_one, session_id, call, file)
-    if not ok then
-      notify(
-        ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
-        vim.log.levels.ERROR
-      )
+    last = last + 1
+    local real = path_of.identity(file.path)
+    queue[last] = { session_id = session_id, tool_call_id = call, file = file, real = real }
+    pending[real] = (pending[real] or 0) + 1
+  end
+  if not scheduled then
+    scheduled = true
+    require("acp_nvim.ui.after_input").schedule(continue)
+  end
+end
+
+--- Follows now the queued edits of `path`, in their order, ahead of the rest (the files are independent):
+--- an `fs/*` request of the agent, or "follow the agent", finds the file as its earlier edits left it.
+--- Without `path`, everything queued (the review, which the user asked to see whole).
+---@param path string?
+function M.settle(path)
+  if next(pending) == nil then
+    return
+  end
+  if path == nil then
+    drain(last)
+    return
+  end
+  local real = path_of.identity(path)
+  if pending[real] == nil then
+    return
+  end
+  local buffers = current_index()
+  for at = first, last do
+    local item = queue[at]
+    if item.real == real and not item.done then
+      item.done = true
+      follow_item(item, buffers)
+      index_generation = path_of.generation
     end
   end
+end
+
+--- How many files are still to follow (for tests and :checkhealth).
+---@return integer
+function M.pending()
+  return last - first + 1
 end
 
 api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {

@@ -56,7 +56,24 @@ local save = require("acp_nvim.editor.fs.save")
 local open = require("acp_nvim.editor.fs.open")
 
 M.find_buffer = path_of.find_buffer
-M.read = read.read
+--- The agent's edits of `path` on disk still queued (fs/follow_disk.lua) are followed first: a request finds
+--- the file's buffer as its earlier edits left it.
+---@param path any
+local function settle_follows(path)
+  if type(path) == "string" then
+    require("acp_nvim.editor.fs.follow_disk").settle(path)
+  end
+end
+
+---@param path string
+---@param line integer?
+---@param limit integer?
+---@param opts table?
+---@return table
+function M.read(path, line, limit, opts)
+  settle_follows(path)
+  return read.read(path, line, limit, opts)
+end
 M.disk_conflict = stamp.disk_conflict
 M.buf_lines = edit.buf_lines
 M.diff = edit.diff
@@ -144,6 +161,7 @@ end
 ---@param opts acp_nvim.FsWriteOpts?
 ---@return table { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or a fact
 function M.write(path, content, opts)
+  settle_follows(path)
   opts = opt(opts) or {}
   local p = path
   if opts.checked_path then
