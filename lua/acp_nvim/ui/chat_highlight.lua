@@ -691,9 +691,10 @@ local function start_job(chat, st, entry, first, from)
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
   local text = table.concat(lines, "\n")
-  if plain(text) then
+  if plain(text) or require("acp_nvim.ui.parse_guard").refused(text) then
     -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
     -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
+    -- Or it would crash or stall the parser (ui/parse_guard.lua): drawn plain the same way.
     return {
       entries = entries,
       from = #entries == 1 and from or 0,
