@@ -32,6 +32,7 @@ from bench.harness import (
     task_cpu_seconds,
     wait_until,
 )
+from bench.highlight_burst import highlight_burst
 from bench.streaming import streaming
 from bench.tool_output import tool_output
 
@@ -582,4 +583,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "tool_output": tool_output,
     "follow": disk_follow,
     "big_chat": big_chat,
+    "highlight_burst": highlight_burst,
 }

@@ -24,11 +24,14 @@ M.max_depth = 128
 -- Nesting of `[` within a text: the inline captures stall quadratically with it.
 M.max_brackets = 128
 
--- The characters a line's block prefix is made of.
-local prefix_char = "[ \t>%-+*%d.)]"
--- A line whose prefix is this long at least (in characters) may be deep: two blocks a character at most (a
--- tab: two list levels of indentation).
-local suspect = "\n" .. string.rep(prefix_char, math.floor(M.max_depth / 2))
+-- The bytes a line's block prefix is made of: space, tab, `>`, `-`, `+`, `*`, `.`, `)`, digits.
+local prefix_byte = {}
+for _, c in ipairs({ 32, 9, 62, 45, 43, 42, 46, 41, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57 }) do
+  prefix_byte[c] = true
+end
+-- A line whose prefix is this long at least (in bytes) may be deep: two blocks a byte at most (a tab: two
+-- list levels of indentation).
+local suspect = math.floor(M.max_depth / 2)
 
 local SPACE, TAB, GT = 32, 9, 62
 local bullets = { [45] = true, [43] = true, [42] = true } -- - + *
@@ -71,15 +74,28 @@ end
 ---@param text string
 ---@return boolean
 function M.refused(text)
-  local padded = "\n" .. text
-  local at = padded:find(suspect)
-  while at ~= nil do
-    if deep_line(padded, at + 1) then
+  -- Line by line, a byte loop over each prefix and a jump (memchr) to the next line: ~1 ms for 240 KB of
+  -- quoted lines, where a Lua pattern tried at every byte took 3.5 ms.
+  local byte, find = string.byte, string.find
+  local i = 1
+  while true do
+    local j = i
+    while prefix_byte[byte(text, j)] do
+      j = j + 1
+    end
+    if j - i >= suspect and deep_line(text, i) then
       return true
     end
-    at = padded:find(suspect, (padded:find("\n", at + 1, true) or #padded))
+    local newline = find(text, "\n", j, true)
+    if newline == nil then
+      break
+    end
+    i = newline + 1
   end
-  local _, opening = text:gsub("%[", "")
+  local opening, at = 0, find(text, "[", 1, true)
+  while at ~= nil and opening < M.max_brackets do
+    opening, at = opening + 1, find(text, "[", at + 1, true)
+  end
   if opening >= M.max_brackets then
     local depth = 0
     for c in text:gmatch("[%[%]]") do
