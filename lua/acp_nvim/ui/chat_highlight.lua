@@ -669,7 +669,10 @@ local function start_job(chat, st, entry, first, from)
   end
   local entries = { entry }
   local chunks = { api.nvim_buf_get_lines(buf, row, last + 1, false) }
-  if from == 0 then
+  local refused = require("acp_nvim.ui.parse_guard").refused
+  -- A text the parsers must not get (ui/parse_guard.lua) is parsed with no other: the items beside it keep
+  -- their highlights.
+  if from == 0 and not refused(table.concat(chunks[1], "\n")) then
     -- The whole items changed just before it, while they fit in a batch.
     local item_at = require("acp_nvim.ui.chat").item_at
     while row > 0 and size < M.batch_bytes do
@@ -681,7 +684,11 @@ local function start_job(chat, st, entry, first, from)
       end
       local prev_size = api.nvim_buf_get_offset(buf, row) - api.nvim_buf_get_offset(buf, prev_first)
       local lines = api.nvim_buf_get_lines(buf, prev_first, row, false)
-      if size + prev_size > M.batch_bytes or not fences_closed(lines) then
+      if
+        size + prev_size > M.batch_bytes
+        or not fences_closed(lines)
+        or refused(table.concat(lines, "\n"))
+      then
         break
       end
       table.insert(entries, 1, prev)
@@ -693,7 +700,7 @@ local function start_job(chat, st, entry, first, from)
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
   local text = table.concat(lines, "\n")
-  if plain(text) or require("acp_nvim.ui.parse_guard").refused(text) then
+  if plain(text) or refused(text) then
     -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
     -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
     -- Or it would crash or stall the parser (ui/parse_guard.lua): drawn plain the same way.
