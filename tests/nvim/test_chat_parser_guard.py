@@ -4,7 +4,6 @@ Neovim lives, and every line of the text is in the chat (lua/acp_nvim/ui/parse_g
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.harness import wait_until
-from tests.nvim.agent_io import scripted_config
-from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.agent_io import start_scenario
+from tests.nvim.conftest import Nvim
 
 IDLE = (
     "not require('acp_nvim.ui.chat').pending(require('acp_nvim.ui.chat').current)"
@@ -85,12 +84,7 @@ def start(nvim: Nvim, tmp_path: Path) -> None:
         {"text": "${PROMPT}"},
     ]
     scenario: dict[str, Any] = {"echo": False, "turns": [turn] * (TURNS + 1)}
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    agents = {"s": scripted_config(path, tmp_path / "journal.jsonl")}
-    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, agents=agents))
-    nvim.api.command("AcpStart s")
-    nvim.wait_state("ready")
+    start_scenario(nvim, tmp_path, scenario)
     nvim.api.command("AcpChat")
 
 
