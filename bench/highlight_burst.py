@@ -1,11 +1,11 @@
 """Benchmark: how long one burst of markdown highlighting holds Neovim (issue 26).
 
 A Neovim with the flood agent started and its chat shown gets one long message drawn through `chat.apply` as
-the host sends it (its first 32 KiB as the item, the rest in appends of 32 KiB): a markdown table of 24,000
-rows (240 KB), or 60,000 quoted lines (`> …`, 240 KB). Meanwhile a second client (a thread with its own
-connection over `--listen`) makes an `nvim_eval("1")` round trip every 10 ms. Printed for each: the worst
-round trip and the p99 from the first op to the message highlighted to its end (`chat_highlight.pending`
-false), and that time. The target: no round trip over 100 ms (aim: a frame, 16 ms).
+the host sends it (`ops_for`: its beginning as the item, the rest in appends of 32 KiB or 1,000 lines): a
+markdown table of 24,000 rows (240 KB), or 60,000 quoted lines (`> …`, 240 KB). Meanwhile a second client (a
+thread with its own connection over `--listen`) makes an `nvim_eval("1")` round trip every 10 ms. Printed
+for each: the worst round trip and the p99 from the first op to the message highlighted to its end
+(`chat_highlight.pending` false), and that time. The target: no round trip over 100 ms (aim: a frame, 16 ms).
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pynvim
 
+from acp_nvim.app.chat_view import ops_for
+from acp_nvim.client.session import SessionState
+from acp_nvim.protocol import codec
 from bench.big_chat import APPLY, IDLE
 from bench.flood_agent import final_text
 from bench.harness import Neovim, Result, median, ms, percentile, wait_until
@@ -23,7 +27,6 @@ from bench.harness import Neovim, Result, median, ms, percentile, wait_until
 if TYPE_CHECKING:
     from bench.suite import Config
 
-SLICE = 32 * 1024
 PERIOD_S = 0.010
 
 
@@ -37,16 +40,17 @@ def quotes(rows: int) -> str:
     return "\n".join(["> x"] * rows)
 
 
-def message_ops(item_id: str, text: str) -> list[dict[str, Any]]:
-    """The ops the host sends for one long agent message (acp_nvim/app/chat_view.py's `_add_ops`)."""
-    head, rest = text[:SLICE], text[SLICE:]
-    lines = [{"s": [["▍ flood", "AcpChatAgent"]]}, *({"s": [[part, ""]]} for part in head.split("\n"))]
-    ops: list[dict[str, Any]] = [{"op": "add", "item": {"id": item_id, "kind": "agent", "lines": lines}}]
-    ops.extend(
-        {"op": "append", "id": item_id, "text": rest[start : start + SLICE]}
-        for start in range(0, len(rest), SLICE)
-    )
-    return ops
+def message_ops(text: str) -> list[dict[str, Any]]:
+    """The ops the host sends for one agent message of `text` (acp_nvim/app/chat_view.py's `ops_for`)."""
+    state = SessionState("s")
+    raw = {
+        "sessionId": "s",
+        "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+    }
+    notification = codec.decode_session_update(msgspec.Raw(msgspec.json.encode(raw)))
+    assert notification is not None
+    state.apply(notification.update)
+    return ops_for(state, state.take_changes(), "flood")
 
 
 class RoundTrips:
@@ -80,7 +84,10 @@ class RoundTrips:
 def _burst(nv: Neovim, probe: RoundTrips, item_id: str, text: str) -> tuple[float, float, float]:
     wait_until(lambda: nv.lua(IDLE), 120, "the chat to be idle")
     t0 = time.monotonic()
-    for op in message_ops(item_id, text):
+    for op in message_ops(text):
+        op["item" if op["op"] == "add" else "id"] = (
+            {**op["item"], "id": item_id} if op["op"] == "add" else item_id
+        )
         nv.lua(APPLY, [op])
     wait_until(lambda: nv.lua(IDLE), 120, "the message to be highlighted", interval=0.01)
     took = time.monotonic() - t0

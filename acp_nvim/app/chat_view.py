@@ -49,6 +49,9 @@ PLAN_TITLE = "  Plan"
 # Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
 # keeps to its budget per tick only between ops. A larger message travels as an add and appends.
 SLICE_CHARS = 32 * 1024
+# And lines in one op, at most: Neovim's cost of a change is per line too (its folds, 'foldexpr' on each),
+# ~20 ms for the 8,000 lines of 32 KiB of quoted lines or table rows.
+SLICE_LINES = 1000
 # Of a plan, its entries shown at most.
 MAX_PLAN_ENTRIES = 100
 
@@ -232,29 +235,48 @@ def _breaker_before(message: MessageItem, appended: int, on_tail: bool) -> LineB
     return broken(shown_text(message.text[: message.size - appended]))[1]
 
 
+def _slice_end(text: str, start: int = 0) -> int:
+    """Where the slice of `text` from `start` ends: after SLICE_CHARS, or after its SLICE_LINES-th line."""
+    end = min(start + SLICE_CHARS, len(text))
+    if text.count("\n", start, end) < SLICE_LINES:
+        return end
+    for _ in range(SLICE_LINES):
+        start = text.index("\n", start) + 1
+    return start
+
+
 def _append_ops(key: str, text: str) -> list[Op]:
-    return [
-        {"op": "append", "id": key, "text": text[start : start + SLICE_CHARS]}
-        for start in range(0, len(text), SLICE_CHARS)
-    ]
+    ops: list[Op] = []
+    start = 0
+    while start < len(text):
+        end = _slice_end(text, start)
+        ops.append({"op": "append", "id": key, "text": text[start:end]})
+        start = end
+    return ops
 
 
 def _note_ops(item: MessageItem, cut: MessageCut, breaks: LineBreaks) -> list[Op]:
     """The note of the message's cut and its tail (drawn again whole), the tail in slices."""
     tail, breaks[item.key] = broken(shown_text(cut.tail_text))
-    note = {"op": "note", "id": item.key, "text": cut_note(cut), "tail": tail[:SLICE_CHARS]}
+    end = _slice_end(tail)
+    note = {"op": "note", "id": item.key, "text": cut_note(cut), "tail": tail[:end]}
     note["file"] = cut.whole.path
-    return [note, *_append_ops(item.key, tail[SLICE_CHARS:])]
+    return [note, *_append_ops(item.key, tail[end:])]
 
 
 def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[Op]:
-    if not isinstance(item, MessageItem) or (item.size <= SLICE_CHARS and item.cut is None):
+    if not isinstance(item, MessageItem) or (
+        item.size <= SLICE_CHARS and item.cut is None and _slice_end(item.text) == item.size
+    ):
         return [{"op": "add", "item": item_view(item, agent_name, session_id, breaks)}]
     # A long message: its beginning as the item, the rest in slices, its cut and tail last.
     text, breaks[item.key] = broken(shown_text(item.text))
-    lines = message_view(item, agent_name, text[:SLICE_CHARS], whole=False)
+    end = _slice_end(text)
+    # The item's lines end where the first append goes on: a slice that ends with a newline leaves an empty
+    # last line for it.
+    lines = message_view(item, agent_name, text[:end], whole=False)
     ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
-    ops.extend(_append_ops(item.key, text[SLICE_CHARS:]))
+    ops.extend(_append_ops(item.key, text[end:]))
     if item.cut is not None:
         ops.extend(_note_ops(item, item.cut, breaks))
     return ops
@@ -290,7 +312,7 @@ def ops_for(
             text = breaker.feed(appended_text(text, *before))
         if not text:
             continue
-        if len(text) <= SLICE_CHARS:
+        if len(text) <= SLICE_CHARS and _slice_end(text) == len(text):
             ops.append({"op": "append", "id": key, "text": text})
         else:
             ops.extend(_append_ops(key, text))
