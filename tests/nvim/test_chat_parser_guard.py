@@ -1,6 +1,6 @@
 """No agent text kills Neovim through a tree-sitter parser: nested and adversarial markdown streamed by an
-agent into a chat that is shown (only rows in view are highlighted), as message, thought, tool call and plan;
-Neovim lives, and every line of the text is in the chat (lua/acp_nvim/ui/parse_guard.lua)."""
+agent into a chat that is shown (only rows in view are highlighted), as message, thought, tool call (its text
+and a diff) and plan; Neovim lives, and every line of the text is in the chat (ui/parse_guard.lua)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,11 @@ def start(nvim: Nvim, tmp_path: Path) -> None:
                 "toolCallId": "t",
                 "title": "Look",
                 "status": "completed",
-                "content": [{"type": "content", "content": {"type": "text", "text": "${PROMPT}"}}],
+                "content": [
+                    {"type": "content", "content": {"type": "text", "text": "${PROMPT}"}},
+                    # Drawn as a diff's lines in the chat (vim.diff in Lua), parsed with the rest.
+                    {"type": "diff", "path": "/p/x.md", "oldText": "${PROMPT}", "newText": "new"},
+                ],
             }
         },
         {
