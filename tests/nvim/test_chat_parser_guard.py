@@ -149,3 +149,23 @@ def test_text_deep_enough_to_crash_the_parser_is_plain_and_the_rest_highlighted(
     assert nvim.lua("return 1 + 1") == 2
     assert groups_at(nvim, "- " * 300 + "x") == []
     assert "@markup.strong.markdown_inline" in groups_at(nvim, "Before: **bold**")
+
+
+def test_a_huge_table_is_highlighted_by_its_blocks_and_one_too_large_to_parse_is_plain(nvim: Nvim) -> None:
+    from tests.nvim.test_chat import apply, create_shown, message
+    from tests.nvim.test_chat_highlight import IDLE as CHAT_IDLE
+    from tests.nvim.test_chat_highlight import groups_at
+
+    create_shown(nvim)
+    rows = [f"| {n} | **b** |" for n in range(3000)]
+    apply(nvim, {"op": "add", "item": message("1", "agent", "| n | b |", "|---|---|", *rows)})
+    nvim.wait(CHAT_IDLE, 30)
+    # Over 2,000 rows: the table's delimiters, not the inline markup in its cells.
+    groups = groups_at(nvim, rows[-1])
+    assert "@punctuation.special.markdown" in groups, groups
+    assert "@markup.strong.markdown_inline" not in groups, groups
+    big = [f"| {n} | **b** |" for n in range(9000)]
+    apply(nvim, {"op": "add", "item": message("2", "agent", "| m | b |", "|---|---|", *big)})
+    nvim.wait(CHAT_IDLE, 30)
+    # Over 8,000 rows: not parsed at all (its tree took the collector 40-80 ms to free).
+    assert groups_at(nvim, big[-1]) == []

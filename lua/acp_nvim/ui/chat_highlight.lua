@@ -37,6 +37,9 @@ M.batch_bytes = 8 * 1024
 M.max_block_bytes = 256 * 1024
 -- A parse of more rows than this is of the markdown blocks alone (see start_job).
 M.max_injected_rows = 2000
+-- A text of more rows than this is not parsed at all (drawn plain): the tree of a 24,000-row table took the
+-- garbage collector 40-80 ms to free, a stall in whatever ran then (a later drain, another parse's step).
+M.max_parsed_rows = 8000
 -- Rows above and below a window's view highlighted with it, at least: what a scroll of a few lines or a
 -- page shows next is ready (half the window's height when that is more).
 M.margin_rows = 20
@@ -699,11 +702,12 @@ local function start_job(chat, st, entry, first, from)
     end
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
-  local text = table.concat(lines, "\n")
-  if plain(text) or refused(text) then
+  -- Too many rows to parse (M.max_parsed_rows): plain, without even joining them.
+  local text = #lines > M.max_parsed_rows and "" or table.concat(lines, "\n")
+  if text == "" or plain(text) or refused(text) then
     -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
     -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
-    -- Or it would crash or stall the parser (ui/parse_guard.lua): drawn plain the same way.
+    -- Or it would crash or stall the parser (ui/parse_guard.lua), or is too large: drawn plain the same way.
     return {
       entries = entries,
       from = #entries == 1 and from or 0,
