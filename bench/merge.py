@@ -4,7 +4,11 @@ run."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import TYPE_CHECKING, Any
+
+import pynvim
 
 from bench.harness import Neovim, Result, median, ms
 
@@ -94,6 +98,70 @@ return {
 """
 
 
+# An agent's fs/write_text_file onto the buffer of a 100,000-line file, one line in 50 places changed by the
+# agent, with or without 3 unsaved lines of the user's: the whole Lua path (disk read, merge, write, stamps).
+BIG_WRITE_LUA = r"""
+local path, count, unsaved = ...
+local base = {}
+for i = 1, count do
+  base[i] = "line " .. i .. " of a long file, with some words on it"
+end
+local out = assert(io.open(path, "wb"))
+out:write(table.concat(base, "\n") .. "\n")
+out:close()
+vim.cmd("silent! bwipeout! " .. vim.fn.fnameescape(path))
+vim.cmd("silent edit " .. vim.fn.fnameescape(path))
+local buf = vim.api.nvim_get_current_buf()
+if unsaved then
+  for k = 1, 3 do
+    local i = math.floor(k * count / 4) + 3
+    vim.api.nvim_buf_set_lines(buf, i - 1, i, false, { base[i] .. " (user)" })
+  end
+end
+local theirs = vim.list_slice(base)
+for k = 1, 50 do
+  local i = math.floor(k * count / 51)
+  theirs[i] = theirs[i] .. " (agent)"
+end
+_G.acp_bench_big = table.concat(theirs, "\n") .. "\n"
+"""
+BIG_WRITE_RUN = r"""
+local t0 = vim.uv.hrtime()
+local res = require("acp_nvim.editor.fs").write(..., _G.acp_bench_big, {})
+assert(res.ok, vim.inspect(res))
+return vim.uv.hrtime() - t0
+"""
+
+
+def _worst_round_trip(nv: Neovim, path: str, unsaved: bool) -> tuple[float, float]:
+    """The 100,000-line write's time in Neovim, and the worst `nvim_eval("1")` round trip a second client
+    (as a user's UI would) saw during it."""
+    nv.lua(BIG_WRITE_LUA, path, 100_000, unsaved)
+    trips: list[float] = []
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def probe() -> None:
+        client = pynvim.attach("socket", path=nv.socket)
+        ready.set()
+        while not stop.is_set():
+            sent = time.monotonic()
+            client.eval("1")
+            trips.append(time.monotonic() - sent)
+            time.sleep(0.002)
+        client.close()
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    ready.wait(10)
+    time.sleep(0.05)
+    took = float(nv.lua(BIG_WRITE_RUN, path)) / 1e9
+    time.sleep(0.05)
+    stop.set()
+    thread.join(10)
+    return took, max(trips, default=0.0)
+
+
 def _seconds(ns: list[Any]) -> float:
     return median([float(x) / 1e9 for x in ns])
 
@@ -129,6 +197,14 @@ def merge(config: Config) -> Result:
                     merge_s <= 2 * floor_s,
                     judged,
                 )
+        if not config.quick:
+            big = str(workdir / "big.txt")
+            for label, unsaved in (("with 3 unsaved lines", True), ("onto a clean buffer", False)):
+                took, worst = _worst_round_trip(nv, big, unsaved)
+                result.figures[f"fs.write of 100,000 lines {label}: worst round trip"] = (
+                    f"{ms(worst)} (the write {ms(took)})"
+                )
+                result.judge(f"100,000-line write {label}: worst round trip <= 100 ms", worst <= 0.1, judged)
         result.notes.append(
             "floor: one vim.diff (indices) of the file and the agent's text, already joined; merge3: both "
             "sides diffed against the file and merged, from line lists; apply_to_buffer: also reads the "

@@ -17,6 +17,7 @@ from typing import Any
 from bench import floor
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
+from bench.checkpoints import checkpoints
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
 from bench.harness import (
@@ -584,4 +585,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "follow": disk_follow,
     "big_chat": big_chat,
     "highlight_burst": highlight_burst,
+    "checkpoints": checkpoints,
 }

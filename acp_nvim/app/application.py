@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chats import Chats
+from acp_nvim.app.checkpoints import Checkpoints
 from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.incoming import Incoming
@@ -36,7 +37,8 @@ class Application:
         self.auth = AuthFlow(port)
         self.modes = ModeCommands(registry, port, self.status)
         self.sessions = SessionCommands(registry, port, self.status, self.chats, self.auth, self.modes)
-        self.turns = Turns(registry, port, self.status, edits)
+        self.checkpoints = Checkpoints(registry, port)
+        self.turns = Turns(registry, port, self.status, edits, self.checkpoints)
         self.permissions = Permissions(registry, port)
         self.incoming = Incoming(registry, port, self.status, edits, self.permissions)
         self.commands = Commands(

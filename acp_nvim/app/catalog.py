@@ -192,7 +192,8 @@ class Catalog:
                 marks.append("installed")
             if not item.runnable:
                 marks.append(f"not available for {here}")
-            label = f"{item.id}  {item.name} {item.version} — {item.description}  [{', '.join(marks)}]"
+            description = acp_registry.one_line(item.description)
+            label = f"{item.id}  {item.name} {item.version} — {description}  [{', '.join(marks)}]"
             choices.append(Choice(item.id, label))
         chosen = await self._port.select("Start an agent", choices, "acp_nvim_agent")
         if chosen is not None:

@@ -94,6 +94,8 @@ class PromptKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     history_next: str = "<Down>"
     # The chat: on the note where a long message is cut, opens the whole message.
     open_message: str = "<CR>"
+    # Chat: on a prompt's header, offer to restore the files to before that prompt (or show the diff).
+    checkpoint: Key = "<leader>ac"
 
 
 class ReviewKeymaps(msgspec.Struct, kw_only=True, frozen=True):
@@ -118,6 +120,16 @@ class ConflictKeymaps(msgspec.Struct, kw_only=True, frozen=True):
 
 class ConflictOptions(msgspec.Struct, kw_only=True, frozen=True):
     keymaps: ConflictKeymaps = ConflictKeymaps()
+
+
+class CheckpointOptions(msgspec.Struct, kw_only=True, frozen=True):
+    # Every prompt is a checkpoint of the session's folders on disk (:AcpCheckpoint); false: none is taken.
+    enabled: bool = True
+    # Checkpoints older than this (days) are pruned, and a session's oldest past max_count.
+    max_age_days: float = 7
+    max_count: float = 100
+    # Files larger than this (bytes) are left out of checkpoints (a restore names them).
+    max_file_bytes: float = 8 * 1024 * 1024
 
 
 class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
@@ -170,6 +182,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     review: ReviewOptions = ReviewOptions()
     conflict: ConflictOptions = ConflictOptions()
     registry: RegistrySettings = RegistrySettings()
+    checkpoints: CheckpointOptions = CheckpointOptions()
 
 
 class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):

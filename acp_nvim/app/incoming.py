@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from acp_nvim.app.edits import EditFollower
-from acp_nvim.app.permissions import Permissions
+from acp_nvim.app.permissions import Permissions, one_line
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.registry import ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
@@ -120,8 +120,10 @@ class Incoming:
         if session.cancelling:
             return s.RequestPermissionOutcomeCancelled()
         state = session.state
-        facts = self._permissions.facts(session, state.update_tool_call(request.tool_call))
-        auto = self._permissions.auto_answer(session, request.options, facts)
+        # The request is about its tool call as it states it now (rawInput, title, content merged over the
+        # announcement): that is what a rule judges and what the picker and the chat show.
+        facts = self._permissions.facts(session, state.update_tool_call(request.tool_call), request.tool_call)
+        auto = await self._permissions.auto_answer(session, request.options, facts)
         if auto is not None:
             option_id, note = auto
             item = state.update_tool_call(s.ToolCallUpdate(tool_call_id=request.tool_call.tool_call_id))
@@ -134,8 +136,9 @@ class Incoming:
         view = PermissionView(
             session_id=session.session_id,
             item_id=item.key,
-            title=item.title,
-            kind=item.kind,
+            title=one_line(item.title) or "",
+            kind=facts.kind,
+            command=one_line(facts.command),
             options=[
                 *(
                     PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
@@ -149,7 +152,7 @@ class Incoming:
         try:
             outcome = await self._port.ask_permission(request, view)
             # An "always allow" chosen becomes a rule, and the agent's own allow option.
-            outcome = self._permissions.settle(session, request.options, facts, outcome)
+            outcome = await self._permissions.settle(session, request.options, facts, outcome)
         finally:
             session.permissions -= 1
             if self._registry.sessions.get(session.session_id) is session:

@@ -1,15 +1,20 @@
 """Permission rules the user made ("always allow edits in this project", "always allow `npm test`"): what a
-rule is, when it answers a request, and the file the project rules are kept in. Neovim-free, no I/O but the
-one file (`RuleFile`).
+rule is and when it answers a request. Neovim-free, no I/O but resolving paths (the rules file is
+`permission_rules_file.py`).
 
-A rule names a tool kind and, optionally, a command prefix (for `execute`) or a path (a file or directory
-inside the project). It matches a request of its kind when
-- every path the tool call names (its locations and diffs, resolved: symlinks followed, relative to the
-  session's cwd) is inside the session's sandbox roots, whatever the rule says: a rule never allows
-  anything outside them; a kind that reads or changes files must name at least one path;
+A rule names a tool kind and, optionally, a command (for `execute`) or a path (a file or directory inside the
+project). It matches a request of its kind when
+- every path the request names (`Facts.paths`: its locations, its diffs, the paths of its `rawInput` as
+  `request_paths.py` reads them and a command's words that look like paths; resolved: symlinks followed,
+  relative to the session's cwd) is inside the session's sandbox roots, whatever the rule says: a rule never
+  allows anything outside them; a request whose paths cannot all be read (`Facts.unseen`) is never matched;
+  a kind that reads or changes files must name at least one path;
+- a request whose `rawInput` runs a command is matched only by an `execute` rule, whatever its kind says;
 - with a path, every one of those paths is inside it;
-- with a command, the tool call's command is that command or starts with it and a space, and contains no
-  shell operator (`;`, `&`, `|`, `` ` ``, `$(`, `>`, `<`, a newline) that could chain another command to it.
+- with a command, the request's command is exactly one simple command (`shell_words.py`: no newline,
+  comment, operator, substitution, redirection, glob, assignment; `sh -c` looked through) whose words
+  begin with the rule's words, and its `rawInput` says nothing else of how it runs
+  (`request_paths.command_trouble`).
 
 A request a rule matches is answered with an allow option the request offers (`allow_once` first: the agent
 keeps asking, so a revoked rule stops answering at once; else `allow_always`), never one invented; with no
@@ -19,12 +24,12 @@ allow option it is asked as usual.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Literal
 
 import msgspec
 
+from acp_nvim.app import request_paths, shell_words
 from acp_nvim.protocol import schema as s
 
 Scope = Literal["session", "project"]
@@ -33,8 +38,6 @@ KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch"
 # Kinds about files: a rule answers them only for named paths it can check.
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
 ALLOW_KINDS = ("allow_once", "allow_always")
-SHELL_OPERATORS = re.compile(r"[;&|`<>\n]|\$\(")
-FILE_VERSION = 1
 
 
 class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -60,30 +63,72 @@ def check(rule: Rule) -> Rule:
     if rule.command is not None:
         if rule.kind != "execute":
             raise RuleError(f"a command rule is for kind 'execute', not {rule.kind!r}")
-        command = " ".join(rule.command.split())
-        if not command or SHELL_OPERATORS.search(command):
+        words = shell_words.command_words(rule.command)
+        if words is None:
             raise RuleError(f"not a plain command: {rule.command!r}")
-        rule = Rule(kind=rule.kind, command=command)
+        if shell_words.starts_with_runner(words):
+            raise RuleError(f"a rule for `{words[0]}` would allow any command it runs: {rule.command!r}")
+        rule = Rule(kind=rule.kind, command=shell_words.join(words))
     if rule.path is not None and not os.path.isabs(rule.path):
         raise RuleError(f"a rule's path must be absolute: {rule.path!r}")
     return rule
 
 
 class Facts(msgspec.Struct, frozen=True):
-    """What a rule is matched against: the tool call's kind, its paths (resolved) and its command."""
+    """What a rule is matched against: the request's kind, every path it names (resolved), its command as
+    written (None: it runs none), the words of that command when a rule may judge it (one simple command,
+    nothing else in `rawInput` changing how it runs), and why some of its paths cannot be seen (None: all
+    were read)."""
 
     kind: str
     paths: tuple[str, ...]
     command: str | None
+    words: tuple[str, ...] | None = None
+    unseen: str | None = None
 
 
 def resolve(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd`, symlinks and `..` resolved; ValueError for a NUL in it."""
+    path = path.removeprefix("file://")
     return os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
 
 
-def facts_of(kind: str, paths: Sequence[str], command: str | None, cwd: str) -> Facts:
-    normalized = " ".join(command.split()) if command else None
-    return Facts(kind=kind, paths=tuple(resolve(path, cwd) for path in paths), command=normalized or None)
+def _path_words(words: Sequence[str]) -> list[str]:
+    """A command's arguments that name paths a rule must check: absolute ones, `~`, `..` (also after `=`)."""
+    named: list[str] = []
+    for word in words[1:]:
+        for part in (word, word.partition("=")[2]):
+            if part.startswith(("/", "~")) or part == ".." or part.startswith("../") or "/../" in part:
+                named.append(part)
+    return named
+
+
+def facts_of(
+    kind: str,
+    paths: Sequence[str],
+    command: str | None,
+    cwd: str,
+    unseen: str | None = None,
+    trouble: str | None = None,
+) -> Facts:
+    """`trouble`: why the command's `rawInput` says more than its command line (no command rule judges it)."""
+    command = command if command and command.strip() else None
+    words = shell_words.command_words(command) if command is not None and trouble is None else None
+    named = [*paths, *_path_words(words)] if words is not None else list(paths)
+    if len(named) > request_paths.MAX_PATHS:
+        unseen = unseen or f"more than {request_paths.MAX_PATHS} paths"
+        named = []
+    try:
+        resolved = tuple(resolve(path, cwd) for path in named)
+    except ValueError:
+        resolved, unseen = (), unseen or "a path with a NUL byte"
+    return Facts(
+        kind=kind,
+        paths=resolved,
+        command=command,
+        words=tuple(words) if words is not None else None,
+        unseen=unseen,
+    )
 
 
 def _inside(path: str, base: str) -> bool:
@@ -96,7 +141,10 @@ def _in_roots(paths: Sequence[str], roots: Sequence[str]) -> bool:
 
 
 def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
-    if rule.kind != facts.kind or not roots:
+    if rule.kind != facts.kind or not roots or facts.unseen is not None:
+        return False
+    if facts.command is not None and facts.kind != "execute":
+        # An "edit" (or "read", …) that runs a command: only a rule about commands may allow that.
         return False
     if not _in_roots(facts.paths, roots):
         return False
@@ -109,23 +157,26 @@ def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
         if not all(_inside(path, base) for path in facts.paths):
             return False
     if rule.command is not None:
-        command = facts.command
-        if command is None or SHELL_OPERATORS.search(command):
-            return False
-        if command != rule.command and not command.startswith(rule.command + " "):
+        wanted = shell_words.simple_command(rule.command)
+        if wanted is None or facts.words is None or list(facts.words[: len(wanted)]) != wanted:
             return False
     return True
 
 
 def rule_for(facts: Facts, roots: Sequence[str]) -> Rule | None:
     """The rule "always allow this" makes of a request: its command for a command, else its kind; None
-    when no rule could match it (a path outside the roots, a file kind without paths, a chained command)."""
+    when no rule could match it (a path outside the roots or unseen, a file kind without paths, a command a
+    rule cannot judge or one that runs whatever it is given)."""
     if facts.kind not in KINDS:
         return None
-    if facts.kind == "execute" and facts.command is not None:
-        if SHELL_OPERATORS.search(facts.command):
+    if facts.command is not None:
+        if (
+            facts.kind != "execute"
+            or facts.words is None
+            or shell_words.starts_with_runner(list(facts.words))
+        ):
             return None
-        rule = Rule(kind="execute", command=facts.command)
+        rule = Rule(kind="execute", command=shell_words.join(list(facts.words)))
     else:
         rule = Rule(kind=facts.kind)
     return rule if matches(rule, facts, roots) else None
@@ -147,7 +198,10 @@ def parse_allow(args: Sequence[str], cwd: str, roots: Sequence[str]) -> tuple[Sc
         raise RuleError(f"one path, not {len(rest)}: {' '.join(rest)}")
     if not rest:
         return scope, check(Rule(kind=kind))
-    path = resolve(rest[0], cwd)
+    try:
+        path = resolve(rest[0], cwd)
+    except ValueError:
+        raise RuleError(f"not a path: {rest[0]!r}") from None
     if not _in_roots([path], roots):
         raise RuleError(f"{path} is outside the session's directories ({', '.join(roots)})")
     return scope, check(Rule(kind=kind, path=path))
@@ -160,63 +214,3 @@ def allow_option(options: Sequence[s.PermissionOption]) -> str | None:
             if option.kind == kind:
                 return option.option_id
     return None
-
-
-# ---- the project rules file ----------------------------------------------------------------------------
-
-
-class _File(msgspec.Struct, forbid_unknown_fields=True):
-    version: int
-    # Project root (resolved) -> its rules.
-    projects: dict[str, list[Rule]] = {}
-
-
-_decoder = msgspec.json.Decoder(_File)
-
-
-def decode(data: bytes) -> dict[str, list[Rule]]:
-    try:
-        parsed = _decoder.decode(data)
-    except msgspec.ValidationError as err:
-        raise RuleError(f"not a rules file: {err}") from None
-    except msgspec.DecodeError as err:
-        raise RuleError(f"not valid JSON: {err}") from None
-    if parsed.version != FILE_VERSION:
-        raise RuleError(f"unknown version {parsed.version} (expected {FILE_VERSION})")
-    return {root: [check(rule) for rule in rules] for root, rules in parsed.projects.items()}
-
-
-def encode(projects: dict[str, list[Rule]]) -> bytes:
-    kept = {root: rules for root, rules in sorted(projects.items()) if rules}
-    return msgspec.json.format(msgspec.json.encode(_File(version=FILE_VERSION, projects=kept)), indent=2)
-
-
-class RuleFile:
-    """The project rules, by project root, in one JSON file (under Neovim's stdpath("data")). Read afresh
-    before each use: another Neovim may have changed it; written through a temporary file and a rename."""
-
-    def __init__(self, path: str | None = None) -> None:
-        self.path = path
-
-    def load(self) -> dict[str, list[Rule]]:
-        if self.path is None or not os.path.exists(self.path):
-            return {}
-        try:
-            with open(self.path, "rb") as file:
-                return decode(file.read())
-        except OSError as err:
-            raise RuleError(f"cannot read {self.path}: {err.strerror}") from None
-        except RuleError as err:
-            raise RuleError(f"{self.path}: {err}") from None
-
-    def save(self, projects: dict[str, list[Rule]]) -> None:
-        if self.path is None:
-            raise RuleError("no place to keep project rules (the host was not told Neovim's data directory)")
-        temp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temp, "wb") as file:
-                file.write(encode(projects))
-            os.replace(temp, self.path)
-        except OSError as err:
-            raise RuleError(f"cannot write {self.path}: {err.strerror}") from None

@@ -10,11 +10,12 @@ import os
 from collections.abc import Callable, Sequence
 
 from acp_nvim.app import permission_rules as rules
-from acp_nvim.app.permission_rules import Facts, Rule, RuleError, RuleFile, Scope
+from acp_nvim.app import request_paths
+from acp_nvim.app.permission_rules import Facts, Rule, RuleError, Scope
+from acp_nvim.app.permission_rules_file import RuleFile
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.registry import ChatSession, Registry
 from acp_nvim.app.views import PermissionChoice
-from acp_nvim.client import shell
 from acp_nvim.client.transcript import ToolCallItem
 from acp_nvim.protocol import schema as s
 
@@ -26,14 +27,46 @@ REMEMBER: dict[str, Scope] = {"acp_nvim:always:session": "session", "acp_nvim:al
 REMEMBER_KIND = "remember"
 USAGE = "usage: :AcpPermissions [revoke N | allow [session|project] {kind} [{path} | {command}]]"
 
+# Of a command or title, the picker's question shows at most this much.
+MAX_SHOWN_COMMAND_CHARS = 1000
+
 # A change of one project's rules.
 _Change = Callable[[list[Rule]], list[Rule]]
 
 
-def tool_call_paths(item: ToolCallItem) -> list[str]:
-    paths = [location.path for location in item.locations]
-    paths += [content.path for content in item.content if isinstance(content, s.ToolCallContentDiff)]
-    return paths
+def request_facts(cwd: str, item: ToolCallItem, tool_call: s.ToolCallUpdate) -> Facts:
+    """What a permission request is about: its tool call's fields as the request states them, merged over
+    the tool call's state as a ToolCallUpdate is (a field the request leaves out keeps its value), read from
+    the request itself (not the chat's copy, which may be folded or cut)."""
+    kind = tool_call.kind or item.kind
+    locations = tool_call.locations if tool_call.locations is not None else item.locations
+    content = tool_call.content if tool_call.content is not None else item.content
+    raw = tool_call.raw_input if tool_call.raw_input is not None else item.raw_input
+    paths = [location.path for location in locations]
+    paths += [block.path for block in content if isinstance(block, s.ToolCallContentDiff)]
+    named = request_paths.named_paths(raw)
+    command = request_paths.command_line(raw)
+    unseen = named.unseen
+    if command is None and request_paths.names_command(raw):
+        unseen = unseen or "a command of an unknown shape"
+    trouble = request_paths.command_trouble(raw) if command is not None else None
+    return rules.facts_of(kind, [*paths, *named.paths], command, cwd, unseen=unseen, trouble=trouble)
+
+
+def one_line(command: str | None) -> str | None:
+    """`command` (or a title) on one line, every character that is not plainly visible written as an escape,
+    so that the question shows all that the shell would run and a title cannot pass for a command."""
+    if command is None:
+        return None
+    shown = "".join(
+        char
+        if char == " " or (char.isprintable() and not char.isspace())
+        else char.encode("unicode_escape").decode()
+        for char in command[:MAX_SHOWN_COMMAND_CHARS]
+    )
+    if len(command) > MAX_SHOWN_COMMAND_CHARS:
+        shown += f" … ({len(command) - MAX_SHOWN_COMMAND_CHARS} more characters)"
+    return shown
 
 
 class Permissions:
@@ -54,13 +87,12 @@ class Permissions:
     def _project(session: ChatSession) -> str:
         return os.path.realpath(session.cwd)
 
-    def facts(self, session: ChatSession, item: ToolCallItem) -> Facts:
-        command = item.shell.command if item.shell is not None else shell.command_of(item.raw_input)
-        return rules.facts_of(item.kind, tool_call_paths(item), command, session.cwd)
+    def facts(self, session: ChatSession, item: ToolCallItem, tool_call: s.ToolCallUpdate) -> Facts:
+        return request_facts(session.cwd, item, tool_call)
 
-    def _project_rules(self, session: ChatSession) -> list[Rule]:
+    async def _project_rules(self, session: ChatSession) -> list[Rule]:
         try:
-            projects = self.file.load()
+            projects = await self.file.load()
         except RuleError as err:
             if str(err) != self._reported:
                 self._reported = str(err)
@@ -70,12 +102,12 @@ class Permissions:
         self._reported = None
         return projects.get(self._project(session), [])
 
-    def rules_of(self, session: ChatSession) -> list[tuple[Scope, Rule]]:
+    async def rules_of(self, session: ChatSession) -> list[tuple[Scope, Rule]]:
         listed: list[tuple[Scope, Rule]] = [("session", rule) for rule in session.permission_rules]
-        listed += [("project", r) for r in self._project_rules(session)]
+        listed += [("project", r) for r in await self._project_rules(session)]
         return listed
 
-    def auto_answer(
+    async def auto_answer(
         self, session: ChatSession, options: Sequence[s.PermissionOption], facts: Facts
     ) -> tuple[str, str] | None:
         """The option id a rule answers the request with, and how the chat says so; None: ask the user."""
@@ -83,7 +115,7 @@ class Permissions:
         if option_id is None:
             return None
         roots = self._roots(session)
-        for scope, rule in self.rules_of(session):
+        for scope, rule in await self.rules_of(session):
             if rules.matches(rule, facts, roots):
                 log.info("permission for %s allowed by the %s rule %s", facts.kind, scope, rule.describe())
                 return option_id, f"allowed by the {scope} rule: always allow {rule.describe()}"
@@ -104,7 +136,7 @@ class Permissions:
             for choice, scope in REMEMBER.items()
         ]
 
-    def settle(
+    async def settle(
         self,
         session: ChatSession,
         options: Sequence[s.PermissionOption],
@@ -118,9 +150,9 @@ class Permissions:
         choice = outcome.option_id
         if choice not in REMEMBER or any(option.option_id == choice for option in options):
             return outcome
-        return self._remember(session, choice, options, facts)
+        return await self._remember(session, choice, options, facts)
 
-    def _remember(
+    async def _remember(
         self, session: ChatSession, choice: str, options: Sequence[s.PermissionOption], facts: Facts
     ) -> s.RequestPermissionOutcome:
         option_id = rules.allow_option(options)
@@ -132,16 +164,16 @@ class Permissions:
                 session.permission_rules.append(rule)
         else:
             try:
-                self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
+                await self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
             except RuleError as err:
                 self._port.notify(f"allowed this once; the rule is not kept: {err}", ERROR)
         return s.RequestPermissionOutcomeSelected(option_id=option_id)
 
-    def _change_project(self, session: ChatSession, change: _Change) -> None:
-        projects = self.file.load()
+    async def _change_project(self, session: ChatSession, change: _Change) -> None:
+        projects = await self.file.load()
         root = self._project(session)
         projects[root] = change(projects.get(root, []))
-        self.file.save(projects)
+        await self.file.save(projects)
 
     # ---- :AcpPermissions ----------------------------------------------------------------------------
 
@@ -153,12 +185,12 @@ class Permissions:
         if session is None:
             self._port.notify(current.missing or "", WARN)
             return
-        listed = self.rules_of(session)
+        listed = await self.rules_of(session)
         if args and args[0] == "revoke" and len(args) == 2 and args[1].isdigit():
-            self._revoke(session, listed, int(args[1]))
+            await self._revoke(session, listed, int(args[1]))
             return
         if args and args[0] == "allow":
-            self._add(session, args[1:])
+            await self._add(session, args[1:])
             return
         if args:
             self._port.notify(USAGE, WARN)
@@ -174,22 +206,22 @@ class Permissions:
             "Permission rules (choose one to revoke)", picks, "acp_nvim.permissions"
         )
         if chosen is not None and chosen.isdigit():
-            self._revoke(session, self.rules_of(session), int(chosen))
+            await self._revoke(session, await self.rules_of(session), int(chosen))
 
-    def _add(self, session: ChatSession, args: Sequence[str]) -> None:
+    async def _add(self, session: ChatSession, args: Sequence[str]) -> None:
         try:
             scope, rule = rules.parse_allow(args, session.cwd, self._roots(session))
             if scope == "session":
                 if rule not in session.permission_rules:
                     session.permission_rules.append(rule)
             else:
-                self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
+                await self._change_project(session, lambda kept: kept if rule in kept else [*kept, rule])
         except RuleError as err:
             self._port.notify(f"no rule made: {err}", WARN)
             return
         self._port.notify(f"added the {scope} rule: always allow {rule.describe()}", INFO)
 
-    def _revoke(self, session: ChatSession, listed: list[tuple[Scope, Rule]], number: int) -> None:
+    async def _revoke(self, session: ChatSession, listed: list[tuple[Scope, Rule]], number: int) -> None:
         if not 1 <= number <= len(listed):
             self._port.notify(f"no permission rule {number} (there are {len(listed)})", WARN)
             return
@@ -199,7 +231,7 @@ class Permissions:
                 session.permission_rules.remove(rule)
         else:
             try:
-                self._change_project(session, lambda kept: [other for other in kept if other != rule])
+                await self._change_project(session, lambda kept: [other for other in kept if other != rule])
             except RuleError as err:
                 self._port.notify(f"the rule is not revoked: {err}", ERROR)
                 return

@@ -80,3 +80,7 @@ class NeovimPort(Protocol):
 
     def cancel_permissions(self, session_id: str) -> None:
         """Every permission question of the session, open or queued, is answered `cancelled`."""
+
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        """A restore's buffers (`before`: those with unsaved edits keep their file's text as the merge's base;
+        `after`: the loaded ones show the restored files) or its diff (`quickfix`)."""

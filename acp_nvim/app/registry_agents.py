@@ -94,6 +94,13 @@ class RegistryAgents:
         if plan is None:
             raise StartError(f"{agent.name} {agent.version} is not available for {here}")
         if isinstance(plan, acp_registry.PackagePlan):
+            package = acp_registry.local_package(agent)
+            if package is not None and not _local(options.url):
+                # As for archives: a list from the network must not make the plugin run this machine's files.
+                raise StartError(
+                    f"{agent.name} {agent.version}: refusing the package {acp_registry.shown(package, 512)}:"
+                    " a registry fetched over the network may not point at local files"
+                )
             missing = acp_registry.missing_runner(plan)
             if missing is not None:
                 raise StartError(missing)
@@ -165,6 +172,10 @@ class RegistryAgents:
     async def agents_command(self, options: RegistryOptions, action: str, agent_id: str) -> None:
         """:AcpAgents [update|remove] [id]: without an id, a picker of what is installed, then one of what
         to do with the agent chosen."""
+        if agent_id and not acp_registry.valid_id(agent_id):
+            # Never a path: `remove ../x` must not name a folder beside the agents' folder.
+            self._port.notify(f"{acp_registry.shown(agent_id)} is not a registry agent id", ERROR)
+            return
         installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
         if not agent_id:
             if not installs:

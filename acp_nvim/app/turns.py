@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from acp_nvim.app.checkpoints import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.registry import NO_AGENT, ChatSession, Registry
@@ -25,12 +26,18 @@ SENT_WAIT_S = 0.05
 
 class Turns:
     def __init__(
-        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
+        self,
+        registry: Registry,
+        port: NeovimPort,
+        status: StatusBoard,
+        edits: EditFollower,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self._registry = registry
         self._port = port
         self._status = status
         self._edits = edits
+        self._checkpoints = checkpoints
 
     def preload(self) -> None:
         """What a prompt imports on its first use, imported now (an agent is ready, nothing waits): the user's
@@ -94,6 +101,9 @@ class Turns:
             # send it, and the prompt reached the chat 2-3 ms later (the watch after the agent could edit).
             with anyio.move_on_after(SENT_WAIT_S):
                 await self._port.sent()
+            if self._checkpoints is not None:
+                # Complete before the agent has the prompt: nothing it does escapes the checkpoint.
+                await self._checkpoints.take(session)
             if session.cancelling:
                 # Cancelled in the meantime: the agent never gets it.
                 return

@@ -76,3 +76,6 @@ class PermissionView(msgspec.Struct, frozen=True):
     title: str
     kind: str | None
     options: list[PermissionChoice]
+    # The command the request runs, on one line with its newlines and other invisible characters written out
+    # (`\n`, `\u2028`, …): what is asked about, whatever the title says.
+    command: str | None = None

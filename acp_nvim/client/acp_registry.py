@@ -5,6 +5,11 @@ Each agent has an id, a version and one or more distributions: `npx` (an npm pac
 package) or `binary` (an archive per platform with the command inside it). Fields this client does not know
 are ignored, so a newer registry still decodes; a missing or mistyped field the client needs is an error that
 names it.
+
+Every field that becomes a path component (the id and version: `agents/{id}/{version}/`), a file inside the
+install (the command), a command-line word (the package, the arguments) or an environment entry is checked
+whole (`re.fullmatch`: plain ASCII, no separator, no `..`, no NUL, bounded) when the entry is decoded, from
+the network or from the cache alike: an entry that fails is left out, never half used.
 """
 
 from __future__ import annotations
@@ -37,6 +42,72 @@ class RegistryError(Exception):
     """The registry (or one of its entries) is not what the format says: the message says what is wrong."""
 
 
+# The msgspec patterns above give the first, familiar message; these decide. `re.search` with `^…$` lets a
+# trailing newline through, and an unanchored pattern a whole path ("1.0.0/../../x").
+_ID = re.compile(r"[a-z][a-z0-9-]{0,63}")
+_VERSION = re.compile(
+    r"[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?"
+)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# Printable ASCII but the space: an archive URL, a package name (a word of npx's or uvx's command line).
+_WORD = re.compile(r"[!-~]{1,2048}")
+# A printable line without control characters (what the user reads: a name).
+_LINE = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,128}")
+MAX_ARG = 4096
+MAX_ARGS = 256
+
+
+def valid_id(value: str) -> bool:
+    """Whether `value` can be a registry agent's id: one path component, lowercase ASCII."""
+    return _ID.fullmatch(value) is not None
+
+
+def valid_version(value: str) -> bool:
+    """Whether `value` can be a version: MAJOR.MINOR.PATCH[-pre][+build], one path component."""
+    return _VERSION.fullmatch(value) is not None and ".." not in value
+
+
+def shown(value: object, limit: int = 64) -> str:
+    """A value from the registry as a message quotes it: short, escaped (no newline or escape sequence of
+    an entry reaches the user's screen)."""
+    text = str(value)
+    return ascii(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+MAX_DESCRIPTION = 300
+
+
+def one_line(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """A text of an entry as one line of a picker: control characters (newlines, escapes) become a space,
+    a long one is cut (a description must not draw lines of its own among the other agents)."""
+    flat = _CONTROL.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def command_path(cmd: str) -> str | None:
+    """Why `cmd` cannot name a file inside the install folder, or None when it can."""
+    normalized = cmd.replace("\\", "/")
+    parts = [part for part in normalized.split("/") if part not in ("", ".")]
+    if _WORD.fullmatch(cmd) is None or len(cmd) > 255:
+        return f"cmd {shown(cmd)} is not a plain relative path"
+    if normalized.startswith("/") or (len(normalized) > 1 and normalized[1] == ":"):
+        return f"cmd {shown(cmd)} is an absolute path: it must be inside the archive"
+    if ".." in parts or not parts:
+        return f"cmd {shown(cmd)} leaves the agent's folder"
+    return None
+
+
+def _check_run(what: str, args: list[str], env: dict[str, str]) -> None:
+    if len(args) > MAX_ARGS or any("\0" in arg or len(arg) > MAX_ARG for arg in args):
+        raise ValueError(
+            f"{what} args: at most {MAX_ARGS}, each without NUL and at most {MAX_ARG} characters"
+        )
+    for name, value in env.items():
+        if _ENV_NAME.fullmatch(name) is None or "\0" in value or len(value) > MAX_ARG:
+            raise ValueError(f"{what} env {shown(name)} is not a NAME=value without NUL")
+
+
 class BinaryTarget(msgspec.Struct, frozen=True, kw_only=True):
     archive: NonEmpty
     cmd: NonEmpty
@@ -45,11 +116,29 @@ class BinaryTarget(msgspec.Struct, frozen=True, kw_only=True):
     # Optional in the format: the archive's SHA-256, checked before extraction when given.
     sha256: Sha256 | None = None
 
+    def __post_init__(self) -> None:
+        if _WORD.fullmatch(self.archive) is None:
+            raise ValueError(
+                f"archive {shown(self.archive)} is not a URL without spaces or control characters"
+            )
+        why = command_path(self.cmd)
+        if why is not None:
+            raise ValueError(why)
+        _check_run("binary", self.args, self.env)
+
 
 class PackageDistribution(msgspec.Struct, frozen=True, kw_only=True):
     package: NonEmpty
     args: list[str] = []
     env: dict[str, str] = {}
+
+    def __post_init__(self) -> None:
+        # The package is the runner's first word after its own options: "-c=…" would be one of them.
+        if _WORD.fullmatch(self.package) is None or self.package.startswith("-"):
+            raise ValueError(
+                f"package {shown(self.package)} is not a package name (no spaces, no leading '-')"
+            )
+        _check_run("package", self.args, self.env)
 
 
 class Distribution(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +156,19 @@ class RegistryAgent(msgspec.Struct, frozen=True, kw_only=True):
     repository: str | None = None
     license: str | None = None
     authors: list[str] = []
+
+    def __post_init__(self) -> None:
+        if not valid_id(self.id):
+            raise ValueError(
+                f"id {shown(self.id)} is not lowercase ASCII letters, digits and '-' (64 at most)"
+            )
+        if not valid_version(self.version):
+            raise ValueError(
+                f"version {shown(self.version)} is not MAJOR.MINOR.PATCH[-pre][+build] of ASCII letters,"
+                " digits, '.' and '-'"
+            )
+        if _LINE.fullmatch(self.name) is None:
+            raise ValueError(f"name {shown(self.name)} is not one line of at most 128 characters")
 
 
 class Registry(msgspec.Struct, frozen=True, kw_only=True):
@@ -103,7 +205,7 @@ def decode(data: bytes) -> Registry:
         try:
             agents.append(_agent.decode(raw))
         except msgspec.ValidationError as err:
-            skipped.append(f"agents[{index}]{_named(raw)}: {err}")
+            skipped.append(f"agents[{index}]{_named(raw)}: {str(err).removesuffix(' - at `$`')}")
     if skipped and not agents:
         raise RegistryError(f"the registry does not match the ACP Registry format: {skipped[0]}")
     return Registry(version=listing.version, agents=agents, skipped=skipped)
@@ -115,7 +217,10 @@ def _named(raw: msgspec.Raw) -> str:
     except msgspec.DecodeError:
         return ""
     found = entry.get("id") if isinstance(entry, dict) else None
-    return f" ({found})" if isinstance(found, str) else ""
+    if not isinstance(found, str):
+        return ""
+    plain = _LINE.fullmatch(found) is not None and found.isascii() and len(found) <= 64
+    return f" ({found if plain else shown(found)})"
 
 
 def encode(registry: Registry) -> bytes:
@@ -167,6 +272,23 @@ def pinned(package: str, version: str, runner: str) -> str:
     return f"{package}=={version}"
 
 
+def _package(dist: Distribution) -> tuple[str, PackageDistribution] | None:
+    """The package runner an entry runs with when it has no binary here: npx first, else uvx."""
+    for runner, package in (("npx", dist.npx), ("uvx", dist.uvx)):
+        if package is not None:
+            return runner, package
+    return None
+
+
+def local_package(agent: RegistryAgent) -> str | None:
+    """The package the entry runs when it names a folder or file of this machine (the runners take paths
+    as packages), else None."""
+    found = _package(agent.distribution)
+    if found is None or re.match(r"^(\.|/|~|file:)", found[1].package) is None:
+        return None
+    return found[1].package
+
+
 def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
     """How `agent` runs here: this platform's archive, else a package runner; None when neither applies."""
     dist = agent.distribution
@@ -174,13 +296,14 @@ def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
     target = (dist.binary or {}).get(platform_key or this_platform())
     if target is not None:
         return BinaryPlan(target=target)
-    for runner, package in (("npx", dist.npx), ("uvx", dist.uvx)):
-        if package is not None:
-            spec = pinned(package.package, agent.version, runner)
-            # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
-            argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
-            return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
-    return None
+    found = _package(dist)
+    if found is None:
+        return None
+    runner, package = found
+    spec = pinned(package.package, agent.version, runner)
+    # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
+    argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
+    return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
 
 
 def runnable(agent: RegistryAgent, platform_key: str | None = None) -> bool:

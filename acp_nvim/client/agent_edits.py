@@ -16,7 +16,10 @@ files loaded under the session roots while a turn runs; it reports them (`disk_c
 the same way, unless a running tool call names the file: its end follows it, with its snapshot.
 
 Only files under the session's roots are followed, and only regular files up to `max_bytes`: the agent's
-tool calls are untrusted input and must not make the client read devices or huge files.
+tool calls are untrusted input and must not make the client read devices or huge files. The roots are checked
+when a call starts and again, on the file opened, when it ends: an agent that turns the file (or a folder on
+its path) into a link out of the roots during its call gets nothing of the file it points to read, followed
+or reviewed. The editor checks the real path it is given once more right before it reads.
 """
 
 from __future__ import annotations
@@ -69,12 +72,15 @@ TOOL_CALL_UPDATES = (s.SessionUpdateToolCall, s.SessionUpdateToolCallUpdate)
 
 class FileEdit(msgspec.Struct, frozen=True):
     """One file for the editor to follow. `known`: `before` is the file's previous content (`absent`: there
-    was no file); unknown, only a loaded buffer can say what was there."""
+    was no file); unknown, only a loaded buffer can say what was there. `real`: the real path found inside
+    the roots when it is not `path` itself; the editor reads the file only while `path` still resolves to
+    it."""
 
     path: str
     known: bool
     absent: bool = False
     before: bytes = b""
+    real: str = ""
 
 
 class FollowSink(Protocol):
@@ -92,6 +98,8 @@ class FollowSink(Protocol):
 class _Snapshot(msgspec.Struct):
     absent: bool
     data: bytes = b""
+    # The real path of the file read, when it was checked against the roots.
+    real: str = ""
 
 
 class _Call(msgspec.Struct):
@@ -106,9 +114,10 @@ class _TooLarge(Exception):
     pass
 
 
-def read_snapshot(path: str, max_bytes: int) -> _Snapshot | None:
+def read_snapshot(path: str, max_bytes: int, roots: Sequence[str] | None = None) -> _Snapshot | None:
     """The file's bytes, "absent", or None when it cannot be snapshotted (not a regular file, too large,
-    unreadable). Opened non-blocking: a FIFO named by an agent must not hold the client."""
+    unreadable, or, given the real `roots`, not inside them). Opened non-blocking: a FIFO named by an agent
+    must not hold the client."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
@@ -119,6 +128,12 @@ def read_snapshot(path: str, max_bytes: int) -> _Snapshot | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
+        real = ""
+        if roots is not None:
+            real = _opened_path(fd, path, st)
+            if not _under(real, roots):
+                log.warning("not reading %s: it is %s, out of the session's folders", path, real)
+                return None
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -129,7 +144,7 @@ def read_snapshot(path: str, max_bytes: int) -> _Snapshot | None:
             if total > max_bytes:
                 raise _TooLarge
             chunks.append(chunk)
-        return _Snapshot(absent=False, data=b"".join(chunks))
+        return _Snapshot(absent=False, data=b"".join(chunks), real=real)
     except (OSError, _TooLarge):
         return None
     finally:
@@ -206,6 +221,22 @@ def before_from_diff(old_text: str | None, new_text: str, now: bytes) -> _Snapsh
     return _Snapshot(absent=False, data=current.replace(new_text, old_text, 1).encode("utf-8"))
 
 
+def _opened_path(fd: int, path: str, opened: os.stat_result) -> str:
+    """The real path of the file open at `fd` (opened as `path`): Linux names it (one readlink, whatever
+    links were on the way when it was opened); elsewhere `path` resolved now, "" unless that is still the
+    file opened (a link made on its way between the open and the look)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass
+    real = os.path.realpath(path)
+    try:
+        now = os.stat(real)
+    except OSError:
+        return ""
+    return real if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino) else ""
+
+
 def _same(a: _Snapshot, b: _Snapshot) -> bool:
     return a.absent == b.absent and a.data == b.data
 
@@ -276,7 +307,7 @@ class AgentEdits:
             kept = sum(len(snap.data) for c in calls.values() for snap in c.snapshots.values())
             for path in call.paths:
                 if path not in call.snapshots:
-                    snap = read_snapshot(path, min(self._max_bytes(), MAX_SNAPSHOT_BYTES - kept))
+                    snap = read_snapshot(path, min(self._max_bytes(), MAX_SNAPSHOT_BYTES - kept), roots)
                     if snap is not None:
                         call.snapshots[path] = snap
                         kept += len(snap.data)
@@ -285,12 +316,14 @@ class AgentEdits:
             self._follow(session_id, update.tool_call_id, call)
 
     def _follow(self, session_id: str, tool_call_id: str | None, call: _Call) -> None:
-        if call.kind in READ_ONLY_KINDS:
+        roots = self._real_roots(session_id)
+        if call.kind in READ_ONLY_KINDS or not roots:
             return
         limit = self._max_bytes()
         files: list[FileEdit] = []
         for path in call.paths:
-            now = read_snapshot(path, limit)
+            # The roots again, on the file as it is now: the call may have made it a link out of them.
+            now = read_snapshot(path, limit, roots)
             if now is None:
                 continue
             if now.absent:
@@ -300,11 +333,12 @@ class AgentEdits:
             if before is None or _same(before, now):
                 # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
                 before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
+            real = "" if now.real == path else now.real
             if before is not None and not _same(before, now):
-                files.append(FileEdit(path, known=True, absent=before.absent, before=before.data))
+                files.append(FileEdit(path, known=True, absent=before.absent, before=before.data, real=real))
             else:
                 # Unknown: a loaded buffer still knows (the editor sees whether its file changed).
-                files.append(FileEdit(path, known=False))
+                files.append(FileEdit(path, known=False, real=real))
         log.debug("tool call %s ended: follow %s", tool_call_id, [(f.path, f.known) for f in files])
         if files:
             self._sink.follow_edits(session_id, tool_call_id, files)
@@ -339,9 +373,10 @@ class AgentEdits:
             return
         pending = {os.path.realpath(p) for p in self.pending(session_id)}
         files = [
-            FileEdit(path, known=False)
+            FileEdit(path, known=False, real="" if real == path else real)
             for path in dict.fromkeys(p for p in paths if isinstance(p, str) and os.path.isabs(p))
-            if os.path.realpath(path) not in pending and _under(os.path.realpath(path), roots)
+            for real in (os.path.realpath(path),)
+            if real not in pending and _under(real, roots)
         ]
         if files:
             self._sink.follow_edits(session_id, None, files)

@@ -6,6 +6,12 @@ refusing any member that would land outside it (`..`, an absolute path, a link p
 a complete extraction is renamed into place, with a record of what it runs (`INSTALLED`): a folder without
 that record is never started, so an interrupted install leaves nothing runnable behind. Blocking: run it in a
 worker thread.
+
+Nothing here removes or writes a path outside the agents' folder: the id and version are checked whole
+(`acp_registry.valid_id`, `valid_version`) before they name a folder, and right before each removal, folder
+creation and rename the path is resolved (symlinks included) and must be inside it; a link where a folder of
+an install should be (`agents/{id}` pointing elsewhere) is refused, never followed. An install record that
+does not match its folder is ignored.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from acp_nvim.client import downloads
+from acp_nvim.client import acp_registry, downloads, registry_cache
 from acp_nvim.client.acp_registry import BinaryTarget
 
 log = logging.getLogger("acp_nvim.agent_install")
@@ -32,6 +38,7 @@ INSTALLED = ".acp_nvim_install.json"
 MAX_ARCHIVE_BYTES = 1024 * 1024 * 1024
 MAX_EXTRACTED_BYTES = 4 * 1024 * 1024 * 1024
 MAX_MEMBERS = 100_000
+MAX_RECORD_BYTES = 1024 * 1024
 
 
 class InstallError(Exception):
@@ -56,7 +63,53 @@ _record = msgspec.json.Decoder(InstalledAgent)
 
 
 def folder(agents_dir: Path, agent_id: str, version: str) -> Path:
+    """The install folder of `agent_id` `version`; `InstallError` when either is not one plain name."""
+    if not acp_registry.valid_id(agent_id):
+        raise InstallError(f"refusing the agent id {acp_registry.shown(agent_id)}: not a registry id")
+    if not acp_registry.valid_version(version):
+        raise InstallError(f"refusing the version {acp_registry.shown(version)}: not a plain version")
     return agents_dir / agent_id / version
+
+
+def _outside(agents_dir: Path, path: Path) -> str | None:
+    """Why `path` may not be removed or written, or None: resolved, it must be strictly inside
+    `agents_dir` (itself resolved: stdpath("data") may be a link), and it must not be a link itself."""
+    root = Path(os.path.realpath(agents_dir))
+    real = Path(os.path.realpath(path))
+    if path.is_symlink():
+        return f"{path} is a link (to {real}), not a folder of {agents_dir}"
+    if real == root or not real.is_relative_to(root):
+        return f"{path} is {real}, outside {agents_dir}"
+    return None
+
+
+def _guard(agents_dir: Path, path: Path) -> None:
+    why = _outside(agents_dir, path)
+    if why is not None:
+        log.warning("refusing to touch %s: %s", path, why)
+        raise InstallError(f"refusing to touch {why}")
+
+
+def _remove_tree(agents_dir: Path, path: Path) -> bool:
+    """Removes `path` when it is inside `agents_dir` (checked right before); whether it was."""
+    why = _outside(agents_dir, path)
+    if why is not None:
+        log.warning("not removing %s: %s", path, why)
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return True
+
+
+def _usable(agents_dir: Path, record_path: Path, record: InstalledAgent) -> str | None:
+    """Why an install record may not be used, or None: it must be the record of its own folder."""
+    where = record_path.parent
+    if record.id != where.parent.name or record.version != where.name:
+        return f"it is the record of {record.id} {record.version}, not of its folder"
+    try:
+        folder(agents_dir, record.id, record.version)
+    except InstallError as err:
+        return str(err)
+    return acp_registry.command_path(record.cmd) or _outside(agents_dir, where)
 
 
 def installed(agents_dir: Path) -> list[InstalledAgent]:
@@ -64,9 +117,13 @@ def installed(agents_dir: Path) -> list[InstalledAgent]:
     found: list[InstalledAgent] = []
     for record_path in sorted(agents_dir.glob(f"*/*/{INSTALLED}")):
         try:
-            record = _record.decode(record_path.read_bytes())
+            record = _record.decode(registry_cache.read_regular(record_path, MAX_RECORD_BYTES))
         except (OSError, msgspec.DecodeError) as err:
             log.warning("ignoring %s: %s", record_path, err)
+            continue
+        why = _usable(agents_dir, record_path, record)
+        if why is not None:
+            log.warning("ignoring %s: %s", record_path, why)
             continue
         found.append(msgspec.structs.replace(record, folder=str(record_path.parent)))
     return found
@@ -78,13 +135,15 @@ def find(agents_dir: Path, agent_id: str, version: str) -> InstalledAgent | None
 
 def remove(agents_dir: Path, agent_id: str, version: str | None = None) -> list[str]:
     """Removes the agent's installs (one version, or all); the versions removed."""
+    if not acp_registry.valid_id(agent_id):
+        raise InstallError(f"{acp_registry.shown(agent_id)} is not a registry agent id")
     removed: list[str] = []
     for record in installed(agents_dir):
-        if record.id == agent_id and (version is None or record.version == version):
-            shutil.rmtree(record.folder, ignore_errors=True)
+        mine = record.id == agent_id and (version is None or record.version == version)
+        if mine and _remove_tree(agents_dir, Path(record.folder)):
             removed.append(record.version)
     parent = agents_dir / agent_id
-    if parent.is_dir() and not any(parent.iterdir()):
+    if _outside(agents_dir, parent) is None and parent.is_dir() and not any(parent.iterdir()):
         parent.rmdir()
     return removed
 
@@ -112,14 +171,18 @@ def install(
 ) -> InstalledAgent:
     """Downloads, checks and extracts `target`'s archive; the record of the install (an existing complete
     install of that version is returned as it is)."""
+    final = folder(agents_dir, agent_id, version)
     existing = find(agents_dir, agent_id, version)
     if existing is not None:
         return existing
-    final = folder(agents_dir, agent_id, version)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    _forget_abandoned(final.parent)
-    if final.exists():
+    agents_dir.mkdir(parents=True, exist_ok=True)
+    if not final.parent.is_symlink():
+        final.parent.mkdir(exist_ok=True)
+    _guard(agents_dir, final.parent)
+    _forget_abandoned(agents_dir, final.parent)
+    if final.exists() or final.is_symlink():
         # Left by something else than a complete install (no record): never run, replaced.
+        _guard(agents_dir, final)
         shutil.rmtree(final, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f".{version}.partial-", dir=final.parent))
     try:
@@ -148,7 +211,9 @@ def install(
         )
         executable.chmod(executable.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         (tree / INSTALLED).write_bytes(msgspec.json.encode(record))
-        # The one step that makes it runnable: a rename within the same folder.
+        # The one step that makes it runnable: a rename within the same folder (checked again: it may have
+        # become a link while the archive came).
+        _guard(agents_dir, final.parent)
         try:
             os.rename(tree, final)
         except OSError:
@@ -161,19 +226,19 @@ def install(
     except downloads.DownloadError as err:
         raise InstallError(str(err)) from None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        _remove_tree(agents_dir, work)
 
 
 # A partial install older than this was abandoned (Neovim killed mid-download): its folder is removed.
 ABANDONED_AFTER = 24 * 3600
 
 
-def _forget_abandoned(parent: Path) -> None:
+def _forget_abandoned(agents_dir: Path, parent: Path) -> None:
     now = time.time()
     for partial in parent.glob(".*.partial-*"):
         try:
             if now - partial.stat().st_mtime > ABANDONED_AFTER:
-                shutil.rmtree(partial, ignore_errors=True)
+                _remove_tree(agents_dir, partial)
         except OSError:
             continue
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -18,6 +19,32 @@ from acp_nvim.client.acp_registry import Registry
 log = logging.getLogger("acp_nvim.registry_cache")
 
 FILE_NAME = "registry.json"
+# The registry itself is fetched up to 16 MiB (app/catalog.py); its cache holds a little more.
+MAX_CACHE_BYTES = 32 * 1024 * 1024
+
+
+class NotReadable(OSError):
+    """Not a regular file, or larger than allowed."""
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file at `path`. Opened non-blocking and checked before it is read: a FIFO
+    or a device put where a cache or an install record should be must not hold the thread reading it
+    (:checkhealth reads them on Neovim's)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotReadable(f"{path} is not a regular file")
+        if st.st_size > max_bytes:
+            raise NotReadable(f"{path} is larger than {max_bytes} bytes")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(max_bytes + 1)
+        if len(data) > max_bytes:
+            raise NotReadable(f"{path} is larger than {max_bytes} bytes")
+        return data
+    finally:
+        os.close(fd)
 
 
 class Cached(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,7 +66,7 @@ def path(cache_dir: str | Path) -> Path:
 
 def read(cache_dir: str | Path) -> Cached | None:
     try:
-        return _decoder.decode(path(cache_dir).read_bytes())
+        return _decoder.decode(read_regular(path(cache_dir), MAX_CACHE_BYTES))
     except FileNotFoundError:
         return None
     except (OSError, msgspec.DecodeError) as err:

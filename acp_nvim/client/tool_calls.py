@@ -77,7 +77,7 @@ class ToolCallTranscript(Transcript):
             item.locations = list(update.locations or [])
             item.raw_input = _bounded_raw(update.raw_input)
             item.raw_output = _bounded_raw(update.raw_output)
-        self._follow_shell(item, update.meta)
+        self._follow_shell(item, update.meta, update.raw_input)
         self._fold_old_tool_calls(item)
 
     def update_tool_call(self, update: s.ToolCallUpdate) -> ToolCallItem:
@@ -111,12 +111,13 @@ class ToolCallTranscript(Transcript):
                 item.raw_input = _bounded_raw(update.raw_input)
             if update.raw_output is not None:
                 item.raw_output = _bounded_raw(update.raw_output)
-        self._follow_shell(item, update.meta)
+        self._follow_shell(item, update.meta, update.raw_input)
         self._fold_old_tool_calls(item)
         return item
 
-    def _follow_shell(self, item: ToolCallItem, meta: dict[str, Any] | None) -> None:
-        """A command the agent runs itself: records what is new of its output and how it ended."""
+    def _follow_shell(self, item: ToolCallItem, meta: dict[str, Any] | None, raw_input: Any = None) -> None:
+        """A command the agent runs itself: records what is new of its output and how it ended, and the
+        command it now says it runs (`raw_input`: the update's, whole, even when too large to keep)."""
         if item.folded:
             return
         terminal_id, terminal_output, ended = shell.meta_terminal(meta)
@@ -129,11 +130,18 @@ class ToolCallTranscript(Transcript):
                 item.shell = None
                 self._replace(item.key)
             return
+        stated = shell.command_of(raw_input) if raw_input is not None else None
+        if stated is not None:
+            stated = stated[:MAX_KEPT_RAW_CHARS]
         if run is None:
-            command = shell.command_of(item.raw_input)
+            command = stated or shell.command_of(item.raw_input)
             if terminal_id is None and (item.kind != "execute" or command is None):
                 return
             run = item.shell = ShellRun(command or item.title)
+            self._replace(item.key)
+        elif stated is not None and stated != run.command:
+            # A later update (or the permission request) says another command: the chat shows that one.
+            run.command = stated
             self._replace(item.key)
         if terminal_id is not None:
             run.terminal_id = terminal_id

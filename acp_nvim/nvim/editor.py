@@ -55,6 +55,7 @@ class EditorServices:
         """Its terminals, not the ones of other sessions: another agent may still be using its own."""
         self.terminals.end_session(session_id)
         self.sandboxes.forget(session_id)
+        self.files.forget(session_id)
 
 
 class NvimEditor:

@@ -3,7 +3,7 @@
 Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
 `fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise). What
 the request may ask and which error the agent gets is decided here and in `client/fs_rules.py`; Lua answers
-with facts (`lua_api.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
+with facts (`lua_values.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
 that follows an allowed permission request showing a diff for that path is linked to that tool call. With
 `follow = true` the editor then shows where the agent is reading or writing.
 
@@ -39,13 +39,13 @@ from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.lua_api import (
+from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
     FsReadOptions,
     FsWriteAnswer,
     FsWriteOptions,
     LuaAnswerError,
-    LuaApi,
 )
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
@@ -55,6 +55,10 @@ log = logging.getLogger("acp_nvim.files")
 
 ALLOW_KINDS = ("allow_once", "allow_always")
 WARN = 3  # vim.log.levels.WARN
+
+# The merge base of an agent's write is the text its session last saw of the file: its last whole read after
+# its last write (a slice read counts for the lines it showed), else that write's text, else the disk. Lua
+# keeps those texts (`editor/fs/view.lua`, a few dozen per session); they go when the session ends.
 
 
 # How the host runs its blocking disk I/O: in a worker thread, off the anyio loop.
@@ -70,14 +74,19 @@ async def read_file(
     *,
     checked: bool = True,
     offload: Offload = anyio.to_thread.run_sync,
+    view: str | None = None,
 ) -> FsReadAnswer:
     """The agent's read of `path` (the real path the sandbox checked): a buffer's text from Lua, else the
-    file's from disk by the host. Raises the agent's error otherwise."""
+    file's from disk by the host. Raises the agent's error otherwise. A buffer's text read for `view` (a
+    session) becomes that session's view of the file: the base its next write of it derives from."""
     path = fs_rules.checked_path(path)
     fs_rules.check_slice(line, limit)
     try:
         answer = await lua.fs_read(
-            path, line, limit, FsReadOptions(max_bytes=max_bytes, checked_path=checked)
+            path,
+            line,
+            limit,
+            FsReadOptions(max_bytes=max_bytes, checked_path=checked, view=view),
         )
     except LuaAnswerError as err:
         raise RpcError(INTERNAL_ERROR, f"fs/read_text_file: {err}") from None
@@ -177,7 +186,9 @@ class FileService:
     async def _read_checked(self, real: str, params: s.ReadTextFileRequest) -> str:
         opts = self._options()
         # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
-        answer = await read_file(self._lua, real, params.line, params.limit, opts.max_read_bytes)
+        answer = await read_file(
+            self._lua, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
+        )
         if opts.follow:
             self._lua.follow_show(real, params.line or 1, None)
         return answer.content or ""
@@ -187,12 +198,21 @@ class FileService:
         opts = self._options()
         tool_call_id = self._edits.pop((params.session_id, real), None)
         options = FsWriteOptions(
-            session_id=params.session_id, tool_call_id=tool_call_id, autocmds=opts.autocmds
+            session_id=params.session_id,
+            tool_call_id=tool_call_id,
+            autocmds=opts.autocmds,
+            view=params.session_id,
         )
         answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
         if opts.follow:
             self._lua.follow_show(real, None, answer.bufnr)
         return s.WriteTextFileResponse()
+
+    def forget(self, session_id: str) -> None:
+        """The session ended: the texts it saw go."""
+        self._lua.fs_forget_views(session_id)
+        for key in [key for key in self._edits if key[0] == session_id]:
+            del self._edits[key]
 
     def permission_answered(
         self, request: s.RequestPermissionRequest, outcome: s.RequestPermissionOutcome

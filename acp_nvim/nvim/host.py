@@ -25,7 +25,7 @@ from acp_nvim.app.presets import NO_AGENT, Launch
 from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.app.settings import Settings
-from acp_nvim.nvim import interpreter, lua_api
+from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.loop_thread import LoopThread
@@ -89,7 +89,7 @@ class Host:
         self._loop: LoopThread | None = None
         self._controller: Controller | None = None
         self._rules_file: str | None = None
-        # Neovim's stdpath("data") and stdpath("cache"), as the bootstrap said (the ACP Registry's folders).
+        # Neovim's stdpath("data"), ("cache"), ("state"), as the bootstrap said (registry, checkpoints).
         self._stdpath: dict[str, str] = {}
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
@@ -105,7 +105,7 @@ class Host:
             self._rules_file = os.path.join(data, "acp_nvim", "permissions.json")
             if self._controller is not None:
                 self._controller.app.permissions.file.path = self._rules_file
-        for kind in ("data", "cache"):
+        for kind in ("data", "cache", "state"):
             if isinstance(options.get(kind), str) and options[kind]:
                 self._stdpath[kind] = options[kind]
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
@@ -137,7 +137,7 @@ class Host:
         if invalid:
             log.warning("%s", invalid)
         return {
-            "options": lua_api.to_lua(self.settings.for_lua()),
+            "options": lua_values.to_lua(self.settings.for_lua()),
             "invalid": invalid,
             "generation": table.generation,
         }
@@ -148,7 +148,7 @@ class Host:
 
     def config_report(self) -> dict[str, Any]:
         """For :checkhealth: the bad fields of the table in force and every agent as a start would run it."""
-        return lua_api.to_lua(self.settings.report(self._launch(StartRequest())))
+        return checkpoint_host.with_facts(self._stdpath, self.settings.report(self._launch(StartRequest())))
 
     def _launch(self, request: StartRequest, *, session: bool = True) -> Launch:
         return Launch(
@@ -275,6 +275,9 @@ class Host:
     def permissions(self, session_id: str | None, args: list[str]) -> None:
         self._submit(lambda c: c.app.permissions.command(session_id, [str(arg) for arg in args or []]))
 
+    def checkpoint(self, session_id: str | None, args: list[str]) -> None:
+        self._submit(lambda c: c.app.checkpoints.command(session_id, [str(arg) for arg in args or []]))
+
     def leaving(self) -> None:
         """Neovim is quitting and is about to end the agents itself (VimLeavePre): their end is no fault.
         Set here, on pynvim's thread, before the answer goes: the agents die only after Lua has it."""
@@ -320,7 +323,7 @@ class Host:
 
         try:
             facts = catalog.health(self._registry(), self.settings.config.default_agent, time.time())
-            return lua_api.to_lua(facts)
+            return lua_values.to_lua(facts)
         except Exception as err:
             log.exception("registry health failed")
             return {"error": str(err)}
@@ -348,6 +351,7 @@ class Host:
             self.reporter.install()
             self._controller = Controller(self.bridge, loop.spawn)
             self._controller.app.permissions.file.path = self._rules_file
+            checkpoint_host.attach(self._controller, self._stdpath, self.settings, loop.spawn)
             self._loop = loop
             atexit.register(self._shutdown)
             interpreter.settle()

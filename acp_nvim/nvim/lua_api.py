@@ -2,11 +2,10 @@
 
 Each method runs one function of `lua/acp_nvim/` through the bridge; its Lua code is written here and nowhere
 else in the package (`tests/unit/test_boundary.py` checks that, and that each function exists in Lua). What
-crosses is typed: the options and specs sent as msgspec Structs (turned into the plain tables pynvim sends
-here), and the answers of `fs.*` and `terminal.*` decoded here into Structs (`LuaAnswerError` for one that is
-not what Lua declares). Those answers are facts (`ok = false` with a `fact` such as "path_changed"); which
-error an agent gets for a fact is decided in Python (`client/fs_rules.py`, `terminals.py`). The other
-direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
+crosses is typed (`lua_values.py`): the options and specs sent as msgspec Structs, and the answers of `fs.*`
+and `terminal.*` decoded into Structs. Those answers are facts (`ok = false` with a `fact` such as
+"path_changed"); which error an agent gets for a fact is decided in Python (`client/fs_rules.py`,
+`terminals.py`). The other direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
 
 Questions (pickers, permission and sandbox prompts, forms) are asked through `Ui.ask`, which prepends the
 answer's token: for them this module declares the code the `Ui` runs (the `ASK_*` constants).
@@ -15,15 +14,24 @@ answer's token: for them this module declares the code the `Ui` runs (the `ASK_*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
-
-import msgspec
+from typing import Any, Protocol
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
 from acp_nvim.app.views import ChatInfo, Status
 from acp_nvim.client.agent_edits import FileEdit
-
-_T = TypeVar("_T")
+from acp_nvim.nvim.lua_values import (
+    FsReadAnswer,
+    FsReadOptions,
+    FsWriteAnswer,
+    FsWriteOptions,
+    TerminalCreated,
+    TerminalDone,
+    TerminalOutput,
+    TerminalSpec,
+    TerminalWait,
+    from_lua,
+    to_lua,
+)
 
 # ---- the Lua code of each entry point ---------------------------------------------------------------
 
@@ -49,10 +57,12 @@ FS_READ = "return require('acp_nvim.editor.fs').read(...)"
 FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
+FS_FORGET_VIEWS = "require('acp_nvim.editor.fs.view').forget(...)"
 FOLLOW_SHOW = "require('acp_nvim.editor.follow').show(...)"
 FOLLOW_DISK_APPLY = "require('acp_nvim.editor.fs.follow_disk').apply(...)"
 FOLLOW_DISK_WATCH = "require('acp_nvim.editor.fs.disk_watch').watch(...)"
 FOLLOW_DISK_UNWATCH = "require('acp_nvim.editor.fs.disk_watch').unwatch(...)"
+CHECKPOINT = "return require('acp_nvim.editor.checkpoint').run(...)"
 
 TERMINAL_CREATE = "return require('acp_nvim.editor.terminal').create(...)"
 TERMINAL_OUTPUT = "return require('acp_nvim.editor.terminal').output(...)"
@@ -74,164 +84,6 @@ ASK_TERMINAL = "require('acp_nvim.ui.ask').terminal(...)"
 ASK_PERMISSION = "require('acp_nvim.ui.permission').ask(...)"
 ASK_SANDBOX = "require('acp_nvim.ui.sandbox').ask(...)"
 ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"
-
-
-# ---- what crosses ---------------------------------------------------------------------------------
-
-
-class PickerItem(msgspec.Struct, frozen=True):
-    id: str
-    label: str
-
-
-class SelectRequest(msgspec.Struct, frozen=True):
-    """A `ui.select` picker: the chosen item's id comes back."""
-
-    prompt: str
-    kind: str
-    items: list[PickerItem]
-
-
-class LoginTerminalRequest(msgspec.Struct, frozen=True):
-    """A `ui.terminal` command (a login): its exit code comes back."""
-
-    title: str
-    argv: list[str]
-    env: dict[str, str]
-
-
-class TerminalEnvVar(msgspec.Struct, frozen=True):
-    name: str
-    value: str
-
-
-class TerminalSpec(msgspec.Struct, frozen=True):
-    """What `terminal.create` runs: env is merged over the editor's environment by jobstart."""
-
-    command: str
-    args: list[str]
-    env: list[TerminalEnvVar]
-    cwd: str
-    output_byte_limit: int | None
-
-
-class FsReadOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """How `fs.read` reads: `max_bytes` of a buffer's text at most; with `checked_path`, a path that leads
-    elsewhere than when the host checked it is refused (fact "path_changed")."""
-
-    max_bytes: int
-    checked_path: bool = True
-
-
-class FsReadAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """`fs.read`'s answer: a buffer's text, or `no_buffer` (the host reads the disk), or a fact."""
-
-    ok: bool
-    content: str | None = None
-    from_buffer: bool = False
-    no_buffer: bool = False
-    fact: str | None = None
-    detail: str | None = None
-    size: int | None = None
-
-
-class FsWriteOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """How `fs.write` writes through the file's buffer; the review records it for `session_id`."""
-
-    session_id: str | None = None
-    tool_call_id: str | None = None
-    autocmds: bool = False
-    checked_path: bool = True
-    review: bool = True
-
-
-class FsWriteAnswer(msgspec.Struct, frozen=True, kw_only=True):
-    """`fs.write`'s answer: what the write did, or the fact that stopped it (`kind` of a non-regular file)."""
-
-    ok: bool
-    bufnr: int | None = None
-    lines_touched: int = 0
-    hunks: int = 0
-    created: bool = False
-    had_unsaved_edits: bool = False
-    fact: str | None = None
-    detail: str | None = None
-    kind: str | None = None
-
-
-class TerminalExit(msgspec.Struct, frozen=True, kw_only=True):
-    exit_code: int | None = None
-    signal: str | None = None
-
-
-class TerminalCreated(msgspec.Struct, frozen=True, kw_only=True):
-    """`terminal.create`'s answer: the terminal's id, or the fact that it did not start."""
-
-    ok: bool
-    terminal_id: str | None = None
-    bufnr: int | None = None
-    pid: int | None = None
-    fact: str | None = None
-    detail: str | None = None
-
-
-class TerminalOutput(msgspec.Struct, frozen=True, kw_only=True):
-    """`terminal.output`'s answer: the bytes from `from_` to `total` of the whole stream (Lua keeps at most
-    `limit` bytes), as a string with the non-UTF-8 bytes surrogate-escaped by pynvim."""
-
-    ok: bool
-    output: str = ""
-    exit_status: TerminalExit | None = None
-    from_: int = msgspec.field(default=0, name="from")
-    total: int = 0
-    limit: int = 0
-    fact: str | None = None
-
-
-class TerminalWait(msgspec.Struct, frozen=True, kw_only=True):
-    """`terminal.wait_for_exit`'s answer: the exit status, or `pending` (it comes through `acp_reply`)."""
-
-    ok: bool
-    exit_status: TerminalExit | None = None
-    pending: bool = False
-    fact: str | None = None
-
-
-class TerminalDone(msgspec.Struct, frozen=True, kw_only=True):
-    """`terminal.kill`'s and `terminal.release`'s answer."""
-
-    ok: bool
-    fact: str | None = None
-
-
-class LuaAnswerError(Exception):
-    """Lua answered with something other than what it declares (a bug on one side, never the agent's)."""
-
-
-def to_lua(value: msgspec.Struct) -> dict[str, Any]:
-    """A Struct as the table Lua receives; a None field arrives as vim.NIL, as a None in a dict always did."""
-    table = msgspec.to_builtins(value)
-    assert isinstance(table, dict)
-    return table
-
-
-def _text(value: Any) -> Any:
-    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
-
-
-def _strings(raw: Any) -> Any:
-    # pynvim hands Lua strings over as str, but bytes where they were not UTF-8 on some paths.
-    if isinstance(raw, dict):
-        return {k: _text(v) for k, v in raw.items()}
-    return raw
-
-
-def from_lua(raw: Any, kind: type[_T]) -> _T:
-    """A Lua answer as the Struct it is declared to be."""
-    try:
-        return msgspec.convert(_strings(raw), kind)
-    except msgspec.ValidationError as err:
-        raise LuaAnswerError(f"unexpected answer from Neovim: {err}") from None
 
 
 # ---- the calls --------------------------------------------------------------------------------------
@@ -323,8 +175,14 @@ class LuaApi:
         found = await self._bridge.lua_result(FS_FIND_BUFFER, path)
         return found if isinstance(found, int) else None
 
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        return await self._bridge.lua_result(CHECKPOINT, action, payload)
+
     def fs_file_written(self, path: str) -> None:
         self._bridge.lua(FS_FILE_WRITTEN, path)
+
+    def fs_forget_views(self, session_id: str) -> None:
+        self._bridge.lua(FS_FORGET_VIEWS, session_id)
 
     def follow_show(self, path: str, line: int | None, bufnr: int | None) -> None:
         self._bridge.lua(FOLLOW_SHOW, path, line, bufnr)
@@ -333,7 +191,10 @@ class LuaApi:
 
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
         # Built by hand: msgspec would turn the bytes into base64; pynvim sends them as a Lua string.
-        tables = [{"path": f.path, "known": f.known, "absent": f.absent, "before": f.before} for f in files]
+        tables = [
+            {"path": f.path, "known": f.known, "absent": f.absent, "before": f.before, "real": f.real}
+            for f in files
+        ]
         self._bridge.lua(FOLLOW_DISK_APPLY, session_id, tool_call_id, tables)
 
     def watch_disk(self, session_id: str, roots: list[str], since: float) -> None:

@@ -9,7 +9,8 @@ from acp_nvim.app.port import Choice
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.lua_api import LuaApi, to_lua
+from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import to_lua
 from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
@@ -77,6 +78,9 @@ class NvimPort:
 
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)
+
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        return await self._lua.checkpoint(action, payload)
 
 
 class CatalogPort:

@@ -21,9 +21,9 @@ from typing import Any
 
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.lua_api import (
+from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import (
     LuaAnswerError,
-    LuaApi,
     TerminalDone,
     TerminalEnvVar,
     TerminalExit,

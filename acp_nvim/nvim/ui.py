@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from acp_nvim.app.port import Choice
-from acp_nvim.nvim import lua_api
+from acp_nvim.nvim import lua_api, lua_values
 
 log = logging.getLogger("acp_nvim.ui")
 
@@ -96,15 +96,15 @@ class Ui:
         """The id the user picked, or None when the picker was dismissed."""
         if not choices:
             return None
-        items = [lua_api.PickerItem(id=choice.id, label=choice.label) for choice in choices]
-        request = lua_api.SelectRequest(prompt=prompt, kind=kind, items=items)
+        items = [lua_values.PickerItem(id=choice.id, label=choice.label) for choice in choices]
+        request = lua_values.SelectRequest(prompt=prompt, kind=kind, items=items)
         async with self.pickers:
-            value = await self.ask(lua_api.ASK_SELECT, lua_api.to_lua(request))
+            value = await self.ask(lua_api.ASK_SELECT, lua_values.to_lua(request))
         known = {choice.id for choice in choices}
         return value if isinstance(value, str) and value in known else None
 
     async def terminal(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs `argv` in a Neovim terminal window; returns its exit code (-1 when it could not start)."""
-        request = lua_api.LoginTerminalRequest(title=title, argv=list(argv), env=env)
-        value = await self.ask(lua_api.ASK_TERMINAL, lua_api.to_lua(request))
+        request = lua_values.LoginTerminalRequest(title=title, argv=list(argv), env=env)
+        value = await self.ask(lua_api.ASK_TERMINAL, lua_values.to_lua(request))
         return value if isinstance(value, int) else -1

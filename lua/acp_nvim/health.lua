@@ -90,6 +90,22 @@ function M.age(seconds)
   return ("%d s"):format(math.floor(seconds))
 end
 
+--- The checkpoints' store and git, as the host found them.
+---@param facts table|nil {git, git_version, root, bytes}
+function M.checkpoints(facts)
+  health.start("Checkpoints")
+  if type(facts) ~= "table" then
+    health.info("the host did not say")
+    return
+  end
+  if facts.git == vim.NIL or facts.git == nil then
+    health.warn("git not found: no checkpoints are taken (everything else works)", "install git")
+  else
+    health.ok(("git: %s (%s)"):format(facts.git, facts.git_version ~= vim.NIL and facts.git_version or "?"))
+  end
+  health.info(("store: %s, %.1f MiB"):format(facts.root, (tonumber(facts.bytes) or 0) / 1048576))
+end
+
 function M.check()
   local config = require("acp_nvim.config")
   local host = require("acp_nvim.host")
@@ -158,6 +174,7 @@ function M.check()
   elseif #errors == 0 then
     health.ok("setup() options valid")
   end
+  M.checkpoints(report.checkpoints)
 
   health.start("Agents")
   local routes = require("acp_nvim.routes")

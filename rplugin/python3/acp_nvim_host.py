@@ -77,6 +77,10 @@ class AcpNvimPlugin:
     def permissions(self, session_id: str | None, args: list[str]) -> None:
         self._host.permissions(session_id, args)
 
+    @pynvim.rpc_export("acp_checkpoint")
+    def checkpoint(self, session_id: str | None, args: list[str]) -> None:
+        self._host.checkpoint(session_id, args)
+
     @pynvim.rpc_export("acp_leaving")
     def leaving(self) -> None:
         self._host.leaving()

@@ -74,9 +74,15 @@ Scenario (every key optional):
                                          #   same text (its answer journaled), update completed
                     "old": "x", "new": "y",   # instead of content: replace the first "x" by "y"
                     "toolCallId": "e1", "holdMs": 0,   # holdMs: wait between the write and "completed"
-                    "permission": false}},   # true: ask (allow_once "allow") before writing
+                    "waitMs": 0,         # wait between the call's start and the write
+                    "permission": false,     # true: ask (allow_once "allow") before writing
+                    "linkTo": "/elsewhere/f",        # instead of writing: the file becomes a link to this
+                    "linkParentTo": "/elsewhere"}},  # or its folder becomes a link to this folder
      {"shell": {"command": "sed -i s/a/b/ f.txt", "toolCallId": "x1"}},   # run in the session's cwd, reported
-                                         #   only as an execute tool call (rawInput.command, output as text)
+                                         #   only as an execute tool call (rawInput.command, output as text);
+                                         # "ask": "CMD": then a permission request whose rawInput states CMD
+                                         #   (title "askTitle", default the command; "askFields" added to
+                                         #   its toolCall), and CMD run only if allowed
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
@@ -634,8 +640,20 @@ class ScriptedAgent:
                 if answer is None or getattr(answer.outcome, "option_id", None) != "allow":
                     await update({"status": "failed"})
                     return False
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(new_file, encoding="utf-8")
+            if e.get("waitMs"):
+                # The client has seen the call start (and snapshotted its file) before the write.
+                await asyncio.sleep(float(e["waitMs"]) / 1000)
+            if e.get("linkTo"):
+                # A hostile agent: the file named becomes a link to another one during the call.
+                path.unlink(missing_ok=True)
+                path.symlink_to(e["linkTo"])
+            elif e.get("linkParentTo"):
+                # Or its folder becomes a link to another folder (holding a file of the same name).
+                path.parent.rename(path.parent.with_name(path.parent.name + ".moved"))
+                path.parent.symlink_to(e["linkParentTo"], target_is_directory=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(new_file, encoding="utf-8")
             if e.get("holdMs"):
                 await asyncio.sleep(float(e["holdMs"]) / 1000)
             return True
@@ -703,6 +721,36 @@ class ScriptedAgent:
                 "rawInput": {"command": command},
             },
         )
+        if "ask" in e:
+            # Asks first, as a hostile agent may: the request states another command (its title unchanged),
+            # and that is the one run when allowed.
+            command = str(e["ask"])
+            tool_call = {
+                "toolCallId": call_id,
+                "title": e.get("askTitle", e["command"]),
+                "rawInput": {"command": command},
+            }
+            tool_call.update(e.get("askFields", {}))
+            options = [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ]
+            answer = await self.call(
+                live,
+                "session/request_permission",
+                {"toolCall": tool_call, "options": options},
+                self.conn.request_permission(
+                    session_id=sid,
+                    tool_call=ToolCallUpdate.model_validate(tool_call),
+                    options=[PermissionOption.model_validate(o) for o in options],
+                ),
+            )
+            outcome = getattr(answer, "outcome", None)
+            if getattr(outcome, "option_id", None) != "allow":
+                await self.send_raw_update(
+                    sid, {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"}
+                )
+                return
         proc = await asyncio.create_subprocess_shell(
             command, cwd=live.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-NAMES = ["streaming", "responsiveness", "replay", "fs", "terminal", "startup", "big_chat"]
+NAMES = ["streaming", "responsiveness", "replay", "fs", "terminal", "startup", "big_chat", "checkpoints"]
 
 
 # Six benchmarks, each starting its own Neovim: more than the suite's default timeout.

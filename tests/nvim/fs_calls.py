@@ -16,7 +16,8 @@ import msgspec
 from acp_nvim.app.config import FsOptions
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim import files
-from acp_nvim.nvim.lua_api import FsWriteOptions, LuaApi
+from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import FsWriteOptions
 
 T = TypeVar("T")
 

@@ -251,6 +251,15 @@ def assert_nothing_written(tmp_path: Path, agent_id: str) -> None:
     assert leftovers == [], leftovers
 
 
+def refused_install(nvim: Nvim, agent_id: str, why: str) -> str:
+    """`:AcpStart {agent_id}` of version 1.0.0 fails to install, for `why`: the one error shown."""
+    nvim.api.command(f"AcpStart {agent_id}")
+    nvim.wait_state("error", 30)
+    (message,) = nvim.errors()
+    assert message.startswith(f"acp.nvim: {agent_id}: Test {agent_id} 1.0.0 was not installed: {why}")
+    return message
+
+
 @pytest.mark.parametrize("kind,packer", CASES)
 def test_a_malicious_archive_is_refused(
     nvim: Nvim, tmp_path: Path, served: Served, kind: str, packer: str
@@ -264,12 +273,7 @@ def test_a_malicious_archive_is_refused(
     data = tar_gz(members) if packer == "tar.gz" else zip_bytes(members)
     publish(served, binary_agent("evil-agent", "1.0.0", add_archive(served, f"evil.{packer}", data)))
     setup(nvim, tmp_path, served.url("/registry.json"))
-    nvim.api.command("AcpStart evil-agent")
-    nvim.wait_state("error", 30)
-    (message,) = nvim.errors()
-    assert message.startswith(
-        "acp.nvim: evil-agent: Test evil-agent 1.0.0 was not installed: refusing the archive:"
-    )
+    message = refused_install(nvim, "evil-agent", "refusing the archive:")
     assert expected in message, message
     assert_nothing_written(tmp_path, "evil-agent")
 
@@ -327,11 +331,14 @@ def test_a_broken_registry_is_reported(
     assert not cache_file().exists()
 
 
-def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path, served: Served) -> None:
+def test_an_npx_agent_runs_through_npx(nvim: Nvim, tmp_path: Path) -> None:
+    """The package a local folder (npx runs it offline): the list is a local file too, as a list from the
+    network may not name this machine's files."""
     package = npx_package(tmp_path / "npx-agent")
     env = {"npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_update_notifier": "false"}
-    publish(served, package_agent("npx-agent", "npx", str(package), env))
-    setup(nvim, tmp_path, served.url("/registry.json"))
+    listing = tmp_path / "registry.json"
+    listing.write_bytes(registry(package_agent("npx-agent", "npx", str(package), env)))
+    setup(nvim, tmp_path, str(listing))
     nvim.lua("acp_test.answers = {}")
     nvim.api.command("AcpStart")
     nvim.wait("#acp_test.selects == 1")
@@ -626,6 +633,23 @@ def test_a_registry_from_the_network_may_not_point_at_local_files(
     assert not (data_dir() / "sly-agent").exists()
 
 
+@pytest.mark.parametrize("runner", ["npx", "uvx"])
+def test_a_registry_from_the_network_may_not_run_a_local_package(
+    nvim: Nvim, tmp_path: Path, served: Served, runner: str
+) -> None:
+    """npx and uvx take a folder as their package: from a list fetched over the network that would run
+    this machine's files, as a file:// archive would."""
+    package = npx_package(tmp_path / "npx-agent")
+    publish(served, package_agent("sly-agent", runner, str(package), {}))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    nvim.api.command("AcpStart sly-agent")
+    nvim.wait_state("error", 30)
+    assert nvim.errors()[-1] == (
+        f"acp.nvim: sly-agent: Test sly-agent 3.0.0: refusing the package '{package}': a registry"
+        " fetched over the network may not point at local files"
+    )
+
+
 def test_without_a_default_agent_the_host_asks_or_says_there_is_none(nvim: Nvim, tmp_path: Path) -> None:
     """No default agent (the registry disabled here): :AcpStart offers the configured agents, and a picker
     left unanswered leaves no start behind; :AcpRestart and :AcpSessions say there is no agent."""
@@ -645,3 +669,70 @@ def test_without_a_default_agent_the_host_asks_or_says_there_is_none(nvim: Nvim,
     nvim.api.command("AcpSessions")
     wait_note(nvim, "acp.nvim: no agent: start one with :AcpStart (or set opts.default_agent)")
     assert not nvim.errors()
+
+
+def a_folder_of_the_user(tmp_path: Path) -> Path:
+    folder = tmp_path / "users-folder"
+    folder.mkdir()
+    (folder / "work.txt").write_text("a day's work")
+    return folder
+
+
+def assert_survives(folder: Path) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == ["work.txt"]
+    assert (folder / "work.txt").read_text() == "a day's work"
+
+
+def test_a_hostile_registry_cannot_touch_a_folder_outside_the_agents_folder(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    """A version that is a path (`1.0.0/../../…/users-folder`) once had that folder removed before any
+    download; the entry is left out, named, and the folder survives."""
+    victim = a_folder_of_the_user(tmp_path)
+    archive = tmp_path / "tiny.zip"
+    archive.write_bytes(zip_bytes(launcher_members()))
+    climb = os.path.relpath(victim, data_dir() / "evil-agent")
+    evil = {**binary_agent("evil-agent", "1.0.0", archive.as_uri()), "version": f"1.0.0/../{climb}"}
+    listing = tmp_path / "hostile-registry.json"
+    listing.write_bytes(registry(evil, binary_agent("team-agent", "1.0.0", archive.as_uri())))
+    setup(nvim, tmp_path, str(listing))
+    nvim.api.command("AcpStart evil-agent")
+    nvim.wait_state("error", 30)
+    assert 'unknown agent "evil-agent": not configured and not in the ACP Registry' in nvim.errors()[-1]
+    (warning,) = [n["msg"] for n in nvim.notes() if n.get("level") == 3]
+    assert warning.startswith(
+        f"acp.nvim: ACP Registry: 1 entry left out, not in the format: agents[0] (evil-agent): version"
+        f" '1.0.0/../{climb}' is not MAJOR.MINOR.PATCH"
+    ), warning
+    assert_survives(victim)
+    assert not (data_dir() / "evil-agent").exists()
+    # The rest of the list is intact.
+    nvim.api.command("AcpStart team-agent")
+    nvim.wait_state("ready", 30)
+    assert_survives(victim)
+
+
+def test_a_linked_agent_folder_is_refused_and_a_path_is_no_id(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    """`agents/tiny-agent` a link to the user's folder: the install is refused, not written through it;
+    `:AcpAgents remove ../x` names no folder."""
+    victim = a_folder_of_the_user(tmp_path)
+    data_dir().mkdir(parents=True)
+    (data_dir() / "tiny-agent").symlink_to(victim)
+    archive = tar_gz(launcher_members())
+    publish(served, binary_agent("tiny-agent", "1.0.0", add_archive(served, "tiny.tar.gz", archive)))
+    setup(nvim, tmp_path, served.url("/registry.json"))
+    message = refused_install(nvim, "tiny-agent", "refusing to touch")
+    assert f"tiny-agent is a link (to {victim})" in message, message
+    assert_survives(victim)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    climb = os.path.relpath(empty, data_dir())
+    nvim.api.command(f"AcpAgents remove {climb}")
+    wait_note(nvim, "is not a registry agent id")
+    assert nvim.errors()[-1] == f"acp.nvim: '{climb}' is not a registry agent id"
+    assert empty.is_dir()
+    nvim.api.command("AcpAgents remove tiny-agent")
+    wait_note(nvim, "tiny-agent is not installed")
+    assert_survives(victim)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from acp_nvim.jsonrpc import RpcError
-from acp_nvim.nvim.lua_api import TerminalOutput, from_lua
+from acp_nvim.nvim.lua_values import TerminalOutput, from_lua
 from acp_nvim.nvim.terminals import Tail, check_spec, terminal_refusal
 
 T = 'require("acp_nvim.editor.terminal")'

@@ -198,3 +198,74 @@ def test_the_cache_round_trip_and_a_broken_cache(tmp_path: Path) -> None:
     assert cached is not None and cached.registry == decoded and cached.age(now + 5) == 5
     registry_cache.path(tmp_path).write_text("{broken")
     assert registry_cache.read(tmp_path) is None
+
+
+def hostile_entries() -> list[tuple[dict[str, Any], str]]:
+    """Entries whose fields would become a path outside the agents' folder, an option of the package runner,
+    or a command outside the install; each with what the message left out says."""
+    url = "https://e/a.tar.gz"
+    here = acp_registry.this_platform()
+
+    def binary(**target: Any) -> dict[str, Any]:
+        entry = binary_agent("evil", "1.0.0", url)
+        entry["distribution"]["binary"][here].update(target)
+        return entry
+
+    return [
+        (
+            {**binary_agent("evil", "1.0.0", url), "version": "1.0.0/../../../outside"},
+            "version '1.0.0/../../..",
+        ),
+        ({**binary_agent("evil", "1.0.0", url), "version": "1.0.0\n"}, "version '1.0.0\\n' is not"),
+        ({**binary_agent("evil", "1.0.0", url), "version": "1.0.0-.."}, "version '1.0.0-..' is not"),
+        ({**binary_agent("evil", "1.0.0", url), "id": "evil\n"}, "id 'evil\\n' is not"),
+        # A Cyrillic i (U+0456): it looks like "tiny-agent" and is not that id.
+        ({**binary_agent("evil", "1.0.0", url), "id": "t\u0456ny-agent"}, "('t\\u0456ny-agent'): Expected"),
+        ({**binary_agent("evil", "1.0.0", url), "id": "a" * 65}, "is not lowercase ASCII"),
+        (binary(cmd="/bin/sh"), "cmd '/bin/sh' is an absolute path"),
+        (binary(cmd="../../outside/run"), "cmd '../../outside/run' leaves the agent's folder"),
+        (binary(cmd="..\\..\\run.exe"), "leaves the agent's folder"),
+        (binary(cmd="C:/Windows/run.exe"), "is an absolute path"),
+        (binary(archive="https://e/a b.tar.gz"), "archive 'https://e/a b.tar.gz' is not a URL"),
+        (binary(args=["ok\0no"]), "binary args: at most 256, each without NUL"),
+        (binary(env={"A=B": "x"}), "binary env 'A=B' is not a NAME=value"),
+        (package_agent("evil", "npx", "--call=touch /tmp/x", {}), "package '--call=touch /tmp/x' is not"),
+        (package_agent("evil", "uvx", "--with=evil", {}), "no leading '-'"),
+        ({**package_agent("evil", "npx", "x", {}), "name": "Evil\nacp.nvim: installed"}, "name 'Evil\\nacp"),
+    ]
+
+
+@pytest.mark.parametrize("entry,message", hostile_entries())
+def test_an_entry_naming_a_path_or_an_option_is_left_out_and_named(
+    entry: dict[str, Any], message: str
+) -> None:
+    decoded = acp_registry.decode(registry(entry, package_agent("good", "npx", "x", {})))
+    assert [a.id for a in decoded.agents] == ["good"]
+    (skipped,) = decoded.skipped
+    assert skipped.startswith("agents[0] (") and message in skipped, skipped
+    assert "\n" not in skipped
+
+
+def test_a_tampered_cache_is_as_good_as_none(tmp_path: Path) -> None:
+    """The cache is decoded with the same checks: an entry edited into a path there is never used."""
+    decoded = acp_registry.decode(registry(binary_agent("tiny", "1.0.0", "https://e/a.tar.gz")))
+    registry_cache.write(tmp_path, registry_cache.Cached(url="file:///r", fetched_at=1.0, registry=decoded))
+    path = registry_cache.path(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b'"1.0.0"', b'"1.0.0/../../../outside"'))
+    assert registry_cache.read(tmp_path) is None
+
+
+def test_good_versions_and_ids() -> None:
+    for version in ("0.1.0", "10.20.30", "1.0.0-rc.1", "1.0.0+build.5", "1.0.0-beta-2+exp.sha.5114f85"):
+        assert acp_registry.valid_version(version), version
+    for agent_id in ("a", "claude-code-acp", "gemini", "x1"):
+        assert acp_registry.valid_id(agent_id), agent_id
+
+
+def test_a_cache_that_is_a_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    """Opened blocking, a FIFO there held the reader until a writer came (:checkhealth reads it on
+    Neovim's thread)."""
+    import os
+
+    os.mkfifo(registry_cache.path(tmp_path))
+    assert registry_cache.read(tmp_path) is None

@@ -229,3 +229,47 @@ def test_a_failed_call_that_wrote_is_followed_too(tmp_path: Path) -> None:
     failed = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "failed"}
     agent_edits.on_update("s1", update(failed))
     assert recorder.follows == [("s1", "t", [FileEdit(str(f), known=True, before=b"before\n")])]
+
+
+@pytest.mark.parametrize("made", ["file", "folder"])
+def test_a_file_that_became_a_link_out_of_the_roots_during_its_call_is_not_followed(
+    tmp_path: Path, made: str
+) -> None:
+    """Checked in the roots when the call started; made a link out (the file, or its folder) before it
+    completed: nothing of the file it leads to is read or handed to the editor."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "a.txt").write_text("secret\n")
+    f = root / "sub" / "a.txt"
+    f.write_text("one\n")
+    recorder = Recorder()
+    agent_edits = AgentEdits(recorder, {"s1": [str(root)]}.get, lambda: 1 << 20)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "locations": [{"path": str(f)}]}))
+    assert agent_edits.pending("s1") == {str(f)}
+    if made == "file":
+        f.unlink()
+        f.symlink_to(outside / "a.txt")
+    else:
+        (root / "sub").rename(root / "moved")
+        (root / "sub").symlink_to(outside, target_is_directory=True)
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
+    agent_edits.on_update("s1", update(done))
+    assert recorder.follows == []
+    assert read_snapshot(str(f), 100, [str(root)]) is None
+    assert read_snapshot(str(f), 100) == agent_edits_module._Snapshot(absent=False, data=b"secret\n")
+
+
+def test_a_link_inside_the_roots_is_followed_with_its_real_path(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("one\n")
+    (tmp_path / "link.txt").symlink_to(real)
+    agent_edits, recorder = edits(tmp_path)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "locations": [{"path": str(tmp_path / "link.txt")}]}))
+    real.write_text("two\n")
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
+    agent_edits.on_update("s1", update(done))
+    edit = FileEdit(str(tmp_path / "link.txt"), known=True, before=b"one\n", real=str(real))
+    assert recorder.follows == [("s1", "t1", [edit])]

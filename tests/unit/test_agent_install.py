@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -107,3 +108,109 @@ def test_an_abandoned_partial_install_is_removed(tmp_path: Path) -> None:
     install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
     # The recent one may be another Neovim's install under way: left alone.
     assert not old.exists() and recent.exists()
+
+
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the agents' folder, with a file in it: what a hostile entry would remove."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine")
+    return folder
+
+
+def assert_untouched(folder: Path) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == ["keep.txt"]
+    assert (folder / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "agent_id,version",
+    [
+        ("tiny", "1.0.0/../../../outside"),
+        ("tiny", "1.0.0/../../.."),
+        ("tiny", "1.0.0\n"),
+        ("tiny", ".."),
+        ("tiny", "1.0.0-.."),
+        ("../outside", "1.0.0"),
+        ("..", "outside"),
+        ("tiny/../..", "outside"),
+        ("t\0", "1.0.0"),
+    ],
+)
+def test_a_version_or_id_that_is_a_path_touches_nothing(tmp_path: Path, agent_id: str, version: str) -> None:
+    """Before the check, `agents/tiny/1.0.0/../../../outside` was removed (`rmtree`) before the download."""
+    kept = outside(tmp_path)
+    data = tar_gz(launcher_members())
+    with pytest.raises(InstallError, match=r"refusing the (agent id|version)"):
+        agent_install.install(tmp_path / "agents", agent_id, "Tiny", version, target(tmp_path, data))
+    assert_untouched(kept)
+    assert not (tmp_path / "agents").exists()
+
+
+def test_a_linked_agent_folder_is_refused_not_followed(tmp_path: Path) -> None:
+    """`agents/tiny` a link to a folder elsewhere: an install, a listing and a removal never go through it."""
+    kept = outside(tmp_path)
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "tiny").symlink_to(kept)
+    data = tar_gz(launcher_members())
+    with pytest.raises(InstallError, match=r"refusing to touch .*tiny is a link \(to .*outside\)"):
+        install(tmp_path, target(tmp_path, data))
+    assert_untouched(kept)
+    # An install found through the link (put there by someone else) is not listed, run or removed.
+    (agents / "tiny").unlink()
+    install(tmp_path, target(tmp_path, data))
+    os.rename(agents / "tiny" / "1.0.0", kept / "1.0.0")
+    (agents / "tiny").rmdir()
+    (agents / "tiny").symlink_to(kept)
+    assert agent_install.installed(agents) == []
+    assert agent_install.remove(agents, "tiny") == []
+    assert (kept / "1.0.0" / "bin" / "demo-agent").is_file() and (kept / "keep.txt").read_text() == "mine"
+
+
+def test_a_version_folder_that_became_a_link_is_not_removed_through(tmp_path: Path) -> None:
+    kept = outside(tmp_path)
+    agents = tmp_path / "agents"
+    (agents / "tiny").mkdir(parents=True)
+    (agents / "tiny" / "1.0.0").symlink_to(kept)
+    # No record there: an install would replace the folder; a link is refused instead.
+    with pytest.raises(InstallError, match="is a link"):
+        install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
+    assert_untouched(kept)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"cmd": "/bin/sh"},
+        {"cmd": "../../../outside/run"},
+        {"id": "other"},
+        {"version": "9.9.9"},
+        {"id": "../outside"},
+    ],
+)
+def test_a_tampered_install_record_is_ignored(tmp_path: Path, change: dict[str, str]) -> None:
+    """The record says what to run: one edited to run a command outside its folder, or naming another
+    agent than its folder, is not an install."""
+    record = install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
+    record_path = Path(record.folder) / agent_install.INSTALLED
+    raw = json.loads(record_path.read_bytes())
+    record_path.write_text(json.dumps({**raw, **change}))
+    assert agent_install.installed(tmp_path / "agents") == []
+
+
+def test_remove_takes_only_an_id(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tmp_path / "agents").mkdir()
+    with pytest.raises(InstallError, match="is not a registry agent id"):
+        agent_install.remove(tmp_path / "agents", "../empty")
+    assert empty.is_dir()
+
+
+def test_an_install_record_that_is_a_fifo_is_ignored_not_waited_on(tmp_path: Path) -> None:
+    record = install(tmp_path, target(tmp_path, tar_gz(launcher_members())))
+    record_path = Path(record.folder) / agent_install.INSTALLED
+    record_path.unlink()
+    os.mkfifo(record_path)
+    assert agent_install.installed(tmp_path / "agents") == []

@@ -3,7 +3,7 @@ last `limit` bytes of the stream as bytes, so what it hands over may start insid
 
 from __future__ import annotations
 
-from acp_nvim.nvim.lua_api import TerminalOutput
+from acp_nvim.nvim.lua_values import TerminalOutput
 from acp_nvim.nvim.terminals import Tail
 
 EURO = "\u20ac".encode()  # 3 bytes

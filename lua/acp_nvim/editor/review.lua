@@ -9,7 +9,8 @@
 ---
 --- Accepting forgets a record and its marks. Rejecting restores the old lines as one undoable edit and writes
 --- the file, so the original bytes are back on disk (final-newline state included once a file's last hunk is
---- rejected; a file the agent created is deleted again).
+--- rejected; a file the agent created is deleted again). A file whose path leads elsewhere than when its edit
+--- was recorded (made a link, or a folder on its way) is not written: the reject says so.
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
 --- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
@@ -17,6 +18,7 @@
 local M = {}
 
 local api = vim.api
+local uv = vim.uv
 local opt = require("acp_nvim.editor.answer").opt
 
 M.ns = api.nvim_create_namespace("acp_nvim_review")
@@ -33,12 +35,14 @@ local SIGNS = { add = "+", change = "~", delete = "_" }
 ---@class acp_nvim.ReviewHunk
 ---@field mark integer extmark id
 ---@field old string[] the lines before the agent's edit
+---@field new string[]? the lines the agent wrote (what a reject takes back: the user's later edits stay)
 ---@field after boolean? for a deletion at the end of the buffer: the old lines go after the mark's row
 ---@field sign integer? extmark id in `M.sign_ns` (hunks that added or changed lines)
 ---@field tool_call_id string?
 
 ---@class acp_nvim.ReviewFile
 ---@field path string
+---@field real string? the file's real path when the agent's first edit was recorded
 ---@field hunks table<integer, acp_nvim.ReviewHunk>
 ---@field created boolean the agent created the file
 ---@field eol boolean 'eol' before the agent's first write
@@ -288,8 +292,11 @@ function M.record(buf, session_id, original, info)
     end
     clear_marks(buf, file)
   else
+    local name = api.nvim_buf_get_name(buf)
     file = {
-      path = api.nvim_buf_get_name(buf),
+      path = name,
+      -- The file the agent edited, as the host judged it: a reject writes there or nowhere.
+      real = uv.fs_realpath(name),
       hunks = {},
       created = info.created == true,
       eol = info.eol ~= false,
@@ -303,7 +310,8 @@ function M.record(buf, session_id, original, info)
   for _, d in ipairs(info.hunks or fs().diff(original, current)) do
     local hunk = place(buf, d[1], d[2], d[3], d[4], original)
     -- A hunk this write did not touch keeps the tool call that made it.
-    local key = hunk_key(hunk.old, vim.list_slice(current, d[3], d[3] + d[4] - 1))
+    hunk.new = vim.list_slice(current, d[3], d[3] + d[4] - 1)
+    local key = hunk_key(hunk.old, hunk.new)
     hunk.tool_call_id = previous[key] or info.tool_call_id
     file.hunks[hunk.mark] = hunk
   end
@@ -462,18 +470,107 @@ function M.accept_hunk(buf, row)
   return true
 end
 
---- Restore the old text of `items` (bottom-up) in one undo step and write the file; then forget them.
+--- What rejecting `hunk` puts in its place, whose lines are now `current`: the agent's change taken back, the
+--- user's later edits kept (three-way: the agent's lines as base, the user's now, the old ones). nil when an
+--- edit of the user's overlaps the agent's change, unless `keep` says which wins there (true: the user's).
+---@param hunk acp_nvim.ReviewHunk
+---@param current string[]
+---@param keep boolean?
+---@return string[]?
+local function reverted(hunk, current, keep)
+  if hunk.new == nil or vim.deep_equal(current, hunk.new) then
+    return hunk.old
+  end
+  local merge = require("acp_nvim.editor.fs.merge")
+  local result = merge.merge(hunk.new, current, hunk.old)
+  if #result.conflicts == 0 then
+    return result.lines
+  elseif keep == nil then
+    return nil
+  elseif keep then
+    return merge.merge(hunk.new, hunk.old, current, nil, true).lines
+  end
+  return merge.merge(hunk.new, current, hunk.old, nil, true).lines
+end
+
+local restore
+
+--- Ask whether the user's edits that overlap the agent's hunks being rejected stay, then reject.
+---@param buf integer
+---@param sid string
+---@param file acp_nvim.ReviewFile
+---@param items table[]
+---@param count integer hunks whose lines the user edited over the agent's
+local function ask_overlap(buf, sid, file, items, count)
+  local choices = {
+    { id = "keep", label = "Keep my edits there (reject the rest of the agent's change)" },
+    { id = "old", label = "Put the old lines back there too (`u` brings my edits back)" },
+  }
+  vim.ui.select(choices, {
+    prompt = ("You edited %d of the agent's hunk(s) in %s since it wrote them:"):format(
+      count,
+      vim.fn.fnamemodify(file.path, ":~:.")
+    ),
+    format_item = function(c)
+      return c.label
+    end,
+  }, function(choice)
+    if not (choice and api.nvim_buf_is_valid(buf)) then
+      return
+    end
+    -- Where the hunks are now: the buffer may have changed while the question was open.
+    local now = {}
+    for _, it in ipairs(items) do
+      if file.hunks[it.hunk.mark] then
+        local row, end_row = span(buf, it.hunk)
+        now[#now + 1] = { hunk = it.hunk, row = row, end_row = end_row }
+      end
+    end
+    table.sort(now, function(a, b)
+      return a.row > b.row
+    end)
+    restore(buf, sid, file, now, choice.id == "keep")
+  end)
+end
+
+--- Restore the old text of `items` (bottom-up) in one undo step and write the file; then forget them. The
+--- user's edits since the agent's write stay (`reverted`); where one overlaps the agent's change the user is
+--- asked first (`keep` is the answer), and nothing changes until then.
 ---@param buf integer
 ---@param sid string
 ---@param file acp_nvim.ReviewFile
 ---@param items { hunk: acp_nvim.ReviewHunk, row: integer, end_row: integer }[]
+---@param keep boolean?
 ---@return boolean, string?
-local function restore(buf, sid, file, items)
+function restore(buf, sid, file, items, keep)
+  local now = uv.fs_realpath(file.path)
+  if file.real and now and now ~= file.real then
+    -- Made a link (or a folder on its way) since: writing would go to whatever it leads to now.
+    local msg = ("%s now leads to %s, not to the file the agent edited (%s); not rejecting the agent's edit there"):format(
+      file.path,
+      now,
+      file.real
+    )
+    vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    return false, msg
+  end
   local why = fs().disk_conflict(buf, api.nvim_buf_get_name(buf))
   if why then
     local msg = ("%s %s; not rejecting the agent's edit over it"):format(file.path, why)
     vim.notify("acp: " .. msg, vim.log.levels.WARN)
     return false, msg
+  end
+  local replacements, overlapping = {}, 0
+  for i, it in ipairs(items) do
+    local lines = reverted(it.hunk, api.nvim_buf_get_lines(buf, it.row, it.end_row, false), keep)
+    if lines == nil then
+      overlapping = overlapping + 1
+    end
+    replacements[i] = lines
+  end
+  if overlapping > 0 then
+    ask_overlap(buf, sid, file, items, overlapping)
+    return true, nil
   end
   -- A buffer with unsaved edits (merged with the agent's, fs/merge.lua) keeps them unsaved.
   local unsaved = vim.bo[buf].modified and fs().buf_lines(buf) or nil
@@ -485,9 +582,9 @@ local function restore(buf, sid, file, items)
       end
       local empty = #fs().buf_lines(buf) == 0
       if empty then
-        api.nvim_buf_set_lines(buf, 0, -1, false, it.hunk.old)
+        api.nvim_buf_set_lines(buf, 0, -1, false, replacements[i])
       else
-        api.nvim_buf_set_lines(buf, it.row, it.end_row, false, it.hunk.old)
+        api.nvim_buf_set_lines(buf, it.row, it.end_row, false, replacements[i])
       end
       unmark(buf, it.hunk)
       file.hunks[it.hunk.mark] = nil

@@ -159,6 +159,14 @@ function M.permissions(session_id, args)
   return command("acp_permissions", session_id, args)
 end
 
+--- :AcpCheckpoint [restore {n} | diff {n}], and the chat's key on a prompt ({"offer", item id}).
+---@param session_id string|userdata
+---@param args string[]
+---@return boolean sent
+function M.checkpoint(session_id, args)
+  return command("acp_checkpoint", session_id, args)
+end
+
 --- Neovim is quitting: the host answers with `agent_groups.leaving_noted()` once it knows the agents' end is
 --- routine. Returns whether a running host was told.
 ---@return boolean

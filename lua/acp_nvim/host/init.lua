@@ -114,6 +114,8 @@ local function bootstrap_options()
     setup = config.for_host(),
     data = vim.fn.stdpath("data"),
     cache = vim.fn.stdpath("cache"),
+    -- The checkpoints' snapshots.
+    state = vim.fn.stdpath("state"),
   }
 end
 

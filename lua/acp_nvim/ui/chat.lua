@@ -1268,6 +1268,17 @@ function M.jump(fallback)
   end
 end
 
+--- On a prompt in the chat: the host offers to restore the files to before it (or to show the diff).
+function M.offer_checkpoint()
+  local chat = M.chat_of_buf(api.nvim_get_current_buf())
+  local entry = chat and item_at(chat, api.nvim_win_get_cursor(0)[1] - 1)
+  if chat == nil or entry == nil or entry.kind ~= "user" then
+    vim.notify("acp.nvim: put the cursor on a prompt of yours to restore to before it", vim.log.levels.WARN)
+    return
+  end
+  require("acp_nvim.host.api").checkpoint(chat.session_id, { "offer", chat.order[entry.idx] })
+end
+
 ---@param buf integer
 function M.set_keymaps(buf)
   local keymaps = require("acp_nvim.config").options.keymaps
@@ -1284,6 +1295,11 @@ function M.set_keymaps(buf)
     vim.keymap.set("n", keymaps.open_message, function()
       require("acp_nvim.ui.chat_message").open_at_cursor()
     end, { buffer = buf, desc = "acp.nvim: open the whole message of the note under the cursor" })
+  end
+  if keymaps.checkpoint then
+    vim.keymap.set("n", keymaps.checkpoint, function()
+      M.offer_checkpoint()
+    end, { buffer = buf, desc = "acp.nvim: restore the files to before this prompt" })
   end
 end
 

@@ -199,6 +199,15 @@ function M.create()
     end,
     desc = "List the permission rules (choose one to revoke), revoke rule N, or allow a kind, path or command",
   })
+  command("AcpCheckpoint", function(args)
+    require("acp_nvim.ui.session_commands").checkpoint(args.fargs)
+  end, {
+    nargs = "*",
+    complete = function(lead)
+      return starting(lead, { "restore", "diff" })
+    end,
+    desc = "The session's checkpoints: pick one to restore, or restore {n} / diff {n} (n: the turn)",
+  })
   command("AcpReview", function(args)
     require("acp_nvim.editor").review(args.args)
   end, {

@@ -12,7 +12,8 @@ local KIND_LABELS = {
   remember = "acp.nvim remembers it",
 }
 
---- Shows the request; `view` = {session_id, item_id, title, kind, options = {{id, name, kind}}}. The choice
+--- Shows the request; `view` = {session_id, item_id, title, kind, command, options = {{id, name, kind}}}
+--- (`command`: what the request runs, on one line, or vim.NIL). The choice
 --- goes back with `token` (a request the host already answered, e.g. cancelled, drops it there).
 ---@param token integer
 ---@param view table
@@ -24,6 +25,10 @@ function M.ask(token, view)
     -- user is asked about something the screen does not show yet.
     vim.cmd.redraw()
     local prompt = ("Allow %s: %s?"):format(view.kind, view.title)
+    if type(view.command) == "string" then
+      -- The command asked about, whatever the title says.
+      prompt = ("Allow %s: %s  $ %s ?"):format(view.kind, view.title, view.command)
+    end
     vim.ui.select(view.options, {
       prompt = prompt,
       kind = "acp_nvim.permission",

@@ -73,6 +73,12 @@ function M.auth(method_id)
   end
 end
 
+--- :AcpCheckpoint [restore {n} | diff {n}]: for the chat's session, even an ended one (its checkpoints stay).
+---@param args string[]
+function M.checkpoint(args)
+  host_api.checkpoint(M.current() or require("acp_nvim.ui.status").get().session_id or vim.NIL, args)
+end
+
 function M.logout()
   if host_running() then
     host_api.logout(M.current() or vim.NIL)

@@ -87,6 +87,9 @@ class FakePort:
     def cancel_permissions(self, session_id: str) -> None:
         self.cancelled.append(session_id)
 
+    async def checkpoint(self, action: str, payload: Any) -> Any:
+        return None
+
     # what it asks
 
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:

@@ -114,3 +114,22 @@ async def test_the_picker_offers_configured_then_registry_agents(tmp_path: Path)
     assert choices[2].label.endswith(f"[binary, not available for {this_platform()}]")
     assert choices[3].label == "npx-one  Test npx-one 3.0.0 — the demo agent through npx  [npx]"
     assert port.started == ["npx-one"]
+
+
+async def test_a_description_is_one_line_of_the_picker(tmp_path: Path) -> None:
+    """A description with newlines (or escapes) drew lines of its own in the picker, looking like other
+    agents; a long one filled it."""
+    spoof = {
+        **package_agent("npx-one", "npx", "x", {}),
+        "description": "ok\nclaude  Claude [npx, installed]\x1b[2J",
+    }
+    long = {**package_agent("long", "npx", "x", {}), "description": "y" * 5000}
+    port = Port()
+    catalog = Catalog(port, Spawner())
+    with serve(Routes(files={"/r.json": registry(spoof, long)})) as served:
+        with anyio.fail_after(10):
+            await catalog.pick(options(tmp_path, served.url("/r.json")), [], None)
+    (choices,) = port.selects
+    assert choices[0].label == "npx-one  Test npx-one 3.0.0 — ok claude  Claude [npx, installed] [2J  [npx]"
+    assert len(choices[1].label) < 400 and "…" in choices[1].label
+    assert all("\n" not in c.label and "\x1b" not in c.label for c in choices)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_nvim.app.permission_rules import Rule
 from acp_nvim.app.port import WARN
 from acp_nvim.app.registry import ChatSession
 from acp_nvim.protocol import schema as s
@@ -195,3 +196,26 @@ async def test_rules_made_with_the_command(tmp_path: Path) -> None:
     ]:
         await app.permissions.command(None, bad)
         assert app.port.texts()[-1].startswith("no rule made: ") and message in app.port.texts()[-1], bad
+
+
+async def test_the_question_and_the_rule_are_about_the_command_the_request_states(tmp_path: Path) -> None:
+    app, session = await started(tmp_path)
+    session.permission_rules.append(Rule(kind="execute", command="npm test"))
+    session.state.apply(
+        s.SessionUpdateToolCall(
+            tool_call_id="t1", title="npm test", kind="execute", raw_input={"command": "npm test"}
+        )
+    )
+    swapped = s.RequestPermissionRequest(
+        session_id=session.session_id,
+        tool_call=s.ToolCallUpdate(tool_call_id="t1", raw_input={"command": "npm test\nrm -rf X"}),
+        options=OPTIONS,
+    )
+    app.port.permission_answer = s.RequestPermissionOutcomeSelected(option_id="no")
+    assert await app.incoming.ask_permission(swapped) == s.RequestPermissionOutcomeSelected(option_id="no")
+    (view,) = app.port.permission_views
+    assert (view.title, view.kind, view.command) == ("npm test", "execute", "npm test\\nrm -rf X")
+    # No "always allow" for a command no rule could judge.
+    assert [o.id for o in view.options] == ["yes", "always", "no"]
+    (item,) = [i for i in session.state.items if getattr(i, "tool_call_id", None) == "t1"]
+    assert item.shell is not None and item.shell.command == "npm test\nrm -rf X"

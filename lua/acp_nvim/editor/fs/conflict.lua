@@ -20,6 +20,8 @@ M.ns = api.nvim_create_namespace("acp_nvim_conflict")
 ---@field first integer extmark on the `<<<<<<<` line
 ---@field separator integer extmark on the `=======` line
 ---@field last integer extmark on the `>>>>>>>` line
+---@field text string[] its lines as the merge wrote them, markers included (to find it again after a redo)
+---@field base string[] the base lines it stands for (the base of a later re-merge)
 
 --- buffer -> conflicts (in no particular order)
 ---@type table<integer, acp_nvim.Conflict[]>
@@ -64,16 +66,80 @@ local function rows(buf, c)
   return first, sep, last
 end
 
+--- Whether rows [row, row + #text) of `lines` (0-based rows of the window that starts at `top`) hold `text`.
+---@param lines string[]
+---@param top integer
+---@param row integer
+---@param text string[]
+---@return boolean
+local function holds(lines, top, row, text)
+  for k, l in ipairs(text) do
+    if lines[row - top + k] ~= l then
+      return false
+    end
+  end
+  return true
+end
+
+--- buffer -> the changedtick its lost conflicts were last looked for at
+---@type table<integer, integer>
+local searched = {}
+
+--- Find again the conflicts of `buf` whose marks lost their lines while the lines came back: a redo (or an
+--- undo over a later edit) puts a merge's lines back without its marks, which stay where the lines went.
+--- Only near the marks, and only the exact lines the merge wrote: a file's own markers are never taken.
+---@param buf integer
+---@param lost acp_nvim.Conflict[]
+---@param taken table<integer, boolean> rows of `<<<<<<<` lines of conflicts that count
+local function find_lost(buf, lost, taken)
+  local tick = api.nvim_buf_get_changedtick(buf)
+  if searched[buf] == tick then
+    return
+  end
+  searched[buf] = tick
+  local count = api.nvim_buf_line_count(buf)
+  for _, c in ipairs(lost) do
+    local at = row_of(buf, c.first)
+    if at then
+      local top = math.max(0, at - #c.text)
+      local bottom = math.min(count, at + #c.text + 1)
+      local lines = api.nvim_buf_get_lines(buf, top, bottom, false)
+      for row = top, bottom - #c.text do
+        if not taken[row] and lines[row - top + 1] == c.text[1] and holds(lines, top, row, c.text) then
+          local sep = row + (#c.text - #c.theirs - 2)
+          api.nvim_buf_set_extmark(buf, M.ns, row, 0, { id = c.first })
+          api.nvim_buf_set_extmark(buf, M.ns, sep, 0, { id = c.separator })
+          api.nvim_buf_set_extmark(buf, M.ns, row + #c.text - 1, 0, { id = c.last })
+          taken[row] = true
+          break
+        end
+      end
+    end
+  end
+end
+
 --- The buffer's conflicts that count (their markers intact), top-down, with their rows.
 ---@param buf integer
 ---@return { conflict: acp_nvim.Conflict, first: integer, separator: integer, last: integer }[]
 local function live(buf)
-  local out = {}
-  for _, c in ipairs(tracked[buf] or {}) do
-    local first, sep, last = rows(buf, c)
-    if first then
-      out[#out + 1] = { conflict = c, first = first, separator = sep, last = last }
+  local out, lost, taken = {}, {}, {}
+  local function scan()
+    out, lost = {}, {}
+    for _, c in ipairs(tracked[buf] or {}) do
+      local first, sep, last = rows(buf, c)
+      if first and not taken[first] then
+        taken[first] = true
+        out[#out + 1] = { conflict = c, first = first, separator = sep, last = last }
+      else
+        lost[#lost + 1] = c
+      end
     end
+  end
+  scan()
+  if #lost > 0 and searched[buf] ~= api.nvim_buf_get_changedtick(buf) then
+    find_lost(buf, lost, taken)
+    taken = {}
+    scan()
   end
   table.sort(out, function(a, b)
     return a.first < b.first
@@ -119,19 +185,77 @@ local function update_keymaps(buf)
 end
 
 --- Track and highlight the conflicts a merge just wrote into `buf` (`first`, `separator`, `last`: 1-based
---- marker lines, as `fs.merge` reports them).
+--- marker lines, as `fs.merge` reports them; `base`: the base lines each stands for). The conflicts tracked
+--- before stay tracked (an undo may bring them back); the most recent `MAX_TRACKED` are kept.
 ---@param buf integer
----@param conflicts { first: integer, separator: integer, last: integer }[]
+---@param conflicts { first: integer, separator: integer, last: integer, base: string[]? }[]
 function M.mark(buf, conflicts)
   tracked[buf] = tracked[buf] or {}
+  local list = tracked[buf]
   for _, c in ipairs(conflicts) do
     local first, sep, last = c.first - 1, c.separator - 1, c.last - 1
-    table.insert(
-      tracked[buf],
-      { first = track(buf, first), separator = track(buf, sep), last = track(buf, last) }
-    )
+    local text = api.nvim_buf_get_lines(buf, first, last + 1, false)
+    table.insert(list, {
+      first = track(buf, first),
+      separator = track(buf, sep),
+      last = track(buf, last),
+      text = text,
+      theirs = vim.list_slice(text, sep - first + 2, #text - 1),
+      base = c.base or {},
+    })
+  end
+  while #list > M.MAX_TRACKED do
+    local old = table.remove(list, 1)
+    for _, id in ipairs({ old.first, old.separator, old.last }) do
+      pcall(api.nvim_buf_del_extmark, buf, M.ns, id)
+    end
   end
   update_keymaps(buf)
+end
+
+--- The most conflicts a buffer keeps track of, counting those resolved (an undo may bring them back).
+M.MAX_TRACKED = 200
+
+--- Whether `buf` has conflicts that count.
+---@param buf integer
+---@return boolean
+function M.has(buf)
+  return tracked[buf] ~= nil and #live(buf) > 0
+end
+
+--- The three texts a buffer with conflicts holds: each conflict read as the user's side (`ours`), as the
+--- agent's (`theirs`, what the agent reads) and as the base lines it stands for (`base`); the lines outside
+--- conflicts are in all three. nil when it has none.
+---@param buf integer
+---@return { ours: string[], theirs: string[], base: string[] }?
+function M.sides(buf)
+  if not tracked[buf] then
+    return nil
+  end
+  local list = live(buf)
+  if #list == 0 then
+    return nil
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local ours, theirs, base, at = {}, {}, {}, 0
+  local function add(out, from, to)
+    for r = from, to do
+      out[#out + 1] = lines[r + 1]
+    end
+  end
+  for _, it in ipairs(list) do
+    for _, out in ipairs({ ours, theirs, base }) do
+      add(out, at, it.first - 1)
+    end
+    add(ours, it.first + 1, it.separator - 1)
+    add(theirs, it.separator + 1, it.last - 1)
+    vim.list_extend(base, it.conflict.base)
+    at = it.last + 1
+  end
+  for _, out in ipairs({ ours, theirs, base }) do
+    add(out, at, #lines - 1)
+  end
+  return { ours = ours, theirs = theirs, base = base }
 end
 
 --- The conflicts of `buf` (default: every buffer's): { bufnr, lnum (1-based, the `<<<<<<<` line), end_lnum }.
@@ -248,28 +372,8 @@ end
 ---@param buf integer
 ---@return string[]?
 function M.agent_view(buf)
-  if not tracked[buf] then
-    return nil
-  end
-  local list = live(buf)
-  if #list == 0 then
-    return nil
-  end
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local out, at = {}, 0
-  for _, it in ipairs(list) do
-    for r = at, it.first - 1 do
-      out[#out + 1] = lines[r + 1]
-    end
-    for r = it.separator + 1, it.last - 1 do
-      out[#out + 1] = lines[r + 1]
-    end
-    at = it.last + 1
-  end
-  for r = at, #lines - 1 do
-    out[#out + 1] = lines[r + 1]
-  end
-  return out
+  local sides = M.sides(buf)
+  return sides and sides.theirs or nil
 end
 
 --- Rows to highlight in the window being drawn: row -> group.
@@ -324,7 +428,7 @@ api.nvim_set_decoration_provider(M.ns, {
 api.nvim_create_autocmd({ "BufWipeout", "BufUnload" }, {
   group = api.nvim_create_augroup("acp_nvim_conflict", { clear = true }),
   callback = function(ev)
-    tracked[ev.buf] = nil
+    tracked[ev.buf], searched[ev.buf] = nil, nil
     mapped[ev.buf], mapped_keys[ev.buf] = nil, nil
   end,
 })

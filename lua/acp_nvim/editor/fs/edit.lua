@@ -70,6 +70,50 @@ local function diff_text(lines, from, to)
   return text
 end
 
+--- The share of a range's lines that may differ for `changed_runs` to walk it instead of xdiff.
+local SCATTERED_LIMIT = 1 / 16
+
+--- When `old` and `new` hold as many lines after `head` up to their ends and only a few of them differ (an
+--- agent's edit of some lines of a long file), the hunks of each run of differing lines, diffed on its own:
+--- a walk over the lines compares interned strings by pointer, where xdiff over the whole range would hash a
+--- 100,000-line file (tens of ms, the editor held). nil when the counts differ or too many lines do (a shift
+--- makes every line after it differ: xdiff then finds the alignment).
+---@param old string[]
+---@param new string[]
+---@param head integer lines before the range, the same in both
+---@param old_end integer
+---@param new_end integer
+---@return integer[][]?
+local function changed_runs(old, new, head, old_end, new_end)
+  local span = old_end - head
+  if new_end - head ~= span or span < 64 then
+    return nil
+  end
+  local budget = math.floor(span * SCATTERED_LIMIT)
+  local hunks = {}
+  local i = head + 1
+  while i <= old_end do
+    if old[i] ~= new[i] then
+      local j = i
+      while j + 1 <= old_end and old[j + 1] ~= new[j + 1] do
+        j = j + 1
+      end
+      budget = budget - (j - i + 1)
+      if budget < 0 then
+        return nil
+      end
+      local run = vim.diff(diff_text(old, i, j), diff_text(new, i, j), { result_type = "indices" }) --[[@as integer[][] ]]
+      for _, hunk in ipairs(run) do
+        hunk[1], hunk[3] = hunk[1] + i - 1, hunk[3] + i - 1
+        hunks[#hunks + 1] = hunk
+      end
+      i = j + 1
+    end
+    i = i + 1
+  end
+  return hunks
+end
+
 --- Minimal hunks turning `old` into `new`: xdiff's indices { start_a, count_a, start_b, count_b }.
 ---@param old string[]
 ---@param new string[]
@@ -87,6 +131,10 @@ function M.diff(old, new)
   end
   if head == n_old and head == n_new then
     return {}
+  end
+  local runs = changed_runs(old, new, head, n_old - tail, n_new - tail)
+  if runs then
+    return runs
   end
   local hunks = vim.diff(
     diff_text(old, head + 1, n_old - tail),

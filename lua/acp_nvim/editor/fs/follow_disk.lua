@@ -12,6 +12,9 @@
 ---   * a file no buffer holds, whose previous content is known, is loaded into a hidden buffer so that its
 ---     edit is reviewable (a file the agent created is removed again by rejecting it).
 --- A buffer whose file is as Neovim last read or wrote it is left alone (the client's own writes, no change).
+--- `real` is the real path the host found inside the session's roots (absent or "": `path` itself): a file
+--- whose path resolves elsewhere now (made a link, or a folder on its way, since the host looked) is neither
+--- read nor reviewed.
 local M = {}
 
 local api = vim.api
@@ -42,6 +45,7 @@ end
 ---@field known boolean
 ---@field absent boolean?
 ---@field before string?
+---@field real string?
 
 --- buffer -> the file's stat when the user was told its buffer was left alone
 ---@type table<integer, string>
@@ -170,6 +174,16 @@ end
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
 local function follow_one(session_id, tool_call_id, file)
+  local real = opt(file.real)
+  real = (real == nil or real == "") and file.path or real
+  local now = uv.fs_realpath(file.path)
+  if now ~= nil and now ~= real then
+    -- Changed under the host's check (a link made since): what it leads to now was never judged.
+    notify(
+      ("the agent's edit of %s is not followed: it no longer leads to %s"):format(short(file.path), real)
+    )
+    return
+  end
   local buf = path_of.find_buffer(file.path)
   if not buf then
     if file.known then

@@ -29,8 +29,10 @@
 --- never used. After a successful write `User AcpNvimFileWritten` fires with `data = { path, bufnr }`. A
 --- failed write leaves the file untouched, removes the temp file, and `M.write` undoes its buffer edit.
 ---
---- A write onto a buffer with unsaved edits is merged with them three-way instead (`acp_nvim.fs.merge`): the
---- disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps become conflicts.
+--- A write onto a buffer with unsaved edits (or conflicts, or a text that differs from the session's view of it)
+--- is merged with them three-way instead (`acp_nvim.fs.merge`), against the session's view (`fs.view`) when the
+--- host names one: the disk gets the agent's text, the buffer keeps the user's edits, unsaved, and overlaps
+--- become conflicts (a buffer's conflicts are merged again, never nested: `fs.conflict.sides`).
 ---
 --- A buffer whose file changed on disk since Neovim last read or wrote it is never overwritten: the agent gets
 --- an error and the user a warning (both from the host), the buffer is untouched. Unless the disk already holds
@@ -133,6 +135,7 @@ end
 ---@field autocmds boolean?
 ---@field review boolean?
 ---@field checked_path boolean?
+---@field view string? the session whose view of the file (`fs.view`) the write derives from and updates
 
 --- Answer `fs/write_text_file` through the file's buffer. The host validates the request (a checked real
 --- path, text without NUL bytes) and writes the files no buffer holds that are too large for one itself.
@@ -165,8 +168,12 @@ function M.write(path, content, opts)
   local disk_before
   -- The agent wrote exactly this text to the disk itself before asking: no conflict, the buffer follows it.
   local agent_wrote_it = false
+  local conflict = require("acp_nvim.editor.fs.conflict")
+  local view_mod = require("acp_nvim.editor.fs.view")
+  local view = opt(opts.view) and existing and view_mod.get(opts.view, existing) or nil
   if existing then
-    if vim.bo[existing].modified then
+    -- With the session's view, the view is the base: the disk's text is not needed (~20 ms for 100,000 lines).
+    if not view and (vim.bo[existing].modified or conflict.has(existing)) then
       disk_before = unsaved.disk_lines(existing, p)
     end
     local why = M.disk_conflict(existing, api.nvim_buf_get_name(existing))
@@ -190,16 +197,23 @@ function M.write(path, content, opts)
     return refused("load_failed", { detail = lerr or ("cannot load " .. p) })
   end
   local bo = vim.bo[buf]
-  local had_unsaved = bo.modified
   local old = M.buf_lines(buf)
+  -- Merged with the buffer: unsaved edits, conflicts left to resolve, or a text that differs from what the
+  -- agent last saw (the user saved or undid edits since).
+  local sides = conflict.sides(buf)
+  local had_unsaved = bo.modified
+  local merging = had_unsaved or sides ~= nil or (view ~= nil and not vim.deep_equal(view, old))
   local new, eol, crlf = edit.to_lines(content)
-  local hunks = M.diff(old, new)
+  -- A merge finds its own hunks (against the base): a diff of the buffer and the agent's text would be spent.
+  local hunks = merging and {} or M.diff(old, new)
   local old_eol, old_fixeol = bo.eol, bo.fixeol
   local eol_changed = (#new > 0) and (edit.buf_writes_eol(buf) ~= eol)
 
-  if #hunks == 0 and not eol_changed and not had_unsaved and file_existed then
+  if #hunks == 0 and not eol_changed and not merging and file_existed then
     if created_buf then
       release(buf)
+    elseif opt(opts.view) then
+      view_mod.wrote(opts.view, buf, new)
     end
     return { ok = true, bufnr = buf, lines_touched = 0, hunks = 0, created = false, had_unsaved_edits = false }
   end
@@ -211,14 +225,26 @@ function M.write(path, content, opts)
   local touched, lines_now, conflicts, review_hunks, werr, wkind
   -- The edits applied to the buffer: the agent's text, or its merge with the user's unsaved edits.
   local hunk_count = #hunks
-  if had_unsaved then
+  if merging then
     -- The user's unsaved edits are merged with the agent's text, never replaced by it (fs/merge.lua).
     local merge = require("acp_nvim.editor.fs.merge")
     local watch = require("acp_nvim.editor.fs.disk_watch")
-    -- When the agent already wrote the disk, the text before its write is what the disk watch kept.
-    local base = disk_before
-    if agent_wrote_it then
+    -- The text the agent's write derives from: what it last saw of the file, else the disk as Neovim last read
+    -- or wrote it (when the agent already wrote the disk, the text before its write, as the disk watch kept it).
+    local base = view or disk_before
+    if not view and agent_wrote_it then
       base = watch.base(buf)
+    end
+    local ours
+    if base and sides then
+      -- Conflicts are merged again, never nested: the user's side against the agent's new text, over the base
+      -- each conflict stands for; elsewhere the base is what the agent saw (a saved buffer's markers on disk
+      -- are not: then the agent's side).
+      if not view and vim.deep_equal(base, old) then
+        base = sides.theirs
+      end
+      base = merge.merge(sides.theirs, sides.base, base, nil, true).lines
+      ours = sides.ours
     end
     if base == nil then
       -- Never a guess over the user's text: the disk has the agent's text already, and the agent's tool call
@@ -229,15 +255,19 @@ function M.write(path, content, opts)
         lines_touched = 0,
         hunks = 0,
         created = false,
-        had_unsaved_edits = true,
+        had_unsaved_edits = had_unsaved,
       }
     end
     if not file_existed and crlf then
       bo.fileformat = "dos"
     end
     local merged
-    merged, werr, wkind =
-      unsaved.write_over_unsaved(buf, base, new, { eol = eol, autocmds = opts.autocmds == true })
+    merged, werr, wkind = unsaved.write_over_unsaved(
+      buf,
+      base,
+      new,
+      { eol = eol, autocmds = opts.autocmds == true, ours = ours, buf_lines = old }
+    )
     if merged and watch.base(buf) then
       -- The disk holds the agent's text now: the base of the next edit no tool call names.
       watch.set_base(buf, new)
@@ -267,7 +297,7 @@ function M.write(path, content, opts)
   end
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
-    if #hunks > 0 or had_unsaved then
+    if #hunks > 0 or merging then
       if edit.undo_seq(buf) ~= seq_before then
         api.nvim_buf_call(buf, function()
           vim.cmd("silent undo")
@@ -286,6 +316,9 @@ function M.write(path, content, opts)
     return refused(failure_fact(wkind), { detail = werr })
   end
 
+  if opt(opts.view) then
+    view_mod.wrote(opts.view, buf, new)
+  end
   if review and original then
     review.record(buf, opts.session_id, original, {
       tool_call_id = opt(opts.tool_call_id),

@@ -1,10 +1,12 @@
 --- Three-way merge of an agent's edit with the user's unsaved buffer, so that nothing of the user's is lost.
 ---
---- base: the file as it was on disk before the agent wrote; ours: the buffer; theirs: the agent's text. Each
---- side's changes against base come from `vim.diff` (xdiff, in C; through `fs.edit.diff`, which spares it the
---- unchanged head and tail). Changes of one side only are taken; the same change on both sides is taken once;
---- changes whose base ranges overlap (or that insert different lines at one point) become a conflict, written
---- as git-style markers with the user's lines first:
+--- base: the text the agent's write derives from (what its session last saw of the file, `fs.view`, else the
+--- file on disk before the agent wrote); ours: the buffer; theirs: the agent's text. Each side's changes
+--- against base come from `vim.diff` (xdiff, in C; through `fs.edit.diff`, which spares it the unchanged head
+--- and tail). Changes of one side only are taken; the same change on both sides is taken once; changes whose
+--- base ranges overlap (or that insert different lines at one point) are compared side against side: shared
+--- lines are taken once, and where one side holds exactly the base's lines the other side's are taken. What
+--- remains becomes a conflict, written as git-style markers with the user's lines first:
 ---
 ---     <<<<<<< yours
 ---     the buffer's lines
@@ -24,7 +26,8 @@ local M = {}
 --- `=======` and `>>>>>>>` lines.
 ---@class acp_nvim.Merge3
 ---@field lines string[]
----@field conflicts { first: integer, separator: integer, last: integer }[]
+---@field conflicts { first: integer, separator: integer, last: integer, base: string[] }[] `base`: the base
+---  lines the conflict stands for
 
 local edit = require("acp_nvim.editor.fs.edit")
 
@@ -176,6 +179,119 @@ local function same(a, a0, a1, b, b0, b1)
   return true
 end
 
+--- Where each line of one side's slice of a group sits in base: `base_of[k]` for a line the side left as it
+--- was, and for every line the base position right before it (`before[k]`) and right after it (`after[k]`)
+--- where that is known: a changed line knows only the edges of its change (the first one where the change
+--- starts in base, the last one where it ends).
+---@param members table[] the group's changes (sorted by base start)
+---@param tag integer the side
+---@param s integer the group's base start (0-based)
+---@param e integer the group's base end
+---@return { base_of: integer[], before: integer[], after: integer[], n: integer }
+local function side_map(members, tag, s, e)
+  local map = { base_of = {}, before = {}, after = {}, n = 0 }
+  local b, k = s, 0
+  local function unchanged_to(stop)
+    while b < stop do
+      k = k + 1
+      map.base_of[k], map.before[k], map.after[k] = b, b, b + 1
+      b = b + 1
+    end
+  end
+  for _, m in ipairs(members) do
+    if m.side == tag then
+      unchanged_to(m.s)
+      local count = (m.e - m.s) + m.net
+      for i = 1, count do
+        k = k + 1
+        if i == 1 then
+          map.before[k] = m.s
+        end
+        if i == count then
+          map.after[k] = m.e
+        end
+      end
+      b = m.e
+    end
+  end
+  unchanged_to(e)
+  map.n = k
+  return map
+end
+
+--- The base range one side's lines [a, a + c) (0-based in its slice) stand for, and whether they are exactly
+--- those base lines: bounded on each side by a known base position, every line left as it was, in order.
+---@param map table from `side_map`
+---@param a integer
+---@param c integer
+---@param s integer the group's base start
+---@param e integer the group's base end
+---@return integer? lo, integer? hi, boolean unchanged
+local function base_range(map, a, c, s, e)
+  local lo = a == 0 and s or map.after[a]
+  local hi = a + c == map.n and e or map.before[a + c + 1]
+  if lo == nil or hi == nil or hi - lo ~= c then
+    return lo, hi, false
+  end
+  for k = 1, c do
+    if map.base_of[a + k] ~= lo + k - 1 then
+      return lo, hi, false
+    end
+  end
+  return lo, hi, true
+end
+
+--- A group both sides changed differently, resolved as far as it goes: the two slices are diffed against
+--- each other; lines they share are taken once, and between them, where one side holds exactly the base's
+--- lines (it did not change them), the other side's text is taken. What remains is a conflict, with the base
+--- lines it stands for (kept by `fs.conflict` for a later re-merge).
+---@param g { s: integer, e: integer, members: table[] }
+---@param base string[]
+---@param ours string[]
+---@param o0 integer
+---@param o1 integer
+---@param theirs string[]
+---@param t0 integer
+---@param t1 integer
+---@param label string?
+---@param lines string[] the result so far, appended to
+---@param conflicts table[] appended to
+local function resolve_group(g, base, ours, o0, o1, theirs, t0, t1, label, lines, conflicts)
+  local os_, ts = vim.list_slice(ours, o0 + 1, o1), vim.list_slice(theirs, t0 + 1, t1)
+  local om, tm = side_map(g.members, 1, g.s, g.e), side_map(g.members, 2, g.s, g.e)
+  local oa_prev = 0
+  local function chunk(oa, ca, ta, cb)
+    append(os_, oa_prev, oa, lines)
+    oa_prev = oa + ca
+    local olo, ohi, ours_is_base = base_range(om, oa, ca, g.s, g.e)
+    local tlo, thi, theirs_is_base = base_range(tm, ta, cb, g.s, g.e)
+    if ours_is_base then
+      append(ts, ta, ta + cb, lines)
+    elseif theirs_is_base then
+      append(os_, oa, oa + ca, lines)
+    else
+      local lo, hi = olo or tlo or g.s, ohi or thi or g.e
+      if lo > hi then
+        lo, hi = g.s, g.e
+      end
+      local first = #lines + 1
+      lines[#lines + 1] = M.OURS_MARKER .. " yours"
+      append(os_, oa, oa + ca, lines)
+      local separator = #lines + 1
+      lines[#lines + 1] = M.SEPARATOR
+      append(ts, ta, ta + cb, lines)
+      lines[#lines + 1] = M.THEIRS_MARKER .. " " .. (label or "agent")
+      conflicts[#conflicts + 1] =
+        { first = first, last = #lines, separator = separator, base = vim.list_slice(base, lo + 1, hi) }
+    end
+  end
+  for _, d in ipairs(edit.diff(os_, ts)) do
+    local ca, cb = d[2], d[4]
+    chunk(ca > 0 and d[1] - 1 or d[1], ca, cb > 0 and d[3] - 1 or d[3], cb)
+  end
+  append(os_, oa_prev, #os_, lines)
+end
+
 --- The merge, with the hunks that turn `ours` into its result (xdiff's { start_a, count_a, start_b,
 --- count_b }, as `fs.edit.apply_hunks` takes them) and the conflicts' marker lines.
 ---@param base string[]
@@ -210,24 +326,7 @@ function M.merge(base, ours, theirs, label, take_theirs)
     elseif not has[1] or take_theirs then
       append(theirs, t0, t1, lines)
     else
-      local head = 0
-      while o0 + head < o1 and t0 + head < t1 and ours[o0 + head + 1] == theirs[t0 + head + 1] do
-        head = head + 1
-      end
-      local tail = 0
-      while o1 - tail > o0 + head and t1 - tail > t0 + head and ours[o1 - tail] == theirs[t1 - tail] do
-        tail = tail + 1
-      end
-      append(ours, o0, o0 + head, lines)
-      local first = #lines + 1
-      lines[#lines + 1] = M.OURS_MARKER .. " yours"
-      append(ours, o0 + head, o1 - tail, lines)
-      local separator = #lines + 1
-      lines[#lines + 1] = M.SEPARATOR
-      append(theirs, t0 + head, t1 - tail, lines)
-      lines[#lines + 1] = M.THEIRS_MARKER .. " " .. (label or "agent")
-      conflicts[#conflicts + 1] = { first = first, last = #lines, separator = separator }
-      append(ours, o1 - tail, o1, lines)
+      resolve_group(g, base, ours, o0, o1, theirs, t0, t1, label, lines, conflicts)
     end
     local ca, cb = o1 - o0, #lines - result_start
     if not same(ours, o0, o1, lines, result_start, #lines) then
@@ -255,11 +354,16 @@ end
 ---@param buf integer
 ---@param base_lines string[]
 ---@param theirs_lines string[]
----@param opts { eol: boolean?, label: string? }
+---@param opts { eol: boolean?, label: string?, ours: string[]?, buf_lines: string[]? } `ours`: the user's side
+---  when it is not the buffer's lines (a buffer with conflicts: their user side); `buf_lines`: the buffer's lines
 ---@return acp_nvim.Merge3 merged, integer lines_touched, integer hunks
 function M.apply(buf, base_lines, theirs_lines, opts)
-  local ours = edit.buf_lines(buf)
-  local result, hunks = M.merge(base_lines, ours, theirs_lines, opts.label)
+  -- Fetching a 100,000-line buffer takes ~10 ms: the caller's copy of its lines is used when it has one.
+  local now = opts.buf_lines or edit.buf_lines(buf)
+  local result, hunks = M.merge(base_lines, opts.ours or now, theirs_lines, opts.label)
+  if opts.ours then
+    hunks = edit.diff(now, result.lines)
+  end
   local touched = 0
   if #hunks > 0 then
     edit.break_undo(buf)

@@ -11,48 +11,52 @@ local conflict = require("acp_nvim.editor.fs.conflict")
 local api = vim.api
 local opt = result.opt
 
+--- The text an agent reads of `buf` (rows `line`.., `limit` of them, or all), and the buffer's lines as the
+--- agent reads them when they were all fetched for it.
 ---@param buf integer
 ---@param line integer?
 ---@param limit integer?
----@return string
+---@return string, string[]?
 function M.buffer_text(buf, line, limit)
   -- Unresolved merge conflicts read as the agent's side (fs/conflict.lua).
   local agent_view = conflict.agent_view(buf)
   if agent_view then
     if line == nil and limit == nil then
       local text = table.concat(agent_view, "\n")
-      return (#agent_view > 0 and vim.bo[buf].eol) and text .. "\n" or text
+      return (#agent_view > 0 and vim.bo[buf].eol) and text .. "\n" or text, agent_view
     end
     line = line or 1
     if line > #agent_view or limit == 0 then
-      return ""
+      return "", agent_view
     end
     return table.concat(
       agent_view,
       "\n",
       line,
       limit and math.min(#agent_view, line - 1 + limit) or #agent_view
-    )
+    ),
+      agent_view
   end
   if line == nil and limit == nil then
     if edit.buf_is_empty(buf) then
-      return ""
+      return "", {}
     end
-    local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+    local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+    local text = table.concat(lines, "\n")
     -- 'eol' is what the file had when read (or was given by the last agent write); 'fixeol' only decides
     -- what a later :write will do.
     if vim.bo[buf].eol then
       text = text .. "\n"
     end
-    return text
+    return text, lines
   end
   line = line or 1
   local count = api.nvim_buf_line_count(buf)
   if line > count or limit == 0 or edit.buf_is_empty(buf) then
-    return ""
+    return "", nil
   end
   local last = limit and math.min(count, line - 1 + limit) or count
-  return table.concat(api.nvim_buf_get_lines(buf, line - 1, last, false), "\n")
+  return table.concat(api.nvim_buf_get_lines(buf, line - 1, last, false), "\n"), nil
 end
 
 --- Answer `fs/read_text_file` for a file a buffer holds: its text, unsaved edits included; the host reads
@@ -60,7 +64,8 @@ end
 ---@param path string the real path the host checked
 ---@param line integer? 1-based first line
 ---@param limit integer? maximum number of lines
----@param opts { max_bytes: integer?, checked_path: boolean? }?
+---@param opts { max_bytes: integer?, checked_path: boolean?, view: string? }? `view`: the session whose view
+---  of the file (`fs.view`) this read sets
 ---@return table { ok = true, content, from_buffer = true }, { ok = true, no_buffer = true } or a fact
 function M.read(path, line, limit, opts)
   opts = opt(opts) or {}
@@ -75,11 +80,24 @@ function M.read(path, line, limit, opts)
     -- Sending the text of a large file back through Neovim would hold it: the host reads the disk.
     return { ok = true, no_buffer = true }
   end
-  local content = M.buffer_text(buf, opt(line), opt(limit))
+  local content, lines = M.buffer_text(buf, opt(line), opt(limit))
   -- The host's limit: a larger text is not sent at all.
   local max_bytes = opt(opts.max_bytes) or math.huge
   if #content > max_bytes then
     return result.refused("too_large", { size = #content })
+  end
+  local session = opt(opts.view)
+  if session then
+    require("acp_nvim.editor.fs.view").read(
+      session,
+      buf,
+      lines or edit.buf_lines(buf),
+      opt(line),
+      opt(limit),
+      function()
+        return require("acp_nvim.editor.fs.unsaved").disk_lines(buf, path)
+      end
+    )
   end
   return { ok = true, content = content, from_buffer = true }
 end

@@ -1,0 +1,268 @@
+"""The checkpoints' snapshots, restores and diffs over the session's folders, one shadow repository each
+(`client/shadow_git.py`), a folder's operations one at a time (a restore and a snapshot never interleave).
+
+A restore first takes a checkpoint of the state it replaces (so that it can be undone), then puts back every
+file that differs (`client/restore_files.py`), then has Lua show the restored text in the loaded buffers
+(merged into those with unsaved edits). Files a snapshot left out (over the size limit, unreadable) are named
+and left as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import anyio
+
+from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, pruned
+from acp_nvim.app.config import CheckpointOptions
+from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
+from acp_nvim.client import restore_files
+from acp_nvim.client.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
+
+log = logging.getLogger("acp_nvim.checkpoints")
+
+Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
+# Files named in a report, at most (the rest counted).
+NAMED_MAX = 5
+FILE_MODES = ("100644", "100755", "120000")
+GC_EVERY_S = 24 * 60 * 60
+
+
+class Snapshots:
+    def __init__(
+        self, store: Store, git: str, options: Callable[[], CheckpointOptions], spawn: Spawn | None
+    ) -> None:
+        self.store = store
+        self.git = git
+        self._options = options
+        self._spawn = spawn
+        self._locks: dict[str, anyio.Lock] = {}
+
+    def repo(self, folder: str) -> ShadowRepo:
+        return ShadowRepo(self.git, self.store.git_dir(folder), folder)
+
+    def lock(self, folder: str) -> anyio.Lock:
+        return self._locks.setdefault(folder, anyio.Lock())
+
+    async def take(
+        self, record: SessionRecord, checkpoint_id: str, turn: int, kind: str, title: str
+    ) -> Checkpoint:
+        """A checkpoint of every folder of the record, added to it and saved (pruned)."""
+        max_bytes = int(self._options().max_file_bytes)
+        commits: dict[str, str] = {}
+        skipped: dict[str, list[tuple[str, str]]] = {}
+        for folder in record.folders:
+            async with self.lock(folder):
+                repo = self.repo(folder)
+                snapshot = await repo.snapshot(max_bytes)
+                ref = self.store.ref(record.session_id, checkpoint_id)
+                commits[folder] = await repo.commit(snapshot.tree, f"{kind} {checkpoint_id}: {title}", ref)
+                if snapshot.skipped:
+                    skipped[folder] = snapshot.skipped
+        checkpoint = Checkpoint(
+            id=checkpoint_id,
+            turn=turn,
+            kind=kind,
+            time=time.time(),
+            title=title,
+            commits=commits,
+            skipped=skipped,
+        )
+        record.checkpoints = [c for c in record.checkpoints if c.id != checkpoint_id] + [checkpoint]
+        self._save_pruned(record)
+        return checkpoint
+
+    def _save_pruned(self, record: SessionRecord) -> None:
+        options = self._options()
+        dropped = pruned(record, time.time(), options.max_age_days * 86400, int(options.max_count))
+        record.checkpoints = [c for c in record.checkpoints if c not in dropped]
+        self.store.save(record)
+        if dropped and self._spawn is not None:
+            self._spawn(lambda: self._prune(record.session_id, dropped))
+
+    async def _prune(self, session_id: str, dropped: list[Checkpoint]) -> None:
+        folders = {folder for checkpoint in dropped for folder in checkpoint.commits}
+        for folder in sorted(folders):
+            refs = [self.store.ref(session_id, c.id) for c in dropped if folder in c.commits]
+            try:
+                async with self.lock(folder):
+                    repo = self.repo(folder)
+                    await repo.delete_refs(refs)
+                    if _gc_due(repo.git_dir, time.time()):
+                        await repo.collect_garbage()
+            except (GitError, OSError) as err:
+                log.warning("pruning the checkpoints of %s failed: %s", folder, err)
+
+    async def _changes(
+        self, folder: str, checkpoint: Checkpoint, now: Checkpoint | None = None
+    ) -> tuple[list[Change], list[str]]:
+        """What differs from the folder now (a snapshot of it, or `now`'s) to the checkpoint (the caller holds
+        the folder's lock), and the files the snapshot of now left out."""
+        repo = self.repo(folder)
+        if now is not None and folder in now.commits:
+            tree, skipped = now.commits[folder], now.skipped.get(folder, [])
+        else:
+            snapshot = await repo.snapshot(int(self._options().max_file_bytes))
+            tree, skipped = snapshot.tree, snapshot.skipped
+        target = checkpoint.commits.get(folder)
+        changes = await repo.diff(tree, target or EMPTY_TREE)
+        left_out = {path for path, _ in skipped}
+        kept = [c for c in changes if GITLINK not in (c.old_mode, c.new_mode) and c.path not in left_out]
+        return kept, sorted(left_out)
+
+    async def changed_counts(self, record: SessionRecord) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for folder in record.folders:
+            async with self.lock(folder):
+                repo = self.repo(folder)
+                now = await repo.snapshot(int(self._options().max_file_bytes))
+                for checkpoint in record.checkpoints:
+                    target = checkpoint.commits.get(folder)
+                    if target is None:
+                        continue
+                    changes = await repo.diff(now.tree, target)
+                    counts[checkpoint.id] = counts.get(checkpoint.id, 0) + len(changes)
+        return counts
+
+    # ---- restore ---------------------------------------------------------------------------------------
+
+    async def restore(
+        self, record: SessionRecord, checkpoint: Checkpoint, port: NeovimPort
+    ) -> tuple[str, int]:
+        """Puts the folders back as `checkpoint` holds them; the report for the user, and its level."""
+        undo_id = f"r{sum(1 for c in record.checkpoints if c.kind == 'restore') + 1}"
+        undo = await self.take(
+            record, undo_id, checkpoint.turn, "restore", f"before the restore to {checkpoint.id}"
+        )
+        report = Report()
+        for folder in record.folders:
+            if folder not in checkpoint.commits:
+                continue
+            async with self.lock(folder):
+                await self._restore_folder(folder, checkpoint, undo, port, report)
+        for folder, skipped in checkpoint.skipped.items():
+            for path, reason in skipped:
+                report.failed.append((os.path.join(folder, path), f"not in the checkpoint: {reason}"))
+        result = await port.checkpoint("after", {"paths": report.touched})
+        conflicts = int(result.get("conflicts", 0)) if isinstance(result, dict) else 0
+        return report.text(checkpoint, undo_id, conflicts), report.level
+
+    async def _restore_folder(
+        self, folder: str, checkpoint: Checkpoint, undo: Checkpoint, port: NeovimPort, report: Report
+    ) -> None:
+        repo = self.repo(folder)
+        changes, left_out = await self._changes(folder, checkpoint, undo)
+        for path in left_out:
+            report.failed.append(
+                (os.path.join(folder, path), "left as it is: too large or unreadable to undo")
+            )
+        writes = [c for c in changes if c.new_mode in FILE_MODES]
+        removals = [c.path for c in changes if c.new_mode == "000000"]
+        if not writes and not removals:
+            return
+        await port.checkpoint("before", {"paths": [os.path.join(folder, c.path) for c in changes]})
+        blobs = await repo.blobs([c.new_blob for c in writes])
+        files = [restore_files.Write(c.path, c.new_mode, blobs.get(c.new_blob, b"")) for c in writes]
+        outcome = await anyio.to_thread.run_sync(restore_files.restore, folder, files, removals)
+        if outcome.untouched is not None:
+            report.untouched.append(f"{folder}: {outcome.untouched}")
+            return
+        report.written += [os.path.join(folder, path) for path in outcome.written]
+        report.removed += [os.path.join(folder, path) for path in outcome.removed]
+        report.failed += [(os.path.join(folder, path), why) for path, why in outcome.failed]
+
+    # ---- diff --------------------------------------------------------------------------------------------
+
+    async def diff(
+        self, record: SessionRecord, checkpoint: Checkpoint, out_root: str, port: NeovimPort
+    ) -> int:
+        """The quickfix list of what a restore to `checkpoint` would change; the checkpoint's versions are
+        written under `out_root` to be diffed against. The number of files."""
+        shutil.rmtree(out_root, ignore_errors=True)
+        items: list[dict[str, Any]] = []
+        for number, folder in enumerate(record.folders):
+            if folder not in checkpoint.commits:
+                continue
+            async with self.lock(folder):
+                changes, _ = await self._changes(folder, checkpoint)
+                repo = self.repo(folder)
+                blobs = await repo.blobs([c.new_blob for c in changes if c.new_mode in FILE_MODES])
+            for change in changes:
+                items.append(_quickfix_item(folder, os.path.join(out_root, str(number)), change, blobs))
+        await port.checkpoint(
+            "quickfix", {"title": f"acp.nvim: a restore to {checkpoint.id}", "items": items}
+        )
+        return len(items)
+
+
+def _gc_due(git_dir: str, now: float) -> bool:
+    """Whether the repository's objects no checkpoint holds are due to be deleted: at most once a day (a
+    `git gc` repacks the whole folder's snapshots and holds its lock, so the next prompt would wait on it)."""
+    stamp = os.path.join(git_dir, "acp_nvim-gc")
+    try:
+        if now - os.stat(stamp).st_mtime < GC_EVERY_S:
+            return False
+    except FileNotFoundError:
+        pass
+    with open(stamp, "w", encoding="utf-8"):
+        pass
+    return True
+
+
+def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes]) -> dict[str, Any]:
+    path = os.path.join(folder, change.path)
+    theirs = None
+    if change.new_mode in FILE_MODES:
+        theirs = os.path.join(out, change.path)
+        os.makedirs(os.path.dirname(theirs), exist_ok=True)
+        with open(theirs, "wb") as file:
+            file.write(blobs.get(change.new_blob, b""))
+    if change.old_mode == "000000":
+        text = "deleted since: a restore brings it back"
+        shown = theirs or path
+    elif change.new_mode == "000000":
+        text = "created since: a restore removes it"
+        shown = path
+    else:
+        text = "changed since: a restore puts it back"
+        shown = path
+    return {"filename": shown, "lnum": 1, "text": text, "path": path, "theirs": theirs}
+
+
+class Report:
+    def __init__(self) -> None:
+        self.written: list[str] = []
+        self.removed: list[str] = []
+        self.failed: list[tuple[str, str]] = []
+        self.untouched: list[str] = []
+
+    @property
+    def touched(self) -> list[str]:
+        return self.written + self.removed
+
+    def text(self, checkpoint: Checkpoint, undo_id: str, conflicts: int) -> str:
+        head = f"restored to {checkpoint.id}: {len(self.written)} written, {len(self.removed)} removed"
+        parts = [head]
+        if self.untouched:
+            parts.append("nothing changed in " + "; ".join(self.untouched))
+        if self.failed:
+            home = os.path.expanduser("~")
+            named = ", ".join(
+                f"{p.replace(home, '~', 1) if p.startswith(home + os.sep) else p} ({why})"
+                for p, why in self.failed[:NAMED_MAX]
+            )
+            more = len(self.failed) - NAMED_MAX
+            parts.append("not restored: " + named + (f" and {more} more" if more > 0 else ""))
+        if conflicts:
+            parts.append(f"{conflicts} conflict(s) with unsaved edits (:AcpConflict)")
+        parts.append(f":AcpCheckpoint restore {undo_id} undoes it")
+        return "; ".join(parts)
+
+    @property
+    def level(self) -> int:
+        return ERROR if self.untouched else WARN if self.failed else INFO

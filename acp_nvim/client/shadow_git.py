@@ -1,0 +1,225 @@
+"""A shadow git repository of the plugin's own over one folder: the snapshots behind checkpoints.
+
+Its `GIT_DIR` and index are the plugin's (under Neovim's stdpath("state")), the folder is only its work tree:
+nothing of the project's own `.git` is read but its `info/exclude`, nothing of it is ever written. Every
+command runs with a private environment: no system or global config, no hooks, no inherited `GIT_*`
+variable, and the settings that make a snapshot exact (modes, symlinks, no line-ending conversion) given on
+the command line, so that no config file can change them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+
+import anyio
+import msgspec
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+GITLINK = "160000"
+SYMLINK = "120000"
+EXECUTABLE = "100755"
+
+# Settings that make a snapshot exact and keep git from doing anything of its own.
+SETTINGS = (
+    "core.bare=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.fileMode=true",
+    "core.symlinks=true",
+    "core.ignoreCase=false",
+    "core.precomposeUnicode=false",
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=true",
+    "core.quotePath=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "advice.addEmbeddedRepo=false",
+    # The folder may be another user's (a root Neovim on a user's project): the repository is ours.
+    "safe.directory=*",
+    "user.name=acp.nvim",
+    "user.email=acp.nvim@localhost",
+)
+
+
+class GitError(Exception):
+    """A git command failed: its stderr's first line."""
+
+
+class Change(msgspec.Struct, frozen=True):
+    """One path that differs between two snapshots (`git diff-tree --raw`): modes and blobs of each side,
+    "000000" and an empty blob where the side has no such path."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+
+
+class Snapshot(msgspec.Struct, frozen=True):
+    tree: str
+    # Files left out, with why: over the size limit, unreadable.
+    skipped: list[tuple[str, str]]
+    # Folders that are git repositories of their own: left out, and left alone by a restore.
+    nested: list[str]
+
+
+def git_path() -> str | None:
+    return shutil.which("git")
+
+
+def project_exclude(folder: str) -> str | None:
+    """The `info/exclude` of the git repository the folder is in, if any (read, never written)."""
+    current = os.path.realpath(folder)
+    while True:
+        dot_git = os.path.join(current, ".git")
+        if os.path.isdir(dot_git):
+            exclude = os.path.join(dot_git, "info", "exclude")
+            return exclude if os.path.isfile(exclude) else None
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+class ShadowRepo:
+    def __init__(self, git: str, git_dir: str, work_tree: str) -> None:
+        self.git = git
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.index = git_dir + ".index"
+        exclude = project_exclude(work_tree)
+        self._settings = [*SETTINGS, f"core.excludesFile={exclude or os.devnull}"]
+        self._env = self._environment()
+
+    def _environment(self) -> dict[str, str]:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+        home = os.path.dirname(self.git_dir)
+        env.update(
+            GIT_DIR=self.git_dir,
+            GIT_WORK_TREE=self.work_tree,
+            GIT_INDEX_FILE=self.index,
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_TERMINAL_PROMPT="0",
+            GIT_OPTIONAL_LOCKS="0",
+            HOME=home,
+            XDG_CONFIG_HOME=home,
+            LC_ALL="C",
+        )
+        return env
+
+    async def run(self, *args: str, stdin: bytes | None = None) -> bytes:
+        argv = [self.git]
+        for setting in self._settings:
+            argv += ["-c", setting]
+        result = await anyio.run_process(
+            [*argv, *args], input=stdin, cwd=self.work_tree, env=self._env, check=False
+        )
+        if result.returncode != 0:
+            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(lines[-1] if lines else f"git {args[0]} failed ({result.returncode})")
+        return result.stdout
+
+    async def ensure(self) -> None:
+        """Creates the repository when it does not exist yet (empty: no hooks, no samples)."""
+        if os.path.isfile(os.path.join(self.git_dir, "HEAD")):
+            return
+        os.makedirs(os.path.dirname(self.git_dir), exist_ok=True)
+        env = {key: value for key, value in self._env.items() if key not in ("GIT_DIR", "GIT_WORK_TREE")}
+        result = await anyio.run_process(
+            [self.git, "init", "-q", "--bare", "--template=", self.git_dir], env=env, check=False
+        )
+        if result.returncode != 0:
+            raise GitError(result.stderr.decode("utf-8", "replace").strip() or "git init failed")
+
+    async def snapshot(self, max_file_bytes: int) -> Snapshot:
+        """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository."""
+        await self.ensure()
+        listed = await self.run("ls-files", "-z", "-m", "-o", "--exclude-standard")
+        skipped: list[tuple[str, str]] = []
+        nested: list[str] = []
+        for raw in dict.fromkeys(listed.split(b"\0")):
+            if not raw:
+                continue
+            path = os.fsdecode(raw)
+            if path.endswith("/"):
+                nested.append(path)
+                continue
+            reason = _left_out(os.path.join(self.work_tree, path), max_file_bytes)
+            if reason is not None:
+                skipped.append((path, reason))
+        left_out = [path for path, _ in skipped] + nested
+        specs = b"".join(os.fsencode(f":(exclude,literal){path}") + b"\0" for path in left_out)
+        await self.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=b".\0" + specs)
+        if skipped:
+            # A file tracked before that is now left out must not stay in the snapshot as it was.
+            paths = b"".join(os.fsencode(path) + b"\0" for path, _ in skipped)
+            await self.run("update-index", "--force-remove", "-z", "--stdin", stdin=paths)
+        tree = (await self.run("write-tree")).decode().strip()
+        return Snapshot(tree=tree, skipped=skipped, nested=nested)
+
+    async def commit(self, tree: str, message: str, ref: str) -> str:
+        commit = (await self.run("commit-tree", tree, "-m", message)).decode().strip()
+        await self.run("update-ref", ref, commit)
+        return commit
+
+    async def tree_of(self, commit: str) -> str:
+        return (await self.run("rev-parse", "--verify", "-q", f"{commit}^{{tree}}")).decode().strip()
+
+    async def diff(self, old: str, new: str) -> list[Change]:
+        """What differs from `old` to `new` (trees or commits), path by path, renames as delete + add."""
+        out = await self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
+        fields = out.split(b"\0")
+        changes: list[Change] = []
+        for head, raw_path in zip(fields[0::2], fields[1::2], strict=False):
+            if not head.startswith(b":"):
+                continue
+            old_mode, new_mode, old_blob, new_blob, _ = head[1:].decode().split(" ")
+            changes.append(Change(os.fsdecode(raw_path), old_mode, new_mode, old_blob, new_blob))
+        return changes
+
+    async def blobs(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The contents of blobs, in one `cat-file --batch`."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        out = await self.run("cat-file", "--batch", stdin="".join(f"{blob}\n" for blob in wanted).encode())
+        found: dict[str, bytes] = {}
+        pos = 0
+        for blob in wanted:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split(b" ")
+            pos = end + 1
+            if len(header) < 3:
+                continue
+            size = int(header[2])
+            found[blob] = out[pos : pos + size]
+            pos += size + 1
+        return found
+
+    async def delete_refs(self, refs: Sequence[str]) -> None:
+        if refs:
+            await self.run("update-ref", "--stdin", stdin="".join(f"delete {ref}\n" for ref in refs).encode())
+
+    async def collect_garbage(self) -> None:
+        """Objects no checkpoint holds any more are deleted, the rest packed."""
+        await self.run("gc", "--prune=now", "--quiet")
+
+
+def _left_out(path: str, max_file_bytes: int) -> str | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if info.st_size > max_file_bytes:
+        return "over the size limit"
+    if not os.access(path, os.R_OK):
+        return "unreadable"
+    return None

@@ -1,0 +1,30 @@
+"""What the host gives the checkpoints: their store under Neovim's stdpath("state"), the options in force,
+and :checkhealth's facts (git, the store's size)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from acp_nvim.app.checkpoints import health
+from acp_nvim.app.settings import Settings
+from acp_nvim.nvim import lua_values
+from acp_nvim.nvim.controller import Controller, Spawn
+
+
+def root(stdpath: dict[str, str]) -> str:
+    """stdpath("state")/acp_nvim/checkpoints, as the bootstrap said (else XDG's, else ~/.local/state)."""
+    state = stdpath.get("state") or os.path.join(
+        os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state"),
+        os.environ.get("NVIM_APPNAME") or "nvim",
+    )
+    return os.path.join(state, "acp_nvim", "checkpoints")
+
+
+def attach(controller: Controller, stdpath: dict[str, str], settings: Settings, spawn: Spawn) -> None:
+    controller.app.checkpoints.attach(root(stdpath), lambda: settings.config.checkpoints, spawn)
+
+
+def with_facts(stdpath: dict[str, str], report: Any) -> dict[str, Any]:
+    """:checkhealth's report of the options and agents, with the checkpoints' facts."""
+    return {**lua_values.to_lua(report), "checkpoints": health(root(stdpath))}

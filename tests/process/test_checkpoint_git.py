@@ -1,0 +1,219 @@
+"""The checkpoints' shadow repository and restore on real git and real files (no Neovim): any tree of files,
+links, modes and folders changed any way comes back exactly; the project's `.git` is never touched; what a
+snapshot leaves out is named; pruning deletes refs; a symlinked folder is never written through."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_nvim.app.checkpoint_restore import Snapshots
+from acp_nvim.app.checkpoint_store import SessionRecord, Store
+from acp_nvim.app.config import CheckpointOptions
+from acp_nvim.client import restore_files
+from tests.nvim.test_checkpoints import git, git_bytes, make_project, state_of
+
+GIT = shutil.which("git")
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
+
+
+class NoBuffers:
+    """The port a restore tells about buffers: there are none here."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def checkpoint(self, action: str, payload: object) -> object:
+        self.calls.append(action)
+        return {"conflicts": 0}
+
+
+def snapshots(store: Path, **options: float) -> Snapshots:
+    assert GIT is not None
+    chosen = CheckpointOptions(**options)  # type: ignore[arg-type]
+    return Snapshots(Store(str(store)), GIT, lambda: chosen, None)
+
+
+NAMES = st.sampled_from(["a", "b", "c.txt", "d/e", "d/f.bin", "g/h/i", "j"])
+CONTENT = st.binary(max_size=64)
+MUTATION = st.tuples(st.sampled_from(["write", "remove", "chmod", "link"]), NAMES, CONTENT)
+
+
+def mutate(root: Path, kind: str, name: str, data: bytes) -> None:
+    path = root / name
+    if kind == "remove":
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        return
+    if any(parent.is_symlink() or parent.is_file() for parent in list(path.parents)[: len(path.parents) - 1]):
+        return
+    if path.is_dir() and not path.is_symlink():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "link":
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        path.symlink_to("a")
+    elif path.is_symlink():
+        path.unlink()
+        path.write_bytes(data)
+    elif kind == "chmod" and path.is_file():
+        path.chmod(0o755 if not os.access(path, os.X_OK) else 0o644)
+    else:
+        path.write_bytes(data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=st.lists(MUTATION, max_size=8), later=st.lists(MUTATION, min_size=1, max_size=10))
+def test_any_change_comes_back_exactly_and_the_repository_is_untouched(
+    first: list[tuple[str, str, bytes]], later: list[tuple[str, str, bytes]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root, store = Path(tmp) / "project", Path(tmp) / "store"
+        root.mkdir()
+        make_project(root)
+        for change in first:
+            mutate(root, *change)
+        dot_git = git_bytes(root)
+        before = state_of(root)
+        shadow = snapshots(store)
+        record = SessionRecord(session_id="s", folders=[str(root)])
+
+        async def main() -> None:
+            checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+            for change in later:
+                mutate(root, *change)
+            after = state_of(root)
+            text, _ = await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+            assert "restored to 1" in text
+            expected = {k: v for k, v in before.items() if v[0] != "dir"}
+            assert {k: v for k, v in state_of(root).items() if v[0] != "dir"} == expected
+            # Undone: the state the restore replaced comes back.
+            undo = next(c for c in record.checkpoints if c.id == "r1")
+            await shadow.restore(record, undo, NoBuffers())  # type: ignore[arg-type]
+            assert {k: v for k, v in state_of(root).items() if v[0] != "dir"} == {
+                k: v for k, v in after.items() if v[0] != "dir"
+            }
+
+        anyio.run(main)
+        assert git_bytes(root) == dot_git
+
+
+def test_files_over_the_limit_are_named_and_left_alone(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "small.txt").write_text("small\n")
+    (root / "big.bin").write_bytes(b"x" * 5000)
+    shadow = snapshots(tmp_path / "store", max_file_bytes=1000)
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> str:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        (root / "small.txt").write_text("changed\n")
+        (root / "big.bin").write_bytes(b"y" * 6000)
+        text, _ = await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+        return text
+
+    text = anyio.run(main)
+    assert (root / "small.txt").read_text() == "small\n"
+    assert (root / "big.bin").read_bytes() == b"y" * 6000
+    assert "big.bin" in text and "size limit" in text, text
+
+
+def test_a_nested_repository_and_the_projects_git_are_left_alone(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    make_project(root)
+    nested = root / "vendor"
+    nested.mkdir()
+    (nested / "lib.txt").write_text("lib\n")
+    git(nested, "init", "-q")
+    dot_git = git_bytes(root)
+    shadow = snapshots(tmp_path / "store")
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> None:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        (nested / "lib.txt").write_text("changed\n")
+        (root / "a.txt").write_text("changed\n")
+        await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+
+    anyio.run(main)
+    assert (root / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert (nested / "lib.txt").read_text() == "changed\n"
+    assert git_bytes(root) == dot_git
+
+
+def test_pruning_keeps_the_newest_and_deletes_the_refs(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "f").write_text("0")
+    store = tmp_path / "store"
+    spawned: list[object] = []
+    assert GIT is not None
+    options = CheckpointOptions(max_count=2)
+    shadow = Snapshots(Store(str(store)), GIT, lambda: options, spawned.append)  # type: ignore[arg-type]
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> None:
+        for turn in range(1, 5):
+            (root / "f").write_text(str(turn))
+            await shadow.take(record, str(turn), turn, "prompt", "go")
+        for work in spawned:
+            await work()  # type: ignore[operator]
+
+    anyio.run(main)
+    assert [c.id for c in record.checkpoints] == ["3", "4"]
+    assert [c.id for c in Store(str(store)).load("s").checkpoints] == ["3", "4"]  # type: ignore[union-attr]
+    refs = shadow.repo(str(root))
+
+    async def listed() -> bytes:
+        return await refs.run("for-each-ref", "--format=%(refname)")
+
+    names = anyio.run(listed).decode().split()
+    assert len(names) == 2 and all(name.endswith(("/3", "/4")) for name in names)
+
+
+def test_a_folder_that_became_a_link_is_never_written_through(tmp_path: Path) -> None:
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "d").symlink_to(outside)
+    outcome = restore_files.restore(str(root), [restore_files.Write("d/x", "100644", b"data")], [])
+    assert outcome.failed and outcome.failed[0][0] == "d/x"
+    assert list(outside.iterdir()) == []
+    assert not any(p.name.startswith(restore_files.STAGING_PREFIX) for p in root.iterdir())
+
+
+def test_a_file_that_cannot_be_put_back_is_named_and_the_rest_is_restored(tmp_path: Path) -> None:
+    """A folder now stands where a file was, holding an ignored file: that file is named, left as it is (no
+    half-written file), and every other file is restored."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".gitignore").write_text("*.o\n")
+    (root / "out").write_text("was a file\n")
+    (root / "keep.txt").write_text("kept\n")
+    shadow = snapshots(tmp_path / "store")
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> str:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        (root / "out").unlink()
+        (root / "out").mkdir()
+        (root / "out" / "obj.o").write_text("ignored\n")
+        (root / "keep.txt").write_text("changed\n")
+        text, _ = await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+        return text
+
+    text = anyio.run(main)
+    assert "not restored: " in text and "out (" in text, text
+    assert (root / "out" / "obj.o").read_text() == "ignored\n"
+    assert (root / "keep.txt").read_text() == "kept\n"
+    assert not any(p.name.startswith(restore_files.STAGING_PREFIX) for p in root.iterdir())
