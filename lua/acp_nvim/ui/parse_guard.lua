@@ -96,16 +96,15 @@ function M.refused(text)
   while at ~= nil and opening < M.max_brackets do
     opening, at = opening + 1, find(text, "[", at + 1, true)
   end
+  -- Only a text with that many `[` at all can nest them that deep: its brackets are walked.
+  local depth, deepest = 0, 0
   if opening >= M.max_brackets then
-    local depth = 0
     for c in text:gmatch("[%[%]]") do
       depth = c == "[" and depth + 1 or math.max(depth - 1, 0)
-      if depth >= M.max_brackets then
-        return true
-      end
+      deepest = math.max(deepest, depth)
     end
   end
-  return false
+  return deepest >= M.max_brackets
 end
 
 return M
