@@ -33,6 +33,7 @@ from bench.harness import (
     task_cpu_seconds,
     wait_until,
 )
+from bench.highlight_burst import highlight_burst
 from bench.streaming import streaming
 from bench.tool_output import tool_output
 
@@ -583,6 +584,7 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "tool_output": tool_output,
     "follow": disk_follow,
     "big_chat": big_chat,
+    "highlight_burst": highlight_burst,
     "checkpoints": checkpoints,
     "watch_burst": bursts.watch,
     "edit_burst": bursts.edits,

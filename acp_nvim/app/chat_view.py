@@ -6,10 +6,11 @@ An item becomes a list of lines; a line is a dict with one of
   ``diff``: ``{path, old, new}`` (Lua expands it with `vim.diff`, which is C and fast on big files),
   ``term``: a terminal id (a placeholder line the terminal UI can attach live output to), with ``text`` the
             line's text when it is not the default (a command the agent runs itself: the command);
-a line with ``note`` true is a message's last line, saying how much of it is not shown (a ``note`` op
-rewrites it); ``f`` is a line's fold level as 'foldexpr' gives it (``">1"`` starts a fold, ``"1"`` is inside
-one; none: no fold), also for the lines a ``diff`` expands to. An item with ``tight`` true follows the one
-before it without a blank line.
+a line with ``note`` (the path of the file holding the whole message) is the cut in the middle of a long
+message, saying how much is cut; the message's end follows it (a ``note`` op rewrites the note and what
+follows it: ``tail``); ``f`` is a line's fold level as 'foldexpr' gives it (``">1"`` starts a fold,
+``"1"`` is inside one; none: no fold), also for the lines a ``diff`` expands to. An item with ``tight``
+true follows the one before it without a blank line.
 A batch of ops (`ops_for`) is what one `chat.apply` call receives.
 """
 
@@ -22,6 +23,7 @@ import msgspec
 from acp_nvim.app.chat_line_breaks import LineBreaker, broken
 from acp_nvim.app.chat_tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
 from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line, text_lines
+from acp_nvim.client.message_cut import MessageCut
 from acp_nvim.client.session import SessionState, config_value_name
 from acp_nvim.client.transcript import (
     Changes,
@@ -32,6 +34,7 @@ from acp_nvim.client.transcript import (
     PlanItem,
     ToolCallItem,
     not_shown,
+    rough_size,
 )
 from acp_nvim.protocol import schema as s
 
@@ -46,6 +49,9 @@ PLAN_TITLE = "  Plan"
 # Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
 # keeps to its budget per tick only between ops. A larger message travels as an add and appends.
 SLICE_CHARS = 32 * 1024
+# And lines in one op, at most: Neovim's cost of a change is per line too (its folds, 'foldexpr' on each),
+# ~20 ms for the 8,000 lines of 32 KiB of quoted lines or table rows.
+SLICE_LINES = 1000
 # Of a plan, its entries shown at most.
 MAX_PLAN_ENTRIES = 100
 
@@ -53,8 +59,14 @@ MAX_PLAN_ENTRIES = 100
 PLAN_GROUPS = {"completed": "AcpChatPlanDone", "in_progress": "AcpChatPlanRunning"}
 
 
-def note_line(item: MessageItem) -> Line:
-    line: Line = {"s": [[not_shown(item.hidden), "AcpChatNotice"]], "note": True}
+def cut_note(cut: MessageCut) -> str:
+    if cut.hidden == 0:
+        return "… cut here as the message grows"
+    return f"… {rough_size(cut.hidden)} cut here"
+
+
+def note_line(item: MessageItem, cut: MessageCut) -> Line:
+    line: Line = {"s": [[cut_note(cut), "AcpChatNotice"]], "note": cut.whole.path}
     if item.role == "thought":
         line["f"] = "1"
     return line
@@ -65,20 +77,29 @@ def shown_text(text: str) -> str:
     return text.strip("\n")
 
 
-def appended_text(item: MessageItem, text: str, newlines_before: int) -> str:
+def appended_text(text: str, newlines_before: int, size_before: int) -> str:
     """What the chat adds to a message for `text` appended to it, `newlines_before` the newlines it ended
-    with: those it held back, now that text follows them (nothing before the first text shown)."""
+    with, `size_before` its size before (of its tail, after a cut): the newlines it held back, now that text
+    follows them (nothing before the first text shown)."""
     kept = text.rstrip("\n")
     if not kept:
         return ""
-    if newlines_before == item.size - len(text):
+    if newlines_before == size_before:
         return kept.lstrip("\n")
     return "\n" * newlines_before + kept
 
 
-def message_view(item: MessageItem, agent_name: str, text: str, *, whole: bool = True) -> list[Line]:
-    """`text`: what the message shows (`shown_text`, `broken`); not `whole`: a beginning of it, the rest
-    follows as appends, and its note after them."""
+def _body_lines(item: MessageItem, text: str) -> list[Line]:
+    if item.role == "thought":
+        return [{"s": [[part, "AcpChatThought"]], "f": "1"} for part in text.split("\n")]
+    return text_lines(text)
+
+
+def message_view(
+    item: MessageItem, agent_name: str, text: str, *, whole: bool = True, tail: str = ""
+) -> list[Line]:
+    """`text`: what the message shows (`shown_text`, `broken`), `tail` what it shows after its cut; not
+    `whole`: a beginning of it, the rest follows as appends, and its cut after them."""
     role = item.role
     lines: list[Line] = []
     if role == "user":
@@ -88,11 +109,10 @@ def message_view(item: MessageItem, agent_name: str, text: str, *, whole: bool =
     if role == "thought":
         # A thought is a fold of its own, closed (chat.fold_thoughts): its title line stays in view.
         lines.append({"s": [[THOUGHT_TITLE, "AcpChatThoughtHeader"]], "f": ">1"})
-        lines.extend({"s": [[part, "AcpChatThought"]], "f": "1"} for part in text.split("\n"))
-    else:
-        lines.extend(text_lines(text))
-    if item.hidden and whole:
-        lines.append(note_line(item))
+    lines.extend(_body_lines(item, text))
+    if item.cut is not None and whole:
+        lines.append(note_line(item, item.cut))
+        lines.extend(_body_lines(item, tail))
     return lines
 
 
@@ -141,9 +161,12 @@ def item_view(
     lines: list[Line]
     if isinstance(item, MessageItem):
         text, breaker = broken(shown_text(item.text))
+        tail = ""
+        if item.cut is not None:
+            tail, breaker = broken(shown_text(item.cut.tail_text))
         if breaks is not None:
             breaks[item.key] = breaker
-        kind, lines = item.role, message_view(item, agent_name, text)
+        kind, lines = item.role, message_view(item, agent_name, text, tail=tail)
     elif isinstance(item, ToolCallItem):
         kind, lines = "tool_call", tool_call_view(item, session_id, agent_name)
         if item.after_tool_call:
@@ -203,29 +226,59 @@ def meta_op(state: SessionState, agent_name: str) -> Op:
     }
 
 
-def _breaker_before(message: MessageItem, appended: int) -> LineBreaker:
+def _breaker_before(message: MessageItem, appended: int, on_tail: bool) -> LineBreaker:
     """Where the message's last line stood before its last `appended` characters (a batch of ops built
     without the chat's breaks: the text shown so far is all that was not appended since)."""
+    if on_tail and message.cut is not None:
+        cut = message.cut
+        return broken(shown_text(cut.tail_text[: cut.tail_size - appended]))[1]
     return broken(shown_text(message.text[: message.size - appended]))[1]
 
 
+def _slice_end(text: str, start: int = 0) -> int:
+    """Where the slice of `text` from `start` ends: after SLICE_CHARS, or after its SLICE_LINES-th line."""
+    end = min(start + SLICE_CHARS, len(text))
+    if text.count("\n", start, end) < SLICE_LINES:
+        return end
+    for _ in range(SLICE_LINES):
+        start = text.index("\n", start) + 1
+    return start
+
+
 def _append_ops(key: str, text: str) -> list[Op]:
-    return [
-        {"op": "append", "id": key, "text": text[start : start + SLICE_CHARS]}
-        for start in range(0, len(text), SLICE_CHARS)
-    ]
+    ops: list[Op] = []
+    start = 0
+    while start < len(text):
+        end = _slice_end(text, start)
+        ops.append({"op": "append", "id": key, "text": text[start:end]})
+        start = end
+    return ops
+
+
+def _note_ops(item: MessageItem, cut: MessageCut, breaks: LineBreaks) -> list[Op]:
+    """The note of the message's cut and its tail (drawn again whole), the tail in slices."""
+    tail, breaks[item.key] = broken(shown_text(cut.tail_text))
+    end = _slice_end(tail)
+    note = {"op": "note", "id": item.key, "text": cut_note(cut), "tail": tail[:end]}
+    note["file"] = cut.whole.path
+    return [note, *_append_ops(item.key, tail[end:])]
 
 
 def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[Op]:
-    if not isinstance(item, MessageItem) or item.size <= SLICE_CHARS:
+    if not isinstance(item, MessageItem) or (
+        item.size <= SLICE_CHARS and item.cut is None and _slice_end(item.text) == item.size
+    ):
         return [{"op": "add", "item": item_view(item, agent_name, session_id, breaks)}]
-    # A long message: its beginning as the item, the rest in slices, its note last.
+    # A long message: its beginning as the item, the rest in slices, its cut and tail last.
     text, breaks[item.key] = broken(shown_text(item.text))
-    lines = message_view(item, agent_name, text[:SLICE_CHARS], whole=False)
+    end = _slice_end(text)
+    # The item's lines end where the first append goes on: a slice that ends with a newline leaves an empty
+    # last line for it.
+    lines = message_view(item, agent_name, text[:end], whole=False)
     ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
-    ops.extend(_append_ops(item.key, text[SLICE_CHARS:]))
-    if item.hidden:
-        ops.append({"op": "note", "id": item.key, "text": not_shown(item.hidden)})
+    ops.extend(_append_ops(item.key, text[end:]))
+    if item.cut is not None:
+        ops.extend(_note_ops(item, item.cut, breaks))
     return ops
 
 
@@ -242,23 +295,31 @@ def ops_for(
         ops.extend(_add_ops(item(key), agent_name, state.session_id, breaks))
     for key in changes.replaced:
         ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id, breaks)})
+    noted = set(changes.noted)
     for key, pieces in changes.appended.items():
         message = item(key)
         text = "".join(pieces)
         if isinstance(message, MessageItem):
-            breaker = breaks.get(key) or _breaker_before(message, len(text))
+            cut = message.cut
+            # After a cut that did not move in this batch, what is appended goes on its tail.
+            on_tail = cut is not None and key not in noted
+            if cut is not None and on_tail:
+                before = cut.newlines_before(len(text), len(pieces)), cut.tail_size - len(text)
+            else:
+                before = message.newlines_before(len(text), len(pieces)), message.size - len(text)
+            breaker = breaks.get(key) or _breaker_before(message, len(text), on_tail)
             breaks[key] = breaker
-            text = breaker.feed(appended_text(message, text, message.newlines_before(len(text), len(pieces))))
+            text = breaker.feed(appended_text(text, *before))
         if not text:
             continue
-        if len(text) <= SLICE_CHARS:
+        if len(text) <= SLICE_CHARS and _slice_end(text) == len(text):
             ops.append({"op": "append", "id": key, "text": text})
         else:
             ops.extend(_append_ops(key, text))
     for key in changes.noted:
         message = item(key)
-        if isinstance(message, MessageItem):
-            ops.append({"op": "note", "id": key, "text": not_shown(message.hidden)})
+        if isinstance(message, MessageItem) and message.cut is not None:
+            ops.extend(_note_ops(message, message.cut, breaks))
     if changes.output or changes.exits:
         ops.extend(_shell_ops(state, changes))
     if changes.meta:

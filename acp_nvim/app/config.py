@@ -92,6 +92,8 @@ class PromptKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     cancel: str = "<C-c>"
     history_prev: str = "<Up>"
     history_next: str = "<Down>"
+    # The chat: on the note where a long message is cut, opens the whole message.
+    open_message: str = "<CR>"
     # Chat: on a prompt's header, offer to restore the files to before that prompt (or show the diff).
     checkpoint: Key = "<leader>ac"
 

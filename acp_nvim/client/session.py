@@ -12,10 +12,9 @@ from collections.abc import Sequence
 
 from msgspec import UnsetType
 
+from acp_nvim.client.message_cut import HEAD_CHARS
 from acp_nvim.client.tool_calls import CANCELLED, ToolCallTranscript
 from acp_nvim.client.transcript import (
-    MAX_SHOWN_CHUNK_CHARS,
-    MAX_SHOWN_MESSAGE_CHARS,
     CommandsItem,
     MessageItem,
     MessageRole,
@@ -156,7 +155,6 @@ class SessionState(ToolCallTranscript):
                 and _ROLE_OF[type(update)] == streaming.role
                 and type(block) is s.ContentBlockText
                 and (message_id is None or message_id == streaming.message_id)
-                and len(block.text) <= MAX_SHOWN_CHUNK_CHARS
             ):
                 run.append(block.text)
                 continue
@@ -174,8 +172,8 @@ class SessionState(ToolCallTranscript):
         return None if last is None or last.local else last
 
     def _append_run(self, item: MessageItem, texts: list[str]) -> None:
-        if item.hidden or item.size + sum(map(len, texts)) > MAX_SHOWN_MESSAGE_CHARS:
-            # At the message's bound: clipped where chunk by chunk would clip it.
+        if item.cut is not None or item.size + sum(map(len, texts)) > HEAD_CHARS:
+            # At the message's cut: clipped where chunk by chunk would clip it.
             for text in texts:
                 self._append(item, text)
             return
@@ -183,18 +181,21 @@ class SessionState(ToolCallTranscript):
 
     def _append(self, item: MessageItem, text: str) -> None:
         # The streaming hot path: a chunk that `clip` would keep whole is not handed to it.
-        if (
-            item.hidden
-            or len(text) > MAX_SHOWN_CHUNK_CHARS
-            or item.size + len(text) > MAX_SHOWN_MESSAGE_CHARS
-        ):
-            hidden = item.hidden
-            text = item.clip(text)
+        if item.cut is not None or item.size + len(text) > HEAD_CHARS:
+            head, tail, moved = item.clip(text)
+            if head:
+                self._record_append(item, head)
             key = item.key
-            if item.hidden != hidden and key not in self._whole and key not in self._changes.noted:
-                self._changes.noted.append(key)
-            if not text:
+            if key in self._whole:
                 return
+            noted = self._changes.noted
+            if moved:
+                if key not in noted:
+                    noted.append(key)
+            elif tail and key not in noted:
+                # On the tail, drawn after the note: not part of the beginning's pieces.
+                self._changes.appended.setdefault(key, []).append(tail)
+            return
         self._record_append(item, text)
 
     def _record_append(self, item: MessageItem, text: str) -> None:
@@ -240,7 +241,7 @@ class SessionState(ToolCallTranscript):
             self._append(last, text)
             return
         item = MessageItem(key=self._new_key(), role=role, message_id=message_id)
-        item.append(item.clip(text))
+        item.append(item.clip(text)[0])
         if message_id is not None:
             self._messages[(role, message_id)] = item
         if role == "user":

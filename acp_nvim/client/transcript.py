@@ -13,18 +13,12 @@ from typing import Any, Literal
 
 import msgspec
 
+from acp_nvim.client.message_cut import HEAD_CHARS, MessageCut, newlines_before
 from acp_nvim.client.shell import ExitStatus, OutputChange, ShellRun
 from acp_nvim.protocol import schema as s
 
 MessageRole = Literal["user", "agent", "thought"]
 MetaField = Literal["commands", "modes", "mode", "config", "title", "usage"]
-
-# What the chat shows of one streamed chunk and of one message (or thought), in characters; the rest is
-# counted, not kept, and a note says how much. Pushing a 50 MiB chunk into Neovim froze it for seconds and
-# cost it a gigabyte; no one reads that far in a chat. A cut chunk's note is part of the text, so what the
-# agent sends next still follows it; past the message's limit only the note (kept up to date) is shown.
-MAX_SHOWN_CHUNK_CHARS = 256 * 1024
-MAX_SHOWN_MESSAGE_CHARS = 1024 * 1024
 
 
 class MessageItem:
@@ -34,7 +28,7 @@ class MessageItem:
 
     __slots__ = (
         "_pieces",
-        "hidden",
+        "cut",
         "key",
         "local",
         "message_id",
@@ -54,8 +48,8 @@ class MessageItem:
         self.local = local
         self._pieces = [text]
         self.size = len(text)
-        # Characters the agent sent past MAX_SHOWN_MESSAGE_CHARS: counted for the chat's note, not kept.
-        self.hidden = 0
+        # Past HEAD_CHARS: what the chat shows after the cut, and the whole message (client/message_cut.py).
+        self.cut: MessageCut | None = None
         # It opens a reply of the agent (see Transcript._place).
         self.opens_reply = False
 
@@ -74,46 +68,30 @@ class MessageItem:
         self._pieces.append(text)
         self.size += len(text)
 
-    def newlines_before(self, chars: int, last_pieces: int = 0) -> int:
-        """The newlines the text ended with before its last `chars` characters (all of it when it was only
-        newlines), which are its last `last_pieces` pieces when they were not joined since. Counted per frame
-        from the pieces: nothing is counted per streamed chunk."""
-        pieces = self._pieces
-        index = len(pieces)
-        if 0 < last_pieces < index and sum(map(len, pieces[index - last_pieces :])) == chars:
-            index -= last_pieces
-            chars = 0
-        count = 0
-        while index > 0:
-            index -= 1
-            piece = pieces[index]
-            if chars >= len(piece):
-                chars -= len(piece)
-                continue
-            end = len(piece) - chars
-            chars = 0
-            start = end
-            while start > 0 and piece[start - 1] == "\n":
-                start -= 1
-            count += end - start
-            if start > 0:
-                break
-        return count
+    @property
+    def hidden(self) -> int:
+        """Characters of the message the chat does not show (between its beginning and its tail)."""
+        return 0 if self.cut is None else self.cut.hidden
 
-    def clip(self, text: str) -> str:
-        """What of the chunk `text` this message shows (a local prompt shows all); the rest is counted."""
-        if self.local:
-            return text
-        if self.hidden:
-            self.hidden += len(text)
-            return ""
-        if len(text) > MAX_SHOWN_CHUNK_CHARS:
-            text = f"{text[:MAX_SHOWN_CHUNK_CHARS]}\n{not_shown(len(text) - MAX_SHOWN_CHUNK_CHARS)}\n"
-        room = MAX_SHOWN_MESSAGE_CHARS - self.size
-        if len(text) > room:
-            self.hidden = len(text) - room
-            return text[:room]
-        return text
+    def newlines_before(self, chars: int, last_pieces: int = 0) -> int:
+        """The newlines the text (its beginning shown) ended with before its last `chars` characters (see
+        `message_cut.newlines_before`)."""
+        return newlines_before(self._pieces, chars, last_pieces)
+
+    def clip(self, text: str) -> tuple[str, str, bool]:
+        """Where the chunk `text` goes: what of it goes on the message's beginning, what on its tail after the
+        cut, and whether the cut moved (its note and tail are then drawn again, the tail holding the chunk). A
+        prompt typed here shows all."""
+        cut = self.cut
+        if cut is not None:
+            return "", text, cut.add(text)
+        room = HEAD_CHARS - self.size
+        if self.local or len(text) <= room:
+            return text, "", False
+        head = text[:room]
+        self.cut = MessageCut(self.text + head)
+        self.cut.add(text[room:])
+        return head, "", True
 
     def __repr__(self) -> str:
         return (
@@ -189,7 +167,8 @@ class Changes(msgspec.Struct):
     appended: dict[str, list[str]] = msgspec.field(default_factory=dict)
     # Items to re-render whole (not in `added`).
     replaced: list[str] = msgspec.field(default_factory=list)
-    # Messages whose note of what is not shown changed (after their appends; not in `added`/`replaced`).
+    # Messages whose cut moved: their note and tail are drawn again (after their appends; not in
+    # `added`/`replaced`).
     noted: list[str] = msgspec.field(default_factory=list)
     meta: set[MetaField] = msgspec.field(default_factory=set)
     # Output of commands the agent runs itself (tool call key -> in order), and their exits.

@@ -27,6 +27,16 @@ def scripted_config(scenario: Path, journal: Path | None = None) -> dict[str, An
     return config
 
 
+def start_scenario(nvim: Nvim, tmp_path: Path, scenario: dict[str, Any], **opts: Any) -> None:
+    """Starts the scripted agent `s` on `scenario` (its journal in tmp_path/journal.jsonl), ready."""
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    agents = {"s": scripted_config(path, tmp_path / "journal.jsonl")}
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, agents=agents, **opts))
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+
+
 def read_journal(journal: Path) -> list[dict[str, Any]]:
     """The journal's entries; a journal that is not there fails the test (the agent never ran)."""
     return [json.loads(line) for line in journal.read_text().splitlines()]

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acp_nvim.app.chat_line_breaks import LONG_LINE_CHARS
-from tests.nvim.agent_io import scripted_config
-from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.agent_io import start_scenario
+from tests.nvim.conftest import Nvim
 
 
 def model_options(current: str) -> list[dict[str, Any]]:
@@ -54,12 +53,7 @@ def start(nvim: Nvim, tmp_path: Path, turn: list[dict[str, Any]]) -> None:
         },
         "turns": [turn],
     }
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    agents = {"s": scripted_config(path, tmp_path / "journal.jsonl")}
-    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, agents=agents))
-    nvim.api.command("AcpStart s")
-    nvim.wait_state("ready")
+    start_scenario(nvim, tmp_path, scenario)
 
 
 @pytest.mark.parametrize("kind", list(INTERRUPTIONS))

@@ -76,16 +76,16 @@ def test_huge_updates_are_cut_with_a_note_and_what_follows_renders_in_order(
     after = memory(nvim)
     report("hugechunk", before, after, rtt_max_ms=figures["rtt_ms"]["max"])
     lines = nvim.chat_lines()
-    # Each huge text shows its beginning, then a note of what is not shown; what came after follows in order.
+    # Each huge message shows its beginning, then the note of its cut, then its end, what came after with it.
     order = [
         line_index(lines, "HUGE-BEGIN"),
-        line_index(lines, "MiB more not shown"),
+        line_index(lines, "MiB cut here"),
         line_index(lines, "after the huge chunk"),
     ]
     rest = lines[order[-1] :]
     order += [
         order[-1] + line_index(rest, "HUGE-BEGIN"),
-        order[-1] + line_index(rest, "MiB more not shown"),
+        order[-1] + line_index(rest, "MiB cut here"),
         order[-1] + line_index(rest, "after the huge thought"),
     ]
     rest = lines[order[-1] :]
@@ -96,10 +96,12 @@ def test_huge_updates_are_cut_with_a_note_and_what_follows_renders_in_order(
         order[-1] + line_index(rest, "after the huge tool call"),
     ]
     rest = lines[order[-1] :]
-    # Past what a message shows, one note, rewritten in place as the message grew (40 x 64 KiB sent).
-    assert sum("more not shown" in line for line in rest) == 1, [line for line in rest if "not shown" in line]
+    # Past what a message shows of its beginning, one note, rewritten in place as the cut moved on (40 x 64
+    # KiB sent), its end after it.
+    assert sum("cut here" in line for line in rest) == 1, [line for line in rest if "cut here" in line]
     order += [
-        order[-1] + line_index(rest, "… 1.5 MiB more not shown"),
+        order[-1] + line_index(rest, "cut here"),
+        order[-1] + line_index(rest, "yyyy", last=True),
         order[-1] + line_index(rest, "after the long message"),
         order[-1] + line_index(rest, "survived"),
     ]

@@ -10,6 +10,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acp_nvim.client import message_cut
 from acp_nvim.client import session as session_module
 from acp_nvim.client import transcript as transcript_module
 from acp_nvim.client.session import ChunkUpdate, SessionState
@@ -94,7 +95,7 @@ def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]
                 state.apply(update)
     frames.append(seen(state.take_changes()))
     items = [
-        (item.key, item.role, item.message_id, item.text, item.hidden)
+        (item.key, item.role, item.message_id, item.text, item.hidden, item.cut and item.cut.tail_text)
         if isinstance(item, MessageItem)
         else item
         for item in state.items
@@ -105,12 +106,11 @@ def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]
 @settings(max_examples=300, deadline=None)
 @given(steps)
 def test_chunks_applied_in_runs_give_the_transcript_and_changes_of_one_by_one(steps: list[Any]) -> None:
-    # Small bounds, so that the clipping of a chunk and of a message (and what is hidden past it) is reached.
+    # Small bounds, so that the cut of a message (and its moves, what is hidden past it) is reached.
     with (
-        mock.patch.object(session_module, "MAX_SHOWN_CHUNK_CHARS", 8),
-        mock.patch.object(transcript_module, "MAX_SHOWN_CHUNK_CHARS", 8),
-        mock.patch.object(session_module, "MAX_SHOWN_MESSAGE_CHARS", 30),
-        mock.patch.object(transcript_module, "MAX_SHOWN_MESSAGE_CHARS", 30),
+        mock.patch.object(session_module, "HEAD_CHARS", 30),
+        mock.patch.object(transcript_module, "HEAD_CHARS", 30),
+        mock.patch.object(message_cut, "TAIL_CHARS", 8),
     ):
         assert play(steps, in_runs=True) == play(steps, in_runs=False)
 

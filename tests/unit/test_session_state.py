@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -11,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_nvim.app.chat_line_breaks import broken
-from acp_nvim.app.chat_view import ops_for
+from acp_nvim.app.chat_view import item_view, ops_for
+from acp_nvim.client.message_cut import HEAD_CHARS, TAIL_CHARS
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
 from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
@@ -382,33 +384,49 @@ def test_dismissing_picks_the_first_reject_option_else_cancelled() -> None:
 
 
 @pytest.mark.parametrize("kind", ["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"])
-def test_a_huge_chunk_shows_its_beginning_and_a_note_and_later_chunks_follow(kind: str) -> None:
+def test_a_huge_chunk_shows_its_beginning_a_cut_and_its_end_and_later_chunks_follow(kind: str) -> None:
     state = SessionState("s")
-    state.apply(chunk("BEGIN" + "x" * (50 << 20), kind))
+    state.apply(chunk("BEGIN" + "x" * (50 << 20) + "END", kind))
     state.apply(chunk("after", kind))
     item = state.items[0]
-    assert isinstance(item, MessageItem)
-    assert item.text.startswith("BEGIN") and len(item.text) < (1 << 20)
-    _, note, after = item.text.rsplit("\n", 2)
-    # 50 MiB and 5 characters sent, 256 KiB of them shown.
-    assert note == "… 49.8 MiB more not shown" and after == "after"
+    assert isinstance(item, MessageItem) and item.cut is not None
+    assert item.text.startswith("BEGIN") and len(item.text) == HEAD_CHARS
+    # Its end is shown after the cut, and the whole message is in the file the note opens.
+    assert item.cut.tail_text.endswith("xENDafter") and len(item.cut.tail_text) < 2 * TAIL_CHARS
+    assert item.hidden == len("BEGIN") + (50 << 20) + len("ENDafter") - HEAD_CHARS - len(item.cut.tail_text)
+    whole = Path(item.cut.whole.path).read_text()
+    assert whole == "BEGIN" + "x" * (50 << 20) + "ENDafter"
+    lines = [line["s"][0][0] for line in item_view(item, "A")["lines"] if "s" in line]
+    note = next(line for line in item_view(item, "A")["lines"] if line.get("note"))
+    assert note["note"] == item.cut.whole.path and note["s"][0][0] == "… 49.0 MiB cut here"
+    assert lines[-1].endswith("ENDafter")
 
 
-def test_past_the_message_limit_only_the_note_changes() -> None:
+def test_past_the_cut_the_tail_is_appended_and_redrawn_when_the_cut_moves() -> None:
     state = SessionState("s")
     state.apply(chunk("start "))
     state.take_changes()
-    for _ in range(8):
+    for _ in range(4):
         state.apply(chunk("y" * (200 << 10)))
     changes = state.take_changes()
     assert changes.noted == ["1"]
     ops = ops_for(state, changes, "A")
     shown = "".join(op["text"] for op in ops if op["op"] == "append")
-    assert len("start ") + len(shown) == 1 << 20
-    assert ops[-1] == {"op": "note", "id": "1", "text": "… 576 KiB more not shown"}
-    state.apply(chunk("z" * (1 << 20)))
+    # The beginning up to its bound, then the cut with the tail (in slices: the note's, then appends).
+    note_at = next(n for n, op in enumerate(ops) if op["op"] == "note")
+    assert len("start ") + len(shown[: HEAD_CHARS - len("start ")]) == HEAD_CHARS
+    note = ops[note_at]
+    assert note["text"] == "… cut here as the message grows" and note["file"]
+    tail = note["tail"] + "".join(op["text"] for op in ops[note_at + 1 :])
+    assert len(tail) == 4 * (200 << 10) - (HEAD_CHARS - len("start "))
+    # The tail grows by appends until it is twice its bound; then the cut moves and the tail is drawn again.
+    state.apply(chunk("z" * 10))
+    assert ops_for(state, state.take_changes(), "A") == [{"op": "append", "id": "1", "text": "z" * 10}]
+    state.apply(chunk("w" * (1 << 20)))
     ops = ops_for(state, state.take_changes(), "A")
-    assert ops == [{"op": "note", "id": "1", "text": "… 1.6 MiB more not shown"}]
+    assert ops[0]["op"] == "note" and ops[0]["text"] == "… 800 KiB cut here"
+    tail = ops[0]["tail"] + "".join(op["text"] for op in ops[1:])
+    assert tail == "w" * TAIL_CHARS and all(op["op"] == "append" for op in ops[1:])
 
 
 def test_huge_tool_call_contents_are_cut_in_the_view() -> None:

@@ -15,7 +15,7 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field mark integer extmark of the item's first line
 ---@field idx integer position in chat.order
 ---@field sep boolean|nil the item starts with a blank separator line
----@field noted boolean|nil the item's last line is a note of what is not shown (see M.apply, op "note")
+---@field note integer|nil extmark of the note where a long message is cut (ui/chat_message.lua)
 ---@field folds (integer|boolean)[]|nil its fold levels (see AcpDrawn.folds), rows relative to its body
 
 ---@class AcpChat
@@ -80,7 +80,7 @@ local levels_from -- (see below)
 ---@field hls table[] {row, col, end_col, group} (rows relative to the item)
 ---@field locs table[] {row, loc}
 ---@field terms table[] {row, terminal_id}
----@field noted boolean|nil the last line is a note (a view line with `note`)
+---@field note {[1]: integer, [2]: string}|nil the row of the note of a long message's cut, and its file
 ---@field folds (integer|boolean)[]|nil runs of fold levels, flat: row, level, starts (a fold starts on the
 --- row), ...; each run lasts until the next one (the last to the item's end); nil: no fold
 
@@ -189,7 +189,9 @@ local function draw(item)
         text = table.concat(parts)
       end
       out.lines[row + 1] = text
-      out.noted = line.note == true or nil
+      if line.note then
+        out.note = { row, line.note }
+      end
       if line.loc then
         table.insert(out.locs, { row, line.loc })
       end
@@ -411,16 +413,17 @@ local function add_items(chat, items)
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
     -- Mostly four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
-    -- has as many of these): `sep` is nil when false, `noted` is set only when true, `folds` only on the
-    -- items that have folds (thoughts, the newest tool calls with details).
+    -- has as many of these): `sep` is nil when false, `note` is set only on a long message's cut, `folds`
+    -- only on the items that have folds (thoughts, the newest tool calls with details).
     local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
-    if drawns[i].noted then
-      entry.noted = true
-    end
     entry.folds = folds[i]
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
-    decorate(chat, rows[i] + (sep and 1 or 0), drawns[i])
+    local body = rows[i] + (sep and 1 or 0)
+    decorate(chat, body, drawns[i])
+    if drawns[i].note then
+      require("acp_nvim.ui.chat_message").mark(chat, entry, body + drawns[i].note[1], drawns[i].note[2])
+    end
   end
   -- Looked up while the lines were drawn, before their items were recorded.
   chat.item_at_cache = nil
@@ -450,6 +453,7 @@ function M._replace(chat, item)
   local body = first + (entry.sep and 1 or 0)
   local drawn = draw(item)
   undecorate(chat, body, last)
+  require("acp_nvim.ui.chat_message").clear(chat, body, last)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
@@ -458,37 +462,14 @@ function M._replace(chat, item)
   entry.folds = item_folds(item, drawn)
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
-  entry.noted = drawn.noted
+  entry.note = nil
+  if drawn.note then
+    require("acp_nvim.ui.chat_message").mark(chat, entry, body + drawn.note[1], drawn.note[2])
+  end
   if had_folds or entry.folds ~= nil then
     -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
     folds_changed(chat, body, body + #drawn.lines, not had_folds)
   end
-end
-
---- Sets the note line at the end of a message (how much of it is not shown): added after its text the first
---- time, rewritten in place after that. The host appends nothing to a message once it has a note.
----@param chat AcpChat
----@param id string
----@param text string
-local function set_note(chat, id, text)
-  local entry = chat.items[id]
-  if entry == nil then
-    return
-  end
-  local buf = chat.buf
-  local _, last = item_range(chat, entry)
-  local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
-  local row = last
-  if entry.noted then
-    api.nvim_buf_clear_namespace(buf, ns_hl, row, row + 1)
-    api.nvim_buf_set_text(buf, row, 0, row, width, { text })
-  else
-    -- From the end of the last line, as append_text does: the next item's mark moves down with it.
-    api.nvim_buf_set_text(buf, row, width, row, width, { "", text })
-    row = row + 1
-    entry.noted = true
-  end
-  api.nvim_buf_set_extmark(buf, ns_hl, row, 0, { end_col = #text, hl_group = "AcpChatNotice" })
 end
 
 ---@param chat AcpChat
@@ -590,6 +571,7 @@ end
 ---@param buf integer
 ---@return string|nil
 function M.forget_buf(buf)
+  require("acp_nvim.ui.chat_message").forget(buf)
   for session_id, chat in pairs(M.chats) do
     if chat.buf == buf then
       M.chats[session_id] = nil
@@ -743,7 +725,7 @@ local function apply_op(chat, op)
   elseif op.op == "append" then
     append_text(chat, op.id, op.text)
   elseif op.op == "note" then
-    set_note(chat, op.id, op.text)
+    require("acp_nvim.ui.chat_message").set(chat, op)
   elseif op.op == "meta" then
     set_meta(chat, op)
   elseif op.op == "term_output" then
@@ -1259,6 +1241,12 @@ end
 --- <CR>/gf in the chat: jump to the location under the cursor, or toggle a thought fold.
 ---@param fallback string normal-mode keys when there is nothing to jump to
 function M.jump(fallback)
+  -- The note where a long message is cut opens the whole message.
+  if fallback == require("acp_nvim.config").options.keymaps.open_message then
+    if require("acp_nvim.ui.chat_message").open_at_cursor() then
+      return
+    end
+  end
   -- A terminal placeholder opens the agent's terminal itself.
   local term = require("acp_nvim.ui.chat_terminal").at_cursor()
   if term then
@@ -1303,6 +1291,11 @@ function M.set_keymaps(buf)
   vim.keymap.set("n", keymaps.cancel, function()
     require("acp_nvim").cancel()
   end, { buffer = buf, desc = "acp.nvim: cancel the turn" })
+  if keymaps.open_message ~= "<CR>" and keymaps.open_message ~= "gf" then
+    vim.keymap.set("n", keymaps.open_message, function()
+      require("acp_nvim.ui.chat_message").open_at_cursor()
+    end, { buffer = buf, desc = "acp.nvim: open the whole message of the note under the cursor" })
+  end
   if keymaps.checkpoint then
     vim.keymap.set("n", keymaps.checkpoint, function()
       M.offer_checkpoint()
@@ -1310,9 +1303,10 @@ function M.set_keymaps(buf)
   end
 end
 
--- For ui/chat_highlight.lua, which highlights the chat item by item.
+-- For ui/chat_highlight.lua, which highlights the chat item by item, and ui/chat_message.lua.
 M.item_at = item_at
 M.item_range = item_range
+M.folds_changed = folds_changed
 
 --- The lines of a chat buffer (tests, scripts).
 ---@param session_id string|nil

@@ -35,6 +35,11 @@ M.batch_bytes = 8 * 1024
 -- whenever the garbage collector gets to them, a stall in whatever runs then. Nothing a chat holds in
 -- practice is that large; the size of the chat itself is no limit.
 M.max_block_bytes = 256 * 1024
+-- A parse of more rows than this is of the markdown blocks alone (see start_job).
+M.max_injected_rows = 2000
+-- A text of more rows than this is not parsed at all (drawn plain): the tree of a 24,000-row table took the
+-- garbage collector 40-80 ms to free, a stall in whatever ran then (a later drain, another parse's step).
+M.max_parsed_rows = 8000
 -- Rows above and below a window's view highlighted with it, at least: what a scroll of a few lines or a
 -- page shows next is ready (half the window's height when that is more).
 M.margin_rows = 20
@@ -667,7 +672,10 @@ local function start_job(chat, st, entry, first, from)
   end
   local entries = { entry }
   local chunks = { api.nvim_buf_get_lines(buf, row, last + 1, false) }
-  if from == 0 then
+  local refused = require("acp_nvim.ui.parse_guard").refused
+  -- A text the parsers must not get (ui/parse_guard.lua) is parsed with no other: the items beside it keep
+  -- their highlights.
+  if from == 0 and not refused(table.concat(chunks[1], "\n")) then
     -- The whole items changed just before it, while they fit in a batch.
     local item_at = require("acp_nvim.ui.chat").item_at
     while row > 0 and size < M.batch_bytes do
@@ -679,7 +687,11 @@ local function start_job(chat, st, entry, first, from)
       end
       local prev_size = api.nvim_buf_get_offset(buf, row) - api.nvim_buf_get_offset(buf, prev_first)
       local lines = api.nvim_buf_get_lines(buf, prev_first, row, false)
-      if size + prev_size > M.batch_bytes or not fences_closed(lines) then
+      if
+        size + prev_size > M.batch_bytes
+        or not fences_closed(lines)
+        or refused(table.concat(lines, "\n"))
+      then
         break
       end
       table.insert(entries, 1, prev)
@@ -690,10 +702,12 @@ local function start_job(chat, st, entry, first, from)
     end
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
-  local text = table.concat(lines, "\n")
-  if plain(text) then
+  -- Too many rows to parse (M.max_parsed_rows): plain, without even joining them.
+  local text = #lines > M.max_parsed_rows and "" or table.concat(lines, "\n")
+  if text == "" or plain(text) or refused(text) then
     -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
     -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
+    -- Or it would crash or stall the parser (ui/parse_guard.lua), or is too large: drawn plain the same way.
     return {
       entries = entries,
       from = #entries == 1 and from or 0,
@@ -714,7 +728,10 @@ local function start_job(chat, st, entry, first, from)
     { entries = entries, from = #entries == 1 and from or 0, rows = #lines, text = text, parser = parser }
   -- Parsed in slices of a few ms on the next ticks when it takes longer (Neovim's asynchronous parse); a small
   -- text is parsed at once and the callback runs before parse() returns.
-  parser:parse(true, function(err)
+  -- Injections (inline markdown, code in its language) only for a text of a few thousand rows: each cell of a
+  -- table and each line of a quote is a region of its own, and Neovim adds a parse's regions in one step (a
+  -- 24,000-row table's 48,000 held the loop for 115 ms at a time, a parse without them 17 ms at most).
+  parser:parse(#lines <= M.max_injected_rows, function(err)
     job.parsed, job.failed = true, err ~= nil
     if st.job == job and job.returned then
       M.schedule(chat)

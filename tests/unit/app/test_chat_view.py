@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.app.chat_view import ops_for
+from acp_nvim.app.chat_view import SLICE_LINES, ops_for
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.transcript import MessageItem
 from tests.unit.test_session_state import chunk, update
@@ -22,7 +23,9 @@ READ = {
 
 
 def text_of(line: dict[str, Any]) -> str:
-    return "".join(segment[0] for segment in line.get("s", [])) or str(line)
+    if "s" in line:
+        return "".join(segment[0] for segment in line["s"])
+    return str(line)
 
 
 class Chat:
@@ -31,6 +34,7 @@ class Chat:
     def __init__(self) -> None:
         self.items: dict[str, list[str]] = {}
         self.tight: set[str] = set()
+        self.notes: dict[str, int] = {}
 
     def take(self, state: SessionState) -> list[dict[str, Any]]:
         ops = ops_for(state, state.take_changes(), "Agent")
@@ -45,6 +49,11 @@ class Chat:
                 parts = op["text"].split("\n")
                 lines[-1] += parts[0]
                 lines.extend(parts[1:])
+            elif op["op"] == "note":
+                # The note after the item's lines the first time, in place after that; the tail after it.
+                lines = self.items[op["id"]]
+                at = self.notes.setdefault(op["id"], len(lines))
+                lines[at:] = [op["text"], *op["tail"].split("\n")]
         return ops
 
     def lines(self) -> list[str]:
@@ -174,3 +183,34 @@ def test_newlines_before_the_last_characters_of_a_message(pieces: list[str], cut
     # Told how many of the last pieces those characters are (a frame's appends), when they are.
     last = next((n for n in range(len(pieces) + 1) if sum(map(len, pieces[len(pieces) - n :])) == cut), 0)
     assert item.newlines_before(cut, last) == expected
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_no_op_holds_more_than_a_thousand_lines_and_the_lines_are_the_text(streamed: bool) -> None:
+    # Neovim's cost of a change is per line too: 8,000 quoted lines in one op held it ~20 ms.
+    state, chat = SessionState("s"), Chat()
+    text = "\n".join(f"> {n}" for n in range(3500))
+    if streamed:
+        state.apply(chunk("> start\n"))
+        chat.take(state)
+    state.apply(chunk(text))
+    ops = chat.take(state)
+    for op in ops:
+        drawn = op["item"]["lines"] if op["op"] == "add" else op["text"].split("\n")
+        assert len(drawn) <= SLICE_LINES + 2, op["op"]
+    assert len(ops) >= 4
+    assert chat.lines()[-3500:] == text.split("\n")
+
+
+def test_a_cut_message_with_many_lines_shows_its_beginning_the_note_and_its_end() -> None:
+    state, chat = SessionState("s"), Chat()
+    lines = [f"> line {n}" for n in range(300_000)]
+    state.apply(chunk("\n".join(lines)))
+    ops = chat.take(state)
+    assert all(len(op.get("tail", op.get("text", "")).split("\n")) <= SLICE_LINES + 1 for op in ops)
+    shown = chat.lines()
+    note = next(n for n, line in enumerate(shown) if line.endswith("cut here"))
+    # The header, the beginning (cut within its last line), the note, then whole lines to the end.
+    assert shown[0] == "▍ Agent" and shown[1 : note - 1] == lines[: note - 2]
+    assert lines[note - 2].startswith(shown[note - 1])
+    assert shown[note + 1 :] == lines[-(len(shown) - note - 1) :]
