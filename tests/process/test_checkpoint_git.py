@@ -4,8 +4,11 @@ snapshot leaves out is named; pruning deletes refs; a symlinked folder is never 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from acp_nvim.app.checkpoint_restore import Snapshots
 from acp_nvim.app.checkpoint_store import SessionRecord, Store
 from acp_nvim.app.config import CheckpointOptions
 from acp_nvim.client import restore_files
+from tests.conftest import ROOT
 from tests.nvim.test_checkpoints import git, git_bytes, make_project, state_of
 
 GIT = shutil.which("git")
@@ -217,3 +221,48 @@ def test_a_file_that_cannot_be_put_back_is_named_and_the_rest_is_restored(tmp_pa
     assert (root / "out" / "obj.o").read_text() == "ignored\n"
     assert (root / "keep.txt").read_text() == "kept\n"
     assert not any(p.name.startswith(restore_files.STAGING_PREFIX) for p in root.iterdir())
+
+
+# Run without the capabilities that let root read any file, so that a mode-000 file is unreadable as it is for
+# every other user (the tests run as root in CI).
+UNREADABLE_SCRIPT = """
+import json, sys
+import anyio
+from tests.process.test_checkpoint_git import NoBuffers, snapshots
+from acp_nvim.app.checkpoint_store import SessionRecord
+from pathlib import Path
+
+root, store = Path(sys.argv[1]), Path(sys.argv[2])
+shadow = snapshots(store)
+record = SessionRecord(session_id="s", folders=[str(root)])
+
+async def main():
+    checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+    (root / "small.txt").write_text("changed\\n")
+    text, _ = await shadow.restore(record, checkpoint, NoBuffers())
+    return {"skipped": checkpoint.skipped, "report": text}
+
+print(json.dumps(anyio.run(main)))
+"""
+
+
+def test_an_unreadable_file_is_named_and_the_rest_is_restored(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "small.txt").write_text("small\n")
+    secret = root / "secret.txt"
+    secret.write_text("only its owner's\n")
+    secret.chmod(0)
+    argv = [sys.executable, "-c", UNREADABLE_SCRIPT, str(root), str(tmp_path / "store")]
+    if os.getuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("setpriv (util-linux) is needed to drop root's right to read any file")
+        argv = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", *argv]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["skipped"] == {str(root): [["secret.txt", "unreadable"]]}
+    assert "secret.txt" in result["report"] and "unreadable" in result["report"], result["report"]
+    assert (root / "small.txt").read_text() == "small\n"
+    assert secret.read_text() == "only its owner's\n" and secret.stat().st_mode & 0o777 == 0
