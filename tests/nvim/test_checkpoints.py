@@ -180,6 +180,30 @@ def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
     assert nvim.lua("return vim.bo[...].modified", buf) is True
 
 
+def test_a_clean_buffer_of_a_binary_file_shows_the_restored_bytes(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    """A file with NUL bytes is no text to diff: its clean buffer is read again, as Neovim reads it."""
+    make_project(project, repo=False)
+    agent.start([[{"shell": {"command": "printf 'changed' > data.bin"}}]], project)
+    agent.turn()
+    buf = open_buffer(nvim, project / "data.bin")
+    assert buffer_lines(nvim, buf) == ["changed"]
+    report = restore(nvim, "1")
+    assert "restored to 1" in report, report
+    assert (project / "data.bin").read_bytes() == bytes(range(256)) * 4
+    # The bytes 0-255 four times: 10 is a line break, 0 stands in a line as Neovim keeps it (the bytes over
+    # 127 are latin1 to Neovim, converted).
+    shown = nvim.lua(
+        "local lines = vim.api.nvim_buf_get_lines(..., 0, -1, false)"
+        " return { #lines, lines[1] == '\\0\\1\\2\\3\\4\\5\\6\\7\\8\\t' }",
+        buf,
+    )
+    assert shown == [5, True], shown
+    assert nvim.lua("return vim.bo[...].modified", buf) is False
+    assert nvim.errors() == []
+
+
 def new_neovim(tmp_path: Path) -> Nvim:
     """Another Neovim with the plugin, on the same stdpath folders (the fixture's environment)."""
     import pynvim

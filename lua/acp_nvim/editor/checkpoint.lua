@@ -49,6 +49,25 @@ local function show_clean(buf, path, theirs, eol)
   require("acp_nvim.editor.fs.stamp").record(buf)
 end
 
+--- A clean buffer of a file that is no text to diff (a NUL byte, too large): read again as Neovim reads it,
+--- the views of its windows kept.
+---@param buf integer
+local function reload(buf)
+  local views = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    views[win] = api.nvim_win_call(win, vim.fn.winsaveview)
+  end
+  api.nvim_buf_call(buf, function()
+    vim.cmd("silent keepjumps edit!")
+  end)
+  for win, view in pairs(views) do
+    pcall(api.nvim_win_call, win, function()
+      vim.fn.winrestview(view)
+    end)
+  end
+  require("acp_nvim.editor.fs.stamp").record(buf)
+end
+
 ---@param path string
 ---@return integer conflicts
 local function show(path)
@@ -62,6 +81,13 @@ local function show(path)
     if uv.fs_lstat(path) == nil and not modified then
       -- Created since the checkpoint, removed by the restore: its clean buffer goes with it.
       pcall(api.nvim_buf_delete, buf, {})
+    elseif not modified then
+      reload(buf)
+    else
+      vim.notify(
+        ("acp: %s was restored on disk; its buffer has unsaved edits and is not text to merge"):format(path),
+        vim.log.levels.WARN
+      )
     end
     return 0
   end
