@@ -2,8 +2,8 @@
 rule is and when it answers a request. Neovim-free, no I/O but resolving paths (the rules file is
 `permission_rules_file.py`).
 
-A rule names a tool kind and, optionally, a command (for `execute`) or a path (a file or directory inside the
-project). It matches a request of its kind when
+A rule names a tool kind and, optionally, a command or a path (a file or directory inside the project); an
+`execute` rule must name a command. It matches a request of its kind when
 - every path the request names (`Facts.paths`: its locations, its diffs, the paths of its `rawInput` as
   `request_paths.py` reads them and a command's words that look like paths; resolved: symlinks followed,
   relative to the session's cwd) is inside the session's sandbox roots, whatever the rule says: a rule never
@@ -11,7 +11,9 @@ project). It matches a request of its kind when
   a kind that reads or changes files must name at least one path;
 - a request whose `rawInput` runs a command is matched only by an `execute` rule, whatever its kind says;
 - with a path, every one of those paths is inside it;
-- with a command, the request's command is exactly one simple command (`shell_words.py`: no newline,
+- with a command (always, for `execute`: a request that states no command in its `rawInput`, gemini-cli's
+  `run_shell_command` among them, is never allowed by a rule; its title is display text, not what runs), the
+  request's command is exactly one simple command (`shell_words.py`: no newline,
   comment, operator, substitution, redirection, glob, assignment; `sh -c` looked through) whose words
   begin with the rule's words, and its `rawInput` says nothing else of how it runs
   (`request_paths.command_trouble`).
@@ -45,11 +47,19 @@ class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_default
     command: str | None = None
     path: str | None = None
 
+    @property
+    def allows_nothing(self) -> bool:
+        """An `execute` rule without a command (made by versions that offered one): it would allow any
+        command, so it is kept where it is, listed (to be revoked) and never applied."""
+        return self.kind == "execute" and self.command is None
+
     def describe(self) -> str:
         if self.command is not None:
             return f"`{self.command}`"
         if self.path is not None:
             return f"{self.kind} in {self.path}"
+        if self.allows_nothing:
+            return f"{self.kind} (names no command: allows nothing)"
         return self.kind
 
 
@@ -57,9 +67,16 @@ class RuleError(ValueError):
     """A rule or rules file that is not valid; str() names what is wrong."""
 
 
-def check(rule: Rule) -> Rule:
+NO_COMMAND = "an execute rule names the command it allows (`execute npm test`), never any command"
+
+
+def check(rule: Rule, stored: bool = False) -> Rule:
+    """`rule` made canonical, or RuleError; `stored`: read from a rules file, where an `execute` rule without
+    a command is kept (it never applies: `Rule.allows_nothing`) rather than making the whole file unusable."""
     if rule.kind not in KINDS:
         raise RuleError(f"unknown tool kind {rule.kind!r} (one of {', '.join(KINDS)})")
+    if rule.allows_nothing and not stored:
+        raise RuleError(NO_COMMAND)
     if rule.command is not None:
         if rule.kind != "execute":
             raise RuleError(f"a command rule is for kind 'execute', not {rule.kind!r}")
@@ -141,7 +158,7 @@ def _in_roots(paths: Sequence[str], roots: Sequence[str]) -> bool:
 
 
 def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
-    if rule.kind != facts.kind or not roots or facts.unseen is not None:
+    if rule.kind != facts.kind or not roots or facts.unseen is not None or rule.allows_nothing:
         return False
     if facts.command is not None and facts.kind != "execute":
         # An "edit" (or "read", …) that runs a command: only a rule about commands may allow that.
@@ -165,9 +182,9 @@ def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
 
 def rule_for(facts: Facts, roots: Sequence[str]) -> Rule | None:
     """The rule "always allow this" makes of a request: its command for a command, else its kind; None
-    when no rule could match it (a path outside the roots or unseen, a file kind without paths, a command a
-    rule cannot judge or one that runs whatever it is given)."""
-    if facts.kind not in KINDS:
+    when no rule could match it (a path outside the roots or unseen, a file kind without paths, an execute
+    request that states no command, a command a rule cannot judge or one that runs whatever it is given)."""
+    if facts.kind not in KINDS or (facts.kind == "execute" and facts.command is None):
         return None
     if facts.command is not None:
         if (

@@ -103,8 +103,9 @@ def test_the_rule_always_allow_makes_of_a_request(project: Path) -> None:
         kind="execute", command="npm test"
     )
     assert rules.rule_for(facts("edit", project, "src/main.py"), roots) == Rule(kind="edit")
-    assert rules.rule_for(facts("execute", project), roots) == Rule(kind="execute")
-    # Nothing a rule could answer: no "always allow" for it.
+    # Nothing a rule could answer: no "always allow" for it. An execute request that states no command
+    # (gemini-cli's run_shell_command asks with a title only): a rule of its kind would allow any command.
+    assert rules.rule_for(facts("execute", project), roots) is None
     assert rules.rule_for(facts("execute", project, command="make && make install"), roots) is None
     assert rules.rule_for(facts("edit", project, "/etc/hosts"), roots) is None
     assert rules.rule_for(facts("edit", project), roots) is None
@@ -129,6 +130,8 @@ def test_the_answer_is_an_allow_option_the_request_offers() -> None:
         (Rule(kind="execute", command="make; rm"), "not a plain command"),
         (Rule(kind="execute", command="  "), "not a plain command"),
         (Rule(kind="edit", path="src"), "a rule's path must be absolute"),
+        (Rule(kind="execute"), "an execute rule names the command it allows"),
+        (Rule(kind="execute", path="/p"), "an execute rule names the command it allows"),
     ],
 )
 def test_invalid_rules_are_named(rule: Rule, message: str) -> None:
@@ -169,6 +172,32 @@ async def test_a_bad_rules_file_is_named_with_what_is_wrong(
     with pytest.raises(RuleError, match=message) as err:
         await RuleFile(str(path)).load()
     assert str(path) in str(err.value)
+
+
+def test_an_execute_rule_without_a_command_allows_no_command(project: Path) -> None:
+    # Kept in a rules file by an earlier version: read, listed, and never applied.
+    stored = rules.check(Rule(kind="execute"), stored=True)
+    assert stored.allows_nothing
+    assert stored.describe() == "execute (names no command: allows nothing)"
+    roots = [str(project)]
+    for command in (None, "npm test", "npm test\nrm -rf X", "ls"):
+        assert not rules.matches(stored, facts("execute", project, command=command), roots), command
+    # Nor does `:AcpPermissions allow execute` make one.
+    with pytest.raises(RuleError, match="an execute rule names the command it allows"):
+        rules.parse_allow(["project", "execute"], str(project), roots)
+    assert rules.parse_allow(["execute", "npm", "test"], str(project), roots) == (
+        "session",
+        Rule(kind="execute", command="npm test"),
+    )
+
+
+@pytest.mark.anyio
+async def test_a_rules_file_with_an_execute_rule_without_a_command_keeps_its_other_rules(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "permissions.json"
+    path.write_text('{"version": 1, "projects": {"/p": [{"kind": "execute"}, {"kind": "edit"}]}}')
+    assert await RuleFile(str(path)).load() == {"/p": [Rule(kind="execute"), Rule(kind="edit")]}
 
 
 # ---- a command rule cannot be talked around ------------------------------------------------------------
@@ -394,7 +423,7 @@ def test_the_command_judged_is_the_one_the_request_states(project: Path) -> None
 def test_a_command_whose_rawinput_says_more_is_asked(raw_input: dict[str, Any], project: Path) -> None:
     judged = request_facts(str(project), item(kind="execute"), request(raw_input=raw_input))
     assert not rules.matches(NPM_TEST, judged, [str(project)])
-    assert rules.rule_for(judged, [str(project)]) in (None, Rule(kind="execute"))
+    assert rules.rule_for(judged, [str(project)]) is None
 
 
 def test_a_kind_rule_does_not_allow_a_command_of_another_kind(project: Path) -> None:
