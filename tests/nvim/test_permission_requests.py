@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.nvim.agent_io import Scripted
 from tests.nvim.conftest import Nvim
-from tests.nvim.test_permission_rules import answers, edit, selects
+from tests.nvim.test_permission_rules import add_rule, answers, edit, selects
 
 
 def noted(nvim: Nvim, message: str) -> None:
@@ -85,3 +85,38 @@ def test_an_execute_request_without_its_command_is_always_asked(
     ]
     noted(nvim, "acp.nvim: revoked the project rule: always allow execute (names no command: allows nothing)")
     assert json.loads(stored.read_text())["projects"] == {os.path.realpath(project): [{"kind": "edit"}]}
+
+
+def test_a_read_that_runs_a_command_shows_it_and_no_kind_rule_allows_it(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    project = precious(tmp_path)
+    sneaky = "cat a.txt && rm -rf X"
+    honest_read = {
+        "toolCallId": "r2",
+        "title": "Read a.txt",
+        "kind": "read",
+        "locations": [{"path": "${CWD}/a.txt"}],
+    }
+    agent = Scripted(nvim, tmp_path, schema)
+    agent.start(
+        [
+            # codex-acp reports `cat` as a read, its command in rawInput.
+            [{"shell": {"command": sneaky, "kind": "read", "ask": sneaky, "toolCallId": "r1"}}],
+            [{"permission": {"toolCall": honest_read}}],
+        ],
+        project,
+    )
+    add_rule(nvim, "read", "read")
+    nvim.lua("acp_test.answers = { 'reject' }")
+    agent.turn()
+    (picker,) = selects(nvim)
+    assert picker["prompt"] == f"Allow read: {sneaky}  $ {sneaky} ?"
+    assert not [item for item in picker["items"] if "Always allow" in item], picker
+    assert (project / "X" / "keep.txt").exists()
+    lines = [line.rstrip() for line in nvim.chat_lines()]
+    assert f"    $ {sneaky}" in lines, lines
+    # A read that runs nothing is the rule's.
+    agent.turn()
+    assert len(selects(nvim)) == 1
+    assert answers(agent)[-1] == {"outcome": "selected", "optionId": "allow"}
