@@ -40,6 +40,8 @@ KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch"
 # Kinds about files: a rule answers them only for named paths it can check.
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
 ALLOW_KINDS = ("allow_once", "allow_always")
+# A longer command is asked about, never read by the shell-word reader (8 MB took it 4 s).
+MAX_JUDGED_COMMAND_CHARS = 64 * 1024
 
 
 class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -130,6 +132,9 @@ def facts_of(
 ) -> Facts:
     """`trouble`: why the command's `rawInput` says more than its command line (no command rule judges it)."""
     command = command if command and command.strip() else None
+    if command is not None and len(command) > MAX_JUDGED_COMMAND_CHARS:
+        # Read word by word it would hold the host for seconds; no command a rule allows is this long.
+        trouble = trouble or "a command too long to judge"
     words = shell_words.command_words(command) if command is not None and trouble is None else None
     named = [*paths, *_path_words(words)] if words is not None else list(paths)
     if len(named) > request_paths.MAX_PATHS:

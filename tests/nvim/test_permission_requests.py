@@ -120,3 +120,63 @@ def test_a_read_that_runs_a_command_shows_it_and_no_kind_rule_allows_it(
     agent.turn()
     assert len(selects(nvim)) == 1
     assert answers(agent)[-1] == {"outcome": "selected", "optionId": "allow"}
+
+
+EVIL = "echo ok; rm -rf X"
+# What the agent asks (each runs EVIL when allowed) and the question it gets, with the rules "always allow
+# `echo ok`" and "always allow read".
+ATTACKS: list[tuple[dict[str, Any], str]] = [
+    # Announced as a read, asking as an execute with another command.
+    (
+        {"command": "cat a.txt", "kind": "read", "askFields": {"kind": "execute"}},
+        f"Allow execute: cat a.txt  $ {EVIL} ?",
+    ),
+    # Announced as the allowed command, asking as a read (which the read rule would allow).
+    ({"command": "echo ok", "askFields": {"kind": "read"}}, f"Allow read: echo ok  $ {EVIL} ?"),
+    # A tool call never announced.
+    (
+        {"command": "echo ok", "announce": False, "askFields": {"kind": "execute"}},
+        f"Allow execute: echo ok  $ {EVIL} ?",
+    ),
+    # No title, no kind: only its id and its command.
+    ({"command": "echo ok", "announce": False, "askTitle": None}, f"Allow other: t3  $ {EVIL} ?"),
+    # rawInput as a JSON string holding the allowed command.
+    (
+        {"command": "echo ok", "askRawInput": json.dumps({"command": "echo ok"})},
+        "Allow execute: echo ok?",
+    ),
+]
+
+
+def test_requests_that_change_their_shape_are_asked(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    project = precious(tmp_path)
+    turns = [
+        [{"shell": {**shape, "ask": EVIL, "toolCallId": f"t{n}"}}] for n, (shape, _) in enumerate(ATTACKS)
+    ]
+    # The allowed command, then 400 KB of words and a second line.
+    huge = "echo ok " + "a " * 200_000 + "\nrm -rf X"
+    turns.append([{"shell": {"command": "echo ok", "ask": huge, "toolCallId": "huge"}}])
+    turns.append([{"shell": {"command": "echo ok", "ask": "echo ok", "toolCallId": "fine"}}])
+    agent = Scripted(nvim, tmp_path, schema)
+    agent.start(turns, project)
+    add_rule(nvim, "execute echo ok", "`echo ok`")
+    add_rule(nvim, "read", "read")
+    for n, (shape, question) in enumerate(ATTACKS):
+        nvim.lua("acp_test.answers = { 'reject' }")
+        agent.turn()
+        assert len(selects(nvim)) == n + 1, shape
+        assert selects(nvim)[-1]["prompt"] == question, shape
+        assert (project / "X" / "keep.txt").read_text() == "precious\n", shape
+    nvim.lua("acp_test.answers = { 'reject' }")
+    agent.turn(timeout=30)
+    prompt = selects(nvim)[-1]["prompt"]
+    assert prompt.startswith("Allow execute: echo ok  $ echo ok a a ")
+    assert prompt.endswith(f" … ({len(huge) - 1000} more characters) ?")
+    assert (project / "X" / "keep.txt").exists()
+    # The honest command is still allowed by its rule.
+    agent.turn()
+    assert len(selects(nvim)) == len(ATTACKS) + 1
+    assert answers(agent)[-1] == {"outcome": "selected", "optionId": "allow"}
+    assert (project / "X" / "keep.txt").exists()

@@ -200,6 +200,16 @@ async def test_a_rules_file_with_an_execute_rule_without_a_command_keeps_its_oth
     assert await RuleFile(str(path)).load() == {"/p": [Rule(kind="execute"), Rule(kind="edit")]}
 
 
+def test_a_command_too_long_to_judge_is_asked(project: Path) -> None:
+    roots = [str(project)]
+    longest = "npm test " + "a" * (rules.MAX_JUDGED_COMMAND_CHARS - len("npm test "))
+    assert rules.matches(NPM_TEST, facts("execute", project, command=longest), roots)
+    judged = facts("execute", project, command=longest + "a " * 4_000_000)
+    assert judged.words is None
+    assert not rules.matches(NPM_TEST, judged, roots)
+    assert rules.rule_for(judged, roots) is None
+
+
 # ---- a command rule cannot be talked around ------------------------------------------------------------
 
 NPM_TEST = Rule(kind="execute", command="npm test")
