@@ -56,12 +56,13 @@ class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_default
         return self.kind == "execute" and self.command is None
 
     def describe(self) -> str:
+        if self.allows_nothing:
+            where = f" in {self.path}" if self.path is not None else ""
+            return f"{self.kind}{where} (names no command: allows nothing)"
         if self.command is not None:
             return f"`{self.command}`"
         if self.path is not None:
             return f"{self.kind} in {self.path}"
-        if self.allows_nothing:
-            return f"{self.kind} (names no command: allows nothing)"
         return self.kind
 
 

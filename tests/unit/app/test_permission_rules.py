@@ -182,6 +182,9 @@ def test_an_execute_rule_without_a_command_allows_no_command(project: Path) -> N
     roots = [str(project)]
     for command in (None, "npm test", "npm test\nrm -rf X", "ls"):
         assert not rules.matches(stored, facts("execute", project, command=command), roots), command
+    in_src = rules.check(Rule(kind="execute", path=str(project / "src")), stored=True)
+    assert in_src.describe() == f"execute in {project / 'src'} (names no command: allows nothing)"
+    assert not rules.matches(in_src, facts("execute", project, "src/main.py", command="ls src"), roots)
     # Nor does `:AcpPermissions allow execute` make one.
     with pytest.raises(RuleError, match="an execute rule names the command it allows"):
         rules.parse_allow(["project", "execute"], str(project), roots)
@@ -189,6 +192,28 @@ def test_an_execute_rule_without_a_command_allows_no_command(project: Path) -> N
         "session",
         Rule(kind="execute", command="npm test"),
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(rules.KINDS),
+    command=st.one_of(st.none(), st.sampled_from(["npm test", "ls", "cat src/main.py"])),
+    path=st.one_of(st.none(), st.just("src")),
+    named=st.lists(st.sampled_from(["src/main.py", "src", "a.txt"]), max_size=3),
+)
+def test_no_rule_allows_an_execute_request_that_states_no_command(
+    kind: str,
+    command: str | None,
+    path: str | None,
+    named: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    project = tmp_path_factory.getbasetemp() / "any-rule"
+    (project / "src").mkdir(parents=True, exist_ok=True)
+    rule = Rule(kind=kind, command=command, path=str(project / path) if path else None)
+    judged = facts("execute", project, *named)
+    assert not rules.matches(rule, judged, [str(project)])
+    assert rules.rule_for(judged, [str(project)]) is None
 
 
 @pytest.mark.anyio
