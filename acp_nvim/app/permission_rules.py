@@ -2,8 +2,8 @@
 rule is and when it answers a request. Neovim-free, no I/O but resolving paths (the rules file is
 `permission_rules_file.py`).
 
-A rule names a tool kind and, optionally, a command (for `execute`) or a path (a file or directory inside the
-project). It matches a request of its kind when
+A rule names a tool kind and, optionally, a command or a path (a file or directory inside the project); an
+`execute` rule must name a command. It matches a request of its kind when
 - every path the request names (`Facts.paths`: its locations, its diffs, the paths of its `rawInput` as
   `request_paths.py` reads them and a command's words that look like paths; resolved: symlinks followed,
   relative to the session's cwd) is inside the session's sandbox roots, whatever the rule says: a rule never
@@ -11,7 +11,9 @@ project). It matches a request of its kind when
   a kind that reads or changes files must name at least one path;
 - a request whose `rawInput` runs a command is matched only by an `execute` rule, whatever its kind says;
 - with a path, every one of those paths is inside it;
-- with a command, the request's command is exactly one simple command (`shell_words.py`: no newline,
+- with a command (always, for `execute`: a request that states no command in its `rawInput`, gemini-cli's
+  `run_shell_command` among them, is never allowed by a rule; its title is display text, not what runs), the
+  request's command is exactly one simple command (`shell_words.py`: no newline,
   comment, operator, substitution, redirection, glob, assignment; `sh -c` looked through) whose words
   begin with the rule's words, and its `rawInput` says nothing else of how it runs
   (`request_paths.command_trouble`).
@@ -38,6 +40,8 @@ KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch"
 # Kinds about files: a rule answers them only for named paths it can check.
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
 ALLOW_KINDS = ("allow_once", "allow_always")
+# A longer command is asked about, never read by the shell-word reader (8 MB took it 4 s).
+MAX_JUDGED_COMMAND_CHARS = 64 * 1024
 
 
 class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -45,7 +49,16 @@ class Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_default
     command: str | None = None
     path: str | None = None
 
+    @property
+    def allows_nothing(self) -> bool:
+        """An `execute` rule without a command (made by versions that offered one): it would allow any
+        command, so it is kept where it is, listed (to be revoked) and never applied."""
+        return self.kind == "execute" and self.command is None
+
     def describe(self) -> str:
+        if self.allows_nothing:
+            where = f" in {self.path}" if self.path is not None else ""
+            return f"{self.kind}{where} (names no command: allows nothing)"
         if self.command is not None:
             return f"`{self.command}`"
         if self.path is not None:
@@ -57,9 +70,16 @@ class RuleError(ValueError):
     """A rule or rules file that is not valid; str() names what is wrong."""
 
 
-def check(rule: Rule) -> Rule:
+NO_COMMAND = "an execute rule names the command it allows (`execute npm test`), never any command"
+
+
+def check(rule: Rule, stored: bool = False) -> Rule:
+    """`rule` made canonical, or RuleError; `stored`: read from a rules file, where an `execute` rule without
+    a command is kept (it never applies: `Rule.allows_nothing`) rather than making the whole file unusable."""
     if rule.kind not in KINDS:
         raise RuleError(f"unknown tool kind {rule.kind!r} (one of {', '.join(KINDS)})")
+    if rule.allows_nothing and not stored:
+        raise RuleError(NO_COMMAND)
     if rule.command is not None:
         if rule.kind != "execute":
             raise RuleError(f"a command rule is for kind 'execute', not {rule.kind!r}")
@@ -113,6 +133,9 @@ def facts_of(
 ) -> Facts:
     """`trouble`: why the command's `rawInput` says more than its command line (no command rule judges it)."""
     command = command if command and command.strip() else None
+    if command is not None and len(command) > MAX_JUDGED_COMMAND_CHARS:
+        # Read word by word it would hold the host for seconds; no command a rule allows is this long.
+        trouble = trouble or "a command too long to judge"
     words = shell_words.command_words(command) if command is not None and trouble is None else None
     named = [*paths, *_path_words(words)] if words is not None else list(paths)
     if len(named) > request_paths.MAX_PATHS:
@@ -141,7 +164,7 @@ def _in_roots(paths: Sequence[str], roots: Sequence[str]) -> bool:
 
 
 def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
-    if rule.kind != facts.kind or not roots or facts.unseen is not None:
+    if rule.kind != facts.kind or not roots or facts.unseen is not None or rule.allows_nothing:
         return False
     if facts.command is not None and facts.kind != "execute":
         # An "edit" (or "read", …) that runs a command: only a rule about commands may allow that.
@@ -165,9 +188,9 @@ def matches(rule: Rule, facts: Facts, roots: Sequence[str]) -> bool:
 
 def rule_for(facts: Facts, roots: Sequence[str]) -> Rule | None:
     """The rule "always allow this" makes of a request: its command for a command, else its kind; None
-    when no rule could match it (a path outside the roots or unseen, a file kind without paths, a command a
-    rule cannot judge or one that runs whatever it is given)."""
-    if facts.kind not in KINDS:
+    when no rule could match it (a path outside the roots or unseen, a file kind without paths, an execute
+    request that states no command, a command a rule cannot judge or one that runs whatever it is given)."""
+    if facts.kind not in KINDS or (facts.kind == "execute" and facts.command is None):
         return None
     if facts.command is not None:
         if (

@@ -40,7 +40,7 @@ def decode(data: bytes) -> dict[str, list[Rule]]:
         raise RuleError(f"not valid JSON: {err}") from None
     if parsed.version != FILE_VERSION:
         raise RuleError(f"unknown version {parsed.version} (expected {FILE_VERSION})")
-    return {root: [check(rule) for rule in rules] for root, rules in parsed.projects.items()}
+    return {root: [check(rule, stored=True) for rule in rules] for root, rules in parsed.projects.items()}
 
 
 def encode(projects: dict[str, list[Rule]]) -> bytes:

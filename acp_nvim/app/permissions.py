@@ -76,6 +76,8 @@ class Permissions:
         self.file = RuleFile()
         # The last trouble with the rules file the user was told about: said once, not on every request.
         self._reported: str | None = None
+        # The rules allowing nothing (an execute rule without a command) the user was told about, by project.
+        self._told_unused: set[tuple[str, Rule]] = set()
 
     # ---- a request --------------------------------------------------------------------------------
 
@@ -100,7 +102,18 @@ class Permissions:
                 self._port.notify(f"permission rules not used: {err}", WARN)
             return []
         self._reported = None
-        return projects.get(self._project(session), [])
+        project = self._project(session)
+        kept = projects.get(project, [])
+        for rule in kept:
+            if rule.allows_nothing and (project, rule) not in self._told_unused:
+                self._told_unused.add((project, rule))
+                log.warning("the project rule %s of %s is not used", rule.describe(), project)
+                self._port.notify(
+                    f"the project rule 'always allow {rule.kind}' is not used: {rules.NO_COMMAND}"
+                    " (revoke it with :AcpPermissions)",
+                    WARN,
+                )
+        return kept
 
     async def rules_of(self, session: ChatSession) -> list[tuple[Scope, Rule]]:
         listed: list[tuple[Scope, Rule]] = [("session", rule) for rule in session.permission_rules]

@@ -135,7 +135,8 @@ class ToolCallTranscript(Transcript):
             stated = stated[:MAX_KEPT_RAW_CHARS]
         if run is None:
             command = stated or shell.command_of(item.raw_input)
-            if terminal_id is None and (item.kind != "execute" or command is None):
+            # Whatever its kind: a "read" or "search" that runs a command (codex-acp's) shows the command.
+            if terminal_id is None and command is None:
                 return
             run = item.shell = ShellRun(command or item.title)
             self._replace(item.key)

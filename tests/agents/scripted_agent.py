@@ -88,7 +88,11 @@ Scenario (every key optional):
                                          #   only as an execute tool call (rawInput.command, output as text);
                                          # "ask": "CMD": then a permission request whose rawInput states CMD
                                          #   (title "askTitle", default the command; "askFields" added to
-                                         #   its toolCall), and CMD run only if allowed
+                                         #   its toolCall; "askRawInput" in place of its rawInput),
+                                         #   and CMD run only if allowed; "kind": the announced kind
+                                         #   (default execute); "announce": false: none; "bare": true:
+                                         #   no announcement, the request without rawInput (gemini-cli's
+                                         #   shape); a field given as null is left out of the request
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
@@ -768,26 +772,32 @@ class ScriptedAgent:
         sid = live.session_id
         call_id = e.get("toolCallId") or "shell-1"
         command = str(e["command"])
-        await self.send_raw_update(
-            sid,
-            {
-                "sessionUpdate": "tool_call",
-                "toolCallId": call_id,
-                "title": command,
-                "kind": "execute",
-                "status": "in_progress",
-                "rawInput": {"command": command},
-            },
-        )
+        if e.get("announce", not e.get("bare")):
+            await self.send_raw_update(
+                sid,
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": command,
+                    "kind": e.get("kind", "execute"),
+                    "status": "in_progress",
+                    "rawInput": {"command": command},
+                },
+            )
         if "ask" in e:
             # Asks first, as a hostile agent may: the request states another command (its title unchanged),
             # and that is the one run when allowed.
             command = str(e["ask"])
-            tool_call = {
+            tool_call: dict[str, Any] = {
                 "toolCallId": call_id,
                 "title": e.get("askTitle", e["command"]),
-                "rawInput": {"command": command},
+                "rawInput": e.get("askRawInput", {"command": command}),
             }
+            if e.get("bare"):
+                # gemini-cli 0.61's run_shell_command: no announcement, a request with a title and a kind
+                # and no rawInput.
+                tool_call = {"toolCallId": call_id, "title": e.get("askTitle", command), "kind": "execute"}
+            tool_call = {key: value for key, value in tool_call.items() if value is not None}
             tool_call.update(e.get("askFields", {}))
             options = [
                 {"optionId": "allow", "name": "Allow", "kind": "allow_once"},

@@ -245,8 +245,13 @@ def test_a_real_agent_from_start_to_stop(real_agent: RealAgent) -> None:
     if agent.agent == "gemini":
         assert "new.txt" in agent.reviewed_paths()
 
+    selects = len(nvim.lua("return acp_test.selects"))
     agent.prompt("SHELL run a command", "Ran the command.")
     assert SHELL in nvim.chat_text()
+    # A rule made from a question about it allows this command, never any command.
+    asked = nvim.lua("return acp_test.selects")[selects:]
+    offered = [item for entry in asked for item in entry["items"] if "acp.nvim remembers it" in item]
+    assert all(f"`{SHELL}`" in item for item in offered), offered
 
     # Cancelled while the model streams: the turn ends, the stream stops.
     assert nvim.lua("return require('acp_nvim').prompt(...)", "SLOW count slowly")
@@ -328,6 +333,20 @@ def test_every_turn_of_a_real_agent_is_a_checkpoint_restored_in_turn(real_agent:
         assert agent.buffer_text("a.txt") == (work / "a.txt").read_text()
         assert git_bytes(work) == dot_git
     assert agent.escapes() == []
+
+
+@pytest.mark.parametrize("real_agent", ["gemini"], indirect=True)
+def test_a_command_gemini_asks_about_without_stating_it_offers_no_rule(real_agent: RealAgent) -> None:
+    """Issue 26: gemini-cli 0.61 asks for `run_shell_command` with a title and a kind, no rawInput: a rule of
+    its kind would allow every later command, and the title is display text, so no rule is offered."""
+    agent, nvim = real_agent, real_agent.nvim
+    (agent.work / "gone.txt").write_text("to be removed\n")
+    agent.start()
+    agent.prompt("MESS make a mess", "Made a mess.")
+    (asked,) = nvim.lua("return acp_test.selects")
+    assert asked["prompt"].startswith("Allow execute: "), asked
+    assert [item for item in asked["items"] if "acp.nvim remembers it" in item] == [], asked
+    assert not (agent.work / "gone.txt").exists()
 
 
 @pytest.mark.parametrize("real_agent", ["gemini"], indirect=True)

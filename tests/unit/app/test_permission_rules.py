@@ -103,8 +103,9 @@ def test_the_rule_always_allow_makes_of_a_request(project: Path) -> None:
         kind="execute", command="npm test"
     )
     assert rules.rule_for(facts("edit", project, "src/main.py"), roots) == Rule(kind="edit")
-    assert rules.rule_for(facts("execute", project), roots) == Rule(kind="execute")
-    # Nothing a rule could answer: no "always allow" for it.
+    # Nothing a rule could answer: no "always allow" for it. An execute request that states no command
+    # (gemini-cli's run_shell_command asks with a title only): a rule of its kind would allow any command.
+    assert rules.rule_for(facts("execute", project), roots) is None
     assert rules.rule_for(facts("execute", project, command="make && make install"), roots) is None
     assert rules.rule_for(facts("edit", project, "/etc/hosts"), roots) is None
     assert rules.rule_for(facts("edit", project), roots) is None
@@ -129,6 +130,8 @@ def test_the_answer_is_an_allow_option_the_request_offers() -> None:
         (Rule(kind="execute", command="make; rm"), "not a plain command"),
         (Rule(kind="execute", command="  "), "not a plain command"),
         (Rule(kind="edit", path="src"), "a rule's path must be absolute"),
+        (Rule(kind="execute"), "an execute rule names the command it allows"),
+        (Rule(kind="execute", path="/p"), "an execute rule names the command it allows"),
     ],
 )
 def test_invalid_rules_are_named(rule: Rule, message: str) -> None:
@@ -169,6 +172,67 @@ async def test_a_bad_rules_file_is_named_with_what_is_wrong(
     with pytest.raises(RuleError, match=message) as err:
         await RuleFile(str(path)).load()
     assert str(path) in str(err.value)
+
+
+def test_an_execute_rule_without_a_command_allows_no_command(project: Path) -> None:
+    # Kept in a rules file by an earlier version: read, listed, and never applied.
+    stored = rules.check(Rule(kind="execute"), stored=True)
+    assert stored.allows_nothing
+    assert stored.describe() == "execute (names no command: allows nothing)"
+    roots = [str(project)]
+    for command in (None, "npm test", "npm test\nrm -rf X", "ls"):
+        assert not rules.matches(stored, facts("execute", project, command=command), roots), command
+    in_src = rules.check(Rule(kind="execute", path=str(project / "src")), stored=True)
+    assert in_src.describe() == f"execute in {project / 'src'} (names no command: allows nothing)"
+    assert not rules.matches(in_src, facts("execute", project, "src/main.py", command="ls src"), roots)
+    # Nor does `:AcpPermissions allow execute` make one.
+    with pytest.raises(RuleError, match="an execute rule names the command it allows"):
+        rules.parse_allow(["project", "execute"], str(project), roots)
+    assert rules.parse_allow(["execute", "npm", "test"], str(project), roots) == (
+        "session",
+        Rule(kind="execute", command="npm test"),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.sampled_from(rules.KINDS),
+    command=st.one_of(st.none(), st.sampled_from(["npm test", "ls", "cat src/main.py"])),
+    path=st.one_of(st.none(), st.just("src")),
+    named=st.lists(st.sampled_from(["src/main.py", "src", "a.txt"]), max_size=3),
+)
+def test_no_rule_allows_an_execute_request_that_states_no_command(
+    kind: str,
+    command: str | None,
+    path: str | None,
+    named: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    project = tmp_path_factory.getbasetemp() / "any-rule"
+    (project / "src").mkdir(parents=True, exist_ok=True)
+    rule = Rule(kind=kind, command=command, path=str(project / path) if path else None)
+    judged = facts("execute", project, *named)
+    assert not rules.matches(rule, judged, [str(project)])
+    assert rules.rule_for(judged, [str(project)]) is None
+
+
+@pytest.mark.anyio
+async def test_a_rules_file_with_an_execute_rule_without_a_command_keeps_its_other_rules(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "permissions.json"
+    path.write_text('{"version": 1, "projects": {"/p": [{"kind": "execute"}, {"kind": "edit"}]}}')
+    assert await RuleFile(str(path)).load() == {"/p": [Rule(kind="execute"), Rule(kind="edit")]}
+
+
+def test_a_command_too_long_to_judge_is_asked(project: Path) -> None:
+    roots = [str(project)]
+    longest = "npm test " + "a" * (rules.MAX_JUDGED_COMMAND_CHARS - len("npm test "))
+    assert rules.matches(NPM_TEST, facts("execute", project, command=longest), roots)
+    judged = facts("execute", project, command=longest + "a " * 4_000_000)
+    assert judged.words is None
+    assert not rules.matches(NPM_TEST, judged, roots)
+    assert rules.rule_for(judged, roots) is None
 
 
 # ---- a command rule cannot be talked around ------------------------------------------------------------
@@ -394,7 +458,7 @@ def test_the_command_judged_is_the_one_the_request_states(project: Path) -> None
 def test_a_command_whose_rawinput_says_more_is_asked(raw_input: dict[str, Any], project: Path) -> None:
     judged = request_facts(str(project), item(kind="execute"), request(raw_input=raw_input))
     assert not rules.matches(NPM_TEST, judged, [str(project)])
-    assert rules.rule_for(judged, [str(project)]) in (None, Rule(kind="execute"))
+    assert rules.rule_for(judged, [str(project)]) is None
 
 
 def test_a_kind_rule_does_not_allow_a_command_of_another_kind(project: Path) -> None:

@@ -193,6 +193,7 @@ async def test_rules_made_with_the_command(tmp_path: Path) -> None:
         (["allow", "nuke"], "unknown tool kind 'nuke'"),
         (["allow", "execute", "make;", "rm"], "not a plain command"),
         (["allow"], "name a tool kind to allow"),
+        (["allow", "project", "execute"], "an execute rule names the command it allows"),
     ]:
         await app.permissions.command(None, bad)
         assert app.port.texts()[-1].startswith("no rule made: ") and message in app.port.texts()[-1], bad
