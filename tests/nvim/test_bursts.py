@@ -83,6 +83,30 @@ def test_every_file_of_2000_tool_calls_completed_at_once_is_in_the_review(
     assert sorted(os.listdir(folder)) == []
 
 
+def test_acpreview_during_a_burst_waits_for_its_edits_and_then_lists_them_all(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    """:AcpReview typed while 2,000 edits are still being followed: the command returns with edits still
+    queued (it does not follow them all in one hold), says so, and once they are followed the quickfix list
+    holds every file."""
+    folder = project / "new"
+    agent.start([[{"disk_burst": {"dir": str(folder), "count": FILES}}]], project)
+    assert nvim.lua("return require('acp_nvim').prompt('go')"), nvim.notes()
+    agent.turns_done += 1
+    pending = "return require('acp_nvim.editor.fs.follow_disk').pending()"
+    wait_until(lambda: nvim.lua(pending) > FILES // 2, 60, "the burst's edits queued", 0.01)
+    nvim.api.command("AcpReview")
+    assert nvim.lua(pending) > 0
+    assert any("more agent edit(s) first" in str(note["msg"]) for note in nvim.notes()), nvim.notes()
+    nvim.wait("#vim.fn.getqflist() >= args[1]", 120, FILES)
+    listed = nvim.lua(
+        "return vim.tbl_map(function(e) return vim.fn.bufname(e.bufnr) end, vim.fn.getqflist())"
+    )
+    assert len({Path(name).name for name in listed}) == FILES
+    assert nvim.lua(pending) == 0
+    assert nvim.errors() == []
+
+
 def test_a_read_right_after_a_burst_finds_the_edit_of_its_file_followed(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:

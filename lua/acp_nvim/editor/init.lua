@@ -4,12 +4,8 @@ local M = {}
 
 local did_hooks = false
 
---- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list
---- (every session's when none runs); `accept` / `reject` settles all of them.
 ---@param action string?
-function M.review(action)
-  -- What the user reviews holds every edit the agent made, those still being followed too.
-  require("acp_nvim.editor.fs.follow_disk").settle()
+local function review_now(action)
   local review = require("acp_nvim.editor.review")
   local sid = require("acp_nvim.ui.status").get().session_id
   if sid ~= nil and #review.files(sid) == 0 then
@@ -39,6 +35,26 @@ function M.review(action)
   else
     say(("unknown :AcpReview action %q (accept, reject)"):format(action), vim.log.levels.WARN)
   end
+end
+
+--- :AcpReview [accept|reject]: without argument the current session's agent edits in the quickfix list
+--- (every session's when none runs); `accept` / `reject` settles all of them.
+---@param action string?
+function M.review(action)
+  -- What the user reviews holds every edit the agent made: those still being followed (a burst of them,
+  -- in slices) are waited for, never followed in one hold.
+  local follow_disk = require("acp_nvim.editor.fs.follow_disk")
+  local queued = follow_disk.pending()
+  if queued > 0 then
+    vim.notify(
+      ("acp.nvim: following %d more agent edit(s) first"):format(queued),
+      vim.log.levels.INFO,
+      { title = "acp.nvim" }
+    )
+  end
+  follow_disk.when_settled(function()
+    review_now(action)
+  end)
 end
 
 --- Applies the options Lua draws with (again each time the host hands over new ones).

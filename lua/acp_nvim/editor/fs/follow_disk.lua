@@ -239,6 +239,9 @@ local first, last = 1, 0
 ---@type table<string, integer>
 local pending = {}
 local scheduled = false
+--- Run once the queue is empty (`M.when_settled`).
+---@type fun()[]
+local on_settled = {}
 
 ---@param item acp_nvim.DiskFollow
 ---@param index acp_nvim.BufferIndex
@@ -272,12 +275,11 @@ local function current_index()
   return index
 end
 
---- Follows queued files up to `upto` (a queue position), or for one slice without it.
----@param upto integer?
-local function drain(upto)
-  local deadline = upto == nil and uv.hrtime() + M.slice_ns or nil
+--- Follows queued files for one slice.
+local function drain()
+  local deadline = uv.hrtime() + M.slice_ns
   local buffers = current_index()
-  while first <= last and (upto == nil or first <= upto) do
+  while first <= last do
     local item = queue[first]
     queue[first] = nil
     first = first + 1
@@ -285,13 +287,21 @@ local function drain(upto)
       follow_item(item, buffers)
     end
     index_generation = path_of.generation
-    if deadline and uv.hrtime() >= deadline then
+    if uv.hrtime() >= deadline then
       break
     end
   end
   if first > last then
     -- Nothing left to follow: the index is not kept for the next burst.
     index, index_generation = nil, -1
+    local waiting = on_settled
+    on_settled = {}
+    for _, callback in ipairs(waiting) do
+      local ok, e = pcall(callback)
+      if not ok then
+        notify(("after the agent's edits were followed: %s"):format(tostring(e)), vim.log.levels.ERROR)
+      end
+    end
   end
 end
 
@@ -327,14 +337,9 @@ end
 
 --- Follows now the queued edits of `path`, in their order, ahead of the rest (the files are independent):
 --- an `fs/*` request of the agent, or "follow the agent", finds the file as its earlier edits left it.
---- Without `path`, everything queued (the review, which the user asked to see whole).
----@param path string?
+---@param path string
 function M.settle(path)
   if next(pending) == nil then
-    return
-  end
-  if path == nil then
-    drain(last)
     return
   end
   local real = path_of.identity(path)
@@ -350,6 +355,17 @@ function M.settle(path)
       index_generation = path_of.generation
     end
   end
+end
+
+--- Runs `callback` once every queued edit is followed: at once when none is queued, else after the slice that
+--- follows the last (the review of a burst of 2,000 edits waits for them without holding Neovim).
+---@param callback fun()
+function M.when_settled(callback)
+  if first > last then
+    callback()
+    return
+  end
+  on_settled[#on_settled + 1] = callback
 end
 
 --- How many files are still to follow (for tests and :checkhealth).
