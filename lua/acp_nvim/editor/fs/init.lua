@@ -215,7 +215,7 @@ local function write(path, content, opts)
     return refused("load_failed", { detail = lerr or ("cannot load " .. p) })
   end
   local bo = vim.bo[buf]
-  local old = M.buf_lines(buf)
+  local old = view_mod.buffer_lines(opt(opts.view), buf)
   -- Merged with the buffer: unsaved edits, conflicts left to resolve, or a text that differs from what the
   -- agent last saw (the user saved or undid edits since).
   local sides = conflict.sides(buf)
@@ -233,7 +233,7 @@ local function write(path, content, opts)
     if created_buf then
       release(buf)
     elseif opt(opts.view) then
-      view_mod.wrote(opts.view, buf, new)
+      view_mod.wrote(opts.view, buf, new, true)
     end
     return { ok = true, bufnr = buf, lines_touched = 0, hunks = 0, created = false, had_unsaved_edits = false }
   end
@@ -337,7 +337,8 @@ local function write(path, content, opts)
   end
 
   if opt(opts.view) then
-    view_mod.wrote(opts.view, buf, new)
+    -- Without a merge or BufWritePre, the buffer now holds the agent's lines.
+    view_mod.wrote(opts.view, buf, new, not merging and lines_now ~= nil)
   end
   if review and original then
     review.record(buf, opts.session_id, original, {
