@@ -85,3 +85,37 @@ def test_a_line_deleted_at_the_top_and_one_added_at_the_end_touch_two_lines(nvim
     got = nvim_clean.exec_lua(APPLIED, old, new)
     assert got["lines"] == new
     assert got["touched"] == 2
+
+
+# An agent's write of `text` onto the clean buffer of a real file: the file's bytes and the buffer's lines.
+WRITTEN = """
+local path, text = ...
+local out = assert(io.open(path, "wb"))
+out:write("before\\n")
+out:close()
+vim.cmd("silent! bwipeout! " .. vim.fn.fnameescape(path))
+vim.cmd("silent edit " .. vim.fn.fnameescape(path))
+local buf = vim.api.nvim_get_current_buf()
+local answer = require("acp_nvim.editor.fs").write(path, text, {})
+local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+local file = assert(io.open(path, "rb"))
+local bytes = file:read("*a")
+file:close()
+vim.cmd("silent! bwipeout! " .. vim.fn.fnameescape(path))
+return { ok = answer.ok, lines = lines, bytes = bytes, collecting = collectgarbage("isrunning") }
+"""
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["a", "b c", "", "\n", "\n\n", " "]), max_size=40).map("".join))
+def test_the_file_holds_the_agents_text_and_the_buffer_its_lines(
+    nvim_clean: Any, tmp_path: Any, text: str
+) -> None:
+    """The agent's text split into the buffer's lines (a final newline ends the last line, it makes no empty
+    one) and saved byte for byte, its own bytes being the file's; the Lua collector runs again after."""
+    got = nvim_clean.exec_lua(WRITTEN, str(tmp_path / "written.txt"), text)
+    assert got["ok"]
+    assert got["bytes"] == text
+    body = text[:-1] if text.endswith("\n") else text
+    assert got["lines"] == (body.split("\n") if text else [""])
+    assert got["collecting"] is True

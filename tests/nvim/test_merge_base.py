@@ -221,3 +221,34 @@ def test_a_reject_asks_before_it_takes_back_a_line_the_user_edited(
         assert f.read_text() == f"a\n{line2}\nc\nd\n"
         nvim.lua("require('acp_nvim').stop()")
         nvim.wait("require('acp_nvim').status().state == 'stopped'")
+
+
+# The agent (session "s") reads the file through Neovim, the user adds a line after the first (and saves
+# it when `save`),
+# then the agent writes its text, line 3 changed: the buffer's lines and the file's text after.
+READ_EDIT_WRITE = """
+local path, save = ...
+local fs = require("acp_nvim.editor.fs")
+vim.cmd("silent edit " .. vim.fn.fnameescape(path))
+local buf = vim.api.nvim_get_current_buf()
+assert(fs.read(path, nil, nil, { view = "s" }).ok)
+vim.api.nvim_buf_set_lines(buf, 1, 1, false, { "mine" })
+if save then
+  vim.cmd("silent write")
+end
+local answer = fs.write(path, "a\\nb\\nC agent\\nd\\n", { view = "s" })
+return { ok = answer.ok, lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false) }
+"""
+
+
+def test_an_edit_made_after_the_agents_read_is_kept_by_its_write(nvim_clean: Any, tmp_path: Path) -> None:
+    """The session's view stands for the buffer's lines only while the buffer is unchanged since: the user's
+    line added (or added and saved) after the agent's read stays where it is, the agent's where it was."""
+    for save in (False, True):
+        f = tmp_path / f"read-edit-write-{save}.txt"
+        f.write_text("a\nb\nc\nd\n")
+        got = nvim_clean.exec_lua(READ_EDIT_WRITE, str(f), save)
+        assert got["ok"]
+        assert got["lines"] == ["a", "mine", "b", "C agent", "d"]
+        # The disk gets the agent's text; the user's line stays in the buffer, unsaved.
+        assert f.read_text() == "a\nb\nC agent\nd\n"

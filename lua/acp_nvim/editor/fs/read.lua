@@ -96,7 +96,9 @@ function M.read(path, line, limit, opts)
       opt(limit),
       function()
         return require("acp_nvim.editor.fs.unsaved").disk_lines(buf, path)
-      end
+      end,
+      -- A conflict is read as the agent's side: then not the buffer's lines.
+      lines ~= nil and not require("acp_nvim.editor.fs.conflict").has(buf)
     )
   end
   return { ok = true, content = content, from_buffer = true }

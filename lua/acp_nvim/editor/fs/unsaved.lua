@@ -134,6 +134,14 @@ function M.disk_holds(buf, path, content)
   return eol == want_eol and vim.deep_equal(lines, want)
 end
 
+---@class acp_nvim.OverUnsavedOpts
+---@field eol boolean
+---@field label string?
+---@field autocmds boolean?
+---@field ours string[]?
+---@field buf_lines string[]?
+---@field text acp_nvim.JoinedLines? `theirs_lines` as the agent sent them
+
 --- `fs/write_text_file` onto `buf`, which has unsaved edits: the agent's `theirs_lines` are merged into the
 --- buffer (one undo step) and written as the file, so the agent reads back what it wrote from disk, while
 --- the user's unsaved edits stay in the buffer, unsaved (the buffer stays modified) and undoable. Conflicts
@@ -141,13 +149,13 @@ end
 ---@param buf integer
 ---@param base_lines string[] the file's text on disk (the agent's write has not touched it)
 ---@param theirs_lines string[]
----@param opts { eol: boolean, label: string?, autocmds: boolean?, ours: string[]?, buf_lines: string[]? }
+---@param opts acp_nvim.OverUnsavedOpts
 ---@return { lines: string[], conflicts: integer, touched: integer, hunks: integer }?, string? error, string? kind
 function M.write_over_unsaved(buf, base_lines, theirs_lines, opts)
   local result, touched, hunks = merge.apply(buf, base_lines, theirs_lines, opts)
   local werr, wkind = as_file_text(buf, theirs_lines, function()
     local lines_now = opts.autocmds ~= true and theirs_lines or nil
-    return require("acp_nvim.editor.fs.save").write_buffer(buf, opts.autocmds == true, lines_now)
+    return require("acp_nvim.editor.fs.save").write_buffer(buf, opts.autocmds == true, lines_now, opts.text)
   end, { lines = result.lines, fn_keeps_lines = opts.autocmds ~= true })
   if werr then
     return nil, werr, wkind
