@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from acp_nvim.client.snapshot_fit import fits_diff
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.agent_edits")
@@ -339,10 +340,11 @@ class AgentEdits:
             if now.absent:
                 # Deleted by the agent: a buffer keeps its text (the user's to save or drop).
                 continue
-            before = call.snapshots.get(path)
-            if before is None or _same(before, now):
-                # No snapshot, or one taken too late: an agent may write before its tool call reaches us.
-                before = before_from_diff(*call.diffs[path], now.data) if path in call.diffs else None
+            before, diff = call.snapshots.get(path), call.diffs.get(path)
+            # No snapshot, one taken too late (an agent may write before its tool call reaches us), or one
+            # read mid-write (snapshot_fit.py).
+            if before is None or _same(before, now) or not fits_diff(before.absent, before.data, diff):
+                before = before_from_diff(*diff, now.data) if diff is not None else None
             real = "" if now.real == path else now.real
             if before is not None and not _same(before, now):
                 files.append(FileEdit(path, known=True, absent=before.absent, before=before.data, real=real))

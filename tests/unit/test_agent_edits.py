@@ -273,3 +273,33 @@ def test_a_link_inside_the_roots_is_followed_with_its_real_path(tmp_path: Path) 
     agent_edits.on_update("s1", update(done))
     edit = FileEdit(str(tmp_path / "link.txt"), known=True, before=b"one\n", real=str(real))
     assert recorder.follows == [("s1", "t1", [edit])]
+
+
+def test_a_snapshot_caught_mid_write_gives_way_to_the_diff(tmp_path: Path) -> None:
+    """An agent writing in place (truncate, then write) can be snapshotted while the file is empty: the
+    snapshot lacks the text the call's diff says it replaced, so the text before comes from the diff, not
+    from an empty file that would make a merge see every line as changed."""
+    f = tmp_path / "o.txt"
+    f.write_text("")  # as the snapshot catches it: truncated, not written yet
+    agent_edits, recorder = edits(tmp_path)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Edit", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "kind": "edit", "locations": [{"path": str(f)}]}))
+    f.write_text("one\nFIFTY\nthree\n")
+    diff = {"type": "diff", "path": str(f), "oldText": "two\n", "newText": "FIFTY\n"}
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o1", "status": "completed", "content": [diff]}
+    agent_edits.on_update("s1", update(done))
+    assert recorder.follows == [("s1", "o1", [FileEdit(str(f), known=True, before=b"one\ntwo\nthree\n")])]
+
+
+def test_a_snapshot_is_kept_when_it_holds_what_the_diff_replaced(tmp_path: Path) -> None:
+    f = tmp_path / "o.txt"
+    f.write_text("one\ntwo\nthree\n")
+    agent_edits, recorder = edits(tmp_path)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Edit", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "kind": "edit", "locations": [{"path": str(f)}]}))
+    # Two places hold the new text now: the diff alone could not say which was the edit.
+    f.write_text("one\nFIFTY\nthree\nFIFTY\n")
+    diff = {"type": "diff", "path": str(f), "oldText": "two\n", "newText": "FIFTY\n"}
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o1", "status": "completed", "content": [diff]}
+    agent_edits.on_update("s1", update(done))
+    assert recorder.follows == [("s1", "o1", [FileEdit(str(f), known=True, before=b"one\ntwo\nthree\n")])]
