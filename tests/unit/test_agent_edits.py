@@ -275,31 +275,32 @@ def test_a_link_inside_the_roots_is_followed_with_its_real_path(tmp_path: Path) 
     assert recorder.follows == [("s1", "t1", [edit])]
 
 
+def followed_edit(tmp_path: Path, at_start: str, at_end: str) -> list[tuple[str, str | None, list[FileEdit]]]:
+    """The follow of an edit tool call whose file held `at_start` when the call began and `at_end` when it
+    completed, its diff saying "two" became "FIFTY"."""
+    f = tmp_path / "o.txt"
+    f.write_text(at_start)
+    agent_edits, recorder = edits(tmp_path)
+    start = {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Edit", "status": "pending"}
+    agent_edits.on_update("s1", update({**start, "kind": "edit", "locations": [{"path": str(f)}]}))
+    f.write_text(at_end)
+    diff = {"type": "diff", "path": str(f), "oldText": "two\n", "newText": "FIFTY\n"}
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o1", "status": "completed", "content": [diff]}
+    agent_edits.on_update("s1", update(done))
+    return recorder.follows
+
+
 def test_a_snapshot_caught_mid_write_gives_way_to_the_diff(tmp_path: Path) -> None:
     """An agent writing in place (truncate, then write) can be snapshotted while the file is empty: the
     snapshot lacks the text the call's diff says it replaced, so the text before comes from the diff, not
     from an empty file that would make a merge see every line as changed."""
-    f = tmp_path / "o.txt"
-    f.write_text("")  # as the snapshot catches it: truncated, not written yet
-    agent_edits, recorder = edits(tmp_path)
-    start = {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Edit", "status": "pending"}
-    agent_edits.on_update("s1", update({**start, "kind": "edit", "locations": [{"path": str(f)}]}))
-    f.write_text("one\nFIFTY\nthree\n")
-    diff = {"type": "diff", "path": str(f), "oldText": "two\n", "newText": "FIFTY\n"}
-    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o1", "status": "completed", "content": [diff]}
-    agent_edits.on_update("s1", update(done))
-    assert recorder.follows == [("s1", "o1", [FileEdit(str(f), known=True, before=b"one\ntwo\nthree\n")])]
+    follows = followed_edit(tmp_path, "", "one\nFIFTY\nthree\n")
+    f = str(tmp_path / "o.txt")
+    assert follows == [("s1", "o1", [FileEdit(f, known=True, before=b"one\ntwo\nthree\n")])]
 
 
 def test_a_snapshot_is_kept_when_it_holds_what_the_diff_replaced(tmp_path: Path) -> None:
-    f = tmp_path / "o.txt"
-    f.write_text("one\ntwo\nthree\n")
-    agent_edits, recorder = edits(tmp_path)
-    start = {"sessionUpdate": "tool_call", "toolCallId": "o1", "title": "Edit", "status": "pending"}
-    agent_edits.on_update("s1", update({**start, "kind": "edit", "locations": [{"path": str(f)}]}))
-    # Two places hold the new text now: the diff alone could not say which was the edit.
-    f.write_text("one\nFIFTY\nthree\nFIFTY\n")
-    diff = {"type": "diff", "path": str(f), "oldText": "two\n", "newText": "FIFTY\n"}
-    done = {"sessionUpdate": "tool_call_update", "toolCallId": "o1", "status": "completed", "content": [diff]}
-    agent_edits.on_update("s1", update(done))
-    assert recorder.follows == [("s1", "o1", [FileEdit(str(f), known=True, before=b"one\ntwo\nthree\n")])]
+    # Two places hold the new text at the end: the diff alone could not say which was the edit.
+    follows = followed_edit(tmp_path, "one\ntwo\nthree\n", "one\nFIFTY\nthree\nFIFTY\n")
+    f = str(tmp_path / "o.txt")
+    assert follows == [("s1", "o1", [FileEdit(f, known=True, before=b"one\ntwo\nthree\n")])]
