@@ -78,24 +78,6 @@ class Store:
                 os.unlink(temp)
             raise
 
-    def records(self) -> list[SessionRecord]:
-        folder = os.path.join(self.root, "sessions")
-        found: list[SessionRecord] = []
-        with contextlib.suppress(OSError):
-            for name in os.listdir(folder):
-                if not name.endswith(".json"):
-                    continue
-                try:
-                    with open(os.path.join(folder, name), "rb") as file:
-                        found.append(msgspec.json.decode(file.read(), type=SessionRecord))
-                except (OSError, msgspec.DecodeError):
-                    continue
-        return found
-
-    def remove(self, session_id: str) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self._record_path(session_id))
-
 
 def pruned(record: SessionRecord, now: float, max_age: float, max_count: int) -> list[Checkpoint]:
     """The checkpoints pruning drops from the record (it keeps the rest): older than `max_age` seconds, and

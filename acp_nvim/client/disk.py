@@ -29,7 +29,7 @@ class NotRegular(Exception):
     """The path is a FIFO, socket, device or folder: nothing a text write may replace."""
 
 
-def _umask() -> int:
+def current_umask() -> int:
     # os.umask() can only be read by setting it, which races with the threads that create files meanwhile.
     try:
         with open("/proc/self/status", encoding="ascii", errors="replace") as status:
@@ -137,7 +137,7 @@ def write_atomically(path: str, data: bytes) -> bool:
                     os.fchown(fd, before.st_uid, before.st_gid)
                 os.fchmod(fd, stat.S_IMODE(before.st_mode))
             else:
-                os.fchmod(fd, 0o666 & ~_umask())
+                os.fchmod(fd, 0o666 & ~current_umask())
             os.fsync(fd)
         finally:
             os.close(fd)

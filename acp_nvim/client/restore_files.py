@@ -18,18 +18,13 @@ import tempfile
 
 import msgspec
 
+from acp_nvim.client.disk import current_umask
 from acp_nvim.client.shadow_git import EXECUTABLE, SYMLINK
 
 STAGING_PREFIX = ".acp_nvim-restore-"
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-UMASK = _umask()
+UMASK = current_umask()
 
 
 class Write(msgspec.Struct, frozen=True):

@@ -168,9 +168,6 @@ class ShadowRepo:
         await self.run("update-ref", ref, commit)
         return commit
 
-    async def tree_of(self, commit: str) -> str:
-        return (await self.run("rev-parse", "--verify", "-q", f"{commit}^{{tree}}")).decode().strip()
-
     async def diff(self, old: str, new: str) -> list[Change]:
         """What differs from `old` to `new` (trees or commits), path by path, renames as delete + add."""
         out = await self.run("diff-tree", "-r", "-z", "--no-renames", "--raw", old, new)
