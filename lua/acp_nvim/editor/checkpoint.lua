@@ -53,18 +53,12 @@ end
 --- the views of its windows kept.
 ---@param buf integer
 local function reload(buf)
-  local views = {}
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    views[win] = api.nvim_win_call(win, vim.fn.winsaveview)
-  end
+  local unsaved = require("acp_nvim.editor.fs.unsaved")
+  local views = unsaved.save_views(buf)
   api.nvim_buf_call(buf, function()
     vim.cmd("silent keepjumps edit!")
   end)
-  for win, view in pairs(views) do
-    pcall(api.nvim_win_call, win, function()
-      vim.fn.winrestview(view)
-    end)
-  end
+  unsaved.restore_views(views)
   require("acp_nvim.editor.fs.stamp").record(buf)
 end
 

@@ -91,7 +91,9 @@ function M.read(path, line, limit, opts)
     require("acp_nvim.editor.fs.view").read(
       session,
       buf,
-      lines or edit.buf_lines(buf),
+      function()
+        return lines or edit.buf_lines(buf)
+      end,
       opt(line),
       opt(limit),
       function()

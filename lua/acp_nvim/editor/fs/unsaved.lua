@@ -12,7 +12,7 @@ local api = vim.api
 --- The cursor and view of every window showing `buf`, to put back after the text changed around them.
 ---@param buf integer
 ---@return table<integer, table>
-local function save_views(buf)
+function M.save_views(buf)
   local views = {}
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     views[win] = api.nvim_win_call(win, vim.fn.winsaveview)
@@ -21,7 +21,7 @@ local function save_views(buf)
 end
 
 ---@param views table<integer, table>
-local function restore_views(views)
+function M.restore_views(views)
   for win, view in pairs(views) do
     if api.nvim_win_is_valid(win) then
       pcall(api.nvim_win_call, win, function()
@@ -72,13 +72,13 @@ end
 ---@param known { lines: string[], fn_keeps_lines: boolean }?
 ---@return string?, string? what `fn` returned
 local function as_file_text(buf, file_lines, fn, known)
-  local views = save_views(buf)
+  local views = M.save_views(buf)
   local now = known and known.lines or edit.buf_lines(buf)
   swap(buf, now, file_lines)
   local ok, e1, e2 = pcall(fn)
   local after = (known and known.fn_keeps_lines) and file_lines or edit.buf_lines(buf)
   swap(buf, after, now)
-  restore_views(views)
+  M.restore_views(views)
   if not ok then
     return tostring(e1), nil
   end

@@ -79,17 +79,19 @@ local function seen(base, now, from, to)
 end
 
 --- The session read rows `line`.. (`limit` of them; nil, nil: all) of `buf`, whose text as the agent reads it
---- is `lines`; `disk` gives the file's lines when the session has no view yet (only called for a slice).
+--- is `lines_of()`; `disk` gives the file's lines when the session has no view yet (only called for a slice).
+--- Both are called only when needed: a slice of a clean buffer the session has no view of keeps nothing, and
+--- fetching a 100,000-line buffer for it would cost ~10 ms.
 ---@param session string
 ---@param buf integer
----@param lines string[]
+---@param lines_of fun(): string[]
 ---@param line integer?
 ---@param limit integer?
 ---@param disk fun(): string[]
----@param buffers_own boolean? `lines` are the buffer's lines as they are now
-function M.read(session, buf, lines, line, limit, disk, buffers_own)
+---@param buffers_own boolean? `lines_of()` are the buffer's lines as they are now
+function M.read(session, buf, lines_of, line, limit, disk, buffers_own)
   if line == nil and limit == nil then
-    keep(session, buf, lines, buffers_own and api.nvim_buf_get_changedtick(buf) or nil)
+    keep(session, buf, lines_of(), buffers_own and api.nvim_buf_get_changedtick(buf) or nil)
     return
   end
   local had = views[session] and views[session][buf]
@@ -97,6 +99,7 @@ function M.read(session, buf, lines, line, limit, disk, buffers_own)
     -- The slice shows what the disk holds: the disk stays the base.
     return
   end
+  local lines = lines_of()
   local from = (line or 1) - 1
   local to = limit and from + limit or #lines
   keep(session, buf, seen(had and had.lines or disk(), lines, from, to))
