@@ -675,7 +675,13 @@ local function start_job(chat, st, entry, first, from)
   local refused = require("acp_nvim.ui.parse_guard").refused
   -- A text the parsers must not get (ui/parse_guard.lua) is parsed with no other: the items beside it keep
   -- their highlights.
-  if from == 0 and not refused(table.concat(chunks[1], "\n")) then
+  -- The item's own text, joined and judged once: alone in the job it is the text parsed.
+  local own, own_refused
+  if from == 0 then
+    own = table.concat(chunks[1], "\n")
+    own_refused = refused(own)
+  end
+  if from == 0 and not own_refused then
     -- The whole items changed just before it, while they fit in a batch.
     local item_at = require("acp_nvim.ui.chat").item_at
     while row > 0 and size < M.batch_bytes do
@@ -703,8 +709,15 @@ local function start_job(chat, st, entry, first, from)
   end
   local lines = #chunks == 1 and chunks[1] or vim.iter(chunks):flatten():totable()
   -- Too many rows to parse (M.max_parsed_rows): plain, without even joining them.
-  local text = #lines > M.max_parsed_rows and "" or table.concat(lines, "\n")
-  if text == "" or plain(text) or refused(text) then
+  local alone = #chunks == 1 and own ~= nil
+  local text = #lines > M.max_parsed_rows and "" or (alone and own or table.concat(lines, "\n"))
+  local function refuse()
+    if alone then
+      return own_refused
+    end
+    return refused(text)
+  end
+  if text == "" or plain(text) or refuse() then
     -- No capture of the markdown queries can match it: no parse (its fixed cost alone, ~0.5 ms, was most of
     -- the drawing of a typed prompt); the rows' old highlights are cleared as a parse's captures would be.
     -- Or it would crash or stall the parser (ui/parse_guard.lua), or is too large: drawn plain the same way.
