@@ -1,8 +1,9 @@
 """The image and audio types acp.nvim sends to agents, by file extension: the one table of them.
 
 It is data (`media_types.json` beside this module) because both halves need it at once: the host builds the
-content blocks from it, and Lua (`lua/acp_nvim/ui/prompt.lua`) reads the same file to tell an `@mention` of an
-image from a file link and to refuse `:AcpAttachImage` of something else right away, before any host runs.
+content blocks from it, and Lua (`lua/acp_nvim/ui/prompt/mentions.lua`) reads the same file to tell an
+`@mention` of an image from a file link and to refuse `:AcpAttachImage` of something else right away, before
+any host runs.
 Nothing else lists media types.
 """
 
