@@ -20,11 +20,11 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol.errors import AUTH_REQUIRED
 
 log = logging.getLogger("acp_nvim.auth")
 
 T = TypeVar("T")
-AUTH_REQUIRED = -32000
 
 LoginMethod = s.AuthMethodAgent | s.AuthMethodTerminal
 

@@ -34,7 +34,6 @@ from acp_nvim.client.disk import (
     slice_lines,
     write_atomically,
 )
-from acp_nvim.client.editor import RESOURCE_NOT_FOUND
 from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
@@ -50,6 +49,7 @@ from acp_nvim.nvim.lua_values import (
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 log = logging.getLogger("acp_nvim.files")
 
