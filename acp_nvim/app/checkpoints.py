@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from acp_nvim.app.checkpoint_restore import Snapshots, Spawn
+from acp_nvim.app.checkpoint_restore import Snapshots
 from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, digest
 from acp_nvim.app.config import CheckpointOptions
-from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort, Spawn
 from acp_nvim.app.registry import ChatSession, Registry
 from acp_nvim.client.shadow_git import GitError, git_path
 from acp_nvim.client.transcript import MessageItem

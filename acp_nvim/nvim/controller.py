@@ -9,8 +9,7 @@ change, so no Neovim call ever waits for this side. Everything here runs on the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -18,7 +17,7 @@ from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
-from acp_nvim.app.port import ERROR, WARN
+from acp_nvim.app.port import ERROR, WARN, Spawn
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
@@ -37,8 +36,6 @@ if TYPE_CHECKING:
     from acp_nvim.app.registry_agents import RegistryAgents
 
 log = logging.getLogger("acp_nvim.controller")
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class Controller:
