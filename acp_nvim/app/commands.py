@@ -17,7 +17,7 @@ from acp_nvim.app.chats import Chats
 from acp_nvim.app.opening import SessionCommands
 from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
-from acp_nvim.app.registry import NO_AGENT, AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.registry import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
 from acp_nvim.client.agent_capabilities import Unsupported
@@ -188,7 +188,7 @@ class Commands:
         """The agent a command is for, when it is running; says why when there is none."""
         run = self._registry.current(session_id).run
         if run is None or run.connection is None:
-            self._port.notify(NO_AGENT, WARN)
+            self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
         return run
 

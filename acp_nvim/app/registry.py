@@ -30,7 +30,7 @@ EARLY_UPDATES_MAX = 1000
 
 NO_SESSION = "no session: start an agent with :AcpStart"
 SESSION_CLOSED = "this chat's session is closed: open a new one with :AcpNew"
-NO_AGENT = "no agent is running: start one with :AcpStart"
+NO_AGENT_RUNNING = "no agent is running: start one with :AcpStart"
 
 
 class McpServerConfig(msgspec.Struct, kw_only=True):

@@ -10,7 +10,7 @@ import anyio
 from acp_nvim.app.checkpoints import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.registry import NO_AGENT, ChatSession, Registry
+from acp_nvim.app.registry import NO_AGENT_RUNNING, ChatSession, Registry
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client import failure
@@ -68,7 +68,7 @@ class Turns:
         run = self._registry.agents.get(session.agent)
         agent = run.connection if run is not None else None
         if agent is None:
-            self._port.notify(NO_AGENT, WARN)
+            self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
         if session.in_turn:
             self._port.notify(BUSY, WARN)

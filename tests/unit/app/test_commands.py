@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from acp_nvim.app.port import WARN
-from acp_nvim.app.registry import NO_AGENT, NO_SESSION
+from acp_nvim.app.registry import NO_AGENT_RUNNING, NO_SESSION
 from acp_nvim.app.turns import BUSY
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
@@ -183,7 +183,7 @@ async def test_login_without_an_agent_says_so() -> None:
     app = App()
     await app.commands.auth(None, None)
     await app.commands.logout(None)
-    assert app.port.notes == [(NO_AGENT, WARN), (NO_AGENT, WARN)]
+    assert app.port.notes == [(NO_AGENT_RUNNING, WARN), (NO_AGENT_RUNNING, WARN)]
 
 
 async def test_a_start_that_failed_for_want_of_a_login_opens_its_session_after_one() -> None:
@@ -285,7 +285,7 @@ async def test_a_prompt_without_a_session_or_with_its_agent_gone_says_so() -> No
     run, _ = await app.start("a", FakeAgent())
     run.connection = None
     await app.turns.prompt("hello")
-    assert app.port.texts() == [NO_SESSION, NO_AGENT]
+    assert app.port.texts() == [NO_SESSION, NO_AGENT_RUNNING]
 
 
 async def test_cancel_answers_the_sessions_permissions_and_tells_the_agent() -> None:
