@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import AgentRun
+from acp_nvim.app.runs import AgentRun
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError

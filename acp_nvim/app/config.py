@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from acp_nvim.app.registry import McpServerConfig
+from acp_nvim.app.runs import McpServerConfig
 
 # Annotation markers the checker understands beyond plain types (app/config_check.py).
 KEY = "key"  # a non-empty string, or false: that key stays unmapped

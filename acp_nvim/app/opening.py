@@ -23,7 +23,7 @@ from acp_nvim.app.auth import AuthAbandoned, AuthFlow
 from acp_nvim.app.chats import Chats
 from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import AgentRun, ChatSession, Registry
+from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection
@@ -75,14 +75,14 @@ def session_label(info: s.SessionInfo, open_here: bool) -> str:
 class SessionCommands:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         status: StatusBoard,
         chats: Chats,
         auth: AuthFlow,
         modes: ModeCommands,
     ) -> None:
-        self._registry = registry
+        self._runs = runs
         self._port = port
         self._status = status
         self._chats = chats
@@ -132,7 +132,7 @@ class SessionCommands:
                 return await agent.new_session(cwd, servers, directories)
 
         try:
-            with self._registry.expecting_session():
+            with self._runs.expecting_session():
                 response = await self._auth.call(run, create)
         except (AuthAbandoned, Unsupported) as err:
             self._failed(run, f"{run.name}: {err}", first)
@@ -204,7 +204,7 @@ class SessionCommands:
             self._port.notify(f"{name} has no sessions{where}", INFO)
             return
         choices = [
-            Choice(info.session_id, session_label(info, info.session_id in self._registry.sessions))
+            Choice(info.session_id, session_label(info, info.session_id in self._runs.sessions))
             for info in infos
         ]
         verb = "Delete" if action == "delete" else "Open"
@@ -231,7 +231,7 @@ class SessionCommands:
         if agent is None:
             return None
         session_id = info.session_id
-        known = self._registry.sessions.get(session_id)
+        known = self._runs.sessions.get(session_id)
         if known is not None:
             if known.agent == run.name:
                 self._status.use(session_id)
@@ -328,7 +328,7 @@ class SessionCommands:
         self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: Literal["load", "resume"]
     ) -> ChatSession | None:
         session_id = old.session_id
-        if session_id in self._registry.sessions:
+        if session_id in self._runs.sessions:
             return None  # opened again meanwhile (:AcpSessions)
         directories = self.directories(run, old.directories)
         servers = self.mcp_servers(run, agent)

@@ -17,8 +17,8 @@ import os
 import msgspec
 
 from acp_nvim.app import config as c
-from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.command import OlderArgs
 
 

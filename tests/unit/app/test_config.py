@@ -11,7 +11,7 @@ from acp_nvim.app.config import ChatOptions, Config, RegistrySettings
 from acp_nvim.app.config_check import check
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.presets import NO_AGENT_NAMED, PRESETS, Launch
-from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.app.settings import INVALID_OPTIONS, Settings, lua_defaults_json
 
 from .fakes import App
