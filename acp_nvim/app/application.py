@@ -13,10 +13,10 @@ from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.incoming import Incoming
 from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.runs import Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
 

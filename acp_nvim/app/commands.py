@@ -15,9 +15,9 @@ import msgspec
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chats import Chats
 from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
 from acp_nvim.client.agent_capabilities import Unsupported

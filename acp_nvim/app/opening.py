@@ -21,9 +21,9 @@ import anyio
 
 from acp_nvim.app.auth import AuthAbandoned, AuthFlow
 from acp_nvim.app.chats import Chats
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection

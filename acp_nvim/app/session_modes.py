@@ -22,7 +22,7 @@ from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
-log = logging.getLogger("acp_nvim.options")
+log = logging.getLogger("acp_nvim.session_modes")
 
 TRUE_WORDS = {"true", "on", "yes", "1"}
 FALSE_WORDS = {"false", "off", "no", "0"}
