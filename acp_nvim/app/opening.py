@@ -33,6 +33,9 @@ from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.opening")
 
+# How a session of an ended run comes back: session/load (its history replayed) or session/resume.
+ReloadMode = Literal["load", "resume"]
+
 SESSION_TIMEOUT = 60.0
 Action = Literal["open", "delete"]
 
@@ -57,7 +60,7 @@ def _failure(err: Exception) -> str:
     return failure.describe(err) if isinstance(err, RpcError) else str(err) or "timed out"
 
 
-def _reload_mode(run: AgentRun, agent: AgentConnection) -> Literal["load", "resume"] | None:
+def _reload_mode(run: AgentRun, agent: AgentConnection) -> ReloadMode | None:
     """How a stored session is reopened on this agent: load (history replayed) when it can, resume (no
     replay) when it can only do that or `sessions.prefer_resume` says so; None when it can do neither."""
     can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
@@ -269,7 +272,7 @@ class SessionCommands:
         session: ChatSession,
         servers: list[s.McpServer],
         directories: list[str],
-        mode: Literal["load", "resume"],
+        mode: ReloadMode,
     ) -> s.LoadSessionResponse | s.ResumeSessionResponse:
         """Loads or resumes a stored session, through the auth flow (which authenticates and retries when the
         agent asks for it); raises what the request raised."""
@@ -325,7 +328,7 @@ class SessionCommands:
         return first
 
     async def _reopen_one(
-        self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: Literal["load", "resume"]
+        self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: ReloadMode
     ) -> ChatSession | None:
         session_id = old.session_id
         if session_id in self._runs.sessions:

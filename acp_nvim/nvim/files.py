@@ -25,6 +25,8 @@ from typing import Any
 import anyio.to_thread
 
 from acp_nvim.app.editor_options import EditorOptions
+from acp_nvim.app.permission_rules import ALLOW_KINDS
+from acp_nvim.app.port import WARN
 from acp_nvim.client import fs_rules
 from acp_nvim.client.disk import (
     NotRegular,
@@ -53,8 +55,6 @@ from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 log = logging.getLogger("acp_nvim.files")
 
-ALLOW_KINDS = ("allow_once", "allow_always")
-WARN = 3  # vim.log.levels.WARN
 
 # The merge base of an agent's write is the text its session last saw of the file: its last whole read after
 # its last write (a slice read counts for the lines it showed), else that write's text, else the disk. Lua
