@@ -1,4 +1,4 @@
-"""The application composed: every part built once, on one registry and one `NeovimPort`.
+"""The application composed: every part built once, on one `Runs` (agents and sessions) and one port.
 
 The controller (`acp_nvim/nvim/controller.py`) builds it on Neovim and is its `AgentRunner`; the unit tests
 build it on an in-memory port.
@@ -13,10 +13,10 @@ from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.incoming import Incoming
 from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.permissions import Permissions
 from acp_nvim.app.port import NeovimPort
-from acp_nvim.app.registry import Registry
+from acp_nvim.app.runs import Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
 
@@ -24,25 +24,25 @@ from acp_nvim.app.turns import Turns
 class Application:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         runner: AgentRunner,
         edits: EditFollower | None = None,
     ) -> None:
         edits = edits or NoFollower()
-        self.registry = registry
+        self.runs = runs
         self.port = port
-        self.status = StatusBoard(registry, port)
-        self.chats = Chats(registry, port, self.status, edits)
+        self.status = StatusBoard(runs, port)
+        self.chats = Chats(runs, port, self.status, edits)
         self.auth = AuthFlow(port)
-        self.modes = ModeCommands(registry, port, self.status)
-        self.sessions = SessionCommands(registry, port, self.status, self.chats, self.auth, self.modes)
-        self.checkpoints = Checkpoints(registry, port)
-        self.turns = Turns(registry, port, self.status, edits, self.checkpoints)
-        self.permissions = Permissions(registry, port)
-        self.incoming = Incoming(registry, port, self.status, edits, self.permissions)
+        self.modes = ModeCommands(runs, port, self.status)
+        self.sessions = SessionCommands(runs, port, self.status, self.chats, self.auth, self.modes)
+        self.checkpoints = Checkpoints(runs, port)
+        self.turns = Turns(runs, port, self.status, edits, self.checkpoints)
+        self.permissions = Permissions(runs, port)
+        self.incoming = Incoming(runs, port, self.status, edits, self.permissions)
         self.commands = Commands(
-            registry,
+            runs,
             port,
             self.status,
             runner,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
 import msgspec
 
-from acp_nvim.app.port import INFO, WARN, Choice
+from acp_nvim.app.port import INFO, WARN, Choice, Spawn
 from acp_nvim.app.registry_options import RegistryOptions
 from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
 from acp_nvim.client.acp_registry import Registry, RegistryError
@@ -26,8 +26,6 @@ from acp_nvim.client.acp_registry import Registry, RegistryError
 log = logging.getLogger("acp_nvim.catalog")
 
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class CatalogItem(msgspec.Struct, frozen=True, kw_only=True):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import NeovimPort
-from acp_nvim.app.registry import AgentRun, ChatSession, Registry
+from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import ChatInfo
 from acp_nvim.client.session import SessionState
@@ -17,10 +17,8 @@ from acp_nvim.protocol import schema as s
 
 
 class Chats:
-    def __init__(
-        self, registry: Registry, port: NeovimPort, status: StatusBoard, edits: EditFollower
-    ) -> None:
-        self._registry = registry
+    def __init__(self, runs: Runs, port: NeovimPort, status: StatusBoard, edits: EditFollower) -> None:
+        self._runs = runs
         self._port = port
         self._status = status
         self._edits = edits
@@ -42,7 +40,7 @@ class Chats:
             state.apply(s.SessionUpdateSessionInfoUpdate(title=title))
         chat = self._port.chat_view(state, run.display_name)
         session = ChatSession(session_id, run.name, cwd, directories, state, chat)
-        early = self._registry.add(session)
+        early = self._runs.add(session)
         info = ChatInfo(agent=run.name, display_name=run.display_name, cwd=cwd)
         self._port.chat_create(session_id, info, reset=clear_chat)
         for update in early:
@@ -57,14 +55,14 @@ class Chats:
         session.agent = run.name
         session.in_turn = session.cancelling = False
         session.permissions = 0
-        for update in self._registry.add(session):
+        for update in self._runs.add(session):
             session.state.apply(update)
         session.chat.flush()
         self._status.use(session.session_id)
 
     def forget(self, session_id: str) -> None:
         """The session ended (closed, failed to open, its agent gone): what belonged to it ends too."""
-        self._registry.forget(session_id)
+        self._runs.forget(session_id)
         self._edits.forget(session_id)
         # Its terminals, not the ones of other sessions: another agent may still be using its own.
         self._port.session_ended(session_id)
@@ -91,7 +89,7 @@ class Chats:
         """Whatever ends the agent: no permission request stays open, unfinished tool calls are marked, each
         chat says why (`notice`), its terminals are killed, nothing is left unrendered. The sessions are kept
         in `run.ended` (unless `remember` is false) for :AcpRestart to reopen; returns them."""
-        ended = self._registry.sessions_of(run)
+        ended = self._runs.sessions_of(run)
         for session in ended:
             self._port.cancel_permissions(session.session_id)
             session.state.cancel_unfinished()

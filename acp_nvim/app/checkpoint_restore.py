@@ -13,20 +13,19 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, pruned
 from acp_nvim.app.config import CheckpointOptions
-from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
+from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort, Spawn
 from acp_nvim.client import restore_files
 from acp_nvim.client.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
 
 log = logging.getLogger("acp_nvim.checkpoints")
 
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 # Files named in a report, at most (the rest counted).
 NAMED_MAX = 5
 FILE_MODES = ("100644", "100755", "120000")

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from acp_nvim.app.checkpoint_restore import Snapshots, Spawn
+from acp_nvim.app.checkpoint_restore import Snapshots
 from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, digest
 from acp_nvim.app.config import CheckpointOptions
-from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import ChatSession, Registry
+from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort, Spawn
+from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.client.shadow_git import GitError, git_path
 from acp_nvim.client.transcript import MessageItem
 
@@ -47,8 +47,8 @@ def first_line(text: str) -> str:
 
 
 class Checkpoints:
-    def __init__(self, registry: Registry, port: NeovimPort) -> None:
-        self._registry = registry
+    def __init__(self, runs: Runs, port: NeovimPort) -> None:
+        self._runs = runs
         self._port = port
         self.store: Store | None = None
         self._options: Callable[[], CheckpointOptions] = CheckpointOptions
@@ -119,7 +119,7 @@ class Checkpoints:
 
     def _record(self, session_id: str | None) -> tuple[SessionRecord | None, ChatSession | None]:
         """The checkpoints a command is for: the chat's session (running, or ended: its record stays)."""
-        current = self._registry.current(session_id)
+        current = self._runs.current(session_id)
         session = current.session
         wanted = session.session_id if session is not None else session_id
         if self.store is None or not wanted:

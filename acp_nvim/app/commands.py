@@ -15,9 +15,9 @@ import msgspec
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chats import Chats
 from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
-from acp_nvim.app.registry import NO_AGENT, AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.turns import Turns
 from acp_nvim.client.agent_capabilities import Unsupported
@@ -37,7 +37,7 @@ class AgentRunner(Protocol):
 class Commands:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         status: StatusBoard,
         runner: AgentRunner,
@@ -48,7 +48,7 @@ class Commands:
         sessions: SessionCommands,
         turns: Turns,
     ) -> None:
-        self._registry = registry
+        self._runs = runs
         self._port = port
         self._status = status
         self._runner = runner
@@ -72,14 +72,14 @@ class Commands:
         spec = self.spec(raw_spec)
         if spec is None:
             return
-        run = self._registry.agents.get(spec.name)
+        run = self._runs.agents.get(spec.name)
         if run is not None and run.alive:
             # What its process was started with stays: its command, and the login it was offered.
             old = run.spec
             run.spec = msgspec.structs.replace(
                 spec, cmd=old.cmd, args=old.args, env=old.env, terminal_auth=old.terminal_auth
             )
-            self._registry.use_agent(spec.name)
+            self._runs.use_agent(spec.name)
             if spec.session:
                 await run.lifecycle.wait_connected()
                 if run.connection is not None:
@@ -94,7 +94,7 @@ class Commands:
         spec = self.spec(raw_spec)
         if spec is None:
             return
-        run = self._registry.agents.get(spec.name)
+        run = self._runs.agents.get(spec.name)
         reopen: list[ChatSession] = []
         if run is not None:
             await self._runner.stop_run(run)
@@ -103,7 +103,7 @@ class Commands:
 
     async def stop(self, session_id: str | None = None) -> None:
         """Stops the current agent (the one of the chat the cursor is in)."""
-        run = self._registry.current(session_id).run
+        run = self._runs.current(session_id).run
         if run is not None:
             await self._runner.stop_run(run, f"{run.display_name} was stopped: this session ended")
         self._status.push()
@@ -115,13 +115,13 @@ class Commands:
     ) -> None:
         """:AcpSessions: on the agent of the target chat, else the agent `raw_spec` names (started without a
         session when it is not running)."""
-        session = self._registry.current(session_id).session
-        run = self._registry.agents.get(session.agent) if session is not None else None
+        session = self._runs.current(session_id).session
+        run = self._runs.agents.get(session.agent) if session is not None else None
         if run is None:
             spec = self.spec(raw_spec)
             if spec is None:
                 return
-            run = self._registry.agents.get(spec.name)
+            run = self._runs.agents.get(spec.name)
             if run is None or not run.alive:
                 run = self._runner.launch(msgspec.structs.replace(spec, session=False))
         await run.lifecycle.wait_connected()
@@ -131,10 +131,10 @@ class Commands:
 
     async def close_session(self, session_id: str) -> None:
         """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
-        session = self._registry.sessions.get(session_id)
+        session = self._runs.sessions.get(session_id)
         if session is None:
             # A chat whose agent had stopped or died: it is not to be reopened by :AcpRestart any more.
-            for other in self._registry.agents.values():
+            for other in self._runs.agents.values():
                 other.forget_ended(session_id)
             return
         if session.in_turn:
@@ -142,7 +142,7 @@ class Commands:
         self._port.cancel_permissions(session_id)
         self._chats.forget(session_id)
         self._status.push()
-        run = self._registry.agents.get(session.agent)
+        run = self._runs.agents.get(session.agent)
         agent = run.connection if run is not None else None
         if agent is None:
             return
@@ -154,7 +154,7 @@ class Commands:
             log.warning("session/close %s failed: %s", session_id, err)
 
     async def focus(self, session_id: str) -> None:
-        if session_id in self._registry.sessions and session_id != self._registry.current_id:
+        if session_id in self._runs.sessions and session_id != self._runs.current_id:
             self._status.use(session_id)
 
     async def add_dir(self, session_id: str | None, directory: str) -> None:
@@ -166,7 +166,7 @@ class Commands:
         extra = self._sessions.extra_directories
         if path not in extra:
             extra.append(path)
-        current = self._registry.current(session_id)
+        current = self._runs.current(session_id)
         agent = current.connection
         caps = agent.capabilities.session_capabilities if agent is not None else None
         if agent is not None and (caps is None or caps.additional_directories is None):
@@ -179,16 +179,16 @@ class Commands:
 
     def _session(self, session_id: str | None) -> ChatSession | None:
         """The session a command is for; says why when there is none."""
-        current = self._registry.current(session_id)
+        current = self._runs.current(session_id)
         if current.session is None:
             self._port.notify(current.missing or "", WARN)
         return current.session
 
     def _running(self, session_id: str | None) -> AgentRun | None:
         """The agent a command is for, when it is running; says why when there is none."""
-        run = self._registry.current(session_id).run
+        run = self._runs.current(session_id).run
         if run is None or run.connection is None:
-            self._port.notify(NO_AGENT, WARN)
+            self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
         return run
 
@@ -206,7 +206,7 @@ class Commands:
         run = self._running(session_id)
         if run is None:
             return
-        first_failed = run.lifecycle.phase.shown == "error" and not self._registry.sessions_of(run)
+        first_failed = run.lifecycle.phase.shown == "error" and not self._runs.sessions_of(run)
         if await self._auth.login(run, method_id or None) and first_failed and run.connection is not None:
             # The start failed for want of a login: now it can open its session.
             run.lifecycle.opening()

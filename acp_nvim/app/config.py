@@ -16,7 +16,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from acp_nvim.app.registry import McpServerConfig
+from acp_nvim.app.runs import McpServerConfig
+from acp_nvim.client.sandbox import OutsidePolicy
 
 # Annotation markers the checker understands beyond plain types (app/config_check.py).
 KEY = "key"  # a non-empty string, or false: that key stays unmapped
@@ -70,7 +71,7 @@ class FsOptions(msgspec.Struct, kw_only=True, frozen=True):
 class SandboxOptions(msgspec.Struct, kw_only=True, frozen=True):
     # Paths outside the session's cwd: "ask" (vim.ui.select), "deny" or "allow"; `allow` / `deny` are paths
     # (a folder covers everything under it) that override this.
-    outside: Literal["ask", "deny", "allow"] = "ask"
+    outside: OutsidePolicy = "ask"
     allow: list[str] = []
     deny: list[str] = []
 

@@ -15,7 +15,7 @@ import msgspec
 
 from acp_nvim.app import config as c
 from acp_nvim.app.presets import PRESETS
-from acp_nvim.app.registry import McpServerConfig
+from acp_nvim.app.runs import McpServerConfig
 
 AGENT_NAMES_MUST_BE_STRINGS = "`{field}`: agent names must be strings"
 

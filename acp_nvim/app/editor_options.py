@@ -9,12 +9,11 @@ synchronous and still advertise exactly what the user left enabled.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
 from acp_nvim.app.config import CapabilityOptions, Config, FsOptions, SandboxOptions
 from acp_nvim.app.presets import absolute
+from acp_nvim.client.sandbox import OutsidePolicy
 
 CLOSED_CAPABILITIES = CapabilityOptions(fs_read=False, fs_write=False, terminal=False)
 CLOSED_FS = FsOptions(max_read_bytes=0, max_buffer_bytes=0, autocmds=False)
@@ -69,7 +68,7 @@ class EditorOptions(msgspec.Struct, kw_only=True, frozen=True):
         return self.fs.autocmds
 
     @property
-    def outside(self) -> Literal["ask", "deny", "allow"]:
+    def outside(self) -> OutsidePolicy:
         return self.sandbox.outside
 
     @property

@@ -7,7 +7,7 @@ import logging
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.permissions import Permissions, one_line
 from acp_nvim.app.port import NeovimPort
-from acp_nvim.app.registry import ChatSession, Registry
+from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import PermissionChoice, PermissionView
 from acp_nvim.client.agent_edits import TOOL_CALL_UPDATES
@@ -38,14 +38,14 @@ CHUNKS = frozenset(
 class Incoming:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         status: StatusBoard,
         edits: EditFollower,
         permissions: Permissions,
     ) -> None:
         self._permissions = permissions
-        self._registry = registry
+        self._runs = runs
         self._port = port
         self._status = status
         self._edits = edits
@@ -53,7 +53,7 @@ class Incoming:
     def on_session_updates(self, notifications: list[s.SessionNotification]) -> None:
         """The updates of one read, in order: a run of one session's message chunks (the stream's bulk) is
         applied in one call, and its chat told once."""
-        sessions = self._registry.sessions
+        sessions = self._runs.sessions
         session: ChatSession | None = None
         chunks: list[ChunkUpdate] = []
         for notification in notifications:
@@ -71,7 +71,7 @@ class Incoming:
             session = sessions.get(notification.session_id)
             if session is None:
                 # Possibly read before the session/new answer reached us: kept for the chat about to open.
-                self._registry.keep_early(notification)
+                self._runs.keep_early(notification)
             elif type(update) in CHUNKS:
                 chunks.append(update)  # type: ignore[arg-type]
             else:
@@ -108,11 +108,11 @@ class Incoming:
         except Exception:
             log.exception("update %s of session %s not applied", type(update).__name__, session.session_id)
         session.chat.changed()
-        if isinstance(update, STATUS_UPDATES) and session.session_id == self._registry.current_id:
+        if isinstance(update, STATUS_UPDATES) and session.session_id == self._runs.current_id:
             self._status.push()
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
-        session = self._registry.sessions.get(request.session_id)
+        session = self._runs.sessions.get(request.session_id)
         if session is None:
             # A session not open here (never opened, or closed since): the agent's mistake, answered as
             # every client method answers it, not hidden behind `cancelled`.
@@ -155,7 +155,7 @@ class Incoming:
             outcome = await self._permissions.settle(session, request.options, facts, outcome)
         finally:
             session.permissions -= 1
-            if self._registry.sessions.get(session.session_id) is session:
+            if self._runs.sessions.get(session.session_id) is session:
                 item.awaiting_permission = False
                 state.update_tool_call(s.ToolCallUpdate(tool_call_id=item.tool_call_id))
                 session.chat.changed()

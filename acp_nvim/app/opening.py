@@ -21,9 +21,9 @@ import anyio
 
 from acp_nvim.app.auth import AuthAbandoned, AuthFlow
 from acp_nvim.app.chats import Chats
-from acp_nvim.app.options import ModeCommands
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import AgentRun, ChatSession, Registry
+from acp_nvim.app.runs import AgentRun, ChatSession, Runs
+from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection
@@ -32,6 +32,9 @@ from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.opening")
+
+# How a session of an ended run comes back: session/load (its history replayed) or session/resume.
+ReloadMode = Literal["load", "resume"]
 
 SESSION_TIMEOUT = 60.0
 Action = Literal["open", "delete"]
@@ -57,7 +60,7 @@ def _failure(err: Exception) -> str:
     return failure.describe(err) if isinstance(err, RpcError) else str(err) or "timed out"
 
 
-def _reload_mode(run: AgentRun, agent: AgentConnection) -> Literal["load", "resume"] | None:
+def _reload_mode(run: AgentRun, agent: AgentConnection) -> ReloadMode | None:
     """How a stored session is reopened on this agent: load (history replayed) when it can, resume (no
     replay) when it can only do that or `sessions.prefer_resume` says so; None when it can do neither."""
     can_load, can_resume = bool(agent.capabilities.load_session), _has(agent, "resume")
@@ -75,14 +78,14 @@ def session_label(info: s.SessionInfo, open_here: bool) -> str:
 class SessionCommands:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         status: StatusBoard,
         chats: Chats,
         auth: AuthFlow,
         modes: ModeCommands,
     ) -> None:
-        self._registry = registry
+        self._runs = runs
         self._port = port
         self._status = status
         self._chats = chats
@@ -132,7 +135,7 @@ class SessionCommands:
                 return await agent.new_session(cwd, servers, directories)
 
         try:
-            with self._registry.expecting_session():
+            with self._runs.expecting_session():
                 response = await self._auth.call(run, create)
         except (AuthAbandoned, Unsupported) as err:
             self._failed(run, f"{run.name}: {err}", first)
@@ -204,7 +207,7 @@ class SessionCommands:
             self._port.notify(f"{name} has no sessions{where}", INFO)
             return
         choices = [
-            Choice(info.session_id, session_label(info, info.session_id in self._registry.sessions))
+            Choice(info.session_id, session_label(info, info.session_id in self._runs.sessions))
             for info in infos
         ]
         verb = "Delete" if action == "delete" else "Open"
@@ -231,7 +234,7 @@ class SessionCommands:
         if agent is None:
             return None
         session_id = info.session_id
-        known = self._registry.sessions.get(session_id)
+        known = self._runs.sessions.get(session_id)
         if known is not None:
             if known.agent == run.name:
                 self._status.use(session_id)
@@ -269,7 +272,7 @@ class SessionCommands:
         session: ChatSession,
         servers: list[s.McpServer],
         directories: list[str],
-        mode: Literal["load", "resume"],
+        mode: ReloadMode,
     ) -> s.LoadSessionResponse | s.ResumeSessionResponse:
         """Loads or resumes a stored session, through the auth flow (which authenticates and retries when the
         agent asks for it); raises what the request raised."""
@@ -325,10 +328,10 @@ class SessionCommands:
         return first
 
     async def _reopen_one(
-        self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: Literal["load", "resume"]
+        self, run: AgentRun, agent: AgentConnection, old: ChatSession, mode: ReloadMode
     ) -> ChatSession | None:
         session_id = old.session_id
-        if session_id in self._registry.sessions:
+        if session_id in self._runs.sessions:
             return None  # opened again meanwhile (:AcpSessions)
         directories = self.directories(run, old.directories)
         servers = self.mcp_servers(run, agent)

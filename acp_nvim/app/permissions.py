@@ -14,7 +14,7 @@ from acp_nvim.app import request_paths
 from acp_nvim.app.permission_rules import Facts, Rule, RuleError, Scope
 from acp_nvim.app.permission_rules_file import RuleFile
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import ChatSession, Registry
+from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.views import PermissionChoice
 from acp_nvim.client.transcript import ToolCallItem
 from acp_nvim.protocol import schema as s
@@ -70,8 +70,8 @@ def one_line(command: str | None) -> str | None:
 
 
 class Permissions:
-    def __init__(self, registry: Registry, port: NeovimPort) -> None:
-        self._registry = registry
+    def __init__(self, runs: Runs, port: NeovimPort) -> None:
+        self._runs = runs
         self._port = port
         self.file = RuleFile()
         # The last trouble with the rules file the user was told about: said once, not on every request.
@@ -193,7 +193,7 @@ class Permissions:
     async def command(self, session_id: str | None, args: Sequence[str]) -> None:
         """No argument: the rules, one to revoke chosen in a picker; `revoke N`: revoke the N-th; `allow ...`:
         make a rule (`permission_rules.parse_allow`)."""
-        current = self._registry.current(session_id)
+        current = self._runs.current(session_id)
         session = current.session
         if session is None:
             self._port.notify(current.missing or "", WARN)

@@ -7,7 +7,7 @@ status, a chat's transcript) or a question whose answer comes back (a picker, a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -18,6 +18,9 @@ from acp_nvim.protocol import schema as s
 
 #: vim.log.levels, the severity of a notification.
 ERROR, WARN, INFO = 4, 3, 2
+
+#: How the application starts a background task: on the host's loop, whose task group owns it.
+Spawn = Callable[[Callable[[], Coroutine[object, object, None]]], None]
 
 
 class Choice(msgspec.Struct, frozen=True):

@@ -17,8 +17,8 @@ import os
 import msgspec
 
 from acp_nvim.app import config as c
-from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.command import OlderArgs
 
 
@@ -98,7 +98,7 @@ def absolute(path: str, cwd: str) -> str:
     return os.path.normpath(os.path.join(cwd, os.path.expandvars(os.path.expanduser(path))))
 
 
-NO_AGENT = "no agent: start one with :AcpStart (or set opts.default_agent)"
+NO_AGENT_NAMED = "no agent: start one with :AcpStart (or set opts.default_agent)"
 
 
 def agent_spec(
@@ -108,7 +108,7 @@ def agent_spec(
     ACP Registry this start may use (None, or disabled: only the configured agents)."""
     name = name or config.default_agent
     if name is None:
-        return NO_AGENT
+        return NO_AGENT_NAMED
     user = config.agents.get(name)
     preset = PRESETS.get(name)
     registry = registry if registry is not None and registry.enabled else None

@@ -18,8 +18,8 @@ import msgspec
 
 from acp_nvim.app.catalog import Catalog, CatalogPort
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
-from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client import acp_registry, agent_install
 from acp_nvim.client.acp_registry import RegistryAgent
 from acp_nvim.client.agent_install import InstalledAgent, InstallError

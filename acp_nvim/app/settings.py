@@ -11,8 +11,8 @@ import msgspec
 from acp_nvim.app import presets
 from acp_nvim.app.config import Config, LuaOptions
 from acp_nvim.app.config_check import check
-from acp_nvim.app.registry import AgentSpec
 from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.command import OlderArgs
 
 INVALID_OPTIONS = "invalid options (defaults used for these):\n"

@@ -10,7 +10,7 @@ import msgspec
 
 from acp_nvim.app.auth import login_methods
 from acp_nvim.app.port import ERROR, NeovimPort
-from acp_nvim.app.registry import AgentRun, Registry
+from acp_nvim.app.runs import AgentRun, Runs
 from acp_nvim.app.status_facts import FACTS
 from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
 from acp_nvim.client.session import SessionState, config_value_name
@@ -19,8 +19,8 @@ from acp_nvim.protocol import schema as s
 log = logging.getLogger("acp_nvim.status")
 
 
-def build_status(registry: Registry) -> Status:
-    current = registry.current()
+def build_status(runs: Runs) -> Status:
+    current = runs.current()
     session, run = current.session, current.run
     agent: AgentIdentity | None = None
     state: State = FACTS.no_host
@@ -46,7 +46,7 @@ def build_status(registry: Registry) -> Status:
         model_name=current_model_name(session.state) if session else None,
         title=session.state.title if session else None,
         usage=_usage(session.state) if session else None,
-        sessions=len(registry.sessions),
+        sessions=len(runs.sessions),
         auth_methods=(
             [method.id for method in login_methods(connection, run.spec.terminal_auth)]
             if connection is not None and run is not None
@@ -60,23 +60,23 @@ def build_status(registry: Registry) -> Status:
 class StatusBoard:
     """Pushes the status, and the failures of agents that change it."""
 
-    def __init__(self, registry: Registry, port: NeovimPort) -> None:
-        self._registry = registry
+    def __init__(self, runs: Runs, port: NeovimPort) -> None:
+        self._runs = runs
         self._port = port
 
     def push(self) -> None:
-        self._port.show_status(build_status(self._registry))
+        self._port.show_status(build_status(self._runs))
 
     def use(self, session_id: str) -> None:
         """The session becomes the current one, and the status says so."""
-        self._registry.use(session_id)
+        self._runs.use(session_id)
         self.push()
 
     def refuse(self, agent_name: str, message: str) -> None:
         """A start the configuration cannot make (an unknown agent): said, and shown as that agent's error
         until the next status."""
         self._port.notify(message, ERROR)
-        status = build_status(self._registry)
+        status = build_status(self._runs)
         self._port.show_status(
             msgspec.structs.replace(
                 status,

@@ -10,7 +10,7 @@ import anyio
 from acp_nvim.app.checkpoints import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.registry import NO_AGENT, ChatSession, Registry
+from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client import failure
@@ -27,13 +27,13 @@ SENT_WAIT_S = 0.05
 class Turns:
     def __init__(
         self,
-        registry: Registry,
+        runs: Runs,
         port: NeovimPort,
         status: StatusBoard,
         edits: EditFollower,
         checkpoints: Checkpoints | None = None,
     ) -> None:
-        self._registry = registry
+        self._runs = runs
         self._port = port
         self._status = status
         self._edits = edits
@@ -60,15 +60,15 @@ class Turns:
         self, text: str, raw_attachments: Any, session_id: str | None
     ) -> tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None:
         """The prompt shown and the turn begun, or None (refused, and the user told why)."""
-        current = self._registry.current(session_id)
+        current = self._runs.current(session_id)
         session = current.session
         if session is None:
             self._port.notify(current.missing or "", WARN)
             return None
-        run = self._registry.agents.get(session.agent)
+        run = self._runs.agents.get(session.agent)
         agent = run.connection if run is not None else None
         if agent is None:
-            self._port.notify(NO_AGENT, WARN)
+            self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
         if session.in_turn:
             self._port.notify(BUSY, WARN)
@@ -131,10 +131,10 @@ class Turns:
             session.chat.flush()
 
     async def cancel(self, session_id: str | None = None) -> None:
-        session = self._registry.current(session_id).session
+        session = self._runs.current(session_id).session
         if session is None or not session.in_turn:
             return
-        run = self._registry.agents.get(session.agent)
+        run = self._runs.agents.get(session.agent)
         session.cancelling = True
         self._port.cancel_permissions(session.session_id)
         session.state.cancel_unfinished()

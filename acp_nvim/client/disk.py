@@ -20,6 +20,9 @@ import os
 import secrets
 import stat
 
+from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
+
 
 class PathChanged(Exception):
     """The checked path no longer leads to what was checked (a symlink or another kind of file on it)."""
@@ -164,10 +167,6 @@ class ReadRefused(Exception):
         self.message = message
 
 
-_NOT_FOUND = -32002
-_INVALID_PARAMS = -32602
-_INTERNAL = -32603
-
 _KINDS = {
     stat.S_IFIFO: "fifo",
     stat.S_IFSOCK: "socket",
@@ -184,23 +183,23 @@ def read_text(path: str, max_bytes: int) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise ReadRefused(_NOT_FOUND, f"file not found: {path}") from None
+        raise ReadRefused(RESOURCE_NOT_FOUND, f"file not found: {path}") from None
     except NotADirectoryError:
-        raise ReadRefused(_NOT_FOUND, f"file not found: {path}") from None
+        raise ReadRefused(RESOURCE_NOT_FOUND, f"file not found: {path}") from None
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise ReadRefused(_INVALID_PARAMS, f"refusing to read {path}: it became a symlink") from None
-        raise ReadRefused(_INTERNAL, f"cannot read {path}: {err.strerror}") from None
+            raise ReadRefused(INVALID_PARAMS, f"refusing to read {path}: it became a symlink") from None
+        raise ReadRefused(INTERNAL_ERROR, f"cannot read {path}: {err.strerror}") from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise ReadRefused(_INVALID_PARAMS, f"{path} is a directory, not a text file")
+            raise ReadRefused(INVALID_PARAMS, f"{path} is a directory, not a text file")
         if not stat.S_ISREG(st.st_mode):
             kind = _KINDS.get(stat.S_IFMT(st.st_mode), "unknown")
-            raise ReadRefused(_INVALID_PARAMS, f"{path} is not a regular file ({kind})")
+            raise ReadRefused(INVALID_PARAMS, f"{path} is not a regular file ({kind})")
         if st.st_size > max_bytes:
             raise ReadRefused(
-                _INVALID_PARAMS, f"{path} is too large to read: {st.st_size} bytes, the limit is {max_bytes}"
+                INVALID_PARAMS, f"{path} is too large to read: {st.st_size} bytes, the limit is {max_bytes}"
             )
         # One byte more than the limit tells that the file grew past it since the stat.
         data = os.read(fd, max_bytes + 1) if st.st_size else b""
@@ -210,17 +209,17 @@ def read_text(path: str, max_bytes: int) -> str:
                 break
             data += more
         if len(data) > max_bytes:
-            raise ReadRefused(_INVALID_PARAMS, f"{path} grew beyond the read limit of {max_bytes} bytes")
+            raise ReadRefused(INVALID_PARAMS, f"{path} grew beyond the read limit of {max_bytes} bytes")
     except OSError as err:
-        raise ReadRefused(_INTERNAL, f"cannot read {path}: {err.strerror}") from None
+        raise ReadRefused(INTERNAL_ERROR, f"cannot read {path}: {err.strerror}") from None
     finally:
         os.close(fd)
     if b"\0" in data:
-        raise ReadRefused(_INVALID_PARAMS, f"{path} is binary (contains NUL bytes)")
+        raise ReadRefused(INVALID_PARAMS, f"{path} is binary (contains NUL bytes)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ReadRefused(_INVALID_PARAMS, f"{path} is not valid UTF-8 text") from None
+        raise ReadRefused(INVALID_PARAMS, f"{path} is not valid UTF-8 text") from None
     return text.replace("\r\n", "\n") if "\r" in text else text
 
 

@@ -11,9 +11,7 @@ from typing import Protocol
 
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
-
-# ACP's "Resource not found" (schema ErrorCode: "a given resource, such as a session or file, was not found").
-RESOURCE_NOT_FOUND = -32002
+from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 
 def unknown_session(session_id: str) -> RpcError:

@@ -7,9 +7,10 @@ import os
 from typing import Any
 
 from acp_nvim.app.checkpoints import health
+from acp_nvim.app.port import Spawn
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_values
-from acp_nvim.nvim.controller import Controller, Spawn
+from acp_nvim.nvim.controller import Controller
 
 
 def root(stdpath: dict[str, str]) -> str:

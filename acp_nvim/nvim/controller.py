@@ -9,8 +9,7 @@ change, so no Neovim call ever waits for this side. Everything here runs on the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -18,8 +17,8 @@ from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
-from acp_nvim.app.port import ERROR, WARN
-from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.port import ERROR, WARN, Spawn
+from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_edits import AgentEdits
@@ -38,28 +37,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("acp_nvim.controller")
 
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
-
 
 class Controller:
     def __init__(self, bridge: Bridge, spawn: Spawn) -> None:
         self._spawn = spawn
-        self.registry = Registry()
+        self.runs = Runs()
         self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
         self.broker = PermissionBroker(self.ui, lambda busy: self.app.status.push())
-        self.services = EditorServices(
-            bridge, self.ui, self.lua, self.registry.roots, self.registry.agent_info
-        )
+        self.services = EditorServices(bridge, self.ui, self.lua, self.runs.roots, self.runs.agent_info)
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
         # The agent's own edits on disk, followed into buffers and the review (client/agent_edits.py).
         self.agent_edits = AgentEdits(
             self.lua,
-            self.registry.roots,
+            self.runs.roots,
             lambda: self.services.options.max_buffer_bytes,
             lambda: self.services.options.follow,
         )
-        self.app = Application(self.registry, self.port, self, self.agent_edits)
+        self.app = Application(self.runs, self.port, self, self.agent_edits)
         self.status, self.chats, self.sessions = self.app.status, self.app.chats, self.app.sessions
         # Neovim is quitting (set from pynvim's thread): an agent ending now was ended on purpose.
         self.leaving = False
@@ -92,11 +87,11 @@ class Controller:
 
     def launch(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> AgentRun:
         run = AgentRun(spec, reopen)
-        self.registry.agents[spec.name] = run
-        self.registry.use_agent(spec.name)
-        if self.registry.current().session is not None:
+        self.runs.agents[spec.name] = run
+        self.runs.use_agent(spec.name)
+        if self.runs.current().session is not None:
             # The new agent's status shows until its first session opens.
-            self.registry.clear_current()
+            self.runs.clear_current()
         self.status.push()
 
         async def guarded() -> None:
@@ -233,14 +228,14 @@ class Controller:
             lifecycle.scope.cancel()
             await lifecycle.wait_done()
         lifecycle.stopped()
-        if self.registry.current_id is None:
-            last = self.registry.last_used()
+        if self.runs.current_id is None:
+            last = self.runs.last_used()
             if last is not None:
                 self.status.use(last)
 
     async def shutdown(self) -> None:
         with anyio.move_on_after(5):
-            for run in list(self.registry.agents.values()):
+            for run in list(self.runs.agents.values()):
                 await self.stop_run(run)
 
 

@@ -25,6 +25,8 @@ from typing import Any
 import anyio.to_thread
 
 from acp_nvim.app.editor_options import EditorOptions
+from acp_nvim.app.permission_rules import ALLOW_KINDS
+from acp_nvim.app.port import WARN
 from acp_nvim.client import fs_rules
 from acp_nvim.client.disk import (
     NotRegular,
@@ -34,7 +36,6 @@ from acp_nvim.client.disk import (
     slice_lines,
     write_atomically,
 )
-from acp_nvim.client.editor import RESOURCE_NOT_FOUND
 from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
@@ -50,11 +51,10 @@ from acp_nvim.nvim.lua_values import (
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 log = logging.getLogger("acp_nvim.files")
 
-ALLOW_KINDS = ("allow_once", "allow_always")
-WARN = 3  # vim.log.levels.WARN
 
 # The merge base of an agent's write is the text its session last saw of the file: its last whole read after
 # its last write (a slice read counts for the lines it showed), else that write's text, else the disk. Lua

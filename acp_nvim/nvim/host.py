@@ -21,9 +21,9 @@ import msgspec
 from acp_nvim.app import agent_log
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.port import WARN
-from acp_nvim.app.presets import NO_AGENT, Launch
-from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.presets import NO_AGENT_NAMED, Launch
 from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
@@ -244,7 +244,7 @@ class Host:
 
         async def sessions(controller: Controller) -> None:
             if spec is None:
-                controller.notify(NO_AGENT, WARN)
+                controller.notify(NO_AGENT_NAMED, WARN)
                 return
             if isinstance(spec, str):
                 controller.notify(spec)

@@ -6,7 +6,6 @@ import asyncio
 import threading
 from collections.abc import Callable, Coroutine
 from functools import partial
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -41,7 +40,7 @@ class LoopThread:
             await portal.sleep_until_stopped()
             tasks.cancel_scope.cancel()
 
-    def spawn(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    def spawn(self, fn: Callable[[], Coroutine[object, object, None]]) -> None:
         """Starts a task; only from the loop thread."""
         assert self.task_group is not None
         self.task_group.start_soon(fn)
@@ -53,7 +52,7 @@ class LoopThread:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(fn)
 
-    def submit(self, fn: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    def submit(self, fn: Callable[[], Coroutine[object, object, None]]) -> None:
         """`spawn` from any other thread, without waiting (see `call_soon`)."""
         assert self.task_group is not None
         self.call_soon(partial(self.task_group.start_soon, fn))

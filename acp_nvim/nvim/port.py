@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from acp_nvim.app.port import Choice
+from acp_nvim.app.port import Choice, Spawn
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import Bridge
@@ -15,8 +15,6 @@ from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class NvimPort:

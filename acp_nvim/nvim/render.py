@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import Any
 
 import anyio
 import msgspec
 
 from acp_nvim.app.chat_view import LineBreaks, Op, ops_for
+from acp_nvim.app.port import Spawn
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -48,8 +47,6 @@ FRAME_BYTES = 256 * 1024
 OUTPUT_SECONDS = 0.25
 
 _encode = msgspec.json.Encoder().encode
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class ChatRenderer:

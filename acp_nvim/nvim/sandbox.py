@@ -1,7 +1,7 @@
 """The sandbox between the agent and the user's files: one `Sandbox` per session, and the question to the
 user for a path outside the project.
 
-Roots are the session's cwd and additional directories (asked of the registry on every check, so roots added
+Roots are the session's cwd and additional directories (asked of `app/runs.py` on every check, so roots added
 later count). A path outside them follows `sandbox.outside`; "ask" opens `vim.ui.select` with allow once /
 always for this path / deny, in the one queue of pickers (`ui.py`). Without a UI (`nvim --headless` with
 Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a

@@ -36,10 +36,10 @@ from acp_nvim.nvim.lua_values import (
 from acp_nvim.nvim.sandbox import SessionSandboxes
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 log = logging.getLogger("acp_nvim.terminals")
 
-NOT_FOUND = -32002
 # Upper bound on the output kept per terminal, whatever limit the agent asks for (Neovim keeps as much).
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
@@ -121,7 +121,9 @@ def terminal_refusal(
 ) -> RpcError:
     """The agent's error for a fact `terminal.lua` reported."""
     if fact == "unknown_terminal":
-        return RpcError(NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id})
+        return RpcError(
+            RESOURCE_NOT_FOUND, f"unknown terminal id: {terminal_id}", {"terminal_id": terminal_id}
+        )
     if fact == "not_executable":
         return RpcError(INTERNAL_ERROR, f"cannot start {command}: not an executable")
     if fact == "start_failed":

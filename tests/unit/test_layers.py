@@ -150,7 +150,7 @@ def test_every_module_is_walked() -> None:
     [
         ("acp_nvim.protocol", "anyio", True),
         ("acp_nvim.jsonrpc", "acp_nvim.protocol.schema", True),
-        ("acp_nvim.client", "acp_nvim.app.registry", True),
+        ("acp_nvim.client", "acp_nvim.app.runs", True),
         ("acp_nvim.client", "acp_nvim.nvim.bridge", True),
         ("acp_nvim.app", "acp_nvim.nvim.lua_api", True),
         ("acp_nvim.app", "pynvim", True),

@@ -9,7 +9,7 @@ from typing import Any
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.port import Choice
-from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
+from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import RpcError
@@ -209,8 +209,8 @@ class FakeRunner:
     def launch(self, spec: AgentSpec, reopen: list[ChatSession] | None = None) -> AgentRun:
         self.launched.append(spec)
         run = AgentRun(spec, reopen)
-        self._app.registry.agents[spec.name] = run
-        self._app.registry.use_agent(spec.name)
+        self._app.runs.agents[spec.name] = run
+        self._app.runs.use_agent(spec.name)
         return run
 
     async def stop_run(self, run: AgentRun, notice: str | None = None) -> None:
@@ -226,7 +226,7 @@ class App(Application):
 
     def __init__(self) -> None:
         self.runner = FakeRunner(self)
-        super().__init__(Registry(), FakePort(), self.runner)
+        super().__init__(Runs(), FakePort(), self.runner)
 
     def connect(self, name: str, agent: FakeAgent, **spec: Any) -> AgentRun:
         """An agent launched and connected (its handshake done), without its first session yet."""

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from acp_nvim.app.port import WARN
-from acp_nvim.app.registry import NO_AGENT, NO_SESSION
+from acp_nvim.app.runs import NO_AGENT_RUNNING, NO_SESSION
 from acp_nvim.app.turns import BUSY
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
@@ -48,12 +48,12 @@ async def test_start_launches_an_agent_not_running_and_opens_another_session_on_
     app = App()
     await app.commands.start(SPEC)
     assert [spec.name for spec in app.runner.launched] == ["a"]
-    run = app.registry.agents["a"]
+    run = app.runs.agents["a"]
     run.connection = FakeAgent()  # type: ignore[assignment]
     run.lifecycle.connected(open_first_session=False)
     await app.commands.start(SPEC)
     assert len(app.runner.launched) == 1
-    assert app.registry.current().session is not None
+    assert app.runs.current().session is not None
 
 
 async def test_another_start_of_a_running_agent_keeps_what_its_process_was_started_with() -> None:
@@ -80,7 +80,7 @@ async def test_stop_is_for_the_agent_of_the_chat_and_restart_reopens_its_session
     assert app.port.status.agent_name == "b"
     await app.commands.restart(SPEC)
     assert app.runner.stopped == ["a", "a"]
-    assert [old.session_id for old in app.registry.agents["a"].reopen] == [session.session_id]
+    assert [old.session_id for old in app.runs.agents["a"].reopen] == [session.session_id]
 
 
 async def test_a_failed_first_session_fails_the_start_a_later_one_is_only_reported() -> None:
@@ -183,7 +183,7 @@ async def test_login_without_an_agent_says_so() -> None:
     app = App()
     await app.commands.auth(None, None)
     await app.commands.logout(None)
-    assert app.port.notes == [(NO_AGENT, WARN), (NO_AGENT, WARN)]
+    assert app.port.notes == [(NO_AGENT_RUNNING, WARN), (NO_AGENT_RUNNING, WARN)]
 
 
 async def test_a_start_that_failed_for_want_of_a_login_opens_its_session_after_one() -> None:
@@ -285,7 +285,7 @@ async def test_a_prompt_without_a_session_or_with_its_agent_gone_says_so() -> No
     run, _ = await app.start("a", FakeAgent())
     run.connection = None
     await app.turns.prompt("hello")
-    assert app.port.texts() == [NO_SESSION, NO_AGENT]
+    assert app.port.texts() == [NO_SESSION, NO_AGENT_RUNNING]
 
 
 async def test_cancel_answers_the_sessions_permissions_and_tells_the_agent() -> None:
@@ -335,7 +335,7 @@ async def test_a_terminal_login_that_succeeds_is_logged_in_once_the_agent_reconn
     async def the_run_reconnects() -> None:
         await run.lifecycle.wait_reconnect_asked()
         run.lifecycle.reconnecting()
-        assert app.registry.agents["a"].lifecycle.phase.shown == "starting"
+        assert app.runs.agents["a"].lifecycle.phase.shown == "starting"
         run.lifecycle.connected(open_first_session=False)
 
     with anyio.fail_after(5):

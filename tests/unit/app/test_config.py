@@ -10,8 +10,8 @@ import pytest
 from acp_nvim.app.config import ChatOptions, Config, RegistrySettings
 from acp_nvim.app.config_check import check
 from acp_nvim.app.editor_options import EditorOptions
-from acp_nvim.app.presets import NO_AGENT, PRESETS, Launch
-from acp_nvim.app.registry import AgentSpec
+from acp_nvim.app.presets import NO_AGENT_NAMED, PRESETS, Launch
+from acp_nvim.app.runs import AgentSpec
 from acp_nvim.app.settings import INVALID_OPTIONS, Settings, lua_defaults_json
 
 from .fakes import App
@@ -186,7 +186,7 @@ def test_a_name_is_the_users_agent_a_preset_or_the_registrys() -> None:
     tiny = specs["tiny"]
     assert isinstance(tiny, AgentSpec) and (tiny.name, tiny.cmd, tiny.cwd) == ("tiny", "", LAUNCH.cwd)
     assert settings.agent_spec("codex", LAUNCH, registry) == settings.agent_spec("codex", LAUNCH)
-    assert settings.agent_spec(None, LAUNCH, registry) == NO_AGENT
+    assert settings.agent_spec(None, LAUNCH, registry) == NO_AGENT_NAMED
     settings.apply({"registry": {"enabled": False}})
     off = settings.registry("/cache/acp_nvim", "/data/acp_nvim")
     refused = settings.agent_spec("tiny", LAUNCH, off)

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from acp_nvim.app.registry import ChatSession
+from acp_nvim.app.runs import ChatSession
 from acp_nvim.client.transcript import MessageItem, ToolCallItem
 from acp_nvim.protocol import schema as s
 

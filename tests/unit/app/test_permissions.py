@@ -11,7 +11,7 @@ import pytest
 
 from acp_nvim.app.permission_rules import Rule
 from acp_nvim.app.port import WARN
-from acp_nvim.app.registry import ChatSession
+from acp_nvim.app.runs import ChatSession
 from acp_nvim.protocol import schema as s
 
 from .fakes import App, FakeAgent

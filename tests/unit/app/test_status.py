@@ -24,20 +24,20 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_nothing_started_is_stopped() -> None:
-    status = build_status(App().registry)
+    status = build_status(App().runs)
     assert (status.state, status.agent, status.session_id, status.sessions) == ("stopped", None, None, 0)
 
 
 async def test_the_state_follows_the_agent_then_the_session_turn_and_permission() -> None:
     app = App()
     run = app.connect("a", FakeAgent())
-    assert build_status(app.registry).state == "starting"
+    assert build_status(app.runs).state == "starting"
     run, session = await app.start("b", FakeAgent())
-    assert build_status(app.registry).state == "ready"
+    assert build_status(app.runs).state == "ready"
     session.in_turn = True
-    assert build_status(app.registry).state == "running"
+    assert build_status(app.runs).state == "running"
     session.permissions = 1
-    assert build_status(app.registry).state == "awaiting_permission"
+    assert build_status(app.runs).state == "awaiting_permission"
     app.status.fail(run, "b stopped: exit 1")
     assert (app.port.status.state, app.port.status.error) == ("error", "b stopped: exit 1")
     # The message is shown before the status changes.
@@ -48,9 +48,9 @@ async def test_terminal_login_is_offered_per_agent_not_by_the_agent_launched_las
     app = App()
     _, with_tty = await app.start("a", FakeAgent(auth_methods=METHODS), terminal_auth=True)
     await app.start("b", FakeAgent(auth_methods=METHODS, session_prefix="b"), terminal_auth=False)
-    assert build_status(app.registry).auth_methods == ["key"]
+    assert build_status(app.runs).auth_methods == ["key"]
     app.status.use(with_tty.session_id)
-    assert build_status(app.registry).auth_methods == ["key", "tty"]
+    assert build_status(app.runs).auth_methods == ["key", "tty"]
 
 
 async def test_the_advertised_capabilities_carry_the_agents_own_terminal_login() -> None:
@@ -65,22 +65,22 @@ async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_the
     pushes once it has handled that fact, so the host's answer changes nothing the user sees."""
     facts = FACTS.facts
     app = App()
-    assert FACTS.no_host == build_status(app.registry).state == facts["stopped_without_host"].state
+    assert FACTS.no_host == build_status(app.runs).state == facts["stopped_without_host"].state
     run = app.connect("a", FakeAgent())
     for start in ("agent_start_requested", "current_agent_start_requested", "restart_requested"):
-        assert facts[start].state == build_status(app.registry).state
-    assert FACTS.chat_coming_in == [build_status(app.registry).state]
+        assert facts[start].state == build_status(app.runs).state
+    assert FACTS.chat_coming_in == [build_status(app.runs).state]
     # A start of the running agent opens a session: only a stopped or failed one starts again.
     assert facts["current_agent_start_requested"].applies_in == [Phase.STOPPED.shown, Phase.FAILED.shown]
     run, session = await app.start("b", FakeAgent())
-    ready = build_status(app.registry).state
+    ready = build_status(app.runs).state
     assert facts["prompt_submitted"].applies_in == [ready]
     session.in_turn = True
-    busy = build_status(app.registry).state
+    busy = build_status(app.runs).state
     assert facts["prompt_submitted"].state == busy
     assert FACTS.messages[facts["prompt_submitted"].refused[busy]] == BUSY
     session.permissions = 1
-    assert FACTS.messages[facts["prompt_submitted"].refused[build_status(app.registry).state]] == BUSY
+    assert FACTS.messages[facts["prompt_submitted"].refused[build_status(app.runs).state]] == BUSY
     app.status.fail(run, "b stopped: exit 1")
     for failure in ("host_failed", "host_exited"):
         assert facts[failure].state == app.port.status.state

@@ -13,7 +13,7 @@ import logging
 import msgspec
 
 from acp_nvim.app.port import ERROR, WARN, Choice, NeovimPort
-from acp_nvim.app.registry import AgentSpec, ChatSession, Registry
+from acp_nvim.app.runs import AgentSpec, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection
@@ -22,7 +22,7 @@ from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
-log = logging.getLogger("acp_nvim.options")
+log = logging.getLogger("acp_nvim.session_modes")
 
 TRUE_WORDS = {"true", "on", "yes", "1"}
 FALSE_WORDS = {"false", "off", "no", "0"}
@@ -68,8 +68,8 @@ def parse_value(option: s.SessionConfigOption, raw: str | bool) -> str | bool | 
 
 
 class ModeCommands:
-    def __init__(self, registry: Registry, port: NeovimPort, status: StatusBoard) -> None:
-        self._registry = registry
+    def __init__(self, runs: Runs, port: NeovimPort, status: StatusBoard) -> None:
+        self._runs = runs
         self._port = port
         self._status = status
 
@@ -217,11 +217,11 @@ class ModeCommands:
     # ---- helpers -----------------------------------------------------------------------------------
 
     def _agent(self, session: ChatSession) -> AgentConnection | None:
-        run = self._registry.agents.get(session.agent)
+        run = self._runs.agents.get(session.agent)
         return run.connection if run is not None else None
 
     def _agent_name(self, session: ChatSession) -> str:
-        run = self._registry.agents.get(session.agent)
+        run = self._runs.agents.get(session.agent)
         return run.display_name if run is not None else session.agent
 
     def _refused(self, session: ChatSession, message: str) -> None:

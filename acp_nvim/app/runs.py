@@ -2,7 +2,7 @@
 
 Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
 one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
-used last; `Registry.current` is the only place that choice is made.
+used last; `Runs.current` is the only place that choice is made.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.session import SessionState
 from acp_nvim.protocol import schema as s
 
-log = logging.getLogger("acp_nvim.registry")
+log = logging.getLogger("acp_nvim.runs")
 
 # Updates for a session whose session/new answer is still on its way (at most this many are kept).
 EARLY_UPDATES_MAX = 1000
 
 NO_SESSION = "no session: start an agent with :AcpStart"
 SESSION_CLOSED = "this chat's session is closed: open a new one with :AcpNew"
-NO_AGENT = "no agent is running: start one with :AcpStart"
+NO_AGENT_RUNNING = "no agent is running: start one with :AcpStart"
 
 
 class McpServerConfig(msgspec.Struct, kw_only=True):
@@ -150,7 +150,7 @@ class Current(msgspec.Struct, frozen=True):
         return self.run.connection if self.run is not None else None
 
 
-class Registry:
+class Runs:
     """Only used from the anyio thread."""
 
     def __init__(self) -> None:

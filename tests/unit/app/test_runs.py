@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_nvim.app.registry import NO_SESSION, SESSION_CLOSED
+from acp_nvim.app.runs import NO_SESSION, SESSION_CLOSED
 from acp_nvim.protocol import schema as s
 
 from .fakes import App, FakeAgent
@@ -17,17 +17,17 @@ async def test_a_command_is_for_the_chat_it_comes_from_else_the_one_used_last() 
     run, first = await app.start("a", FakeAgent())
     second = await app.sessions.new(run)
     assert second is not None
-    assert app.registry.current().session is second
-    assert app.registry.current(first.session_id).session is first
-    assert app.registry.current(first.session_id).run is run
+    assert app.runs.current().session is second
+    assert app.runs.current(first.session_id).session is first
+    assert app.runs.current(first.session_id).run is run
 
 
 async def test_a_closed_chat_and_no_chat_at_all_say_different_things() -> None:
     app = App()
-    assert app.registry.current().missing == NO_SESSION
+    assert app.runs.current().missing == NO_SESSION
     await app.start("a", FakeAgent())
-    assert app.registry.current("gone").session is None
-    assert app.registry.current("gone").missing == SESSION_CLOSED
+    assert app.runs.current("gone").session is None
+    assert app.runs.current("gone").missing == SESSION_CLOSED
 
 
 async def test_closing_the_current_chat_makes_the_one_used_before_current() -> None:
@@ -36,7 +36,7 @@ async def test_closing_the_current_chat_makes_the_one_used_before_current() -> N
     second = await app.sessions.new(run)
     assert second is not None
     await app.commands.close_session(second.session_id)
-    assert app.registry.current().session is first
+    assert app.runs.current().session is first
     assert app.port.ended == [second.session_id]
     assert app.port.status.session_id == first.session_id
 
@@ -44,8 +44,8 @@ async def test_closing_the_current_chat_makes_the_one_used_before_current() -> N
 async def test_an_agent_started_shows_until_its_first_session_opens() -> None:
     app = App()
     await app.start("a", FakeAgent())
-    app.registry.clear_current()
-    app.runner.launch(app.registry.agents["a"].spec.__class__(name="b", cmd="b"))
+    app.runs.clear_current()
+    app.runner.launch(app.runs.agents["a"].spec.__class__(name="b", cmd="b"))
     app.status.push()
     assert (app.port.status.agent_name, app.port.status.state) == ("b", "starting")
 
@@ -54,7 +54,7 @@ async def test_updates_read_before_session_new_answered_land_in_its_chat() -> No
     app = App()
     run = app.connect("a", FakeAgent())
     update = s.SessionUpdateSessionInfoUpdate(title="early title")
-    with app.registry.expecting_session():
+    with app.runs.expecting_session():
         app.incoming.on_session_updates([s.SessionNotification(session_id="sess-1", update=update)])
     # Outside an opening, an update for an unknown session is dropped.
     app.incoming.on_session_updates([s.SessionNotification(session_id="other", update=update)])
