@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 import msgspec
+from anyio.abc import TaskGroup
 
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permission_rules import Rule
@@ -108,6 +109,8 @@ class AgentRun:
         self.lifecycle = Lifecycle()
         self.connection: AgentConnection | None = None
         self.info: s.Implementation | None = None
+        # The run's own task group while it runs (app/agent_runs.py): its tasks end with it.
+        self.tasks: TaskGroup | None = None
         # The sessions open when the run ended (stopped or dead), oldest first: :AcpRestart reopens them.
         self.ended: list[ChatSession] = []
         # Sessions to reopen instead of opening a new one (a restart, a login's reconnect).
