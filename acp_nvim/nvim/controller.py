@@ -17,6 +17,8 @@ import anyio
 from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.editor.permission import PermissionBroker
+from acp_nvim.app.editor.services import AgentEditor, EditorServices
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN
 from acp_nvim.app.registry import AgentRun, AgentSpec, ChatSession, Registry
@@ -26,9 +28,8 @@ from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.client.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.editor import EditorServices, NvimEditor
+from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
 
@@ -47,10 +48,9 @@ class Controller:
         self.registry = Registry()
         self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
-        self.broker = PermissionBroker(self.ui, lambda busy: self.app.status.push())
-        self.services = EditorServices(
-            bridge, self.ui, self.lua, self.registry.roots, self.registry.agent_info
-        )
+        self.editor_port = NvimEditorPort(self.lua, self.ui)
+        self.broker = PermissionBroker(self.editor_port, lambda busy: self.app.status.push())
+        self.services = EditorServices(self.editor_port, self.registry.roots, self.registry.agent_info)
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
         # The agent's own edits on disk, followed into buffers and the review (client/agent_edits.py).
         self.agent_edits = AgentEdits(
@@ -148,7 +148,7 @@ class Controller:
         # Advertised to this agent only: another one may be configured without terminal login.
         # What the agent sends about a session goes straight to the application (`app/incoming.py`): the
         # stream's bulk passes through no extra call.
-        editor = NvimEditor(
+        editor = AgentEditor(
             self.services, self.app.incoming, lambda caps: advertise(caps, spec.terminal_auth)
         )
         first_session = spec.session
