@@ -10,20 +10,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from acp_nvim.app.editor.port import (
-    ElicitationAnswer,
-    FsReadAnswer,
-    FsReadOptions,
-    FsWriteAnswer,
-    FsWriteOptions,
-    SandboxQuestion,
-    TerminalCreated,
-    TerminalDone,
-    TerminalExit,
-    TerminalOutput,
-    TerminalSpec,
-    TerminalWait,
-)
+from acp_nvim.app.editor import port as p
 from acp_nvim.app.views import PermissionView
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.lua_api import LuaApi
@@ -46,11 +33,11 @@ class NvimEditorPort:
     # ---- files ---------------------------------------------------------------------------------------
 
     async def read_buffer(
-        self, path: str, line: int | None, limit: int | None, options: FsReadOptions
-    ) -> FsReadAnswer:
+        self, path: str, line: int | None, limit: int | None, options: p.FsReadOptions
+    ) -> p.FsReadAnswer:
         return await self._lua.fs_read(path, line, limit, options)
 
-    async def write_buffer(self, path: str, content: str, options: FsWriteOptions) -> FsWriteAnswer:
+    async def write_buffer(self, path: str, content: str, options: p.FsWriteOptions) -> p.FsWriteAnswer:
         return await self._lua.fs_write(path, content, options)
 
     async def find_buffer(self, path: str) -> int | None:
@@ -67,25 +54,25 @@ class NvimEditorPort:
 
     # ---- terminals -----------------------------------------------------------------------------------
 
-    async def terminal_create(self, spec: TerminalSpec) -> TerminalCreated:
+    async def terminal_create(self, spec: p.TerminalSpec) -> p.TerminalCreated:
         return await self._lua.terminal_create(spec)
 
-    async def terminal_output(self, terminal_id: str, known_total: int) -> TerminalOutput:
+    async def terminal_output(self, terminal_id: str, known_total: int) -> p.TerminalOutput:
         return await self._lua.terminal_output(terminal_id, known_total)
 
-    async def terminal_wait(self, terminal_id: str) -> TerminalWait:
+    async def terminal_wait(self, terminal_id: str) -> p.TerminalWait:
         # Lua answers at once when the command already ended, else through `acp_reply` when it does.
         with self._ui.slot() as slot:
             answer = await self._lua.terminal_wait_for_exit(terminal_id, slot.token)
             if not answer.ok or answer.exit_status is not None:
                 return answer
-            status = from_lua(await slot.wait(), TerminalExit)
-        return TerminalWait(ok=True, exit_status=status)
+            status = from_lua(await slot.wait(), p.TerminalExit)
+        return p.TerminalWait(ok=True, exit_status=status)
 
-    async def terminal_kill(self, terminal_id: str) -> TerminalDone:
+    async def terminal_kill(self, terminal_id: str) -> p.TerminalDone:
         return await self._lua.terminal_kill(terminal_id)
 
-    async def terminal_release(self, terminal_id: str) -> TerminalDone:
+    async def terminal_release(self, terminal_id: str) -> p.TerminalDone:
         return await self._lua.terminal_release(terminal_id)
 
     def terminal_kill_many(self, terminal_ids: Sequence[str]) -> None:
@@ -93,7 +80,7 @@ class NvimEditorPort:
 
     # ---- questions -----------------------------------------------------------------------------------
 
-    async def ask_sandbox(self, question: SandboxQuestion) -> str | None:
+    async def ask_sandbox(self, question: p.SandboxQuestion) -> str | None:
         answer = await self._ui.ask(lua_api.ASK_SANDBOX, to_lua(question))
         return answer if isinstance(answer, str) else None
 
@@ -101,7 +88,7 @@ class NvimEditorPort:
         answer = await self._ui.ask(lua_api.ASK_PERMISSION, to_lua(view))
         return answer if isinstance(answer, str) else None
 
-    async def ask_elicitation(self, view: dict[str, object]) -> ElicitationAnswer:
+    async def ask_elicitation(self, view: dict[str, object]) -> p.ElicitationAnswer:
         with self._ui.slot() as slot:
             try:
                 answer = await self._ui.ask_with(slot, lua_api.ASK_ELICITATION, view)
@@ -110,8 +97,8 @@ class NvimEditorPort:
                     # Given up (a cancel, a completion elsewhere): the rest of the form is not asked.
                     self._lua.elicitation_close(slot.token)
         if not isinstance(answer, dict):
-            return ElicitationAnswer()
+            return p.ElicitationAnswer()
         action = answer.get("action")
-        return ElicitationAnswer(
+        return p.ElicitationAnswer(
             action=action if isinstance(action, str) else "cancel", content=answer.get("content")
         )

@@ -8,20 +8,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from acp_nvim.app.editor.port import (
-    ElicitationAnswer,
-    FsReadAnswer,
-    FsReadOptions,
-    FsWriteAnswer,
-    FsWriteOptions,
-    SandboxQuestion,
-    TerminalCreated,
-    TerminalDone,
-    TerminalExit,
-    TerminalOutput,
-    TerminalSpec,
-    TerminalWait,
-)
+from acp_nvim.app.editor import port as p
 from acp_nvim.app.views import PermissionView
 
 
@@ -51,15 +38,15 @@ class FakeEditorPort:
         self.buffers: dict[str, str] = {}
         # A fact the next write reports instead of writing ("changed_on_disk", ...).
         self.write_fact: str | None = None
-        self.writes: list[tuple[str, str, FsWriteOptions]] = []
+        self.writes: list[tuple[str, str, p.FsWriteOptions]] = []
         self.reads: list[str] = []
         self.notified: list[tuple[str, int]] = []
         self.written_by_host: list[str] = []
         self.shown: list[tuple[str, int | None, int | None]] = []
         self.forgotten: list[str] = []
-        self.specs: list[TerminalSpec] = []
+        self.specs: list[p.TerminalSpec] = []
         self.streams: dict[str, bytes] = {}
-        self.exits: dict[str, TerminalExit] = {}
+        self.exits: dict[str, p.TerminalExit] = {}
         self.killed: list[str] = []
         self.released: list[str] = []
         self.questions: list[Question] = []
@@ -72,19 +59,19 @@ class FakeEditorPort:
         self.notified.append((message, level))
 
     async def read_buffer(
-        self, path: str, line: int | None, limit: int | None, options: FsReadOptions
-    ) -> FsReadAnswer:
+        self, path: str, line: int | None, limit: int | None, options: p.FsReadOptions
+    ) -> p.FsReadAnswer:
         self.reads.append(path)
         if path not in self.buffers:
-            return FsReadAnswer(ok=True, no_buffer=True)
-        return FsReadAnswer(ok=True, content=self.buffers[path], from_buffer=True)
+            return p.FsReadAnswer(ok=True, no_buffer=True)
+        return p.FsReadAnswer(ok=True, content=self.buffers[path], from_buffer=True)
 
-    async def write_buffer(self, path: str, content: str, options: FsWriteOptions) -> FsWriteAnswer:
+    async def write_buffer(self, path: str, content: str, options: p.FsWriteOptions) -> p.FsWriteAnswer:
         self.writes.append((path, content, options))
         if self.write_fact is not None:
-            return FsWriteAnswer(ok=False, fact=self.write_fact)
+            return p.FsWriteAnswer(ok=False, fact=self.write_fact)
         self.buffers[path] = content
-        return FsWriteAnswer(ok=True, bufnr=1)
+        return p.FsWriteAnswer(ok=True, bufnr=1)
 
     async def find_buffer(self, path: str) -> int | None:
         return 1 if path in self.buffers else None
@@ -98,35 +85,35 @@ class FakeEditorPort:
     def show_where(self, path: str, line: int | None, bufnr: int | None) -> None:
         self.shown.append((path, line, bufnr))
 
-    async def terminal_create(self, spec: TerminalSpec) -> TerminalCreated:
+    async def terminal_create(self, spec: p.TerminalSpec) -> p.TerminalCreated:
         self.specs.append(spec)
         terminal_id = f"term-{len(self.specs)}"
         self.streams[terminal_id] = b""
-        return TerminalCreated(ok=True, terminal_id=terminal_id)
+        return p.TerminalCreated(ok=True, terminal_id=terminal_id)
 
-    async def terminal_output(self, terminal_id: str, known_total: int) -> TerminalOutput:
+    async def terminal_output(self, terminal_id: str, known_total: int) -> p.TerminalOutput:
         stream = self.streams.get(terminal_id)
         if stream is None:
-            return TerminalOutput(ok=False, fact="unknown_terminal")
+            return p.TerminalOutput(ok=False, fact="unknown_terminal")
         limit = self.specs[int(terminal_id.split("-")[1]) - 1].output_byte_limit or len(stream)
         kept_from = max(len(stream) - limit, 0)
         start = known_total if kept_from <= known_total <= len(stream) else kept_from
         text = stream[start:].decode("utf-8", "surrogateescape")
         status = self.exits.get(terminal_id)
-        return TerminalOutput(
+        return p.TerminalOutput(
             ok=True, output=text, from_=start, total=len(stream), limit=limit, exit_status=status
         )
 
-    async def terminal_wait(self, terminal_id: str) -> TerminalWait:
-        return TerminalWait(ok=True, exit_status=self.exits.get(terminal_id, TerminalExit(exit_code=0)))
+    async def terminal_wait(self, terminal_id: str) -> p.TerminalWait:
+        return p.TerminalWait(ok=True, exit_status=self.exits.get(terminal_id, p.TerminalExit(exit_code=0)))
 
-    async def terminal_kill(self, terminal_id: str) -> TerminalDone:
+    async def terminal_kill(self, terminal_id: str) -> p.TerminalDone:
         self.killed.append(terminal_id)
-        return TerminalDone(ok=True)
+        return p.TerminalDone(ok=True)
 
-    async def terminal_release(self, terminal_id: str) -> TerminalDone:
+    async def terminal_release(self, terminal_id: str) -> p.TerminalDone:
         self.released.append(terminal_id)
-        return TerminalDone(ok=True)
+        return p.TerminalDone(ok=True)
 
     def terminal_kill_many(self, terminal_ids: Sequence[str]) -> None:
         self.killed.extend(terminal_ids)
@@ -139,7 +126,7 @@ class FakeEditorPort:
         finally:
             question.closed = True
 
-    async def ask_sandbox(self, question: SandboxQuestion) -> str | None:
+    async def ask_sandbox(self, question: p.SandboxQuestion) -> str | None:
         answer = await self._ask("sandbox", question)
         return answer if isinstance(answer, str) else None
 
@@ -147,9 +134,9 @@ class FakeEditorPort:
         answer = await self._ask("permission", view)
         return answer if isinstance(answer, str) else None
 
-    async def ask_elicitation(self, view: dict[str, object]) -> ElicitationAnswer:
+    async def ask_elicitation(self, view: dict[str, object]) -> p.ElicitationAnswer:
         answer = await self._ask("elicitation", view)
-        return answer if isinstance(answer, ElicitationAnswer) else ElicitationAnswer()
+        return answer if isinstance(answer, p.ElicitationAnswer) else p.ElicitationAnswer()
 
     async def asked(self, count: int) -> Question:
         """The `count`th question (1-based), once it is on screen."""

@@ -4,7 +4,8 @@ open. No Neovim."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 
 import anyio
 import msgspec
@@ -39,17 +40,26 @@ def request(raw: Mapping[str, object]) -> s.CreateElicitationRequest:
     return answer
 
 
-@pytest.mark.anyio
-async def test_a_form_is_asked_again_with_its_problems_then_cancelled() -> None:
+@asynccontextmanager
+async def asking(
+    raw: Mapping[str, object],
+) -> AsyncIterator[tuple[FakeEditorPort, ElicitationBroker, list[s.CreateElicitationResponse]]]:
+    """The broker asking `raw` in a task of its own; its answer is in the list once the block ends."""
     editor = FakeEditorPort()
     broker = ElicitationBroker(editor)
     answers: list[s.CreateElicitationResponse] = []
+
+    async def ask() -> None:
+        answers.append(await broker.ask(request(raw)))
+
     async with anyio.create_task_group() as tasks:
-
-        async def ask() -> None:
-            answers.append(await broker.ask(request(FORM)))
-
         tasks.start_soon(ask)
+        yield editor, broker, answers
+
+
+@pytest.mark.anyio
+async def test_a_form_is_asked_again_with_its_problems_then_cancelled() -> None:
+    async with asking(FORM) as (editor, _, answers):
         (await editor.asked(1)).give(ElicitationAnswer(action="accept", content={"count": 0}))
         again = await editor.asked(2)
         assert isinstance(again.view, dict)
@@ -60,30 +70,14 @@ async def test_a_form_is_asked_again_with_its_problems_then_cancelled() -> None:
 
 @pytest.mark.anyio
 async def test_a_valid_form_is_accepted_with_its_content() -> None:
-    editor = FakeEditorPort()
-    broker = ElicitationBroker(editor)
-    answers: list[s.CreateElicitationResponse] = []
-    async with anyio.create_task_group() as tasks:
-
-        async def ask() -> None:
-            answers.append(await broker.ask(request(FORM)))
-
-        tasks.start_soon(ask)
+    async with asking(FORM) as (editor, _, answers):
         (await editor.asked(1)).give(ElicitationAnswer(action="accept", content={"count": 2}))
     assert answers == [s.CreateElicitationResponseAccept(content={"count": 2})]
 
 
 @pytest.mark.anyio
 async def test_a_url_completed_while_asked_is_accepted_and_its_question_closed() -> None:
-    editor = FakeEditorPort()
-    broker = ElicitationBroker(editor)
-    answers: list[s.CreateElicitationResponse] = []
-    async with anyio.create_task_group() as tasks:
-
-        async def ask() -> None:
-            answers.append(await broker.ask(request(URL)))
-
-        tasks.start_soon(ask)
+    async with asking(URL) as (editor, broker, answers):
         question = await editor.asked(1)
         broker.complete("e1")
     assert answers == [s.CreateElicitationResponseAccept()]
