@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from acp_nvim.app.editor.sandbox_rules import OutsidePolicy
 from acp_nvim.app.runs import McpServerConfig
-from acp_nvim.client.sandbox import OutsidePolicy
 
 # Annotation markers the checker understands beyond plain types (app/config_check.py).
 KEY = "key"  # a non-empty string, or false: that key stays unmapped

@@ -12,8 +12,8 @@ from __future__ import annotations
 import msgspec
 
 from acp_nvim.app.config import CapabilityOptions, Config, FsOptions, SandboxOptions
+from acp_nvim.app.editor.sandbox_rules import OutsidePolicy
 from acp_nvim.app.presets import absolute
-from acp_nvim.client.sandbox import OutsidePolicy
 
 CLOSED_CAPABILITIES = CapabilityOptions(fs_read=False, fs_write=False, terminal=False)
 CLOSED_FS = FsOptions(max_read_bytes=0, max_buffer_bytes=0, autocmds=False)

@@ -1,6 +1,7 @@
 """An elicitation's form checked and described, Neovim-free: the fields as Lua walks the user through them
 (`form_view`), the content the user gave validated against the requested schema before it goes to the agent
-(`validate_content`), and which URLs may be opened (`openable`). The picker itself is `nvim/elicitation.py`.
+(`validate_content`), and which URLs may be opened (`openable`). The questions are asked by
+`app/editor/elicitation.py`.
 """
 
 from __future__ import annotations

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 from acp_nvim.app.agent_runs import AgentRuns, Spawn
 from acp_nvim.app.application import Application
+from acp_nvim.app.editor.permission import PermissionBroker
+from acp_nvim.app.editor.services import Advertise, AgentEditor, EditorServices
 from acp_nvim.app.port import ERROR
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.editor import Advertise, EditorServices, NvimEditor
+from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
 
@@ -36,8 +37,9 @@ class Controller:
         self.runs = Runs()
         self.lua = LuaApi(bridge)
         self.ui = Ui(bridge.lua)
-        self.broker = PermissionBroker(self.ui, lambda busy: self.app.status.push())
-        self.services = EditorServices(bridge, self.ui, self.lua, self.runs.roots, self.runs.agent_info)
+        self.editor_port = NvimEditorPort(self.lua, self.ui)
+        self.broker = PermissionBroker(self.editor_port, lambda busy: self.app.status.push())
+        self.services = EditorServices(self.editor_port, self.runs.roots, self.runs.agent_info)
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
         # The agent's own edits on disk, followed into buffers and the review (client/agent_edits.py).
         self.agent_edits = AgentEdits(
@@ -87,10 +89,10 @@ class Controller:
     async def shutdown(self) -> None:
         await self.agent_runs.shutdown()
 
-    def editor(self, advertise: Advertise) -> NvimEditor:
+    def editor(self, advertise: Advertise) -> AgentEditor:
         # What the agent sends about a session goes straight to the application (`app/incoming.py`): the
         # stream's bulk passes through no extra call.
-        return NvimEditor(self.services, self.app.incoming, advertise)
+        return AgentEditor(self.services, self.app.incoming, advertise)
 
     async def registry_spec(self, spec: AgentSpec) -> AgentSpec:
         return await self.registry_agents.resolve(spec)

@@ -1,116 +1,104 @@
-"""The Neovim implementation of the client's `Editor`: rendering, permissions, files and terminals.
-
-Files (`nvim/files.py`) and terminals (`nvim/terminals.py`) are advertised only when enabled by the options
-`setup()` sent (`capabilities = { fs_read, fs_write, terminal }`); what is not advertised never reaches here,
-since the client answers "method not found" itself. The services are shared by every agent; each agent's
-connection gets an `NvimEditor` of its own, which advertises what the application adds for that agent.
+"""The Neovim side of `acp_nvim.app.editor.port.EditorPort`: the editor mechanisms on the Lua of
+`lua/acp_nvim/editor/` (files, terminals) and `ui/` (the sandbox, permission and elicitation questions),
+through `LuaApi` and the late answers of `ui.py`. Facts in, facts out: the rules are the services' in
+`acp_nvim/app/editor/`.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Sequence
 
-from acp_nvim.app.editor_options import EditorOptions
-from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.elicitation import ELICITATION_CAPABILITIES, ElicitationBroker
-from acp_nvim.nvim.files import AgentOf, FileService
+import anyio
+
+from acp_nvim.app.editor import port as p
+from acp_nvim.app.views import PermissionView
+from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.sandbox import SessionSandboxes
-from acp_nvim.nvim.terminals import TerminalService
+from acp_nvim.nvim.lua_values import from_lua, to_lua
 from acp_nvim.nvim.ui import Ui
-from acp_nvim.protocol import schema as s
-
-RootsOf = Callable[[str], list[str] | None]
-Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 
 
-log = logging.getLogger("acp_nvim.editor")
+class NvimEditorPort:
+    def __init__(self, lua: LuaApi, ui: Ui) -> None:
+        self._lua = lua
+        self._ui = ui
 
+    @property
+    def pickers(self) -> anyio.Lock:
+        return self._ui.pickers
 
-class SessionRoutes(Protocol):
-    """Where what concerns a session goes: the application (through the controller)."""
+    def notify(self, message: str, level: int) -> None:
+        self._lua.notify(message, level)
 
-    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None: ...
+    # ---- files ---------------------------------------------------------------------------------------
 
-    async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
+    async def read_buffer(
+        self, path: str, line: int | None, limit: int | None, options: p.FsReadOptions
+    ) -> p.FsReadAnswer:
+        return await self._lua.fs_read(path, line, limit, options)
 
+    async def write_buffer(self, path: str, content: str, options: p.FsWriteOptions) -> p.FsWriteAnswer:
+        return await self._lua.fs_write(path, content, options)
 
-class EditorServices:
-    """Files, terminals, the sandbox and forms: one set for every agent."""
+    async def find_buffer(self, path: str) -> int | None:
+        return await self._lua.fs_find_buffer(path)
 
-    def __init__(self, bridge: Bridge, ui: Ui, lua: LuaApi, roots_of: RootsOf, agent_of: AgentOf) -> None:
-        self.options = EditorOptions()
-        self.sandboxes = SessionSandboxes(bridge, ui, lambda: self.options, roots_of)
-        self.files = FileService(bridge, self.sandboxes, lambda: self.options, ui, agent_of)
-        self.terminals = TerminalService(bridge, self.sandboxes, ui)
-        self.elicitations = ElicitationBroker(ui, lua)
+    def file_written(self, path: str) -> None:
+        self._lua.fs_file_written(path)
 
-    def configure(self, options: EditorOptions) -> None:
-        """The options an agent's start runs with (`EditorOptions.for_start`), set before its launch."""
-        self.options = options
+    def forget_views(self, session_id: str) -> None:
+        self._lua.fs_forget_views(session_id)
 
-    def session_ended(self, session_id: str) -> None:
-        """Its terminals, not the ones of other sessions: another agent may still be using its own."""
-        self.terminals.end_session(session_id)
-        self.sandboxes.forget(session_id)
-        self.files.forget(session_id)
+    def show_where(self, path: str, line: int | None, bufnr: int | None) -> None:
+        self._lua.follow_show(path, line, bufnr)
 
+    # ---- terminals -----------------------------------------------------------------------------------
 
-class NvimEditor:
-    def __init__(self, services: EditorServices, routes: SessionRoutes, advertise: Advertise) -> None:
-        self._services = services
-        self._routes = routes
-        self._advertise = advertise
-        self.files = services.files
-        self.terminals = services.terminals
-        # The stream's bulk goes straight to the application, without a call of ours per update.
-        self.session_updates: Callable[[list[s.SessionNotification]], None] = routes.on_session_updates
+    async def terminal_create(self, spec: p.TerminalSpec) -> p.TerminalCreated:
+        return await self._lua.terminal_create(spec)
 
-    def client_capabilities(self) -> s.ClientCapabilities:
-        opts = self._services.options
-        caps = s.ClientCapabilities(
-            fs=s.FileSystemCapabilities(read_text_file=opts.fs_read, write_text_file=opts.fs_write),
-            terminal=opts.terminal,
+    async def terminal_output(self, terminal_id: str, known_total: int) -> p.TerminalOutput:
+        return await self._lua.terminal_output(terminal_id, known_total)
+
+    async def terminal_wait(self, terminal_id: str) -> p.TerminalWait:
+        # Lua answers at once when the command already ended, else through `acp_reply` when it does.
+        with self._ui.slot() as slot:
+            answer = await self._lua.terminal_wait_for_exit(terminal_id, slot.token)
+            if not answer.ok or answer.exit_status is not None:
+                return answer
+            status = from_lua(await slot.wait(), p.TerminalExit)
+        return p.TerminalWait(ok=True, exit_status=status)
+
+    async def terminal_kill(self, terminal_id: str) -> p.TerminalDone:
+        return await self._lua.terminal_kill(terminal_id)
+
+    async def terminal_release(self, terminal_id: str) -> p.TerminalDone:
+        return await self._lua.terminal_release(terminal_id)
+
+    def terminal_kill_many(self, terminal_ids: Sequence[str]) -> None:
+        self._lua.terminal_kill_many(terminal_ids)
+
+    # ---- questions -----------------------------------------------------------------------------------
+
+    async def ask_sandbox(self, question: p.SandboxQuestion) -> str | None:
+        answer = await self._ui.ask(lua_api.ASK_SANDBOX, to_lua(question))
+        return answer if isinstance(answer, str) else None
+
+    async def ask_permission(self, view: PermissionView) -> str | None:
+        answer = await self._ui.ask(lua_api.ASK_PERMISSION, to_lua(view))
+        return answer if isinstance(answer, str) else None
+
+    async def ask_elicitation(self, view: dict[str, object]) -> p.ElicitationAnswer:
+        with self._ui.slot() as slot:
+            try:
+                answer = await self._ui.ask_with(slot, lua_api.ASK_ELICITATION, view)
+            finally:
+                if not slot.done:
+                    # Given up (a cancel, a completion elsewhere): the rest of the form is not asked.
+                    self._lua.elicitation_close(slot.token)
+        if not isinstance(answer, dict):
+            return p.ElicitationAnswer()
+        action = answer.get("action")
+        return p.ElicitationAnswer(
+            action=action if isinstance(action, str) else "cancel", content=answer.get("content")
         )
-        # Elicitation (issue 5): forms and URLs, both served by nvim/elicitation.py.
-        caps.elicitation = ELICITATION_CAPABILITIES
-        # Login and session capabilities are the application's (app/capabilities.py): it adds them.
-        return self._advertise(caps)
-
-    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
-        outcome = await self._routes.ask_permission(params)
-        self.files.permission_answered(params, outcome)
-        return s.RequestPermissionResponse(outcome=outcome)
-
-    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        return await self.files.read(params)
-
-    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        return await self.files.write(params)
-
-    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
-        return await self.terminals.create(params)
-
-    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
-        return await self.terminals.output(params)
-
-    async def wait_for_terminal_exit(
-        self, params: s.WaitForTerminalExitRequest
-    ) -> s.WaitForTerminalExitResponse:
-        return await self.terminals.wait_for_exit(params)
-
-    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
-        return await self.terminals.kill(params)
-
-    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
-        return await self.terminals.release(params)
-
-    # ---- elicitation (issue 5) -------------------------------------------------------------------
-
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        return await self._services.elicitations.ask(params)
-
-    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        self._services.elicitations.complete(params.elicitation_id)

@@ -4,8 +4,8 @@ Each method runs one function of `lua/acp_nvim/` through the bridge; its Lua cod
 else in the package (`tests/unit/test_boundary.py` checks that, and that each function exists in Lua). What
 crosses is typed (`lua_values.py`): the options and specs sent as msgspec Structs, and the answers of `fs.*`
 and `terminal.*` decoded into Structs. Those answers are facts (`ok = false` with a `fact` such as
-"path_changed"); which error an agent gets for a fact is decided in Python (`client/fs_rules.py`,
-`terminals.py`). The other direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
+"path_changed"); which error an agent gets for a fact is decided in Python (`app/editor/fs_rules.py`,
+`terminal_rules.py`). The other direction, Lua calling the host, is declared in `lua/acp_nvim/host/api.lua`.
 
 Questions (pickers, permission and sandbox prompts, forms) are asked through `Ui.ask`, which prepends the
 answer's token: for them this module declares the code the `Ui` runs (the `ASK_*` constants).

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import Choice, Spawn
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.lua_values import to_lua
-from acp_nvim.nvim.permission import PermissionBroker
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
@@ -72,7 +71,7 @@ class NvimPort:
     async def ask_permission(
         self, request: s.RequestPermissionRequest, view: PermissionView
     ) -> s.RequestPermissionOutcome:
-        return await self._broker.ask(request, to_lua(view))
+        return await self._broker.ask(request, view)
 
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)

@@ -1,7 +1,7 @@
 """Helpers for the tests that run the scripted Python-SDK agent (tests/agents/scripted_agent.py) in a real
 headless Neovim: its configuration entry and its journal; and, for the full-stack fs/terminal tests, a
 session (`Scripted`) in which the agent drives the requests, Neovim serves them (agent -> client ->
-NvimEditor -> Lua), and the agent's journal says what it got."""
+AgentEditor -> the editor services -> NvimEditorPort -> Lua), and the agent's journal says what it got."""
 
 from __future__ import annotations
 

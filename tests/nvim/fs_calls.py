@@ -1,8 +1,8 @@
 """An agent's fs requests served as the host serves them, for tests that hand Neovim a path directly (without
-the sandbox's check, or to race it): Lua's `fs.read` / `fs.write` carry them out and report facts, the host's
-`files.read_file` / `write_file` decide the answer, read the disk for a file no buffer holds and write the
-large ones. The answers are the tables the tests assert on: `{ok = True, ...}` or the agent's error as
-`{ok = False, code, message, data}`.
+the sandbox's check, or to race it): Lua's `fs.read` / `fs.write` carry them out and report facts, and
+`app/editor/files.py`'s `read_file` / `write_file` (on the Neovim editor port) decide the answer, read the
+disk for a file no buffer holds and write the large ones. The answers are the tables the tests assert on:
+`{ok = True, ...}` or the agent's error as `{ok = False, code, message, data}`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any, TypeVar
 import msgspec
 
 from acp_nvim.app.config import FsOptions
+from acp_nvim.app.editor import files
+from acp_nvim.app.editor.port import FsWriteOptions
 from acp_nvim.jsonrpc import RpcError
-from acp_nvim.nvim import files
+from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.lua_values import FsWriteOptions
+from acp_nvim.nvim.ui import Ui
 
 T = TypeVar("T")
 
@@ -53,6 +55,11 @@ def drive(coro: Coroutine[Any, Any, T]) -> T:
     raise AssertionError("the host's fs call waited on something")
 
 
+def editor_port(nvim: Any) -> NvimEditorPort:
+    bridge = DirectBridge(nvim)
+    return NvimEditorPort(LuaApi(bridge), Ui(bridge.lua))
+
+
 def fs_defaults(nvim: Any) -> dict[str, Any]:
     """The `fs` options a `setup()` without them gives (acp_nvim/app/config.py owns them)."""
     return dict(msgspec.to_builtins(FsOptions()))
@@ -71,12 +78,12 @@ def read(
     max_bytes: int | None = None,
     checked_path: bool = False,
 ) -> dict[str, Any]:
-    lua = LuaApi(DirectBridge(nvim))
+    editor = editor_port(nvim)
     if max_bytes is None:
         max_bytes = int(fs_defaults(nvim)["max_read_bytes"])
     try:
         answer = drive(
-            files.read_file(lua, str(path), line, limit, max_bytes, checked=checked_path, offload=run_now)
+            files.read_file(editor, str(path), line, limit, max_bytes, checked=checked_path, offload=run_now)
         )
     except RpcError as err:
         return error_table(err)
@@ -91,12 +98,14 @@ def write(
     max_buffer_bytes: int | None = None,
     **opts: Any,
 ) -> dict[str, Any]:
-    lua = LuaApi(DirectBridge(nvim))
+    editor = editor_port(nvim)
     if max_buffer_bytes is None:
         max_buffer_bytes = int(fs_defaults(nvim)["max_buffer_bytes"])
     options = FsWriteOptions(**{"checked_path": False, **opts})
     try:
-        answer = drive(files.write_file(lua, str(path), content, options, max_buffer_bytes, offload=run_now))
+        answer = drive(
+            files.write_file(editor, str(path), content, options, max_buffer_bytes, offload=run_now)
+        )
     except RpcError as err:
         return error_table(err)
     table = msgspec.to_builtins(answer)

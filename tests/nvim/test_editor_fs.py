@@ -1,5 +1,5 @@
 """fs/read_text_file and fs/write_text_file through the full stack: the scripted SDK agent asks, the client
-decodes, NvimEditor checks the sandbox and calls lua/acp_nvim/editor/fs in a real headless Neovim."""
+decodes, the editor services check the sandbox and call lua/acp_nvim/editor/fs in a real headless Neovim."""
 
 from __future__ import annotations
 

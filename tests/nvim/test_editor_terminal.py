@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from acp_nvim.nvim.terminals import keep_tail
+from acp_nvim.app.editor.terminal_rules import keep_tail
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
 

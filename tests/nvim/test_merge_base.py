@@ -1,7 +1,7 @@
 """The base of the merge of an agent's write with the user's edits is the text the agent's write derives from
 (its last read of the file through Neovim after its last write, else that write, else the disk:
-`lua/acp_nvim/editor/fs/view.lua`, chosen by `acp_nvim/nvim/files.py`), in a real Neovim with the scripted
-agent; and a conflict left to resolve stays tracked through later writes, undo, redo and saves."""
+`lua/acp_nvim/editor/fs/view.lua`, chosen by `acp_nvim/app/editor/files.py`), in a real Neovim with the
+scripted agent; and a conflict left to resolve stays tracked through later writes, undo, redo and saves."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """terminal/* served by lua/acp_nvim/editor/terminal.lua: real PTY jobs in a real headless Neovim. What the
-agent gets of them is decided by the host (`acp_nvim/nvim/terminals.py`): the helpers here pass Lua's facts
-and output through those decisions."""
+agent gets of them is decided by the host (`acp_nvim/app/editor/terminal_rules.py`): the helpers here pass
+Lua's facts and output through those decisions."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from acp_nvim.app.editor.terminal_rules import Tail, check_spec, terminal_refusal
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim.lua_values import TerminalOutput, from_lua
-from acp_nvim.nvim.terminals import Tail, check_spec, terminal_refusal
 
 T = 'require("acp_nvim.editor.terminal")'
 

@@ -13,12 +13,15 @@ from hypothesis import strategies as st
 
 from acp_nvim.app.chat_line_breaks import broken
 from acp_nvim.app.chat_view import item_view, ops_for
+from acp_nvim.app.editor.permission import PermissionBroker, dismissed_outcome
+from acp_nvim.app.views import PermissionView
 from acp_nvim.client.message_cut import HEAD_CHARS, TAIL_CHARS
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
 from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
 from acp_nvim.nvim.bridge import FRAME_SECONDS
-from acp_nvim.nvim.permission import PermissionBroker, dismissed_outcome
+from acp_nvim.nvim.editor import NvimEditorPort
+from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import codec
@@ -335,12 +338,26 @@ async def test_a_flush_with_nothing_to_send_keeps_the_frame_of_the_call_before_i
                 await anyio.sleep(FRAME_SECONDS / 4)
 
 
+class SilentBridge:
+    """The permission picker is run through the Ui's own callable: the port's bridge is never used."""
+
+    def lua(self, code: str, *args: Any) -> None:
+        raise AssertionError(code)
+
+    def lua_later(self, key: str, code: str, *args: Any) -> None:
+        raise AssertionError(code)
+
+    async def lua_result(self, code: str, *args: Any) -> Any:
+        raise AssertionError(code)
+
+
 @pytest.mark.anyio
 async def test_permission_queue_answers_everything_once() -> None:
     shown: list[tuple[str, tuple[Any, ...]]] = []
     busy: list[bool] = []
     ui = Ui(lambda code, *args: shown.append((code, args)))
-    broker = PermissionBroker(ui, busy.append)
+    # The Neovim adapter on a Ui that records what it runs: the broker's queue and the Ui's tokens, no Neovim.
+    broker = PermissionBroker(NvimEditorPort(LuaApi(SilentBridge()), ui), busy.append)
     options = [
         s.PermissionOption(option_id="ok", name="OK", kind="allow_once"),
         s.PermissionOption(option_id="no", name="No", kind="reject_once"),
@@ -351,7 +368,7 @@ async def test_permission_queue_answers_everything_once() -> None:
     results: list[s.RequestPermissionOutcome] = []
 
     async def ask() -> None:
-        results.append(await broker.ask(request, {}))
+        results.append(await broker.ask(request, PermissionView("s", "t", "T", None, [])))
 
     async with anyio.create_task_group() as tasks:
         for _ in range(3):

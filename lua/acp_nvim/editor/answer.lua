@@ -3,9 +3,9 @@
 --- Modules that carry out an agent's request for the host (fs.lua, terminal.lua) answer with a plain table,
 --- `{ ok = true, ... }` or a fact made by `M.refused` (`{ ok = false, fact = "path_changed", ... }`), so the
 --- host makes one `exec_lua` call per request and never sees a Lua error. Lua decides no error: which
---- JSON-RPC code and message an agent gets for a fact is the host's (acp_nvim/client/fs_rules.py,
---- acp_nvim/nvim/terminals.py). Values the host sends may be Python's None, which arrives as vim.NIL (truthy
---- in Lua); `M.opt` turns it into nil.
+--- JSON-RPC code and message an agent gets for a fact is the host's (acp_nvim/app/editor/fs_rules.py,
+--- acp_nvim/app/editor/terminal_rules.py). Values the host sends may be Python's None, which arrives as vim.NIL
+--- (truthy in Lua); `M.opt` turns it into nil.
 local M = {}
 
 --- A request not carried out, and why: `fact` names what was found, `fields` (optional) says more

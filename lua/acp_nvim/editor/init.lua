@@ -89,7 +89,7 @@ function M.setup()
   end
   require("acp_nvim.ui.chat").on_terminal = chat_terminal.attach
   -- No kill on status changes here: terminals belong to their session, and the host kills a session's
-  -- terminals when that session ends (acp_nvim/nvim/terminals.py), so stopping one agent leaves another's
+  -- terminals when that session ends (acp_nvim/app/editor/terminals.py), so stopping one agent leaves another's
   -- running. What no host is left to end — the last agent gone, the host dead, Neovim leaving —
   -- host/agent_groups.lua and terminal.lua's VimLeavePre end.
 end

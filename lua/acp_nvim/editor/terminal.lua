@@ -9,7 +9,7 @@
 ---
 --- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, fact = "...", detail? }`: the facts
 --- "unknown_terminal", "not_executable", "start_failed". The host validates the spec before it comes here and
---- decides the error an agent gets for each fact (`acp_nvim/nvim/terminals.py`).
+--- decides the error an agent gets for each fact (`acp_nvim/app/editor/terminal_rules.py`).
 ---
 --- Output for the agent is the job's raw byte stream (escape sequences included), not the rendered screen,
 --- with the PTY's "\r\n" folded to "\n". It is kept bounded: the last `output_byte_limit` bytes (the host

@@ -6,7 +6,7 @@
 ---   { ok = false, fact = "<what was found>", detail = "..."?, kind = "..."? }
 --- so the Python host makes one `exec_lua` call per request and never sees a Lua error. The host validates
 --- each request before it comes here and decides the error an agent gets for each fact
---- (`acp_nvim/client/fs_rules.py`); the facts are "path_changed", "too_large", "not_regular" (with `kind`),
+--- (`acp_nvim/app/editor/fs_rules.py`); the facts are "path_changed", "too_large", "not_regular" (with `kind`),
 --- "changed_on_disk", "not_modifiable", "readonly", "load_failed", "changed_since_check", "write_failed".
 ---
 --- Reads (`M.read`):

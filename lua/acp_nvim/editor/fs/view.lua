@@ -2,7 +2,7 @@
 --- file derives from (`fs.write` merges the user's edits against it, `acp_nvim.fs.merge`).
 ---
 --- The host decides which requests set a session's view and which writes derive from it
---- (`acp_nvim/nvim/files.py`); this module keeps the text. A session's view of a buffer is
+--- (`acp_nvim/app/editor/files.py`); this module keeps the text. A session's view of a buffer is
 ---   * after a whole `fs/read_text_file`: the text it was answered (the buffer's, unsaved edits included, a
 ---     conflict read as the agent's side);
 ---   * after a `line`/`limit` read: its previous view (or the file on disk, when it had none) with the

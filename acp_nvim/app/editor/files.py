@@ -1,9 +1,10 @@
-"""`fs/read_text_file` and `fs/write_text_file` through Neovim's buffers (`lua/acp_nvim/editor/fs/init.lua`).
+"""`fs/read_text_file` and `fs/write_text_file` through the editor's buffers (the port's `read_buffer`,
+`write_buffer`: `lua/acp_nvim/editor/fs/init.lua` in Neovim).
 
-Each request is: the sandbox check here, which resolves the agent's path once, then one `exec_lua` into
-`fs.read` / `fs.write` with that real path (never the agent's spelling, which Lua would read otherwise). What
-the request may ask and which error the agent gets is decided here and in `client/fs_rules.py`; Lua answers
-with facts (`lua_values.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
+Each request is: the sandbox check (`sandbox.py`), which resolves the agent's path once, then one call of the
+port with that real path (never the agent's spelling, which Lua would read otherwise). What the request may
+ask and which error the agent gets is decided here and in `fs_rules.py`; the editor answers with facts
+(`port.FsReadAnswer`, `FsWriteAnswer`). Writes are recorded for review per session; a write
 that follows an allowed permission request showing a diff for that path is linked to that tool call. With
 `follow = true` the editor then shows where the agent is reading or writing.
 
@@ -20,14 +21,24 @@ import logging
 import os
 import stat
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 import anyio.to_thread
 
+from acp_nvim.app.editor import fs_rules
+from acp_nvim.app.editor.port import (
+    EditorAnswerError,
+    EditorPort,
+    FsReadAnswer,
+    FsReadOptions,
+    FsWriteAnswer,
+    FsWriteOptions,
+)
+from acp_nvim.app.editor.sandbox import SessionSandboxes
+from acp_nvim.app.editor.sandbox_rules import PathRefused, resolve
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.permission_rules import ALLOW_KINDS
 from acp_nvim.app.port import WARN
-from acp_nvim.client import fs_rules
 from acp_nvim.client.disk import (
     NotRegular,
     PathChanged,
@@ -37,19 +48,7 @@ from acp_nvim.client.disk import (
     write_atomically,
 )
 from acp_nvim.client.quirks import missing_file_reads_empty
-from acp_nvim.client.sandbox import PathRefused, resolve
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
-from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.lua_values import (
-    FsReadAnswer,
-    FsReadOptions,
-    FsWriteAnswer,
-    FsWriteOptions,
-    LuaAnswerError,
-)
-from acp_nvim.nvim.sandbox import SessionSandboxes
-from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
@@ -61,34 +60,35 @@ log = logging.getLogger("acp_nvim.files")
 # keeps those texts (`editor/fs/view.lua`, a few dozen per session); they go when the session ends.
 
 
+_T = TypeVar("_T")
 # How the host runs its blocking disk I/O: in a worker thread, off the anyio loop.
-Offload = Callable[..., Awaitable[Any]]
+Offload = Callable[..., Awaitable[_T]]
 
 
 async def read_file(
-    lua: LuaApi,
+    editor: EditorPort,
     path: str,
     line: int | None,
     limit: int | None,
     max_bytes: int,
     *,
     checked: bool = True,
-    offload: Offload = anyio.to_thread.run_sync,
+    offload: Offload[str] = anyio.to_thread.run_sync,
     view: str | None = None,
 ) -> FsReadAnswer:
-    """The agent's read of `path` (the real path the sandbox checked): a buffer's text from Lua, else the
-    file's from disk by the host. Raises the agent's error otherwise. A buffer's text read for `view` (a
+    """The agent's read of `path` (the real path the sandbox checked): a buffer's text from the editor, else
+    the file's from disk by the host. Raises the agent's error otherwise. A buffer's text read for `view` (a
     session) becomes that session's view of the file: the base its next write of it derives from."""
     path = fs_rules.checked_path(path)
     fs_rules.check_slice(line, limit)
     try:
-        answer = await lua.fs_read(
+        answer = await editor.read_buffer(
             path,
             line,
             limit,
             FsReadOptions(max_bytes=max_bytes, checked_path=checked, view=view),
         )
-    except LuaAnswerError as err:
+    except EditorAnswerError as err:
         raise RpcError(INTERNAL_ERROR, f"fs/read_text_file: {err}") from None
     if not answer.ok:
         raise fs_rules.read_refusal(path, answer.fact, answer.detail, answer.size, max_bytes)
@@ -112,37 +112,38 @@ def _size_on_disk(path: str) -> int:
 
 
 async def write_file(
-    lua: LuaApi,
+    editor: EditorPort,
     path: str,
     content: str,
     options: FsWriteOptions,
     max_buffer_bytes: int,
     *,
-    offload: Offload = anyio.to_thread.run_sync,
+    offload: Offload[bool] = anyio.to_thread.run_sync,
 ) -> FsWriteAnswer:
-    """The agent's write of `path` (the real path the sandbox checked): through its buffer by Lua, or to disk
-    by the host when no buffer holds it and either text is too large for one. Raises the agent's error."""
+    """The agent's write of `path` (the real path the sandbox checked): through its buffer by the editor, or
+    to disk by the host when no buffer holds it and either text is too large for one. Raises the agent's
+    error."""
     path = fs_rules.checked_path(path)
     data = fs_rules.content_bytes(path, content)
     large = len(data) > max_buffer_bytes or _size_on_disk(path) > max_buffer_bytes
-    if large and await lua.fs_find_buffer(path) is None:
+    if large and await editor.find_buffer(path) is None:
         # Loading it would hold Neovim for as long as the read and the line split take, and keep its text.
         existed = await _write_to_disk(path, data, offload)
-        lua.fs_file_written(path)
+        editor.file_written(path)
         return FsWriteAnswer(ok=True, created=not existed)
     try:
-        answer = await lua.fs_write(path, content, options)
-    except LuaAnswerError as err:
+        answer = await editor.write_buffer(path, content, options)
+    except EditorAnswerError as err:
         raise RpcError(INTERNAL_ERROR, f"fs/write_text_file: {err}") from None
     if answer.ok:
         return answer
     if answer.fact == fs_rules.CHANGED_ON_DISK:
         # The user must hear of it too: the buffer stays as it is until they reload or save it.
-        lua.notify("acp: " + fs_rules.changed_on_disk_message(path, answer.detail), WARN)
+        editor.notify("acp: " + fs_rules.changed_on_disk_message(path, answer.detail), WARN)
     raise fs_rules.write_refusal(path, answer.fact, answer.detail, answer.kind)
 
 
-async def _write_to_disk(path: str, data: bytes, offload: Offload) -> bool:
+async def _write_to_disk(path: str, data: bytes, offload: Offload[bool]) -> bool:
     """The write of a file no buffer holds, by the host (not reviewable: the review lives in buffers)."""
     try:
         return bool(await offload(write_atomically, path, data))
@@ -156,18 +157,15 @@ AgentOf = Callable[[str], "s.Implementation | None"]
 class FileService:
     def __init__(
         self,
-        bridge: Bridge,
+        editor: EditorPort,
         sandboxes: SessionSandboxes,
         options: Callable[[], EditorOptions],
-        ui: Ui,
         agent_of: AgentOf = lambda session_id: None,
     ) -> None:
-        self._bridge = bridge
         # The agentInfo of the agent running a session: a few agents need a quirk (client/quirks.py).
         self._agent_of = agent_of
-        self._ui = ui
         self._sandboxes = sandboxes
-        self._lua = LuaApi(bridge)
+        self._editor = editor
         self._options = options
         # (session id, real path) -> tool call whose diff the user allowed, for the next write there.
         self._edits: dict[tuple[str, str], str] = {}
@@ -192,10 +190,10 @@ class FileService:
         # Lua gets the real path the sandbox checked and refuses it if a symlink appeared on it since.
         async with self._in_neovim:
             answer = await read_file(
-                self._lua, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
+                self._editor, real, params.line, params.limit, opts.max_read_bytes, view=params.session_id
             )
         if opts.follow:
-            self._lua.follow_show(real, params.line or 1, None)
+            self._editor.show_where(real, params.line or 1, None)
         return answer.content or ""
 
     async def write(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
@@ -209,14 +207,14 @@ class FileService:
             view=params.session_id,
         )
         async with self._in_neovim:
-            answer = await write_file(self._lua, real, params.content, options, opts.max_buffer_bytes)
+            answer = await write_file(self._editor, real, params.content, options, opts.max_buffer_bytes)
         if opts.follow:
-            self._lua.follow_show(real, None, answer.bufnr)
+            self._editor.show_where(real, None, answer.bufnr)
         return s.WriteTextFileResponse()
 
     def forget(self, session_id: str) -> None:
         """The session ended: the texts it saw go."""
-        self._lua.fs_forget_views(session_id)
+        self._editor.forget_views(session_id)
         for key in [key for key in self._edits if key[0] == session_id]:
             del self._edits[key]
 

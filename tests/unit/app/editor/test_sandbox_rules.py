@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
+from acp_nvim.app.editor.sandbox_rules import PathRefused, Sandbox, Verdict, resolve
 
 
 @pytest.fixture

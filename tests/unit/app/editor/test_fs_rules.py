@@ -1,11 +1,11 @@
-"""The host's decisions on an agent's fs requests (`client/fs_rules.py`): what is refused before Neovim is
+"""The host's decisions on an agent's fs requests (`app/editor/fs_rules.py`): what is refused before Neovim is
 asked, and the JSON-RPC error each fact Lua reports becomes."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_nvim.client import fs_rules
+from acp_nvim.app.editor import fs_rules
 from acp_nvim.jsonrpc import RpcError
 
 

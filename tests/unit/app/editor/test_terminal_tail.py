@@ -3,8 +3,8 @@ last `limit` bytes of the stream as bytes, so what it hands over may start insid
 
 from __future__ import annotations
 
-from acp_nvim.nvim.lua_values import TerminalOutput
-from acp_nvim.nvim.terminals import Tail
+from acp_nvim.app.editor.port import TerminalOutput
+from acp_nvim.app.editor.terminal_rules import Tail
 
 EURO = "\u20ac".encode()  # 3 bytes
 

@@ -2,9 +2,9 @@
 
 The editor carries the requests out and reports facts (no buffer holds the file, the path changed since the
 check, a FIFO is there, the buffer's file changed on disk, ...); this module decides which of them are the
-agent's errors, with which JSON-RPC code, message and data. Paths are validated by `sandbox.validate` (the
-same rules as the sandbox's), text by the rules here: exactly valid UTF-8, no NUL byte, within the byte limit.
-Neovim-free: the editor's facts arrive as plain values.
+agent's errors, with which JSON-RPC code, message and data. Paths are validated by `sandbox_rules.validate`
+(the same rules as the sandbox's), text by the rules here: exactly valid UTF-8, no NUL byte, within the byte
+limit. Neovim-free: the editor's facts arrive as plain values.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from acp_nvim.app.editor.sandbox_rules import PathRefused, validate
 from acp_nvim.client.disk import NotRegular, PathChanged
-from acp_nvim.client.sandbox import PathRefused, validate
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 
-# The facts the editor reports (`lua/acp_nvim/fs.lua` names them).
+# The facts the editor reports (`lua/acp_nvim/editor/fs/init.lua` names them).
 PATH_CHANGED = "path_changed"
 TOO_LARGE = "too_large"
 NOT_REGULAR = "not_regular"

@@ -1,12 +1,11 @@
 """Elicitation: the agent asks the user for structured input (a form) or to visit a URL.
 
-One elicitation is shown at a time, in the one queue of pickers (`ui.py`: pickers do not stack well). Lua
-walks the user through the fields with `vim.ui.select` / `vim.ui.input` and sends back an action and the
-content; the content is validated against the requested schema (`client/elicitation_forms.py`) before it
-goes to the agent, and a form that fails (a `pattern` Lua cannot check, say) is asked once more with the
-problems shown, then cancelled. A
-request the agent or the user cancels while its picker is open is answered `cancel`, and the late pick is
-ignored.
+One elicitation is shown at a time, in the one queue of pickers (the port's `pickers`: pickers do not stack
+well). The editor walks the user through the fields (`vim.ui.select` / `vim.ui.input` in Neovim) and answers
+with an action and the content (the port's `ask_elicitation`); the content is validated against the
+requested schema (`client/elicitation_forms.py`) before it goes to the agent, and a form that fails (a
+`pattern` Lua cannot check, say) is asked once more with the problems shown, then cancelled. A request the
+agent or the user cancels while its picker is open is answered `cancel`, and the late pick is ignored.
 
 URL mode follows MCP's: "Open" opens the URL and answers `accept` at once (the interaction itself happens
 out of band); `elicitation/complete` then tells the user it is done. A completion that arrives while the
@@ -17,14 +16,13 @@ already completed ids are ignored, as the protocol requires.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+import anyio
 import msgspec
 
+from acp_nvim.app.editor.port import EditorPort
+from acp_nvim.app.port import INFO
 from acp_nvim.client.elicitation_forms import form_view, openable, scope_label, validate_content
-from acp_nvim.nvim.bridge import INFO
-from acp_nvim.nvim.lua_api import ASK_ELICITATION, LuaApi
-from acp_nvim.nvim.ui import Slot, Ui
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.elicitation")
@@ -41,43 +39,40 @@ ELICITATION_CAPABILITIES = s.ElicitationCapabilities(
 class _Pending(msgspec.Struct):
     request: s.CreateElicitationRequest
     action: str = "cancel"
-    content: Any = None
+    content: object = None
     completed: bool = False
 
 
 class ElicitationBroker:
-    def __init__(self, ui: Ui, lua: LuaApi) -> None:
-        """`ui` shows the form and carries the answer back (its `pickers` lock is held while one is open)."""
-        self._ui = ui
-        self._lua = lua
-        # Elicitations on screen, by the token of their current slot.
-        self._open: dict[int, tuple[Slot, _Pending]] = {}
+    def __init__(self, editor: EditorPort) -> None:
+        """`editor` shows the form and carries the answer back (its `pickers` lock is held while one is
+        open)."""
+        self._editor = editor
+        # Elicitations on screen, with the scope of their current question (a completion gives it up).
+        self._open: dict[int, tuple[anyio.CancelScope, _Pending]] = {}
         # URL elicitations the user accepted, waiting for `elicitation/complete`: id -> message.
         self._accepted_urls: dict[str, str] = {}
 
     async def ask(self, request: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        async with self._ui.pickers:
+        async with self._editor.pickers:
             if isinstance(request, s.CreateElicitationRequestUrl):
                 return await self._ask_url(request)
             return await self._ask_form(request)
 
-    async def _wait(self, pending: _Pending, view: dict[str, Any]) -> None:
-        """Shows `view` and waits for the user's action and content (each attempt with its own token, so an
-        answer to an earlier attempt never counts)."""
-        with self._ui.slot() as slot:
-            self._open[slot.token] = (slot, pending)
-            try:
-                answer = await self._ui.ask_with(slot, ASK_ELICITATION, view)
-            finally:
-                del self._open[slot.token]
-                if not slot.done:
-                    # Cancelled from outside (session/cancel, $/cancel_request, agent gone): the rest of the
-                    # form is not asked.
-                    self._lua.elicitation_close(slot.token)
-        if isinstance(answer, dict):
-            action = answer.get("action")
-            pending.action = action if action in ("accept", "decline") else "cancel"
-            pending.content = answer.get("content")
+    async def _wait(self, pending: _Pending, view: dict[str, object]) -> None:
+        """Shows `view` and waits for the user's action and content (each attempt a question of its own, so an
+        answer to an earlier attempt never counts). Cancelled from outside (session/cancel,
+        $/cancel_request, agent gone), the port closes the form: the rest of it is not asked."""
+        scope = anyio.CancelScope()
+        key = id(scope)
+        self._open[key] = (scope, pending)
+        try:
+            with scope:
+                answer = await self._editor.ask_elicitation(view)
+                pending.action = answer.action if answer.action in ("accept", "decline") else "cancel"
+                pending.content = answer.content
+        finally:
+            del self._open[key]
 
     async def _ask_form(self, request: s.CreateElicitationRequestForm) -> s.CreateElicitationResponse:
         pending = _Pending(request)
@@ -115,18 +110,19 @@ class ElicitationBroker:
     def complete(self, elicitation_id: str) -> None:
         """`elicitation/complete`: closes the matching URL elicitation; unknown or done ids are ignored."""
         message = self._accepted_urls.pop(elicitation_id, None)
-        for slot, pending in list(self._open.values()):
+        for scope, pending in list(self._open.values()):
             request = pending.request
             if (
                 isinstance(request, s.CreateElicitationRequestUrl)
                 and request.elicitation_id == elicitation_id
             ):
-                if not slot.done:
+                if not scope.cancel_called:
+                    # The user finished it some other way: accepted, and the picker closed by the port.
                     pending.completed = True
-                    slot.set({"action": "accept"})
-                    self._lua.elicitation_close(slot.token)
+                    pending.action = "accept"
+                    scope.cancel()
                 message = request.message
         if message is None:
             log.debug("elicitation/complete for unknown or completed id %r ignored", elicitation_id)
             return
-        self._lua.notify(f"acp.nvim: done: {message}", INFO)
+        self._editor.notify(f"acp.nvim: done: {message}", INFO)

@@ -2,13 +2,13 @@
 user for a path outside the project.
 
 Roots are the session's cwd and additional directories (asked of `app/runs.py` on every check, so roots added
-later count). A path outside them follows `sandbox.outside`; "ask" opens `vim.ui.select` with allow once /
-always for this path / deny, in the one queue of pickers (`ui.py`). Without a UI (`nvim --headless` with
-Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a `vim.ui.select` replaced by a
-plugin or a test is asked as usual. Paths that are written inside a root but really lead outside it (a symlink
-or `..`) are refused without asking, also after an "always". `check` resolves the agent's path once and
-returns that real path: callers hand Neovim exactly it, so the file the sandbox judged is the file opened. An
-"always" holds for that real path and that action only.
+later count). A path outside them follows `sandbox.outside`; "ask" asks the user (the port's `ask_sandbox`:
+`vim.ui.select` with allow once / always for this path / deny), in the one queue of pickers. Without a UI
+(`nvim --headless` with Neovim's own `vim.ui.select`) nobody can answer, so "ask" is refused there; a
+`vim.ui.select` replaced by a plugin or a test is asked as usual. Paths that are written inside a root but
+really lead outside it (a symlink or `..`) are refused without asking, also after an "always". `check`
+resolves the agent's path once and returns that real path: callers hand the editor exactly it, so the file
+the sandbox judged is the file opened. An "always" holds for that real path and that action only.
 """
 
 from __future__ import annotations
@@ -18,13 +18,11 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from acp_nvim.app.editor.port import EditorPort, SandboxQuestion
+from acp_nvim.app.editor.sandbox_rules import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.client.editor import unknown_session
-from acp_nvim.client.sandbox import PathRefused, Sandbox, Verdict, resolve
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
-from acp_nvim.nvim import lua_api
-from acp_nvim.nvim.bridge import Bridge
-from acp_nvim.nvim.ui import Ui
 
 log = logging.getLogger("acp_nvim.sandbox")
 
@@ -57,13 +55,11 @@ class SessionSandboxes:
 
     def __init__(
         self,
-        bridge: Bridge,
-        ui: Ui,
+        editor: EditorPort,
         options: Callable[[], EditorOptions],
         roots_of: RootsOf,
     ) -> None:
-        self._bridge = bridge
-        self._ui = ui
+        self._editor = editor
         self._options = options
         self._roots_of = roots_of
         self._sandboxes: dict[str, Sandbox] = {}
@@ -97,7 +93,7 @@ class SessionSandboxes:
         verdict = box.decide(path, real, action)
         if verdict is Verdict.ASK:
             # One picker at a time, shared with every other question to the user.
-            async with self._ui.pickers:
+            async with self._editor.pickers:
                 # The user may have answered "always" for this path while we waited for the picker.
                 verdict = box.decide(path, real, action)
                 if verdict is Verdict.ASK:
@@ -107,8 +103,8 @@ class SessionSandboxes:
         raise outside_error(real, self._why_denied(box, path, real, action))
 
     async def _ask(self, box: Sandbox, path: str, real: str, action: str, session_id: str) -> Verdict:
-        view = {"path": path, "real": real, "action": action, "session_id": session_id}
-        answer = await self._ui.ask(lua_api.ASK_SANDBOX, view)
+        question = SandboxQuestion(path=path, real=real, action=action, session_id=session_id)
+        answer = await self._editor.ask_sandbox(question)
         if answer == "always":
             # For this action and this real path only: "always" to a read is no yes to a write.
             box.remember(real, True, action)
