@@ -13,5 +13,6 @@ end
 require("acp_nvim.ui.commands").create()
 require("acp_nvim.ui.session_commands").track_chats()
 require("acp_nvim.ui.highlights").setup()
+require("acp_nvim.wiring").setup()
 require("acp_nvim.host").register()
 require("acp_nvim.host.warmup").enable_by_default()

@@ -43,11 +43,11 @@ CHAT_APPLY = "require('acp_nvim.ui.chat').apply_json(...)"
 STATUS_SET = "require('acp_nvim.ui.status').set(...)"
 NOTIFY = "vim.notify(...)"
 PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
-REAPER_ADD = "require('acp_nvim.host.agent_groups').add(...)"
-REAPER_REMOVE = "require('acp_nvim.host.agent_groups').remove(...)"
+REAPER_ADD = "require('acp_nvim.editor.agent_groups').add(...)"
+REAPER_REMOVE = "require('acp_nvim.editor.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
 CONFIG_CONFIGURED = "require('acp_nvim.config').configured(...)"
-REAPER_LEAVING_NOTED = "require('acp_nvim.host.agent_groups').leaving_noted()"
+REAPER_LEAVING_NOTED = "require('acp_nvim.editor.agent_groups').leaving_noted()"
 BATCH = "require('acp_nvim.host.batch').run(...)"
 ELICITATION_CLOSE = "require('acp_nvim.ui.elicitation').close(...)"
 AGENTS_CATALOG = "require('acp_nvim.ui.agents').catalog(...)"
@@ -151,7 +151,7 @@ class LuaApi:
     def start_agent(self, name: str) -> None:
         self._bridge.lua(START_AGENT, name)
 
-    # process groups (lua/acp_nvim/host/agent_groups.lua)
+    # process groups (lua/acp_nvim/editor/agent_groups.lua)
 
     def reaper_add(self, pgid: int, agent_name: str) -> None:
         self._bridge.lua(REAPER_ADD, pgid, agent_name)

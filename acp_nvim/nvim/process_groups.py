@@ -2,7 +2,7 @@
 
 The host stops its agents itself (`AgentProcess.stop`), but it cannot when it is the one that dies: a
 SIGKILLed host leaves its agents reparented to init, and at `:qa` Neovim may kill the host before it has
-finished stopping them. So every agent group is reported to Lua (`lua/acp_nvim/host/agent_groups.lua`) as
+finished stopping them. So every agent group is reported to Lua (`lua/acp_nvim/editor/agent_groups.lua`) as
 soon as the agent is spawned and withdrawn only once the group is seen empty; Lua signals whatever is still
 recorded when the host's job exits and on VimLeavePre. At interpreter exit the host also SIGKILLs the groups
 it still knows, in case Neovim is gone too.

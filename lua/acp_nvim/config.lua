@@ -8,6 +8,8 @@
 
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 --- The options read before a host exists, with their defaults.
 M.bootstrap_defaults = {
   -- Interpreter that has pynvim, msgspec and anyio. nil: the plugin's private environment made by the build
@@ -139,10 +141,9 @@ function M.configured(options, invalid, for_generation)
     M.options[key] = value
   end
   configured_generation = generation
-  require("acp_nvim.editor").apply_options()
   if invalid ~= nil and invalid ~= vim.NIL and reported_generation ~= generation then
     reported_generation = generation
-    vim.notify("acp.nvim: " .. invalid, vim.log.levels.ERROR, { title = "acp.nvim" })
+    notify.error(invalid)
   end
 end
 

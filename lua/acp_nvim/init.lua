@@ -10,11 +10,7 @@ local status = require("acp_nvim.ui.status")
 
 local did_setup = false
 
----@param message string
----@param level? integer
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level or vim.log.levels.ERROR, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 -- What `M.prompt` requires on its first use (the disk watch, ~1.5 ms when cold), loaded on a tick of its own
 -- once the host reports a status (an agent starts): the user's first prompt is shown as fast as the next ones.
@@ -39,7 +35,7 @@ end
 function M.setup(opts)
   if vim.fn.has("nvim-0.11") == 0 then
     local v = vim.version()
-    notify(("requires Neovim 0.11 or newer (this is %d.%d.%d)"):format(v.major, v.minor, v.patch))
+    notify.error(("requires Neovim 0.11 or newer (this is %d.%d.%d)"):format(v.major, v.minor, v.patch))
     return false
   end
   did_setup = true
@@ -48,6 +44,7 @@ function M.setup(opts)
   require("acp_nvim.ui.agents").reset()
   require("acp_nvim.ui.highlights").setup()
   require("acp_nvim.editor").setup()
+  require("acp_nvim.wiring").setup()
   host.register()
   host.prestart(config.options.prestart_host)
   if config.options.prestart_host == true then
@@ -59,7 +56,7 @@ function M.setup(opts)
   end
   preload_for_prompts()
   if #errors > 0 then
-    notify("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))
+    notify.error("invalid options (defaults used for these):\n" .. table.concat(errors, "\n"))
     return false
   end
   return true
@@ -125,7 +122,7 @@ function M.chat()
   if status.chat_coming() then
     chat.focus_when_created = true
   else
-    notify("no chat yet: start an agent with :AcpStart", vim.log.levels.WARN)
+    notify.warn("no chat yet: start an agent with :AcpStart")
   end
 end
 
@@ -137,7 +134,7 @@ function M.prompt(text, selections)
   ensure_setup()
   local applies, refusal = status.applies("prompt_submitted")
   if not applies then
-    notify(refusal or "", vim.log.levels.WARN)
+    notify.warn(refusal or "")
     return false
   end
   require("acp_nvim.ui.prompt").remember(text)

@@ -231,7 +231,7 @@ def test_agent_never_answers_initialize(nvim: Nvim, tmp_path: Path) -> None:
     message = error_message(nvim)
     assert re.search(r"did not answer initialize|initialize.*(time|second)", message), message
     # The agent ignored stdin EOF: stopping it reached its process group anyway.
-    assert nvim.lua("return next(require('acp_nvim.host.agent_groups').groups()) == nil")
+    assert nvim.lua("return next(require('acp_nvim.editor.agent_groups').groups()) == nil")
 
 
 def test_agent_stops_answering_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
@@ -248,5 +248,5 @@ def test_agent_stops_answering_mid_turn(nvim: Nvim, tmp_path: Path) -> None:
     nvim.api.command("AcpStop")
     nvim.wait_state("stopped", timeout=15)
     nvim.wait_chat("was stopped: this session ended")
-    assert nvim.lua("return next(require('acp_nvim.host.agent_groups').groups()) == nil")
+    assert nvim.lua("return next(require('acp_nvim.editor.agent_groups').groups()) == nil")
     restart_works(nvim)

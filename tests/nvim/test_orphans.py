@@ -123,10 +123,10 @@ class Scenario:
         """Starts the agent and a terminal; returns the agent's pgid as Lua recorded it."""
         self.nvim.api.command("AcpStart hostile")
         self.nvim.wait_state("ready")
-        self.nvim.wait("next(require('acp_nvim.host.agent_groups').groups()) ~= nil")
+        self.nvim.wait("next(require('acp_nvim.editor.agent_groups').groups()) ~= nil")
         (pgid,) = [
             int(k)
-            for k in self.nvim.lua("return vim.tbl_keys(require('acp_nvim.host.agent_groups').groups())")
+            for k in self.nvim.lua("return vim.tbl_keys(require('acp_nvim.editor.agent_groups').groups())")
         ]
         self.groups.add(pgid)
         created = self.nvim.lua(
@@ -180,7 +180,7 @@ def test_stop(nvim: Nvim, tmp_path: Path, launcher: str) -> None:
     nvim.api.command("AcpStop")
     nvim.wait_state("stopped")
     scenario.assert_none_left()
-    assert nvim.lua("return next(require('acp_nvim.host.agent_groups').groups()) == nil")
+    assert nvim.lua("return next(require('acp_nvim.editor.agent_groups').groups()) == nil")
 
 
 def test_restart(nvim: Nvim, tmp_path: Path) -> None:
@@ -188,8 +188,8 @@ def test_restart(nvim: Nvim, tmp_path: Path) -> None:
     old = scenario.start()
     nvim.api.command("AcpRestart")
     nvim.wait(
-        f"require('acp_nvim.host.agent_groups').groups()[{old}] == nil"
-        " and next(require('acp_nvim.host.agent_groups').groups())"
+        f"require('acp_nvim.editor.agent_groups').groups()[{old}] == nil"
+        " and next(require('acp_nvim.editor.agent_groups').groups())"
     )
     nvim.wait_state("ready")
     # The old agent's group and its terminal are gone; the new agent (same marker) is not a survivor of them.
@@ -198,7 +198,7 @@ def test_restart(nvim: Nvim, tmp_path: Path) -> None:
         DEADLINE,
         lambda: f"left running: {scan('-', {old, scenario.terminal_pgid})}",
     )
-    (new,) = [int(k) for k in nvim.lua("return vim.tbl_keys(require('acp_nvim.host.agent_groups').groups())")]
+    (new,) = [int(k) for k in nvim.lua("return vim.tbl_keys(require('acp_nvim.editor.agent_groups').groups())")]
     assert new != old and alive(new)
 
 
@@ -225,7 +225,7 @@ def test_agent_crash(nvim: Nvim, tmp_path: Path) -> None:
     error = str(nvim.status()["error"])
     assert "killed by SIGKILL" in error or "exited with code 137" in error, error
     scenario.assert_none_left()
-    nvim.wait("next(require('acp_nvim.host.agent_groups').groups()) == nil")
+    nvim.wait("next(require('acp_nvim.editor.agent_groups').groups()) == nil")
 
 
 @pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
@@ -251,7 +251,7 @@ def test_host_stops_its_agents_at_exit_by_itself(nvim: Nvim, tmp_path: Path) -> 
     host's atexit stop the agent, mid-turn and ignoring SIGTERM, with its whole group."""
     scenario = Scenario(nvim, tmp_path)
     scenario.start()
-    nvim.lua("require('acp_nvim.host.agent_groups').host_exited = function() end")
+    nvim.lua("require('acp_nvim.editor.agent_groups').host_exited = function() end")
     nvim.lua("require('acp_nvim').prompt('hang')")
     nvim.wait_chat("hanging")
     host_pid = int(nvim.lua("return require('acp_nvim.host').info().pid"))

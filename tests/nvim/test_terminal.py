@@ -377,7 +377,7 @@ def test_unknown_ids_and_bad_specs(nvim_clean: Any) -> None:
 def test_open_and_live_output_hook(nvim_clean: Any) -> None:
     nvim_clean.exec_lua(
         f"""_G.acp_seen = {{}}
-        {T}.on_output = function(id, data) table.insert(_G.acp_seen, data) end"""
+        require('acp_nvim.util.events').on('terminal_output', function(id, data) table.insert(_G.acp_seen, data) end)"""
     )
     tid = create(nvim_clean, "printf", "live\\n")
     wait_exit(nvim_clean, tid)
@@ -398,7 +398,7 @@ def test_chat_preview_keeps_the_last_lines_of_any_chunking(nvim_clean: Any) -> N
     """The chat's live preview of a terminal shows its last lines (the unfinished one too), however the
     output is cut into chunks: many lines in one chunk, lines across chunks, chunks without a newline."""
     rng = random.Random(7)
-    nvim_clean.exec_lua("require('acp_nvim.ui.chat_terminal').max_lines = 3")
+    nvim_clean.exec_lua("require('acp_nvim.config').options.chat.terminal_lines = 3")
     for case in range(200):
         text = "".join(rng.choice(["a", "b", " ", "\n", "\n\n"]) for _ in range(rng.randrange(0, 60)))
         cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randrange(0, 6))))

@@ -68,7 +68,7 @@ def test_ending_one_agent_leaves_the_other_agents_terminals(nvim: Nvim, tmp_path
         nvim.wait("require('acp_nvim').status().agent_name == 'a'")
     else:
         os.kill(agent_pid(b), signal.SIGKILL)
-        nvim.wait("vim.tbl_count(require('acp_nvim.host.agent_groups').groups()) == 1")
+        nvim.wait("vim.tbl_count(require('acp_nvim.editor.agent_groups').groups()) == 1")
     wait_gone(nvim, b_pid)
     # b's terminal is gone; a's still runs, and a still works.
     assert alive(nvim, a_pid)

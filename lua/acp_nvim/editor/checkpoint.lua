@@ -10,6 +10,8 @@
 ---   * `quickfix`: the files a restore would change, each opened as a diff with `<CR>` in the list.
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 local api = vim.api
 local uv = vim.uv
 
@@ -78,9 +80,8 @@ local function show(path)
     elseif not modified then
       reload(buf)
     else
-      vim.notify(
-        ("acp: %s was restored on disk; its buffer has unsaved edits and is not text to merge"):format(path),
-        vim.log.levels.WARN
+      notify.warn(
+        ("%s was restored on disk; its buffer has unsaved edits and is not text to merge"):format(path)
       )
     end
     return 0
@@ -110,7 +111,7 @@ local function after(paths)
     if ok then
       conflicts = conflicts + found
     else
-      vim.notify(("acp: cannot show the restored %s: %s"):format(path, tostring(found)), vim.log.levels.ERROR)
+      notify.error(("cannot show the restored %s: %s"):format(path, tostring(found)))
     end
   end
   bases = {}

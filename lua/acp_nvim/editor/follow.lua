@@ -13,7 +13,8 @@ local function usable(win)
     return false
   end
   local buf = api.nvim_win_get_buf(win)
-  if require("acp_nvim.ui.chat").chat_of_buf(buf) ~= nil then
+  -- The chat's own buffers are told by their filetype: the editor layer knows no chat (ui/chat.lua sets it).
+  if vim.bo[buf].filetype == "acp_nvim_chat" then
     return false
   end
   local bt = vim.bo[buf].buftype

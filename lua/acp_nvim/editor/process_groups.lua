@@ -1,4 +1,4 @@
---- Ending process groups: the agents' (host/agent_groups.lua) and the commands of their terminals (terminal.lua).
+--- Ending process groups: the agents' (editor/agent_groups.lua) and the commands of their terminals (terminal.lua).
 ---
 --- Groups, not pids: launchers (`npx`, `uvx`, `sh -c`) and shells leave the real work to children and
 --- grandchildren in the same group, some of them ignoring SIGTERM. So a group gets SIGTERM, a grace period,

@@ -20,17 +20,18 @@
 --- code 128 + n, so codes 129..(128 + highest signal) are reported as that signal without an exit code; a
 --- command that really exits with such a code reads as a signal death.
 ---
---- Exits: `M.on_exit = function(terminal_id, exit_status) end` for every terminal, and
+--- Exits: the event `terminal_exit` (`util/events.lua`: terminal_id, exit_status) for every terminal, and
 --- `M.wait_for_exit(id, callback)` for one waiter (it answers at once when the command has already ended, so no
 --- exit is missed).
---- Live output for the chat: `M.on_output = function(terminal_id, data) end` (per chunk, data as the agent
+--- Live output for the chat: the event `terminal_output` (terminal_id, data; per chunk, data as the agent
 --- will see it) or show `M.bufnr(id)`, which Neovim renders as it goes.
 local M = {}
 
 local api = vim.api
 local uv = vim.uv
 
-local after_input = require("acp_nvim.ui.after_input")
+local after_input = require("acp_nvim.util.after_input")
+local events = require("acp_nvim.util.events")
 local garbage = require("acp_nvim.editor.job_output_gc")
 local pgroup = require("acp_nvim.editor.process_groups")
 local result = require("acp_nvim.editor.answer")
@@ -51,11 +52,6 @@ M.start_settle_ms = 500
 M.sweep_rounds = 5
 --- How long one main-loop tick may signal terminals' groups for: the rest go on the next ticks.
 M.slice_ns = 4e6
-
----@type fun(id: string, exit_status: table)?
-M.on_exit = nil
----@type fun(id: string, data: string)?
-M.on_output = nil
 
 ---@class acp_nvim.Terminal
 ---@field id string
@@ -219,9 +215,7 @@ local function append(t, data)
   if t.size > t.limit + t.slack then
     trim(t)
   end
-  if M.on_output then
-    pcall(M.on_output, t.id, data)
-  end
+  events.emit("terminal_output", t.id, data)
 end
 
 ---@param t acp_nvim.Terminal
@@ -245,9 +239,7 @@ local function finish(t, code)
   for _, cb in ipairs(waiters) do
     pcall(cb, t.id, t.exit_status)
   end
-  if M.on_exit then
-    pcall(M.on_exit, t.id, t.exit_status)
-  end
+  events.emit("terminal_exit", t.id, t.exit_status)
 end
 
 ---@param id any

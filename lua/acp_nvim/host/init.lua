@@ -8,6 +8,8 @@
 
 local M = {}
 
+local events = require("acp_nvim.util.events")
+
 M.NAME = "acp_nvim"
 M.root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h")
 M.plugin_path = vim.fs.joinpath(M.root, "rplugin", "python3", "acp_nvim_host.py")
@@ -79,8 +81,8 @@ end
 ---@param message string
 local function fail(message)
   last_error = message
-  vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-  require("acp_nvim.ui.status").record("host_failed", { error = message })
+  require("acp_nvim.util.notify").show(message, vim.log.levels.ERROR)
+  events.emit("host_failed", message)
 end
 
 local factory
@@ -155,18 +157,14 @@ factory = function(host_info)
     end,
     on_exit = function(_, exit_code)
       -- Whatever the host left running (it may have been SIGKILLed mid-stop) is ended from here.
-      require("acp_nvim.host.agent_groups").host_exited()
+      events.emit("host_job_exited")
       if info == nil or info.channel ~= channel then
         return -- a host already given up
       end
       local was_ready = ready
       forget()
       if was_ready then
-        local message = ("acp.nvim: the Python host exited (code %d)"):format(exit_code)
-        -- Said only where the table lets it change what is shown (not after a stop).
-        if require("acp_nvim.ui.status").record("host_exited", { error = message }) then
-          vim.notify(message, vim.log.levels.ERROR, { title = "acp.nvim" })
-        end
+        events.emit("host_exited", ("acp.nvim: the Python host exited (code %d)"):format(exit_code))
       else
         fail(explain(python, stderr, exit_code))
       end
@@ -204,7 +202,6 @@ function M.register()
     return
   end
   registered = true
-  require("acp_nvim.host.agent_groups").setup()
   vim.fn["remote#host#Register"](M.NAME, "*", factory)
   for _, plugin in ipairs(vim.fn["remote#host#PluginsForHost"](M.NAME)) do
     if plugin.path == M.plugin_path then

@@ -2,6 +2,8 @@
 --- JSON files of the package (acp_nvim/app/), read from the plugin's own tree.
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 --- The decoded file acp_nvim/app/`name`, or `fallback` after saying once why it could not be read (a broken
 --- install).
 ---@param name string
@@ -14,7 +16,7 @@ function M.read(name, fallback, valid)
     return vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
   end)
   if not ok or type(decoded) ~= "table" or (valid ~= nil and not valid(decoded)) then
-    vim.notify(("acp.nvim: cannot read %s: %s"):format(path, tostring(decoded)), vim.log.levels.ERROR)
+    notify.error(("cannot read %s: %s"):format(path, tostring(decoded)))
     return fallback
   end
   return decoded

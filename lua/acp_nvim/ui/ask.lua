@@ -5,6 +5,8 @@
 
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 --- Sends the answer for `token` (nil is sent as vim.NIL).
 ---@param token integer
 ---@param value any
@@ -66,11 +68,7 @@ function M.terminal(token, opts)
     local ok, job = pcall(vim.fn.jobstart, opts.argv, job_opts)
     if not ok or job <= 0 then
       pcall(vim.api.nvim_win_close, win, true)
-      vim.notify(
-        ("acp.nvim: cannot run %s: %s"):format(opts.argv[1], ok and "not executable" or tostring(job)),
-        vim.log.levels.ERROR,
-        { title = "acp.nvim" }
-      )
+      notify.error(("cannot run %s: %s"):format(opts.argv[1], ok and "not executable" or tostring(job)))
       answer(token, -1)
       return
     end

@@ -47,11 +47,6 @@ M.chats = {}
 ---@type string|nil session id of the newest chat
 M.current = nil
 
---- Hook for live terminal output: called as on_terminal(buf, extmark_id, terminal_id) for each terminal
---- placeholder line drawn in the chat (namespace "acp_nvim_term").
----@type fun(buf: integer, mark: integer, terminal_id: string)|nil
-M.on_terminal = nil
-
 --- Set by :AcpChat while the agent is still starting: the first chat created is opened and focused.
 ---@type boolean
 M.focus_when_created = false
@@ -233,9 +228,8 @@ local function decorate(chat, first, drawn)
   for _, term in ipairs(drawn.terms) do
     local id = api.nvim_buf_set_extmark(buf, ns_term, first + term[1], 0, {})
     chat.terms[id] = term[2]
-    if M.on_terminal then
-      pcall(M.on_terminal, buf, id, term[2])
-    end
+    -- The live output under the placeholder (namespace "acp_nvim_term"): ui/chat_terminal.lua.
+    pcall(require("acp_nvim.ui.chat_terminal").attach, buf, id, term[2])
   end
 end
 
@@ -659,7 +653,7 @@ function M.create(session_id, info)
     -- user's buffer in the middle of typing. In three ticks, each after the input that came meanwhile: the
     -- buffer and its filetype (~2.5 ms), the prompt's buffer and its filetype, the windows (together 4-7 ms
     -- of a session's load, its longest tick).
-    local after_input = require("acp_nvim.ui.after_input")
+    local after_input = require("acp_nvim.util.after_input")
     local function still_wanted()
       return M.chats[session_id] == chat and api.nvim_buf_is_valid(buf)
     end
@@ -737,7 +731,7 @@ end
 
 ---@param err any
 local function render_error(err)
-  vim.notify("acp.nvim: chat render error: " .. tostring(err), vim.log.levels.WARN, { title = "acp.nvim" })
+  require("acp_nvim.util.notify").warn("chat render error: " .. tostring(err))
 end
 
 --- One slice of M._drain, from `started`; `long`: of a long draw (the garbage collector held: see there).
@@ -908,7 +902,7 @@ end
 
 ---@param chat AcpChat
 local function continue_later(chat)
-  require("acp_nvim.ui.after_input").schedule(function()
+  require("acp_nvim.util.after_input").schedule(function()
     chat.continued = true
     local done = chat.queue == nil or M._drain(chat)
     chat.continued = nil
@@ -1273,7 +1267,7 @@ function M.offer_checkpoint()
   local chat = M.chat_of_buf(api.nvim_get_current_buf())
   local entry = chat and item_at(chat, api.nvim_win_get_cursor(0)[1] - 1)
   if chat == nil or entry == nil or entry.kind ~= "user" then
-    vim.notify("acp.nvim: put the cursor on a prompt of yours to restore to before it", vim.log.levels.WARN)
+    require("acp_nvim.util.notify").warn("put the cursor on a prompt of yours to restore to before it")
     return
   end
   require("acp_nvim.host.api").checkpoint(chat.session_id, { "offer", chat.order[entry.idx] })

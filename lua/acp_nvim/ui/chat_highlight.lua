@@ -892,7 +892,7 @@ function M.schedule(chat)
     return
   end
   st.scheduled = true
-  require("acp_nvim.ui.after_input").schedule(function()
+  require("acp_nvim.util.after_input").schedule(function()
     st.scheduled = false
     if states[chat.buf] == st then
       M.refresh(chat)

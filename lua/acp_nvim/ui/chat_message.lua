@@ -3,6 +3,8 @@
 
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 local api = vim.api
 local ns_note = api.nvim_create_namespace("acp_nvim_note")
 local ns_hl = api.nvim_create_namespace("acp_nvim_hl")
@@ -120,7 +122,7 @@ function M.open_at_cursor()
     return false
   end
   if vim.uv.fs_stat(file) == nil then
-    vim.notify("acp.nvim: the message's file is gone (the host that kept it ended)", vim.log.levels.WARN)
+    notify.warn("the message's file is gone (the host that kept it ended)")
     return true
   end
   local name = "acp://message/" .. vim.fn.fnamemodify(file, ":t:r")

@@ -3,16 +3,22 @@
 --- line bookkeeping is untouched). Updates are coalesced: at most one redraw per terminal every
 --- `M.interval_ms`. After the agent releases the terminal (or the command ends) the lines stay.
 ---
---- The tail is kept for every terminal from its first byte (through `terminal.on_output`), so a placeholder
+--- The tail is kept for every terminal from its first byte (the `terminal_output` event), so a placeholder
 --- drawn after the command started still shows everything that matters. Escape sequences are dropped and a
 --- carriage return keeps only what was written last on its line (progress bars).
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 local api = vim.api
 
 M.interval_ms = 50
---- Lines shown per terminal: `chat.terminal_lines`, set by editor.apply_options().
-M.max_lines = require("acp_nvim.config").options.chat.terminal_lines
+
+--- Lines shown per terminal: `chat.terminal_lines` (read at each use: the host may hand over new options).
+---@return integer
+local function max_lines()
+  return require("acp_nvim.config").options.chat.terminal_lines
+end
 
 local ns = api.nvim_create_namespace("acp_nvim_term")
 
@@ -70,7 +76,7 @@ local function feed(t, data)
   -- Only the last lines are shown: their ends are looked for from the end of the chunk, so a command
   -- flooding its terminal costs a few hundred bytes of scanning per chunk, not a split of the whole chunk.
   local newlines, byte, i = {}, string.byte, #data
-  while i >= 1 and #newlines <= M.max_lines do
+  while i >= 1 and #newlines <= max_lines() do
     if byte(data, i) == 10 then
       newlines[#newlines + 1] = i
     end
@@ -94,7 +100,7 @@ local function feed(t, data)
   if #t.partial > 4096 then
     t.partial = t.partial:sub(-4096)
   end
-  local extra = #t.lines - M.max_lines
+  local extra = #t.lines - max_lines()
   if extra > 0 then
     t.lines = { unpack(t.lines, extra + 1) }
   end
@@ -125,7 +131,7 @@ function M.lines(id)
   if t.partial ~= "" then
     out[#out + 1] = visible(t.partial)
   end
-  while #out > M.max_lines do
+  while #out > max_lines() do
     table.remove(out, 1)
   end
   return out
@@ -171,7 +177,7 @@ local function schedule(id)
   end, M.interval_ms)
 end
 
---- `chat.on_terminal`: a placeholder for terminal `id` was drawn at `mark` in the chat buffer `buf`.
+--- A placeholder for terminal `id` was drawn at `mark` in the chat buffer `buf`.
 ---@param buf integer
 ---@param mark integer
 ---@param id string
@@ -181,7 +187,7 @@ function M.attach(buf, mark, id)
   render(id)
 end
 
---- `terminal.on_output`.
+--- The `terminal_output` event (wired by `lua/acp_nvim/wiring.lua`).
 ---@param id string
 ---@param data string
 function M.on_output(id, data)
@@ -210,7 +216,7 @@ function M.show_exit(id, status)
   schedule(id)
 end
 
---- `terminal.on_exit`.
+--- The `terminal_exit` event.
 ---@param id string
 ---@param status table
 function M.on_exit(id, status)
@@ -250,7 +256,7 @@ function M.open(id)
   local t = id and terms[id]
   local buf = t and t.bufnr or (id and require("acp_nvim.editor.terminal").bufnr(id))
   if buf == nil or not api.nvim_buf_is_valid(buf) then
-    vim.notify(("acp.nvim: no terminal %s"):format(id or "yet"), vim.log.levels.WARN, { title = "acp.nvim" })
+    notify.warn(("no terminal %s"):format(id or "yet"))
     return false
   end
   local wins = vim.fn.win_findbuf(buf)

@@ -45,10 +45,7 @@ local function selection(line1, line2)
   }
 end
 
----@param message string
-local function warn(message)
-  vim.notify("acp.nvim: " .. message, vim.log.levels.WARN, { title = "acp.nvim" })
-end
+local warn = require("acp_nvim.util.notify").warn
 
 -- :AcpAttachImage {path} and :AcpAttachAudio {path}: a file of `kind` for the next prompt; `types` names the
 -- accepted ones when the file is not one of them.
@@ -209,7 +206,7 @@ function M.create()
     desc = "The session's checkpoints: pick one to restore, or restore {n} / diff {n} (n: the turn)",
   })
   command("AcpReview", function(args)
-    require("acp_nvim.editor").review(args.args)
+    require("acp_nvim.ui.review_command").review(args.args)
   end, {
     nargs = "?",
     complete = function(lead)

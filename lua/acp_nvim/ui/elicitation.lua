@@ -9,11 +9,7 @@ local M = {}
 ---@type table<integer, boolean> elicitations answered or withdrawn: a late pick is ignored
 local closed = {}
 
----@param message string
----@param level? integer
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level or vim.log.levels.WARN, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 ---@param id integer
 ---@param action string
@@ -180,7 +176,7 @@ local function ask_text(view, field, previous, done)
           return done("ok", value)
         end
       end
-      notify(("%s %s"):format(field.title, err))
+      notify.warn(("%s %s"):format(field.title, err))
       if tries >= 2 then
         return done("cancel")
       end
@@ -255,7 +251,7 @@ local function ask_multi(view, field, previous, done)
       local values = picked()
       local min, max = denil(field.min_items), denil(field.max_items)
       if (min and #values < min) or (max and #values > max) or (field.required and #values == 0) then
-        notify(("%s: choose between %d and %s"):format(field.title, min or 1, max or "all"))
+        notify.warn(("%s: choose between %d and %s"):format(field.title, min or 1, max or "all"))
         return ask()
       end
       done("ok", values)
@@ -339,7 +335,7 @@ local function ask_url(id, view)
     end
     local ok, err = pcall(vim.ui.open, view.url)
     if not ok then
-      notify(("cannot open %s: %s"):format(view.url, err))
+      notify.warn(("cannot open %s: %s"):format(view.url, err))
       return answer(id, "cancel")
     end
     answer(id, "accept")

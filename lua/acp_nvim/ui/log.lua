@@ -12,11 +12,7 @@ local api = vim.api
 ---@type table<integer, table<integer, true>>
 local starts = {}
 
----@param message string
----@param level integer?
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level or vim.log.levels.ERROR, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 local opt = require("acp_nvim.editor.answer").opt
 
@@ -105,35 +101,32 @@ end
 function M.command(fargs)
   local chan, err = channel()
   if chan == nil then
-    notify(err --[[@as string]], vim.log.levels.WARN)
+    notify.warn(err --[[@as string]])
     return
   end
   if fargs[1] == "save" then
     local path = fargs[2]
     if path == nil or path == "" then
-      notify(":AcpLog save needs a file name", vim.log.levels.WARN)
+      notify.warn(":AcpLog save needs a file name")
       return
     end
     local ok, result = require("acp_nvim.host.api").log_save(fargs[3] or "", vim.fn.expand(path))
     if not ok then
-      notify("cannot save the log: " .. tostring(result))
+      notify.error("cannot save the log: " .. tostring(result))
     elseif opt(result.error) then
-      notify(result.error)
+      notify.error(result.error)
     else
-      notify(
-        ("saved %d messages of %s to %s"):format(result.count, result.name, result.path),
-        vim.log.levels.INFO
-      )
+      notify.info(("saved %d messages of %s to %s"):format(result.count, result.name, result.path))
     end
     return
   end
   local ok, view = require("acp_nvim.host.api").log_view(fargs[1] or "")
   if not ok then
-    notify("cannot read the log: " .. tostring(view))
+    notify.error("cannot read the log: " .. tostring(view))
     return
   end
   if opt(view.name) == nil then
-    notify("no agent traffic recorded yet", vim.log.levels.WARN)
+    notify.warn("no agent traffic recorded yet")
     return
   end
   M.show(view)

@@ -7,11 +7,7 @@ local M = {}
 local api = vim.api
 local host_api = require("acp_nvim.host.api")
 
----@param message string
----@param level? integer
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level or vim.log.levels.WARN, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 --- The session of the chat (or prompt) the cursor is in, if any.
 ---@return string|nil
@@ -31,7 +27,7 @@ end
 ---@return boolean
 local function host_running()
   if require("acp_nvim.host").info() == nil then
-    notify("no agent is running: start one with :AcpStart")
+    notify.warn("no agent is running: start one with :AcpStart")
     return false
   end
   return true

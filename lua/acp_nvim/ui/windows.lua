@@ -122,11 +122,7 @@ local function unsaved_buffer()
   return nil
 end
 
----@param message string
----@param level integer
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 --- Only plugin windows are left in `tab`: close them, and the tab with them (Neovim when it is the last).
 ---@param tab integer
@@ -137,7 +133,7 @@ local function close_tab(tab, plugin)
     return
   end
   if unsent_text(plugin) then
-    notify("the prompt holds text not sent: send or clear it, or :qa to quit anyway", vim.log.levels.WARN)
+    notify.warn("the prompt holds text not sent: send or clear it, or :qa to quit anyway")
     return
   end
   local unsaved = unsaved_buffer()
@@ -146,15 +142,12 @@ local function close_tab(tab, plugin)
     api.nvim_win_set_buf(M.file_window(), unsaved)
     vim.cmd.redraw()
     local name = vim.fn.fnamemodify(api.nvim_buf_get_name(unsaved), ":~:.")
-    notify(
-      ("E37: No write since last change in %s (:w, or :qa! to quit anyway)"):format(name),
-      vim.log.levels.ERROR
-    )
+    notify.error(("E37: No write since last change in %s (:w, or :qa! to quit anyway)"):format(name))
     return
   end
   local ok, err = pcall(vim.cmd.qall)
   if not ok then
-    notify((tostring(err):gsub("^Vim[^:]*:", "")), vim.log.levels.ERROR)
+    notify.error((tostring(err):gsub("^Vim[^:]*:", "")))
   end
 end
 

@@ -337,11 +337,7 @@ function M.jump(forward)
   return true
 end
 
----@param msg string
----@param level integer?
-local function say(msg, level)
-  vim.notify("acp.nvim: " .. msg, level or vim.log.levels.INFO, { title = "acp.nvim" })
-end
+local say = require("acp_nvim.util.notify").notify
 
 --- `:AcpConflict [ours|theirs|both]`.
 ---@param how string

@@ -155,7 +155,7 @@ local function settle(session_id)
     end
     report(session_id, out)
     if next_name <= #names then
-      require("acp_nvim.ui.after_input").schedule(slice)
+      require("acp_nvim.util.after_input").schedule(slice)
     end
   end
   slice()

@@ -33,11 +33,7 @@ local text = require("acp_nvim.editor.fs.disk_text")
 local watch = require("acp_nvim.editor.fs.disk_watch")
 local opt = require("acp_nvim.editor.answer").opt
 
----@param msg string
----@param level integer?
-local function notify(msg, level)
-  vim.notify("acp: " .. msg, level or vim.log.levels.WARN)
-end
+local notify = require("acp_nvim.util.notify")
 
 ---@param path string
 ---@return string
@@ -110,7 +106,7 @@ local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol,
       return
     end
     left_alone[buf] = read_as
-    notify(
+    notify.warn(
       (
         "the agent changed %s on disk while its buffer has unsaved edits; the buffer is left as it is"
         .. " (:w keeps yours, :e! takes the agent's)"
@@ -135,7 +131,9 @@ local function follow_modified(buf, session_id, tool_call_id, base, theirs, eol,
   review.record(buf, session_id, original, { tool_call_id = tool_call_id, lines = res.lines })
   -- The merge never replaces the user's text: what overlaps is a conflict, said here.
   if res.conflicts > 0 then
-    notify(("%d conflicts between your unsaved edits and the agent's edit of %s"):format(res.conflicts, name))
+    notify.warn(
+      ("%d conflicts between your unsaved edits and the agent's edit of %s"):format(res.conflicts, name)
+    )
   end
 end
 
@@ -185,7 +183,7 @@ local function follow_one(session_id, tool_call_id, file, index)
   local now = uv.fs_realpath(file.path)
   if now ~= nil and now ~= real then
     -- Changed under the host's check (a link made since): what it leads to now was never judged.
-    notify(
+    notify.warn(
       ("the agent's edit of %s is not followed: it no longer leads to %s"):format(short(file.path), real)
     )
     return
@@ -202,7 +200,9 @@ local function follow_one(session_id, tool_call_id, file, index)
     return
   end
   if not text.utf8_buffer(buf) then
-    notify(("the agent changed %s on disk; its buffer is not UTF-8, reload it with :e"):format(short(name)))
+    notify.warn(
+      ("the agent changed %s on disk; its buffer is not UTF-8, reload it with :e"):format(short(name))
+    )
     return
   end
   local read_as = text.stat_key(name)
@@ -253,10 +253,7 @@ local function follow_item(item, index)
   end
   local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index)
   if not ok then
-    notify(
-      ("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)),
-      vim.log.levels.ERROR
-    )
+    notify.error(("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)))
   end
 end
 
@@ -299,7 +296,7 @@ local function drain()
     for _, callback in ipairs(waiting) do
       local ok, e = pcall(callback)
       if not ok then
-        notify(("after the agent's edits were followed: %s"):format(tostring(e)), vim.log.levels.ERROR)
+        notify.error(("after the agent's edits were followed: %s"):format(tostring(e)))
       end
     end
   end
@@ -310,7 +307,7 @@ local function continue()
   drain()
   if first <= last and not scheduled then
     scheduled = true
-    require("acp_nvim.ui.after_input").schedule(continue)
+    require("acp_nvim.util.after_input").schedule(continue)
   end
 end
 
@@ -331,7 +328,7 @@ function M.apply(session_id, tool_call_id, files)
   end
   if not scheduled then
     scheduled = true
-    require("acp_nvim.ui.after_input").schedule(continue)
+    require("acp_nvim.util.after_input").schedule(continue)
   end
 end
 

@@ -22,6 +22,8 @@
 --- user's edits; `acp_nvim.fs.conflict` tracks and resolves the conflicts.
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 --- A three-way merge's result: the merged lines and, 1-based in them, each conflict's `<<<<<<<`,
 --- `=======` and `>>>>>>>` lines.
 ---@class acp_nvim.Merge3
@@ -406,12 +408,11 @@ end
 ---@param count integer
 function M.tell_conflicts(path, count)
   -- Short: a message wider than the screen stops at a hit-enter prompt.
-  vim.notify(
-    ("acp: %s: %d conflict(s) of the agent's edit with your unsaved edits (:AcpConflict)"):format(
+  notify.warn(
+    ("%s: %d conflict(s) of the agent's edit with your unsaved edits (:AcpConflict)"):format(
       vim.fn.fnamemodify(path, ":~:."),
       count
-    ),
-    vim.log.levels.WARN
+    )
   )
 end
 

@@ -3,6 +3,8 @@
 --- put back as one undo step and the file written (or removed, when the agent created it).
 local M = {}
 
+local notify = require("acp_nvim.util.notify")
+
 local api = vim.api
 local uv = vim.uv
 local edit = require("acp_nvim.editor.fs.edit")
@@ -24,13 +26,13 @@ function M.refusal(buf, file)
       now,
       file.real
     )
-    vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    notify.warn(msg)
     return msg
   end
   local why = stamp.disk_conflict(buf, api.nvim_buf_get_name(buf))
   if why then
     local msg = ("%s %s; not rejecting the agent's edit over it"):format(file.path, why)
-    vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    notify.warn(msg)
     return msg
   end
   return nil
@@ -183,7 +185,7 @@ function M.write_back(buf, file, last, unsaved)
     werr = save.write_buffer(buf, false)
   end
   if werr then
-    vim.notify("acp: " .. werr, vim.log.levels.ERROR)
+    notify.error(werr)
     return false, werr
   end
   return true, nil

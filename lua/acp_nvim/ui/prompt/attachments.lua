@@ -11,11 +11,7 @@ local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
 ---@type table[]
 local pending = {}
 
----@param message string
----@param level? integer
-local function notify(message, level)
-  vim.notify("acp.nvim: " .. message, level or vim.log.levels.INFO, { title = "acp.nvim" })
-end
+local notify = require("acp_nvim.util.notify")
 
 ---@param attachment table
 ---@return string
@@ -52,7 +48,7 @@ end
 function M.attach(attachment)
   table.insert(pending, attachment)
   M.show_pending()
-  notify(("%s attached to the next prompt"):format(attachment_label(attachment)))
+  notify.info(("%s attached to the next prompt"):format(attachment_label(attachment)))
 end
 
 --- The attachments waiting for the next prompt.
@@ -94,7 +90,7 @@ end
 ---@param text string
 ---@param attachments table[]
 function M.refused(message, text, attachments)
-  notify(message, vim.log.levels.WARN)
+  notify.warn(message)
   for _, attachment in ipairs(attachments or {}) do
     -- Mentions come back from the text itself.
     if not attachment.mention then
