@@ -198,7 +198,8 @@ def test_restart(nvim: Nvim, tmp_path: Path) -> None:
         DEADLINE,
         lambda: f"left running: {scan('-', {old, scenario.terminal_pgid})}",
     )
-    (new,) = [int(k) for k in nvim.lua("return vim.tbl_keys(require('acp_nvim.editor.agent_groups').groups())")]
+    groups = "require('acp_nvim.editor.agent_groups').groups()"
+    (new,) = [int(k) for k in nvim.lua(f"return vim.tbl_keys({groups})")]
     assert new != old and alive(new)
 
 
