@@ -135,7 +135,9 @@ def test_a_reviewed_file_that_became_a_link_out_is_skipped_by_reject_which_says_
     assert_outside_kept(nvim, outside)
     warnings = [n["msg"] for n in nvim.notes() if n.get("level") == 3]
     assert any(
-        w.startswith(f"acp.nvim: {f} now leads to {outside.resolve() / 'a.txt'}, not to the file the agent edited")
+        w.startswith(
+            f"acp.nvim: {f} now leads to {outside.resolve() / 'a.txt'}, not to the file the agent edited"
+        )
         and w.endswith("not rejecting the agent's edit there")
         for w in warnings
     ), nvim.notes()

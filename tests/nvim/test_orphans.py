@@ -198,7 +198,9 @@ def test_restart(nvim: Nvim, tmp_path: Path) -> None:
         DEADLINE,
         lambda: f"left running: {scan('-', {old, scenario.terminal_pgid})}",
     )
-    (new,) = [int(k) for k in nvim.lua("return vim.tbl_keys(require('acp_nvim.editor.agent_groups').groups())")]
+    (new,) = [
+        int(k) for k in nvim.lua("return vim.tbl_keys(require('acp_nvim.editor.agent_groups').groups())")
+    ]
     assert new != old and alive(new)
 
 

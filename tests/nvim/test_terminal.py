@@ -376,7 +376,7 @@ def test_unknown_ids_and_bad_specs(nvim_clean: Any) -> None:
 
 def test_open_and_live_output_hook(nvim_clean: Any) -> None:
     nvim_clean.exec_lua(
-        f"""_G.acp_seen = {{}}
+        """_G.acp_seen = {}
         require('acp_nvim.util.events').on('terminal_output', function(id, data) table.insert(_G.acp_seen, data) end)"""
     )
     tid = create(nvim_clean, "printf", "live\\n")
