@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from acp_nvim.client.acp_registry import this_platform
+from acp_nvim.app.registry.entries import this_platform
 
 # The binary agent: the plugin's demo agent behind a launcher, as a vendor's archive would hold it.
 LAUNCHER = f"""#!/bin/sh

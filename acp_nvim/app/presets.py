@@ -4,7 +4,7 @@
 With the ACP Registry (`registry`): the user's `opts.agents` entry wins; a preset carries the registry too,
 so that one whose command is not installed starts the registry's agent of its name; any other name is the
 registry's agent of that id. Which command a registry agent runs is decided when it starts
-(`app/registry_agents.py`): the list may have to be fetched, a binary installed.
+(`app/registry/agents.py`): the list may have to be fetched, a binary installed.
 
 Each preset can be overridden (or disabled with `false`) in `opts.agents`. The host picks among `fallbacks`
 and `older_args` when it starts one (`acp_nvim/client/command.py`).
@@ -17,7 +17,7 @@ import os
 import msgspec
 
 from acp_nvim.app import config as c
-from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.command import OlderArgs
 

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permission_rules import Rule
 from acp_nvim.app.port import ChatView
-from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.session import SessionState
@@ -81,7 +81,7 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     session: bool = True
     # The ACP Registry this start may use (app/presets.py): a registry agent (`name` is its id, `cmd` empty),
     # or a preset that runs the registry's agent of its name when its own command is not installed. Its
-    # command is decided when it starts (app/registry_agents.py).
+    # command is decided when it starts (app/registry/agents.py).
     registry: RegistryOptions | None = None
 
 

@@ -11,7 +11,7 @@ import msgspec
 from acp_nvim.app import presets
 from acp_nvim.app.config import Config, LuaOptions
 from acp_nvim.app.config_check import check
-from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.command import OlderArgs
 

@@ -25,8 +25,8 @@ from acp_nvim.nvim.port import CatalogPort, NvimPort
 from acp_nvim.nvim.ui import Ui
 
 if TYPE_CHECKING:
-    from acp_nvim.app.catalog import Catalog
-    from acp_nvim.app.registry_agents import RegistryAgents
+    from acp_nvim.app.registry.agents import RegistryAgents
+    from acp_nvim.app.registry.catalog import Catalog
 
 __all__ = ["Controller", "Spawn"]
 
@@ -56,11 +56,11 @@ class Controller:
         self._registry_parts: tuple[Catalog, RegistryAgents] | None = None
 
     def _registry(self) -> tuple[Catalog, RegistryAgents]:
-        """The ACP Registry's list and agents (app/catalog.py, app/registry_agents.py), built when first
+        """The ACP Registry's list and agents (`app/registry/`: `catalog.py`, `agents.py`), built when first
         used: their modules (urllib, ssl, tarfile, zipfile: ~30 ms) stay out of the host's start."""
         if self._registry_parts is None:
-            from acp_nvim.app.catalog import Catalog
-            from acp_nvim.app.registry_agents import RegistryAgents
+            from acp_nvim.app.registry.agents import RegistryAgents
+            from acp_nvim.app.registry.catalog import Catalog
 
             port = CatalogPort(self.port, self.lua)
             catalog = Catalog(port, self._spawn)

@@ -22,7 +22,7 @@ from acp_nvim.app import agent_log
 from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.port import WARN
 from acp_nvim.app.presets import NO_AGENT_NAMED, Launch
-from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
@@ -319,7 +319,7 @@ class Host:
     def registry_health(self) -> dict[str, Any]:
         """For :checkhealth, synchronous: reads the cache only (on pynvim's thread, none of the loop's
         state)."""
-        from acp_nvim.app import catalog
+        from acp_nvim.app.registry import catalog
 
         try:
             facts = catalog.health(self._registry(), self.settings.config.default_agent, time.time())

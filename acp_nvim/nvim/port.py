@@ -81,8 +81,8 @@ class NvimPort:
 
 
 class CatalogPort:
-    """The Neovim side of `acp_nvim.app.catalog.CatalogPort`: the registry's ids for completion, a start
-    by name, and the notifications and pickers of the main port."""
+    """The Neovim side of `app/registry/catalog.py`'s `CatalogPort`: the registry's ids for completion, a
+    start by name, and the notifications and pickers of the main port."""
 
     def __init__(self, port: NvimPort, lua: LuaApi) -> None:
         self._port = port

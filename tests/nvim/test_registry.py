@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.client.acp_registry import this_platform
+from acp_nvim.app.registry.entries import this_platform
 from bench.harness import wait_until
 from tests.nvim.agent_io import SCRIPTED
 from tests.nvim.conftest import Nvim, help_tags, setup_opts

@@ -19,9 +19,12 @@ import anyio.to_thread
 import msgspec
 
 from acp_nvim.app.port import INFO, WARN, Choice, Spawn
-from acp_nvim.app.registry_options import RegistryOptions
-from acp_nvim.client import acp_registry, agent_install, downloads, registry_cache
-from acp_nvim.client.acp_registry import Registry, RegistryError
+from acp_nvim.app.registry import cache as registry_cache
+from acp_nvim.app.registry import downloads
+from acp_nvim.app.registry import entries as acp_registry
+from acp_nvim.app.registry import install as agent_install
+from acp_nvim.app.registry.entries import Registry, RegistryError
+from acp_nvim.app.registry.options import RegistryOptions
 
 log = logging.getLogger("acp_nvim.catalog")
 

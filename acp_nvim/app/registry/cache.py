@@ -14,12 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from acp_nvim.client.acp_registry import Registry
+from acp_nvim.app.registry.entries import Registry
 
 log = logging.getLogger("acp_nvim.registry_cache")
 
 FILE_NAME = "registry.json"
-# The registry itself is fetched up to 16 MiB (app/catalog.py); its cache holds a little more.
+# The registry itself is fetched up to 16 MiB (app/registry/catalog.py); its cache holds a little more.
 MAX_CACHE_BYTES = 32 * 1024 * 1024
 
 

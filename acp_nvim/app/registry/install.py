@@ -29,8 +29,10 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
-from acp_nvim.client import acp_registry, downloads, registry_cache
-from acp_nvim.client.acp_registry import BinaryTarget
+from acp_nvim.app.registry import cache as registry_cache
+from acp_nvim.app.registry import downloads
+from acp_nvim.app.registry import entries as acp_registry
+from acp_nvim.app.registry.entries import BinaryTarget
 
 log = logging.getLogger("acp_nvim.agent_install")
 

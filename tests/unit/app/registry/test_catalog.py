@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_nvim.app.catalog import Catalog
 from acp_nvim.app.port import Choice
-from acp_nvim.app.registry_options import RegistryOptions
-from acp_nvim.client.acp_registry import this_platform
+from acp_nvim.app.registry.catalog import Catalog
+from acp_nvim.app.registry.entries import this_platform
+from acp_nvim.app.registry.options import RegistryOptions
 from tests.registry_fixtures import Routes, binary_agent, elsewhere, package_agent, registry, serve
 
 pytestmark = pytest.mark.anyio

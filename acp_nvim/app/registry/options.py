@@ -1,8 +1,8 @@
 """The ACP Registry as one start, picker or :AcpAgents uses it: `opts.registry` as the host validated it
 (`RegistrySettings` of `app/config.py`, the options' one owner) with the folders Neovim keeps it in.
 
-Apart from the registry's code (`catalog.py`, `registry_agents.py`), which the host loads only when the
-registry is used: a start of a configured agent never pays for urllib, ssl and the archive modules.
+Apart from the registry's code (`catalog.py`, `agents.py` and what they import), which the host loads only
+when the registry is used: a start of a configured agent never pays for urllib, ssl and the archive modules.
 """
 
 from __future__ import annotations

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.client import acp_registry, downloads, registry_cache
-from acp_nvim.client.acp_registry import BinaryPlan, PackagePlan, RegistryError
+from acp_nvim.app.registry import cache as registry_cache
+from acp_nvim.app.registry import downloads
+from acp_nvim.app.registry import entries as acp_registry
+from acp_nvim.app.registry.entries import BinaryPlan, PackagePlan, RegistryError
 from tests.registry_fixtures import Routes, binary_agent, package_agent, registry, serve
 
 

@@ -16,13 +16,14 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
-from acp_nvim.app.catalog import Catalog, CatalogPort
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
-from acp_nvim.app.registry_options import RegistryOptions
+from acp_nvim.app.registry import entries as acp_registry
+from acp_nvim.app.registry import install as agent_install
+from acp_nvim.app.registry.catalog import Catalog, CatalogPort
+from acp_nvim.app.registry.entries import RegistryAgent
+from acp_nvim.app.registry.install import InstalledAgent, InstallError
+from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
-from acp_nvim.client import acp_registry, agent_install
-from acp_nvim.client.acp_registry import RegistryAgent
-from acp_nvim.client.agent_install import InstalledAgent, InstallError
 from acp_nvim.client.process import StartError
 
 log = logging.getLogger("acp_nvim.registry_agents")

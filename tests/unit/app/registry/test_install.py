@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.client import agent_install
-from acp_nvim.client.acp_registry import BinaryTarget
-from acp_nvim.client.agent_install import InstallError
+from acp_nvim.app.registry import install as agent_install
+from acp_nvim.app.registry.entries import BinaryTarget
+from acp_nvim.app.registry.install import InstallError
 from tests.registry_fixtures import Member, launcher_members, sha256, tar_gz, zip_bytes
 
 
