@@ -30,11 +30,11 @@ local M = {}
 local api = vim.api
 local uv = vim.uv
 
-local after_input = require("acp_nvim.util.after_input")
 local events = require("acp_nvim.util.events")
 local garbage = require("acp_nvim.editor.job_output_gc")
 local pgroup = require("acp_nvim.editor.process_groups")
 local result = require("acp_nvim.editor.answer")
+local stream = require("acp_nvim.editor.terminal.stream")
 
 --- Output kept for a terminal created without `output_byte_limit` (the host always sends one).
 M.max_output_bytes = 16 * 1024 * 1024
@@ -82,20 +82,12 @@ local running = {}
 --- Tokens (-> pid) of the terminals whose marked processes may still run: not yet ended by kill or release.
 ---@type table<string, integer>
 local unswept = {}
+local ending = require("acp_nvim.editor.terminal.ending").new(M, running, unswept)
+--- End every command this module started, released ones too, and whatever they left running, waiting
+--- (briefly) until they are gone. For VimLeavePre: once Neovim has exited nothing would send the SIGKILL.
+M.kill_all = ending.kill_all
+M._exit_status_of = stream.exit_status_of
 local next_id = 0
-
-local signal_names = {}
-for name, num in pairs(uv.constants) do
-  if type(num) == "number" and name:match("^SIG%u+$") and not signal_names[num] then
-    signal_names[num] = name
-  end
-end
--- Aliases such as SIGIOT / SIGPOLL share numbers with the usual names; prefer the usual ones.
-for num, name in pairs({ [6] = "SIGABRT", [29] = "SIGIO", [17] = "SIGCHLD" }) do
-  if uv.constants[name] == num then
-    signal_names[num] = name
-  end
-end
 
 local opt = result.opt
 
@@ -106,125 +98,13 @@ local function refused(fact, detail)
   return { ok = false, fact = fact, detail = detail }
 end
 
----@param code integer
----@return table
-local function exit_status_of(code)
-  if code > 128 and signal_names[code - 128] then
-    return { signal = signal_names[code - 128] }
-  end
-  return { exit_code = code }
-end
-M._exit_status_of = exit_status_of
-
---- The last `n` bytes of `s` (a character cut in two is the host's to drop: it owns the agent's text).
----@param s string
----@param n integer
----@return string, boolean
-local function tail(s, n)
-  if #s <= n then
-    return s, false
-  end
-  return s:sub(#s - n + 1), true
-end
-M._tail = tail
-
----@param t acp_nvim.Terminal
-local function trim(t)
-  local joined = table.concat(t.chunks)
-  local kept, cut = tail(joined, t.limit)
-  t.chunks = { kept }
-  t.size = #kept
-  t.truncated = t.truncated or cut
-end
-
---- Neovim stops reading a PTY soon after its process ended, and a fast writer can leave more than that in the
---- kernel's buffer: the end of the output (often the part that matters) would be lost. So the command runs
---- under a small sh wrapper that, once the command is done, prints a marker and waits until Neovim, having
---- read everything up to the marker, answers with the token; then it exits with the command's status. Its
---- traps only defer SIGHUP/SIGINT/SIGTERM until the command has ended (a trapped, not ignored, signal is
---- reset for the command itself), so the command sees them as usual. A signal that comes before the command
---- has started (a kill right after create) ends the wrapper as it would have ended the command.
-local WRAPPER = table.concat({
-  "t=$1; shift",
-  "k=",
-  "trap 'k=129' HUP",
-  "trap 'k=130' INT",
-  "trap 'k=143' TERM",
-  '[ -z "$k" ] || exit "$k"',
-  '"$@"',
-  "s=$?",
-  "stty sane -echo 2>/dev/null",
-  "printf '\\033]7777;acp-nvim-done;%s\\007' \"$t\"",
-  'while IFS= read -r l; do [ "$l" = "$t" ] && break; done',
-  "exit $s",
-}, "\n")
-
----@param token string
----@return string
-local function marker_of(token)
-  return "\27]7777;acp-nvim-done;" .. token .. "\7"
-end
-
---- Take the wrapper's marker out of the stream; answer it once seen. Returns the bytes that belong to the
---- command's output.
----@param t acp_nvim.Terminal
----@param data string
----@return string
-local function take_marker(t, data)
-  if t.drained then
-    return data
-  end
-  data = t.carry .. data
-  t.carry = ""
-  local i, j = data:find(t.marker, 1, true)
-  if i then
-    t.drained = true
-    pcall(vim.fn.chansend, t.job, t.token .. "\n")
-    return data:sub(1, i - 1) .. data:sub(j + 1)
-  end
-  -- Keep a possible beginning of the marker for the next chunk.
-  for k = math.max(1, #data - #t.marker + 2), #data do
-    if data:byte(k) == 27 and t.marker:sub(1, #data - k + 1) == data:sub(k) then
-      t.carry = data:sub(k)
-      return data:sub(1, k - 1)
-    end
-  end
-  return data
-end
-
----@param t acp_nvim.Terminal
----@param data string
-local function append(t, data)
-  data = take_marker(t, data)
-  if t.cr then
-    data = "\r" .. data
-    t.cr = false
-  end
-  if data:sub(-1) == "\r" then
-    data = data:sub(1, -2)
-    t.cr = true
-  end
-  data = data:gsub("\r\n", "\n")
-  if data == "" then
-    return
-  end
-  t.chunks[#t.chunks + 1] = data
-  t.size = t.size + #data
-  t.total = t.total + #data
-  -- Trimming only once `slack` bytes have piled up keeps the cost per byte constant.
-  if t.size > t.limit + t.slack then
-    trim(t)
-  end
-  events.emit("terminal_output", t.id, data)
-end
-
 ---@param t acp_nvim.Terminal
 ---@param code integer
 local function finish(t, code)
   if t.carry ~= "" then
     local rest = t.carry
     t.carry, t.drained = "", true
-    append(t, rest)
+    stream.append(t, rest)
   end
   if t.cr then
     t.cr = false
@@ -232,7 +112,7 @@ local function finish(t, code)
     t.size = t.size + 1
     t.total = t.total + 1
   end
-  t.exit_status = exit_status_of(code)
+  t.exit_status = stream.exit_status_of(code)
   running[t] = nil
   local waiters = t.waiters
   t.waiters = {}
@@ -320,8 +200,8 @@ function M.create(spec)
   -- Unique on the machine (pid, counter, clock): it marks the processes of this terminal and no other.
   t.token = ("%x-%x-%x%x"):format(uv.os_getpid(), next_id, uv.hrtime() % 0x7fffffff, math.random(0, 0xffff))
   env[pgroup.MARK] = t.token
-  t.marker = marker_of(t.token)
-  argv = vim.list_extend({ "/bin/sh", "-c", WRAPPER, "acp-nvim-terminal", t.token }, argv)
+  t.marker = stream.marker_of(t.token)
+  argv = vim.list_extend({ "/bin/sh", "-c", stream.WRAPPER, "acp-nvim-terminal", t.token }, argv)
   local ok, job = pcall(api.nvim_buf_call, buf, function()
     return vim.fn.jobstart(argv, {
       term = true,
@@ -331,7 +211,7 @@ function M.create(spec)
         local chunk = table.concat(data, "\n")
         -- Each call leaves Neovim a Vimscript list of `chunk` that only a collection frees.
         garbage.owe(#chunk)
-        append(t, chunk)
+        stream.append(t, chunk)
       end,
       on_exit = function(_, code)
         finish(t, code)
@@ -370,7 +250,7 @@ function M.output(id, since)
     return e --[[@as table]]
   end
   if t.size > t.limit or #t.chunks > 1 then
-    trim(t)
+    stream.trim(t)
   end
   local kept = t.chunks[1] or ""
   local from = t.total - #kept
@@ -409,161 +289,6 @@ function M.wait_for_exit(id, callback)
   return { ok = true, pending = true }
 end
 
---- Whether the agent's command itself runs (or has run): the wrapper has a child that exec'd it. A SIGTERM
---- that comes earlier is caught by the wrapper's trap (also in its forked child before exec) and the
---- command would never see it. Past `M.start_settle_ms` the wrapper alone suffices (a command that is a
---- builtin of sh runs in the wrapper itself).
----@param t acp_nvim.Terminal
----@return boolean
-local function command_started(t)
-  if t.drained or (uv.hrtime() - t.started) / 1e6 >= M.start_settle_ms then
-    return true
-  end
-  local own = pgroup.cmdline(t.pid)
-  for _, child in ipairs(pgroup.children(t.pid)) do
-    local cmdline = pgroup.cmdline(child)
-    if cmdline and cmdline ~= own then
-      return true
-    end
-  end
-  return false
-end
-
----@param t acp_nvim.Terminal
-local function ended(t)
-  t.ending = false
-  unswept[t.token] = nil
-end
-
---- Sends `sig` to what each terminal of `ts` started: its process group while the command runs (the leader
---- checked to be Neovim's child leading that group), and every other live process carrying its mark, found
---- in one scan of /proc for all of them (a scan per terminal held Neovim ~5 ms each: 200 terminals stopped at
---- once were a second). A terminal whose command is still starting gets nothing yet and is tried again every
---- `M.start_retry_ms`, in a batch of its own. `after(sent, strays)` for each batch that went out: the
---- terminals, and how many processes outside its group each had.
----@param ts acp_nvim.Terminal[]
----@param sig string
----@param after fun(sent: acp_nvim.Terminal[], strays: table<acp_nvim.Terminal, integer>)
-local function deliver(ts, sig, after)
-  local sent, later, in_group = {}, {}, {}
-  local next_one = 1
-  local function signal_groups()
-    -- Each group's leader is looked at in /proc first (~0.5 ms on a loaded machine): 200 of them go in
-    -- slices, the keys and requests that came meanwhile in between.
-    local deadline = uv.hrtime() + M.slice_ns
-    while next_one <= #ts do
-      local t = ts[next_one]
-      next_one = next_one + 1
-      local wait = false
-      if running[t] then
-        local state = pgroup.leader_state(t.pid, t.started)
-        wait = state == "starting" or (state == "ready" and sig ~= "sigkill" and not command_started(t))
-        if not wait then
-          in_group[t] = state == "ready" and pgroup.signal(t.pid, sig)
-        end
-      end
-      if wait then
-        later[#later + 1] = t
-      else
-        sent[#sent + 1] = t
-      end
-      if next_one <= #ts and uv.hrtime() >= deadline then
-        return false
-      end
-    end
-    return true
-  end
-  local function marked_and_after()
-    if #later > 0 then
-      vim.defer_fn(function()
-        deliver(later, sig, after)
-      end, M.start_retry_ms)
-    end
-    if #sent == 0 then
-      return
-    end
-    local by_token, strays = {}, {}
-    for _, t in ipairs(sent) do
-      by_token[t.token], strays[t] = t, 0
-    end
-    pgroup.marked_in_slices(by_token, M.slice_ns, after_input.schedule, function(found)
-      for _, p in ipairs(found) do
-        local t = by_token[p.token]
-        if not (in_group[t] and p.pgrp == t.pid) then
-          pgroup.signal_pid(p.pid, sig)
-          strays[t] = strays[t] + 1
-        end
-      end
-      after(sent, strays)
-    end)
-  end
-  local function step()
-    if signal_groups() then
-      marked_and_after()
-    else
-      after_input.schedule(step)
-    end
-  end
-  step()
-end
-
---- A child forked between a scan and its parent's SIGKILL is missed by that scan: SIGKILL again, 20 ms apart,
---- until none is left (`M.sweep_rounds` rounds at most).
----@param ts acp_nvim.Terminal[] the terminals that just had round `rounds` of SIGKILL
----@param strays table<acp_nvim.Terminal, integer>
----@param rounds integer
-local function sweep(ts, strays, rounds)
-  local again = {}
-  for _, t in ipairs(ts) do
-    if strays[t] > 0 and rounds < M.sweep_rounds then
-      again[#again + 1] = t
-    else
-      ended(t)
-    end
-  end
-  if #again > 0 then
-    vim.defer_fn(function()
-      deliver(again, "sigkill", function(sent, found)
-        sweep(sent, found, rounds + 1)
-      end)
-    end, 20)
-  end
-end
-
---- SIGTERM, then SIGKILL after `M.kill_grace_ms`, to everything the terminals started; without waiting, and a
---- signal due while a command is still starting is retried every `M.start_retry_ms` until it can go.
----@param list acp_nvim.Terminal[]
-local function terminate(list)
-  local ts = {}
-  for _, t in ipairs(list) do
-    if not t.ending then
-      t.ending = true
-      ts[#ts + 1] = t
-    end
-  end
-  if #ts == 0 then
-    return
-  end
-  deliver(ts, "sigterm", function(sent, strays)
-    local rest = {}
-    for _, t in ipairs(sent) do
-      if not running[t] and strays[t] == 0 then
-        ended(t)
-      else
-        rest[#rest + 1] = t
-      end
-    end
-    if #rest == 0 then
-      return
-    end
-    vim.defer_fn(function()
-      deliver(rest, "sigkill", function(killed, found)
-        sweep(killed, found, 1)
-      end)
-    end, M.kill_grace_ms)
-  end)
-end
-
 --- Answer `terminal/kill`: SIGTERM to the command's process group and to what it left running, SIGKILL after
 --- `M.kill_grace_ms`. The terminal stays valid for `output` and `wait_for_exit`.
 ---@param id string
@@ -573,7 +298,7 @@ function M.kill(id)
   if not t then
     return e --[[@as table]]
   end
-  terminate({ t })
+  ending.terminate({ t })
   return { ok = true }
 end
 
@@ -584,7 +309,7 @@ function M.kill_many(ids)
   for _, id in ipairs(ids or {}) do
     list[#list + 1] = by_id[id]
   end
-  terminate(list)
+  ending.terminate(list)
 end
 
 --- Answer `terminal/release`: kill if running and forget the id. The buffer stays, so whatever shows it
@@ -596,62 +321,9 @@ function M.release(id)
   if not t then
     return e --[[@as table]]
   end
-  terminate({ t })
+  ending.terminate({ t })
   by_id[id] = nil
   return { ok = true }
-end
-
---- End every command this module started, released ones too, and whatever they left running, waiting
---- (briefly) until they are gone. For VimLeavePre: once Neovim has exited nothing would send the SIGKILL.
----@param grace_ms integer? time given to SIGTERM before SIGKILL (default 500)
-function M.kill_all(grace_ms)
-  local list = vim.tbl_keys(running)
-  if #list == 0 and next(unswept) == nil then
-    return
-  end
-  local function starting(t)
-    return running[t] and pgroup.leader_state(t.pid, t.started) == "starting"
-  end
-  -- A command that has not become its group's leader yet gets a moment to do so (it takes milliseconds).
-  vim.wait(200, function()
-    for _, t in ipairs(list) do
-      if starting(t) then
-        return false
-      end
-    end
-    return true
-  end, 2)
-  local function signal(sig)
-    local in_groups = {}
-    for _, t in ipairs(list) do
-      if running[t] and pgroup.leader_state(t.pid, t.started) == "ready" and pgroup.signal(t.pid, sig) then
-        in_groups[t.pid] = true
-      end
-    end
-    for _, p in ipairs(pgroup.marked(unswept)) do
-      if not in_groups[p.pgrp] then
-        pgroup.signal_pid(p.pid, sig)
-      end
-    end
-  end
-  -- Gone also means Neovim has run the job's on_exit, so each terminal has its exit status.
-  local function all_gone()
-    for _, t in ipairs(list) do
-      if running[t] then
-        return false
-      end
-    end
-    return #pgroup.marked(unswept) == 0
-  end
-  signal("sigterm")
-  vim.wait(grace_ms or 500, all_gone, 20)
-  for _ = 1, M.sweep_rounds do
-    signal("sigkill")
-    if vim.wait(400, all_gone, 10) then
-      break
-    end
-  end
-  unswept = {}
 end
 
 --- The terminal buffer of `id` (nil for an unknown id).
