@@ -296,8 +296,8 @@ _HAS_PROC = os.path.isdir("/proc")
 
 def group_has_members(pgid: int) -> bool:
     """Whether any process other than a zombie is still in the group. For the host's own agents; Neovim scans
-    for its terminals' groups, and for the agents' once the host is gone, in `lua/acp_nvim/pgroup.lua`
-    (another process, which must work without this one)."""
+    for its terminals' groups, and for the agents' once the host is gone, in
+    `lua/acp_nvim/editor/process_groups.lua` (another process, which must work without this one)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
