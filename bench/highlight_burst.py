@@ -51,7 +51,11 @@ def message_ops(text: str) -> list[dict[str, Any]]:
     notification = codec.decode_session_update(msgspec.Raw(msgspec.json.encode(raw)))
     assert notification is not None
     state.apply(notification.update)
-    return ops_for(state, state.take_changes(), "flood")
+    # As Lua reads them: the JSON the renderer sends, decoded.
+    ops: list[dict[str, Any]] = msgspec.json.decode(
+        msgspec.json.encode(ops_for(state, state.take_changes(), "flood"))
+    )
+    return ops
 
 
 class RoundTrips:

@@ -11,16 +11,31 @@ message, saying how much is cut; the message's end follows it (a ``note`` op rew
 follows it: ``tail``); ``f`` is a line's fold level as 'foldexpr' gives it (``">1"`` starts a fold,
 ``"1"`` is inside one; none: no fold), also for the lines a ``diff`` expands to. An item with ``tight``
 true follows the one before it without a blank line.
-A batch of ops (`ops_for`) is what one `chat.apply` call receives.
+A batch of ops (`ops_for`, the Structs of `chat_ops.py`) is what one `chat.apply` call receives.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import msgspec
-
 from acp_nvim.app.chat_line_breaks import LineBreaker, broken
+from acp_nvim.app.chat_ops import (
+    AddOp,
+    AppendOp,
+    BooleanConfigView,
+    ChatOp,
+    CommandView,
+    ConfigGroupView,
+    ConfigValueView,
+    ConfigView,
+    ItemView,
+    MetaOp,
+    ModeView,
+    NoteOp,
+    ReplaceOp,
+    SelectConfigView,
+    TermExitOp,
+    TermOutputOp,
+    TermStatus,
+)
 from acp_nvim.app.chat_tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
 from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.client.message_cut import MessageCut
@@ -38,7 +53,6 @@ from acp_nvim.client.transcript import (
 )
 from acp_nvim.protocol import schema as s
 
-Op = dict[str, Any]
 # Each message's `LineBreaker`, by item key: where its last line stands for the next append.
 LineBreaks = dict[str, LineBreaker]
 
@@ -155,7 +169,7 @@ def notice_view(item: NoticeItem) -> list[Line]:
 
 def item_view(
     item: Item, agent_name: str, session_id: str = "", breaks: LineBreaks | None = None
-) -> dict[str, Any]:
+) -> ItemView:
     """`breaks` keeps a message's `LineBreaker` for the appends that follow."""
     kind: str
     lines: list[Line]
@@ -170,14 +184,14 @@ def item_view(
     elif isinstance(item, ToolCallItem):
         kind, lines = "tool_call", tool_call_view(item, session_id, agent_name)
         if item.after_tool_call:
-            return {"id": item.key, "kind": kind, "lines": lines, "tight": True}
+            return ItemView(item.key, kind, lines, tight=True)
     elif isinstance(item, PlanItem):
         kind, lines = "plan", plan_view(item, agent_name)
     elif isinstance(item, CommandsItem):
         kind, lines = "commands", commands_view(item)
     else:
         kind, lines = "notice", notice_view(item)
-    return {"id": item.key, "kind": kind, "lines": lines}
+    return ItemView(item.key, kind, lines)
 
 
 def _short_count(n: int) -> str:
@@ -204,26 +218,34 @@ def header_text(state: SessionState, agent_name: str) -> str:
     return " │ ".join(parts)
 
 
-def meta_op(state: SessionState, agent_name: str) -> Op:
+def config_view(option: s.SessionConfigOption) -> ConfigView:
+    """Of an agent's config option, what Lua completes `:AcpConfig` with: its id and values."""
+    if isinstance(option, s.SessionConfigOptionBoolean):
+        return BooleanConfigView(option.id)
+    values: list[ConfigValueView | ConfigGroupView] = [
+        ConfigGroupView(entry.group, [ConfigValueView(choice.value) for choice in entry.options])
+        if isinstance(entry, s.SessionConfigSelectGroup)
+        else ConfigValueView(entry.value)
+        for entry in option.options
+    ]
+    return SelectConfigView(option.id, values)
+
+
+def meta_op(state: SessionState, agent_name: str) -> MetaOp:
     commands = [
-        {
-            "word": "/" + command.name,
-            "menu": command.description,
-            "hint": command.input.hint if command.input is not None else "",
-        }
+        CommandView(
+            "/" + command.name, command.description, command.input.hint if command.input is not None else ""
+        )
         for command in state.commands
     ]
-    modes = [{"id": mode.id, "name": mode.name} for mode in state.modes]
-    config = [msgspec.to_builtins(option) for option in state.config_options]
-    return {
-        "op": "meta",
-        "header": header_text(state, agent_name),
-        "title": clip_line(state.title) if state.title else state.title,
-        "mode": state.current_mode,
-        "modes": modes,
-        "commands": commands,
-        "config": config,
-    }
+    return MetaOp(
+        header=header_text(state, agent_name),
+        title=clip_line(state.title) if state.title else state.title,
+        mode=state.current_mode,
+        modes=[ModeView(mode.id, mode.name) for mode in state.modes],
+        commands=commands,
+        config=[config_view(option) for option in state.config_options],
+    )
 
 
 def _breaker_before(message: MessageItem, appended: int, on_tail: bool) -> LineBreaker:
@@ -245,37 +267,36 @@ def _slice_end(text: str, start: int = 0) -> int:
     return start
 
 
-def _append_ops(key: str, text: str) -> list[Op]:
-    ops: list[Op] = []
+def _append_ops(key: str, text: str) -> list[ChatOp]:
+    ops: list[ChatOp] = []
     start = 0
     while start < len(text):
         end = _slice_end(text, start)
-        ops.append({"op": "append", "id": key, "text": text[start:end]})
+        ops.append(AppendOp(key, text[start:end]))
         start = end
     return ops
 
 
-def _note_ops(item: MessageItem, cut: MessageCut, breaks: LineBreaks) -> list[Op]:
+def _note_ops(item: MessageItem, cut: MessageCut, breaks: LineBreaks) -> list[ChatOp]:
     """The note of the message's cut and its tail (drawn again whole), the tail in slices."""
     tail, breaks[item.key] = broken(shown_text(cut.tail_text))
     end = _slice_end(tail)
-    note = {"op": "note", "id": item.key, "text": cut_note(cut), "tail": tail[:end]}
-    note["file"] = cut.whole.path
+    note = NoteOp(item.key, cut_note(cut), tail[:end], cut.whole.path)
     return [note, *_append_ops(item.key, tail[end:])]
 
 
-def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[Op]:
+def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[ChatOp]:
     if not isinstance(item, MessageItem) or (
         item.size <= SLICE_CHARS and item.cut is None and _slice_end(item.text) == item.size
     ):
-        return [{"op": "add", "item": item_view(item, agent_name, session_id, breaks)}]
+        return [AddOp(item_view(item, agent_name, session_id, breaks))]
     # A long message: its beginning as the item, the rest in slices, its cut and tail last.
     text, breaks[item.key] = broken(shown_text(item.text))
     end = _slice_end(text)
     # The item's lines end where the first append goes on: a slice that ends with a newline leaves an empty
     # last line for it.
     lines = message_view(item, agent_name, text[:end], whole=False)
-    ops: list[Op] = [{"op": "add", "item": {"id": item.key, "kind": item.role, "lines": lines}}]
+    ops: list[ChatOp] = [AddOp(ItemView(item.key, item.role, lines))]
     ops.extend(_append_ops(item.key, text[end:]))
     if item.cut is not None:
         ops.extend(_note_ops(item, item.cut, breaks))
@@ -284,17 +305,17 @@ def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -
 
 def ops_for(
     state: SessionState, changes: Changes, agent_name: str, breaks: LineBreaks | None = None
-) -> list[Op]:
+) -> list[ChatOp]:
     """The smallest batch that brings the chat from the previous flush to `state`. `breaks`: the chat's
     `LineBreaks`, kept from one flush to the next (without them each append finds its line's state again)."""
     item = state.item
     if breaks is None:
         breaks = {}
-    ops: list[Op] = []
+    ops: list[ChatOp] = []
     for key in changes.added:
         ops.extend(_add_ops(item(key), agent_name, state.session_id, breaks))
     for key in changes.replaced:
-        ops.append({"op": "replace", "item": item_view(item(key), agent_name, state.session_id, breaks)})
+        ops.append(ReplaceOp(item_view(item(key), agent_name, state.session_id, breaks)))
     noted = set(changes.noted)
     for key, pieces in changes.appended.items():
         message = item(key)
@@ -313,7 +334,7 @@ def ops_for(
         if not text:
             continue
         if len(text) <= SLICE_CHARS and _slice_end(text) == len(text):
-            ops.append({"op": "append", "id": key, "text": text})
+            ops.append(AppendOp(key, text))
         else:
             ops.extend(_append_ops(key, text))
     for key in changes.noted:
@@ -327,9 +348,9 @@ def ops_for(
     return ops
 
 
-def _shell_ops(state: SessionState, changes: Changes) -> list[Op]:
+def _shell_ops(state: SessionState, changes: Changes) -> list[ChatOp]:
     """Output and exits of the commands the agent runs itself, for the chat terminals under them."""
-    ops: list[Op] = []
+    ops: list[ChatOp] = []
     for key, outputs in changes.output.items():
         tool_call = state.item(key)
         if not isinstance(tool_call, ToolCallItem):
@@ -341,14 +362,10 @@ def _shell_ops(state: SessionState, changes: Changes) -> list[Op]:
         text = "".join(output.text for output in outputs[last_reset:])
         reset = outputs[last_reset].reset
         for start in range(0, max(len(text), 1), SLICE_CHARS):
-            op: Op = {"op": "term_output", "term": term, "text": text[start : start + SLICE_CHARS]}
-            if reset and start == 0:
-                op["reset"] = True
-            ops.append(op)
+            ops.append(TermOutputOp(term, text[start : start + SLICE_CHARS], reset=reset and start == 0))
     for key, ended in changes.exits.items():
         tool_call = state.item(key)
         if isinstance(tool_call, ToolCallItem):
             term = shell_terminal_id(state.session_id, tool_call.tool_call_id)
-            status = {"exit_code": ended.exit_code, "signal": ended.signal}
-            ops.append({"op": "term_exit", "term": term, "status": status})
+            ops.append(TermExitOp(term, TermStatus(ended.exit_code, ended.signal)))
     return ops

@@ -26,7 +26,8 @@ from collections import deque
 import anyio
 import msgspec
 
-from acp_nvim.app.chat_view import LineBreaks, Op, ops_for
+from acp_nvim.app.chat_ops import ChatOp
+from acp_nvim.app.chat_view import LineBreaks, ops_for
 from acp_nvim.app.port import Spawn
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
@@ -132,7 +133,7 @@ class ChatRenderer:
         self._state.take_changes()
 
 
-def encode_ops(ops: list[Op]) -> list[bytes]:
+def encode_ops(ops: list[ChatOp]) -> list[bytes]:
     """`ops` as JSON arrays of at most CHUNK_OPS ops and, unless one op alone is larger, CHUNK_BYTES each
     (bytes: a msgpack bin, a Lua string to Neovim)."""
     chunks: list[bytes] = []
@@ -141,7 +142,7 @@ def encode_ops(ops: list[Op]) -> list[bytes]:
     return chunks
 
 
-def _encode_within(ops: list[Op], chunks: list[bytes]) -> None:
+def _encode_within(ops: list[ChatOp], chunks: list[bytes]) -> None:
     encoded = _encode(ops)
     if len(encoded) <= CHUNK_BYTES or len(ops) == 1:
         chunks.append(encoded)

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.app.chat_line_breaks import broken
-from acp_nvim.app.chat_view import item_view, ops_for
+from acp_nvim.app import chat_view
+from acp_nvim.app.chat_line_breaks import LineBreaker, broken
 from acp_nvim.app.editor.permission import PermissionBroker, dismissed_outcome
 from acp_nvim.app.views import PermissionView
 from acp_nvim.client.message_cut import HEAD_CHARS, TAIL_CHARS
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.tool_calls import KEEP_TOOL_DETAILS
-from acp_nvim.client.transcript import MessageItem, PlanItem, ToolCallItem
+from acp_nvim.client.transcript import Changes, Item, MessageItem, PlanItem, ToolCallItem
 from acp_nvim.nvim.bridge import FRAME_SECONDS
 from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
@@ -26,6 +26,22 @@ from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
+
+
+def ops_for(
+    state: SessionState, changes: Changes, agent_name: str, breaks: dict[str, LineBreaker] | None = None
+) -> list[dict[str, Any]]:
+    """`chat_view.ops_for` as Lua reads it: the JSON the renderer sends, decoded."""
+    wire: list[dict[str, Any]] = msgspec.json.decode(
+        msgspec.json.encode(chat_view.ops_for(state, changes, agent_name, breaks))
+    )
+    return wire
+
+
+def item_view(item: Item, agent_name: str) -> dict[str, Any]:
+    """`chat_view.item_view` as Lua reads it."""
+    wire: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(chat_view.item_view(item, agent_name)))
+    return wire
 
 
 def update(raw: dict[str, Any]) -> s.SessionUpdate:
@@ -583,3 +599,33 @@ def test_a_huge_session_title_is_cut_for_the_window_bar() -> None:
     (op,) = ops_for(state, state.take_changes(), "A")
     assert len(msgspec.json.encode(op)) < 16 << 10
     assert op["header"].endswith("… 10.0 MiB more not shown")
+
+
+def test_meta_sends_of_config_options_only_what_lua_completes() -> None:
+    """Lua completes `:AcpConfig` from the meta op: ids, kinds and values, never the agent's raw options."""
+    state = SessionState("s")
+    state.config_options = [
+        s.SessionConfigOptionBoolean(id="fast", name="Fast", current_value=True, meta={"x": 1}),
+        s.SessionConfigOptionSelect(
+            id="model",
+            name="Model",
+            description="which model",
+            current_value="a",
+            options=[s.SessionConfigSelectOption(value="a", name="A", description="the first")],
+        ),
+        s.SessionConfigOptionSelect(
+            id="effort",
+            name="Effort",
+            current_value="b",
+            options=[
+                s.SessionConfigSelectGroup(
+                    group="more", name="More", options=[s.SessionConfigSelectOption(value="b", name="B")]
+                )
+            ],
+        ),
+    ]
+    assert ops_for(state, Changes(meta={"config"}), "A")[-1]["config"] == [
+        {"type": "boolean", "id": "fast"},
+        {"type": "select", "id": "model", "options": [{"value": "a"}]},
+        {"type": "select", "id": "effort", "options": [{"group": "more", "options": [{"value": "b"}]}]},
+    ]

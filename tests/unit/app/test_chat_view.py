@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.app.chat_view import SLICE_LINES, ops_for
+from acp_nvim.app.chat_view import SLICE_LINES
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.transcript import MessageItem
-from tests.unit.test_session_state import chunk, update
+from tests.unit.test_session_state import chunk, ops_for, update
 
 READ = {
     "sessionUpdate": "tool_call",
