@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from acp_nvim.app.edits import EditFollower
-from acp_nvim.app.permissions import Permissions, one_line
+from acp_nvim.app.permissions.service import Permissions, one_line
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.status import StatusBoard

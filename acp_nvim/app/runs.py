@@ -16,7 +16,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from acp_nvim.app.lifecycle import Lifecycle, Phase
-from acp_nvim.app.permission_rules import Rule
+from acp_nvim.app.permissions.rules import Rule
 from acp_nvim.app.port import ChatView
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.client import command as agent_command
@@ -97,7 +97,7 @@ class ChatSession(msgspec.Struct):
     # While its `session/load` runs: the updates that come are its history, replayed (what they did is past).
     replaying: bool = False
     permissions: int = 0
-    # "Always allow ... in this session" (app/permissions.py): kept with the session, resumed with it.
+    # "Always allow ... in this session" (app/permissions/service.py): kept with the session, resumed with it.
     permission_rules: list[Rule] = msgspec.field(default_factory=list)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from acp_nvim.app.checkpoints import Checkpoints
+from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Runs

@@ -124,7 +124,7 @@ class ToolCallItem(msgspec.Struct):
     raw_input: Any = None
     raw_output: Any = None
     awaiting_permission: bool = False
-    # A permission rule answered its request (acp_nvim/app/permissions.py): which one, for the chat.
+    # A permission rule answered its request (acp_nvim/app/permissions/service.py): which one, for the chat.
     auto_allowed: str | None = None
     # A command the agent runs itself (kind `execute`, see client/shell.py): shown like a terminal.
     shell: ShellRun | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from acp_nvim.app.checkpoints import health
+from acp_nvim.app.checkpoints.service import health
 from acp_nvim.app.port import Spawn
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_values

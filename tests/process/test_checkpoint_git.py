@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_nvim.app.checkpoint_restore import Snapshots
-from acp_nvim.app.checkpoint_store import SessionRecord, Store
+from acp_nvim.app.checkpoints.restore import Snapshots
+from acp_nvim.app.checkpoints.store import SessionRecord, Store
 from acp_nvim.app.config import CheckpointOptions
 from acp_nvim.client import restore_files
 from tests.conftest import ROOT
@@ -229,7 +229,7 @@ UNREADABLE_SCRIPT = """
 import json, sys
 import anyio
 from tests.process.test_checkpoint_git import NoBuffers, snapshots
-from acp_nvim.app.checkpoint_store import SessionRecord
+from acp_nvim.app.checkpoints.store import SessionRecord
 from pathlib import Path
 
 root, store = Path(sys.argv[1]), Path(sys.argv[2])

@@ -37,7 +37,7 @@ from acp_nvim.app.editor.port import (
 from acp_nvim.app.editor.sandbox import SessionSandboxes
 from acp_nvim.app.editor.sandbox_rules import PathRefused, resolve
 from acp_nvim.app.editor_options import EditorOptions
-from acp_nvim.app.permission_rules import ALLOW_KINDS
+from acp_nvim.app.permissions.rules import ALLOW_KINDS
 from acp_nvim.app.port import WARN
 from acp_nvim.client.disk import (
     NotRegular,

@@ -33,7 +33,8 @@ def chosen_outcome(
     request: s.RequestPermissionRequest, view: PermissionView, answer: str | None
 ) -> s.RequestPermissionOutcome:
     """The choice as an outcome: one of the request's options, or one the application added to the question
-    (an "always allow", app/permissions.py), which it turns into one of the request's before answering."""
+    (an "always allow", app/permissions/service.py), which it turns into one of the request's before
+    answering."""
     offered = {option.option_id for option in request.options}
     offered |= {choice.id for choice in view.options}
     if answer is not None and answer in offered:

@@ -1,5 +1,5 @@
 --- A checkpoint's restore carried into the loaded buffers, and its diff as a quickfix list. The host decides
---- what is restored and writes the files (acp_nvim/app/checkpoint_restore.py); this module only makes the
+--- what is restored and writes the files (acp_nvim/app/checkpoints/restore.py); this module only makes the
 --- buffers show it:
 ---   * `before`: a loaded buffer with unsaved edits keeps its file's text as it is now, the merge's base;
 ---   * `after`: a clean buffer of a restored file shows the restored text as minimal line edits in one undo

@@ -81,7 +81,7 @@ function M.logout()
   end
 end
 
---- :AcpPermissions [revoke N]: the session's and its project's permission rules (app/permissions.py).
+--- :AcpPermissions [revoke N]: the session's and its project's permission rules (app/permissions/service.py).
 ---@param args string[]
 function M.permissions(args)
   if host_running() then

@@ -1,5 +1,5 @@
-"""Remembered permissions in the application (acp_nvim/app/permissions.py): the "always allow" choices, the
-requests a rule answers itself, and :AcpPermissions, on the in-memory Neovim."""
+"""Remembered permissions in the application (acp_nvim/app/permissions/service.py): the "always allow"
+choices, the requests a rule answers itself, and :AcpPermissions, on the in-memory Neovim."""
 
 from __future__ import annotations
 
@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.app.permission_rules import Rule
+from acp_nvim.app.permissions.rules import Rule
 from acp_nvim.app.port import WARN
 from acp_nvim.app.runs import ChatSession
 from acp_nvim.protocol import schema as s
-
-from .fakes import App, FakeAgent
+from tests.unit.app.fakes import App, FakeAgent
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, pruned
+from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, pruned
 
 DAY = 86400.0
 

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from acp_nvim.app.checkpoint_restore import Snapshots
-from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, digest
+from acp_nvim.app.checkpoints.restore import Snapshots
+from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, digest
 from acp_nvim.app.config import CheckpointOptions
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort, Spawn
 from acp_nvim.app.runs import ChatSession, Runs
@@ -229,7 +229,7 @@ def label(checkpoint: Checkpoint, changed: int | None) -> str:
 
 def health(root: str) -> dict[str, Any]:
     """:checkhealth's facts: git, and the store's size."""
-    from acp_nvim.app.checkpoint_store import size_of
+    from acp_nvim.app.checkpoints.store import size_of
 
     git = git_path()
     version = None

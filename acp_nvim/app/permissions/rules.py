@@ -31,7 +31,7 @@ from typing import Literal
 
 import msgspec
 
-from acp_nvim.app import request_paths, shell_words
+from acp_nvim.app.permissions import request_paths, shell_words
 from acp_nvim.protocol import schema as s
 
 Scope = Literal["session", "project"]

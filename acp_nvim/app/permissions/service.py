@@ -9,10 +9,9 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 
-from acp_nvim.app import permission_rules as rules
-from acp_nvim.app import request_paths
-from acp_nvim.app.permission_rules import Facts, Rule, RuleError, Scope
-from acp_nvim.app.permission_rules_file import RuleFile
+from acp_nvim.app.permissions import request_paths, rules
+from acp_nvim.app.permissions.rules import Facts, Rule, RuleError, Scope
+from acp_nvim.app.permissions.rules_file import RuleFile
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.views import PermissionChoice

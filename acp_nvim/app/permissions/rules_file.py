@@ -14,7 +14,7 @@ import os
 import anyio
 import msgspec
 
-from acp_nvim.app.permission_rules import Rule, RuleError, check
+from acp_nvim.app.permissions.rules import Rule, RuleError, check
 from acp_nvim.client import disk
 
 FILE_VERSION = 1

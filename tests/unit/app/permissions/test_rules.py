@@ -1,4 +1,4 @@
-"""Permission rules (acp_nvim/app/permission_rules.py): when a rule answers a request, the answer it gives,
+"""Permission rules (acp_nvim/app/permissions/rules.py): when a rule answers a request, the answer it gives,
 and the project rules file. Real paths and symlinks in a temporary directory; no Neovim."""
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_nvim.app import permission_rules as rules
-from acp_nvim.app import shell_words
-from acp_nvim.app.permission_rules import Rule, RuleError
-from acp_nvim.app.permission_rules_file import MAX_FILE_BYTES, RuleFile
-from acp_nvim.app.permissions import request_facts
+from acp_nvim.app.permissions import rules, shell_words
+from acp_nvim.app.permissions.rules import Rule, RuleError
+from acp_nvim.app.permissions.rules_file import MAX_FILE_BYTES, RuleFile
+from acp_nvim.app.permissions.service import request_facts
 from acp_nvim.client.transcript import ToolCallItem
 from acp_nvim.protocol import schema as s
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from acp_nvim.app.checkpoint_store import Checkpoint, SessionRecord, Store, pruned
+from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, pruned
 from acp_nvim.app.config import CheckpointOptions
 from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort, Spawn
 from acp_nvim.client import restore_files
