@@ -796,7 +796,7 @@ end
 local highlight_some -- (see below)
 
 --- Highlights what changed since the last call, within the tick's budget; the rest continues on the next
---- ticks. Called after each drain of the chat's queue (ui/chat.lua, M._drain).
+--- ticks. Called after each drain of the chat's queue (ui/chat/drain.lua, M._drain).
 ---@param chat AcpChat
 function M.refresh(chat)
   local st = states[chat.buf]
