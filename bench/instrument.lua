@@ -77,7 +77,8 @@ chat.apply_json = function(session_id, chunks)
 end
 
 -- The work itself: chat.apply drains its queue within a per-tick budget and continues on later ticks, so the
--- timing (per tick) and the done check wrap the drain, wherever it is called from.
+-- timing (per tick) and the done check wrap the drain, wherever it is called from: the chat's facade
+-- (ui/chat/init.lua) stores these wrappers in ui/chat/drain.lua, which calls its own M._drain through them.
 -- Only the tail of the last line is read: a streamed paragraph is one line of up to a MB, and copying it into
 -- Lua after every drain cost the drains measured ~0.4 ms each (and the garbage collector more).
 local function ends_with(buf, text)

@@ -1,5 +1,5 @@
 -- Chat buffers: markdown highlighting of the agent's text when the parser is available (bundled in 0.10+), by
--- ui/chat_highlight.lua rather than vim.treesitter.start, whose cost grows with the chat.
+-- ui/chat_highlight/ rather than vim.treesitter.start, whose cost grows with the chat.
 if vim.b.did_ftplugin then
   return
 end

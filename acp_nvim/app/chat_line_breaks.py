@@ -7,7 +7,7 @@ at its next word (the space before it stays, at the end of the line; nothing of 
 a line break inside a paragraph is still the same paragraph, and the window wraps it as before, so the chat
 reads the same. Code keeps its lines as they are
 (a fenced or indented block, a table row): a newline there would change what it says. A line without any
-space (a blob) is left whole; the chat turns 'linebreak' off for such a line (lua/acp_nvim/ui/chat.lua).
+space (a blob) is left whole; the chat turns 'linebreak' off for such a line (lua/acp_nvim/ui/chat/drain.lua).
 
 The breaks depend only on the text before them, so a message streamed in any pieces gets the same lines as
 the same message drawn whole (a replay): `LineBreaker` carries where the last line stands from one piece to

@@ -1,5 +1,5 @@
 """The ops a `chat.apply` batch is made of: a tagged union of Structs (`op` names the kind), encoded to JSON
-by `acp_nvim/nvim/render.py` into the tables `lua/acp_nvim/ui/chat.lua`'s `apply` reads (see `chat_view.py`
+by `acp_nvim/nvim/render.py` into the tables `lua/acp_nvim/ui/chat/`'s `apply` reads (see `chat_view.py`
 for the lines of an item).
 
 Fields with a default are left out of the JSON when they hold it (`omit_defaults`): an append, the op of the

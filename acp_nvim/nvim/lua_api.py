@@ -109,7 +109,7 @@ class LuaApi:
     def __init__(self, bridge: BridgeLike) -> None:
         self._bridge = bridge
 
-    # chat (lua/acp_nvim/ui/chat.lua)
+    # chat (lua/acp_nvim/ui/chat/: init.lua is the facade)
 
     def chat_create(self, session_id: str, info: ChatInfo) -> None:
         self._bridge.lua(CHAT_CREATE, session_id, to_lua(info))

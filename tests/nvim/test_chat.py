@@ -31,7 +31,7 @@ def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
     nvim.lua("require('acp_nvim.ui.chat').apply(...)", "s1", list(ops))
 
 
-# The chat's windows open a few main-loop ticks after the chat is created (ui/chat.lua, M.create).
+# The chat's windows open a few main-loop ticks after the chat is created (ui/chat/init.lua, M.create).
 SHOWN = "vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf or -1)[1] ~= nil"
 
 

@@ -1,4 +1,4 @@
-"""The chat's markdown highlighting (ui/chat_highlight.lua) in a real Neovim: tree-sitter captures kept as
+"""The chat's markdown highlighting (ui/chat_highlight/) in a real Neovim: tree-sitter captures kept as
 extmarks item by item, at any chat size."""
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def small_block_chat(nvim: Nvim, tmp_path: Path) -> None:
 
 def test_a_large_open_block_is_highlighted_when_the_chat_pauses(nvim: Nvim, tmp_path: Path) -> None:
     """Past chat.highlight_max_bytes the block being streamed is not parsed again on every frame, but once the
-    chat pauses (ui/chat_highlight.lua's pause_ms)."""
+    chat pauses (ui/chat_highlight/state.lua's pause_ms)."""
     small_block_chat(nvim, tmp_path)
     line = "word " * 300 + "**late**"
     # Applied and looked at in one call: the pause cannot have passed in between.

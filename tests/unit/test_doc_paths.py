@@ -57,7 +57,7 @@ def test_the_check_finds_a_stale_mention() -> None:
         "app/registry.py",
         "acp_nvim.app.options",
     ]
-    assert _stale("see `app/runs.py`, `ui/chat.lua`, acp_nvim.app.runs.Runs and `editor/fs/`") == []
+    assert _stale("see `app/runs.py`, `ui/chat/init.lua`, acp_nvim.app.runs.Runs and `editor/fs/`") == []
 
 
 def test_every_path_a_comment_or_a_page_names_exists() -> None:

@@ -13,7 +13,7 @@ local function usable(win)
     return false
   end
   local buf = api.nvim_win_get_buf(win)
-  -- The chat's own buffers are told by their filetype: the editor layer knows no chat (ui/chat.lua sets it).
+  -- The chat's own buffers are told by their filetype: the editor layer knows no chat (ui/chat/init.lua sets it).
   if vim.bo[buf].filetype == "acp_nvim_chat" then
     return false
   end

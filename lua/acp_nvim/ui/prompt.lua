@@ -95,7 +95,7 @@ local function set_keymaps(buf)
 end
 
 --- The chat's prompt buffer, created on first use. Also called on its own, a tick before the windows open
---- (ui/chat.lua, M.create): its filetype (~1.5 ms) and the windows were one of the longest ticks of a load.
+--- (ui/chat/init.lua, M.create): its filetype (~1.5 ms) and the windows were one of the longest ticks of a load.
 ---@param chat AcpChat
 ---@return integer
 function M.buffer(chat)

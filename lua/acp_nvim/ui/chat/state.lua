@@ -1,0 +1,67 @@
+-- The chats and what every part of the chat reads (ui/chat/init.lua names the parts): the chat of each
+-- session, the current one, the hook for terminal placeholders, and the namespaces of the chat's extmarks.
+-- Required by every part and requiring none.
+
+local M = {}
+
+local api = vim.api
+-- Each item's first line (ui/chat/items.lua), the drawn highlights, the locations a jump opens and the
+-- terminal placeholders.
+M.ns_items = api.nvim_create_namespace("acp_nvim_items")
+M.ns_hl = api.nvim_create_namespace("acp_nvim_hl")
+M.ns_loc = api.nvim_create_namespace("acp_nvim_loc")
+M.ns_term = api.nvim_create_namespace("acp_nvim_term")
+
+---@class AcpChatItem
+---@field kind string
+---@field mark integer extmark of the item's first line
+---@field idx integer position in chat.order
+---@field sep boolean|nil the item starts with a blank separator line
+---@field note integer|nil extmark of the note where a long message is cut (ui/chat_message.lua)
+---@field folds (integer|boolean)[]|nil its fold levels (see AcpDrawn.folds), rows relative to its body
+
+---@class AcpChat
+---@field session_id string
+---@field buf integer
+---@field agent string
+---@field display_name string
+---@field items table<string, AcpChatItem>
+---@field order string[]
+---@field locs table<integer, {path: string, lnum: integer}>
+---@field terms table<integer, string>
+---@field empty boolean
+---@field header string
+---@field commands table[]
+---@field modes table[]
+---@field prompt_buf integer|nil
+---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
+---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see drain.lua's M.apply)
+---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see drain.lua's guard_redraw)
+---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
+---@field close_from integer|nil first row of the new folds that wait for it, to be closed
+---@field continued boolean|nil the drain running is a slice continued from an earlier tick (see drain.lua's M._drain)
+---@field drawing_items boolean|nil this draw drew many new items at once (a replay): its slices hold the collector
+---@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
+--- their items not recorded yet: their fold levels by row from 1 (see draw.lua's add_items)
+
+---@type table<string, AcpChat>
+M.chats = {}
+---@type string|nil session id of the newest chat
+M.current = nil
+
+--- Set by :AcpChat while the agent is still starting: the first chat created is opened and focused.
+---@type boolean
+M.focus_when_created = false
+
+---@param buf integer
+---@return AcpChat|nil
+function M.chat_of_buf(buf)
+  for _, chat in pairs(M.chats) do
+    if chat.buf == buf or chat.prompt_buf == buf then
+      return chat
+    end
+  end
+  return nil
+end
+
+return M
