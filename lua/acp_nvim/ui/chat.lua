@@ -44,7 +44,8 @@ local ns_term = api.nvim_create_namespace("acp_nvim_term")
 
 ---@type table<string, AcpChat>
 M.chats = {}
----@type string|nil session id of the newest chat
+---@type string|nil the current session's id, as the host's last status named it: ui/status.lua applies it (the host
+--- decides which session is current)
 M.current = nil
 
 --- Set by :AcpChat while the agent is still starting: the first chat created is opened and focused.
@@ -542,7 +543,6 @@ function M.reset(session_id, info)
   chat.item_at_cache = nil
   chat.queue = nil
   chat.agent, chat.display_name = info.agent, info.display_name
-  M.current = session_id
 end
 
 --- Removes a chat the host gave up on (a session that failed to load), without closing its session.
@@ -569,9 +569,6 @@ function M.forget_buf(buf)
   for session_id, chat in pairs(M.chats) do
     if chat.buf == buf then
       M.chats[session_id] = nil
-      if M.current == session_id then
-        M.current = nil
-      end
       local prompt = chat.prompt_buf
       if prompt and api.nvim_buf_is_valid(prompt) then
         -- Scheduled: not from inside the wipe autocommand of another buffer.
@@ -640,7 +637,6 @@ function M.create(session_id, info)
     modes = {},
   }
   M.chats[session_id] = chat
-  M.current = session_id
   M.set_keymaps(buf)
   local took_over = old ~= nil and retire(old, buf)
   if M.focus_when_created then
