@@ -24,6 +24,7 @@ from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.process import AgentCommand, StartError
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import codec
+from acp_nvim.protocol import schema as s
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -46,6 +47,14 @@ def _elapsed_ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 1)
 
 
+def initialize_line(agent_info: s.Implementation | None, protocol_version: int) -> str:
+    """The line `:checkhealth` shows for the handshake: the agent's title (else name), version, protocol."""
+    if agent_info is None:
+        return f"initialize: no agentInfo (protocol {protocol_version})"
+    title = agent_info.title if agent_info.title is not None else agent_info.name
+    return f"initialize: {title} {agent_info.version} (protocol {protocol_version})"
+
+
 async def _probe(args: argparse.Namespace) -> dict[str, Any]:
     command = await agent_command.resolve(
         AgentCommand(command=args.command[0], args=args.command[1:], cwd=os.getcwd()),
@@ -59,6 +68,7 @@ async def _probe(args: argparse.Namespace) -> dict[str, Any]:
         timings["initialize"] = _elapsed_ms(start)
         report["protocolVersion"] = agent.protocol_version
         report["agentInfo"] = codec.to_builtins(agent.agent_info) if agent.agent_info else None
+        report["initialized"] = initialize_line(agent.agent_info, agent.protocol_version)
         report["agentCapabilities"] = codec.to_builtins(agent.capabilities)
         report["authMethods"] = codec.to_builtins(agent.auth_methods)
         if args.session:

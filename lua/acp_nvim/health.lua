@@ -239,18 +239,12 @@ function M.check()
     health.error("initialize failed: " .. vim.trim(result.stderr or ""))
   else
     local probed, probe_report = pcall(vim.json.decode, result.stdout)
-    if not probed or type(probe_report) ~= "table" then
+    if not probed or type(probe_report) ~= "table" or type(probe_report.initialized) ~= "string" then
       health.error("probe printed no report")
       return
     end
-    local agent_info = probe_report.agentInfo
-    local protocol = probe_report.protocolVersion
-    if type(agent_info) == "table" then
-      local title = agent_info.title ~= vim.NIL and agent_info.title or agent_info.name
-      health.ok(("initialize: %s %s (protocol %s)"):format(title, agent_info.version, protocol))
-    else
-      health.ok(("initialize: no agentInfo (protocol %s)"):format(protocol))
-    end
+    -- The probe words the handshake's line (acp_nvim/probe.py): health shows it as it is.
+    health.ok(probe_report.initialized)
   end
 end
 

@@ -35,9 +35,18 @@ def apply(nvim: Nvim, *ops: dict[str, Any]) -> None:
 SHOWN = "vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s1.prompt_buf or -1)[1] ~= nil"
 
 
+# A new session as the host makes it: its chat, then a status naming it current (the host decides which is).
+CREATE = """
+local session_id = ...
+require('acp_nvim.ui.chat').create(session_id, {agent = 'a', display_name = 'Agent', cwd = '/'})
+local status = require('acp_nvim.ui.status')
+status.set(vim.tbl_extend('force', status.get(), { session_id = session_id }))
+"""
+
+
 def create_shown(nvim: Nvim) -> None:
     """Creates chat s1 and waits until it is shown with its prompt window, as a new session's chat is."""
-    nvim.lua("require('acp_nvim.ui.chat').create('s1', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    nvim.lua(CREATE, "s1")
     nvim.wait(SHOWN)
 
 
@@ -171,7 +180,7 @@ def test_a_replay_drawn_in_many_short_slices_is_the_chat_drawn_at_once(chat: Nvi
     assert slices is False
     chat.wait(REPLAY_IDLE, 60, "s1")
     at_once = chat.lua(CHAT_AS_SEEN, "s1")
-    chat.lua("require('acp_nvim.ui.chat').create('s2', {agent = 'a', display_name = 'Agent', cwd = '/'})")
+    chat.lua(CREATE, "s2")
     chat.wait("vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats.s2.prompt_buf or -1)[1] ~= nil")
     sliced = chat.lua(
         """

@@ -13,6 +13,9 @@ from tests.nvim.conftest import Nvim, configure
 LAYOUT = """
 local chat = require('acp_nvim.ui.chat')
 chat.create('s1', { agent = 'a', display_name = 'Agent', cwd = '/' })
+-- What the host sends next: a status naming the new session current (the host decides which is).
+local status = require('acp_nvim.ui.status')
+status.set(vim.tbl_extend('force', status.get(), { session_id = 's1' }))
 chat.open('s1')
 local c = chat.chats.s1
 return { file = vim.fn.win_getid(1), chat = vim.fn.win_findbuf(c.buf)[1],

@@ -30,6 +30,7 @@ def test_probe_reports_the_handshake_and_a_session(tmp_path: Path) -> None:
     assert report["protocolVersion"] == 1
     assert "loadSession" not in report["agentCapabilities"]  # false is the default, so not repeated
     assert report["agentInfo"] is None
+    assert report["initialized"] == "initialize: no agentInfo (protocol 1)"
     assert report["authMethods"] == []
     assert len(report["sessionId"]) > 8
     assert set(report["milliseconds"]) == {"initialize", "session/new"}

@@ -63,7 +63,8 @@ function M.set(status)
     return
   end
   current = new
-  -- The chat of the current session is the one :AcpChat opens.
+  -- The host decides which session is current (app/runs.py); this is the one place Lua applies its word (the
+  -- chat :AcpChat opens). A status naming no session, or one with no chat, leaves the chat shown last.
   local chat = package.loaded["acp_nvim.ui.chat"]
   if chat and new.session_id and chat.chats[new.session_id] then
     chat.current = new.session_id

@@ -1,7 +1,7 @@
 -- The chat buffer: draws the view models the host sends (never protocol data). `require("acp_nvim.ui.chat")`
 -- is this facade: a chat's life (created, reset for a reload, retired, destroyed, forgotten) is here, and
 -- every other name is looked up in the part that owns it, by job, each requiring only those below it:
---   state.lua   the chats, the current one, the terminal hook, the namespaces (requires no part)
+--   state.lua   the chats, the current one, the namespaces (requires no part)
 --   items.lua   where each item's lines are (an extmark on its first line)
 --   folds.lua   the fold levels the host gives an item's lines, 'foldexpr' and 'foldtext'
 --   draw.lua    an item drawn, replaced, appended to; the header
@@ -97,7 +97,6 @@ function M.reset(session_id, info)
   chat.item_at_cache = nil
   chat.queue = nil
   chat.agent, chat.display_name = info.agent, info.display_name
-  M.current = session_id
 end
 
 --- Removes a chat the host gave up on (a session that failed to load), without closing its session.
@@ -124,9 +123,6 @@ function M.forget_buf(buf)
   for session_id, chat in pairs(M.chats) do
     if chat.buf == buf then
       M.chats[session_id] = nil
-      if M.current == session_id then
-        M.current = nil
-      end
       local prompt_buf = chat.prompt_buf
       if prompt_buf and api.nvim_buf_is_valid(prompt_buf) then
         -- Scheduled: not from inside the wipe autocommand of another buffer.
@@ -195,7 +191,6 @@ function M.create(session_id, info)
     modes = {},
   }
   M.chats[session_id] = chat
-  M.current = session_id
   M.set_keymaps(buf)
   local took_over = old ~= nil and retire(old, buf)
   if M.focus_when_created then

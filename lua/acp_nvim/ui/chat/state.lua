@@ -1,5 +1,5 @@
 -- The chats and what every part of the chat reads (ui/chat/init.lua names the parts): the chat of each
--- session, the current one, the hook for terminal placeholders, and the namespaces of the chat's extmarks.
+-- session, the current one, and the namespaces of the chat's extmarks.
 -- Required by every part and requiring none.
 
 local M = {}
@@ -46,7 +46,8 @@ M.ns_term = api.nvim_create_namespace("acp_nvim_term")
 
 ---@type table<string, AcpChat>
 M.chats = {}
----@type string|nil session id of the newest chat
+---@type string|nil the current session's id, as the host's last status named it: ui/status.lua applies it (the host
+--- decides which session is current)
 M.current = nil
 
 --- Set by :AcpChat while the agent is still starting: the first chat created is opened and focused.
