@@ -17,6 +17,9 @@ LUA = ROOT / "lua"
 LUA_API = PACKAGE / "nvim" / "lua_api.py"
 HOST_API = LUA / "acp_nvim" / "host" / "api.lua"
 RPLUGIN = ROOT / "rplugin" / "python3" / "acp_nvim_host.py"
+ENTRY_POINTS = LUA / "acp_nvim" / "host" / "entry_points.lua"
+# One module's row of entry_points.lua: `["acp_nvim.ui.chat"] = { "create", "open" },`.
+ENTRY_ROW = re.compile(r'^\s*\["(acp_nvim(?:\.\w+)*)"\]\s*=\s*\{([^}]*)\},?\s*$', re.MULTILINE)
 
 # `require('acp_nvim.ui.chat').open` in a Lua chunk written as a Python string.
 LUA_CALL = re.compile(r"""require\(\s*['"](acp_nvim(?:\.\w+)*)['"]\s*\)\s*\.\s*(\w+)""")
@@ -74,6 +77,20 @@ def test_every_lua_function_python_calls_exists_in_its_lua_module() -> None:
     assert len(calls) >= 20, calls
     missing = sorted(f"{module}.{name}" for module, name in calls if name not in lua_exports(module))
     assert missing == [], f"lua_api.py calls Lua functions that do not exist: {missing}"
+
+
+def entry_points() -> set[tuple[str, str]]:
+    rows = ENTRY_ROW.findall(ENTRY_POINTS.read_text(encoding="utf-8"))
+    return {(module, name) for module, names in rows for name in re.findall(r'"(\w+)"', names)}
+
+
+def test_the_lua_table_of_entry_points_names_exactly_what_python_calls() -> None:
+    """`host/entry_points.lua` is the Lua reader's list of what the host calls: both lists, both ways."""
+    calls = set(LUA_CALL.findall(LUA_API.read_text(encoding="utf-8")))
+    listed = entry_points()
+    assert len(listed) >= 20, listed
+    assert sorted(calls - listed) == [], "called by lua_api.py, missing from host/entry_points.lua"
+    assert sorted(listed - calls) == [], "listed in host/entry_points.lua, called by no lua_api.py chunk"
 
 
 def test_no_python_module_but_lua_api_writes_lua_calls() -> None:
