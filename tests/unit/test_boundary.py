@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +140,14 @@ def test_the_parsers_see_both_ways_of_defining_and_calling() -> None:
     ]
     assert ANY_HOST_CALL.search('pcall(vim.rpcnotify, channel, "acp_b")')
     assert ANY_HOST_CALL.search("pcall(vim.fn.AcpNvimBootstrap, options)")
+
+
+def test_the_lua_declaration_of_what_crosses_is_current() -> None:
+    """`host/types.lua` is written from the Structs by tools/gen_lua_types.py; a Struct changed without it
+    fails here (and in scripts/test)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_lua_types.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    declared = (LUA / "acp_nvim" / "host" / "types.lua").read_text(encoding="utf-8")
+    assert "---@alias acp.ChatOp acp.AddOp|" in declared and "---@class acp.Status" in declared

@@ -275,7 +275,7 @@ end
 --- Within the tick's budget at once; the rest on the next ticks, always in order (a batch arriving while an
 --- earlier one is unfinished waits behind it).
 ---@param session_id string
----@param ops table[]
+---@param ops acp.ChatOp[] (lua/acp_nvim/host/types.lua)
 function M.apply(session_id, ops)
   enqueue(session_id, { { ops = ops, next = 1 } })
 end
