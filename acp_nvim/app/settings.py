@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from acp_nvim.app import presets
+from acp_nvim.app import agent_routes, presets
 from acp_nvim.app.config import Config, LuaOptions
 from acp_nvim.app.config_check import check
 from acp_nvim.app.registry.options import RegistryOptions
@@ -28,6 +28,8 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True):
     install_hint: str
     fallbacks: list[str]
     older_args: OlderArgs | None
+    # By each command it may run (`cmd`, then each fallback): what it does and needs, when measured.
+    routes: dict[str, agent_routes.CommandRoutes]
 
 
 class ConfigReport(msgspec.Struct, kw_only=True, frozen=True):
@@ -96,6 +98,11 @@ class Settings:
                         install_hint=spec.install_hint,
                         fallbacks=spec.fallbacks,
                         older_args=spec.older_args,
+                        routes={
+                            cmd: routes
+                            for cmd in (spec.cmd, *spec.fallbacks)
+                            if (routes := agent_routes.of_command(cmd)) is not None
+                        },
                     )
                 )
         return ConfigReport(errors=self.errors, default_agent=self.config.default_agent, agents=agents)

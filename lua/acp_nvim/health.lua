@@ -177,7 +177,6 @@ function M.check()
   M.checkpoints(report.checkpoints)
 
   health.start("Agents")
-  local routes = require("acp_nvim.routes")
   local by_name = {}
   for _, agent in ipairs(report.agents) do
     local name = agent.name
@@ -188,14 +187,18 @@ function M.check()
     else
       health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
     end
-    local does = routes.describe(cmd or agent.cmd)
-    if does then
-      health.info(("%s: %s"):format(name, does))
-    end
-    -- Only for an agent the user can start or means to: what an agent not installed lacks is no news.
-    if cmd or name == report.default_agent then
-      for _, lack in ipairs(routes.missing(cmd or agent.cmd)) do
-        health.warn(("%s: %s"):format(name, lack))
+    -- What the host knows of the command that runs (acp_nvim/app/agent_routes.py); whether a program it
+    -- needs is installed is Neovim's fact (its PATH).
+    local routes = type(agent.routes) == "table" and agent.routes[cmd or agent.cmd] or nil
+    if routes then
+      health.info(("%s: %s"):format(name, routes.does))
+      -- Only for an agent the user can start or means to: what an agent not installed lacks is no news.
+      if cmd or name == report.default_agent then
+        for _, need in ipairs(routes.needs) do
+          if vim.fn.executable(need.exe) ~= 1 then
+            health.warn(("%s: %s"):format(name, need.message))
+          end
+        end
       end
     end
   end

@@ -10,7 +10,7 @@ from tests.unit.test_lua_layout import LUA, REQUIRE, ROOT, code_lines, lua_sourc
 
 # Lowest first; a module may require its own layer and the ones before it.
 LAYERS = ("util", "core", "editor", "ui", "top")
-CORE = {"acp_nvim.config", "acp_nvim.build", "acp_nvim.routes"}
+CORE = {"acp_nvim.config", "acp_nvim.build"}
 # init.lua (the actions the commands call) and the wiring of the events sit with the UI.
 UI = {"acp_nvim", "acp_nvim.wiring"}
 
