@@ -101,10 +101,6 @@ class Lifecycle:
         return self.phase in (Phase.CONNECTING, Phase.OPENING)
 
     @property
-    def first_session_pending(self) -> bool:
-        return self.phase is Phase.OPENING
-
-    @property
     def stop_asked(self) -> bool:
         return self.phase in (Phase.STOPPING, Phase.STOPPED)
 

@@ -130,13 +130,6 @@ class TrafficLog:
             for index, line in enumerate(lines)
         ]
 
-    def messages(self) -> list[dict[str, Any]]:
-        """Every kept message as a redacted record: direction, ISO time, method (or id), the message."""
-        return [describe(entry) for entry in self.entries()]
-
-    def to_ndjson(self) -> str:
-        return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in self.messages())
-
 
 def describe(entry: TrafficEntry) -> dict[str, Any]:
     record: dict[str, Any] = {

@@ -393,7 +393,10 @@ def test_open_and_live_output_hook(nvim_clean: Any) -> None:
     ("code", "expected"), [(0, {"exit_code": 0}), (1, {"exit_code": 1}), (143, {"signal": "SIGTERM"})]
 )
 def test_exit_status_mapping(nvim_clean: Any, code: int, expected: dict[str, Any]) -> None:
-    assert nvim_clean.exec_lua(f"return {T}._exit_status_of(...)", code) == expected
+    # The mapping is the stream module's pure function, the one terminal.lua applies to each exit.
+    mapping = "return require('acp_nvim.editor.terminal.stream').exit_status_of(...)"
+    status = nvim_clean.exec_lua(mapping, code)
+    assert status == expected
 
 
 def test_chat_preview_keeps_the_last_lines_of_any_chunking(nvim_clean: Any) -> None:

@@ -1,6 +1,6 @@
-"""What the property tests of the JSON-RPC layer (test_jsonrpc_properties.py) and of the whole client stack
-(test_fuzz_connection.py) share: their hypothesis settings, JSON values to throw at a connection, and input
-cut into chunks."""
+"""What the property tests of the JSON-RPC layer (`tests/unit/jsonrpc/test_connection_properties.py`) and
+of the whole client stack (`tests/unit/client/test_dispatch_fuzz.py`) share: their hypothesis settings, JSON
+values to throw at a connection, and input cut into chunks."""
 
 from __future__ import annotations
 

@@ -86,7 +86,6 @@ local ending = require("acp_nvim.editor.terminal.ending").new(M, running, unswep
 --- End every command this module started, released ones too, and whatever they left running, waiting
 --- (briefly) until they are gone. For VimLeavePre: once Neovim has exited nothing would send the SIGKILL.
 M.kill_all = ending.kill_all
-M._exit_status_of = stream.exit_status_of
 local next_id = 0
 
 local opt = result.opt

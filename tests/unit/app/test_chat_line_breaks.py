@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from acp_nvim.app.chat_line_breaks import LONG_LINE_CHARS, LineBreaker, broken
 from acp_nvim.client.session import SessionState
-from tests.unit.test_session_state import chunk, item_view, ops_for
+from tests.unit.client.test_session import chunk, item_view, ops_for
 
 WORDS = " ".join(f"word{n}" for n in range(5_000))  # ~44,000 characters on one line
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from acp_nvim.app.chat_view import SLICE_LINES
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.transcript import MessageItem
-from tests.unit.test_session_state import chunk, ops_for, update
+from tests.unit.client.test_session import chunk, ops_for, update
 
 READ = {
     "sessionUpdate": "tool_call",

@@ -61,7 +61,7 @@ async def test_a_first_session_that_did_not_open_leaves_the_agent_starting() -> 
     life.connected(open_first_session=True)
     life.first_session_done(ready=False)
     assert life.phase.shown == "starting"
-    assert not life.first_session_pending
+    assert life.phase is not Phase.OPENING
 
 
 async def test_a_failure_on_the_way_down_does_not_undo_the_stop() -> None:

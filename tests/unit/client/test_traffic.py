@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_nvim.client.traffic import MAX_KEPT_PER_MESSAGE, REDACTED, TrafficLog
+from acp_nvim.client.traffic import MAX_KEPT_PER_MESSAGE, REDACTED, TrafficLog, describe
 
 
 def line(message: object) -> bytes:
     return json.dumps(message).encode()
+
+
+def records_of(log: TrafficLog) -> list[dict[str, Any]]:
+    """Each kept message as `:AcpLog` shows and saves it (`app/agent_log.py`): redacted, one record each."""
+    return [describe(entry) for entry in log.entries()]
+
+
+def shown(log: TrafficLog) -> str:
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records_of(log))
 
 
 def test_secrets_of_mcp_servers_terminals_and_auth_are_redacted() -> None:
@@ -67,7 +77,7 @@ def test_secrets_of_mcp_servers_terminals_and_auth_are_redacted() -> None:
             }
         ),
     )
-    text = log.to_ndjson()
+    text = shown(log)
     for secret in ("ghp_secret", "abc", "sk-123"):
         assert secret not in text
     records = [json.loads(row) for row in text.splitlines()]
@@ -83,7 +93,7 @@ def test_memory_is_bounded_by_count_and_bytes() -> None:
         log.record("in", line({"jsonrpc": "2.0", "method": "session/update", "params": {"n": number}}))
     assert len(log) == 100
     assert log.dropped == 900
-    assert json.loads(log.to_ndjson().splitlines()[-1])["message"]["params"]["n"] == 999
+    assert json.loads(shown(log).splitlines()[-1])["message"]["params"]["n"] == 999
     log.record("in", b"x" * 50_000_000)  # one enormous line keeps only its beginning
     entries = log.entries()
     assert sum(len(e.line) for e in entries) <= 10_000 + 64 * 1024
@@ -93,7 +103,7 @@ def test_memory_is_bounded_by_count_and_bytes() -> None:
 def test_garbage_lines_are_kept_as_text() -> None:
     log = TrafficLog()
     log.record("in", b"\xff not json")
-    (record,) = log.messages()
+    (record,) = records_of(log)
     assert record["raw"] == "\ufffd not json"
 
 
@@ -123,10 +133,10 @@ def test_a_message_too_deep_to_parse_is_a_placeholder_not_an_error() -> None:
         b'{"jsonrpc":"2.0","method":"m","params":{"token":"s3cret","v":' + b"[" * 5000 + b"]" * 5000 + b"}}"
     )
     log.record("in", deep)
-    (record,) = log.messages()
+    (record,) = records_of(log)
     # Not shown as text: it could not be redacted.
     assert record["raw"] == f"(nested too deeply to show: {len(deep)} bytes)"
-    assert "s3cret" not in log.to_ndjson()
+    assert "s3cret" not in shown(log)
 
 
 def kept_one_by_one(lines: list[bytes], max_messages: int, max_bytes: int) -> list[tuple[bytes, int]]:

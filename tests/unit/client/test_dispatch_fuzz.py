@@ -27,8 +27,7 @@ from acp_nvim.jsonrpc import Connection, LineSplitter
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.methods import CANCEL_REQUEST as CANCEL_REQUEST_METHOD
 from acp_nvim.protocol.methods import METHODS
-
-from .strategies import cut, json_trees, property_settings
+from tests.unit.strategies import cut, json_trees, property_settings
 
 EXAMPLES = int(os.environ.get("ACP_FUZZ_EXAMPLES", "50"))
 FUZZ = property_settings(max_examples=EXAMPLES)

@@ -10,8 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from acp_nvim.jsonrpc.peek import Head, peek
-
-from .strategies import json_trees, property_settings
+from tests.unit.strategies import json_trees, property_settings
 
 PROPERTIES = property_settings(max_examples=300)
 

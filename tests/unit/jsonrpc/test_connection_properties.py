@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 from acp_nvim.jsonrpc import DEFAULT_MAX_MESSAGE_SIZE, Connection
 from acp_nvim.jsonrpc.framing import HEAD_SIZE
-
-from .strategies import cut, json_trees, property_settings
-from .test_jsonrpc_connection import CANCEL_REQUEST_METHOD, DEADLINE, Wire, echo, ignore
+from tests.unit.jsonrpc.test_connection import CANCEL_REQUEST_METHOD, DEADLINE, Wire, echo, ignore
+from tests.unit.strategies import cut, json_trees, property_settings
 
 PROPERTY_SETTINGS = property_settings(max_examples=60)
 
