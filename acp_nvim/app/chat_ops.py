@@ -62,27 +62,12 @@ class ModeView(msgspec.Struct, gc=False):
     name: str
 
 
-class ConfigValueView(msgspec.Struct, gc=False):
-    value: str
-
-
-class ConfigGroupView(msgspec.Struct, gc=False):
-    group: str
-    options: list[ConfigValueView]
-
-
-class SelectConfigView(msgspec.Struct, tag_field="type", tag="select", gc=False):
-    """An agent's config option of a choice of values, as `:AcpConfig`'s completion needs it."""
+class ConfigView(msgspec.Struct, gc=False):
+    """An agent's config option as `:AcpConfig` completes it: its id and the words the host accepts for it
+    (`client/session.py`'s `config_value_words`); Lua reshapes nothing."""
 
     id: str
-    options: list[ConfigValueView | ConfigGroupView]
-
-
-class BooleanConfigView(msgspec.Struct, tag_field="type", tag="boolean", gc=False):
-    id: str
-
-
-ConfigView: TypeAlias = SelectConfigView | BooleanConfigView
+    values: list[str]
 
 
 class MetaOp(msgspec.Struct, tag_field="op", tag="meta", gc=False):

@@ -20,18 +20,14 @@ from acp_nvim.app.chat_line_breaks import LineBreaker, broken
 from acp_nvim.app.chat_ops import (
     AddOp,
     AppendOp,
-    BooleanConfigView,
     ChatOp,
     CommandView,
-    ConfigGroupView,
-    ConfigValueView,
     ConfigView,
     ItemView,
     MetaOp,
     ModeView,
     NoteOp,
     ReplaceOp,
-    SelectConfigView,
     TermExitOp,
     TermOutputOp,
     TermStatus,
@@ -39,7 +35,7 @@ from acp_nvim.app.chat_ops import (
 from acp_nvim.app.chat_tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
 from acp_nvim.app.chat_view_lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.client.message_cut import MessageCut
-from acp_nvim.client.session import SessionState, config_value_name
+from acp_nvim.client.session import SessionState, config_value_name, config_value_words
 from acp_nvim.client.transcript import (
     Changes,
     CommandsItem,
@@ -219,16 +215,9 @@ def header_text(state: SessionState, agent_name: str) -> str:
 
 
 def config_view(option: s.SessionConfigOption) -> ConfigView:
-    """Of an agent's config option, what Lua completes `:AcpConfig` with: its id and values."""
-    if isinstance(option, s.SessionConfigOptionBoolean):
-        return BooleanConfigView(option.id)
-    values: list[ConfigValueView | ConfigGroupView] = [
-        ConfigGroupView(entry.group, [ConfigValueView(choice.value) for choice in entry.options])
-        if isinstance(entry, s.SessionConfigSelectGroup)
-        else ConfigValueView(entry.value)
-        for entry in option.options
-    ]
-    return SelectConfigView(option.id, values)
+    """Of an agent's config option, what Lua completes `:AcpConfig` with: its id and the words the host
+    parses (`app/session_modes.py`), so Lua reshapes nothing."""
+    return ConfigView(option.id, config_value_words(option))
 
 
 def meta_op(state: SessionState, agent_name: str) -> MetaOp:

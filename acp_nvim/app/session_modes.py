@@ -18,7 +18,7 @@ from acp_nvim.app.status import StatusBoard
 from acp_nvim.client import failure
 from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.agent_capabilities import Unsupported
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session import SessionState, config_value_words
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
@@ -162,11 +162,7 @@ class ModeCommands:
             return False
         value = parse_value(option, raw)
         if value is None:
-            allowed = (
-                "true, false, toggle"
-                if isinstance(option, s.SessionConfigOptionBoolean)
-                else ", ".join(value for value, _ in select_choices(option))
-            )
+            allowed = ", ".join(config_value_words(option))
             self._port.notify(f"invalid value {raw!r} for {option.name} (allowed: {allowed})", WARN)
             return False
         if value == option.current_value:

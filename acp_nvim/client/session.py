@@ -299,6 +299,14 @@ def config_value_name(option: s.SessionConfigOption) -> str:
     return option.current_value
 
 
+def config_value_words(option: s.SessionConfigOption) -> list[str]:
+    """What `:AcpConfig <option>` accepts and completes: a boolean's words, else every choice's value
+    (grouped ones too)."""
+    if isinstance(option, s.SessionConfigOptionBoolean):
+        return ["true", "false", "toggle"]
+    return [choice.value for choice in _select_choices(option)]
+
+
 def _select_choices(option: s.SessionConfigOptionSelect) -> list[s.SessionConfigSelectOption]:
     choices: list[s.SessionConfigSelectOption] = []
     for entry in option.options:

@@ -19,10 +19,6 @@
 ---@field id string
 ---@field text string
 
----@class acp.BooleanConfigView
----@field type "boolean"
----@field id string
-
 ---@class acp.ChatInfo
 ---@field agent string
 ---@field display_name string
@@ -33,12 +29,9 @@
 ---@field menu string
 ---@field hint string
 
----@class acp.ConfigGroupView
----@field group string
----@field options acp.ConfigValueView[]
-
----@class acp.ConfigValueView
----@field value string
+---@class acp.ConfigView
+---@field id string
+---@field values string[]
 
 ---@class acp.ElicitationAnswer
 ---@field action? string
@@ -95,7 +88,7 @@
 ---@field mode string|nil
 ---@field modes acp.ModeView[]
 ---@field commands acp.CommandView[]
----@field config (acp.SelectConfigView|acp.BooleanConfigView)[]
+---@field config acp.ConfigView[]
 
 ---@class acp.ModeView
 ---@field id string
@@ -134,11 +127,6 @@
 ---@field real string
 ---@field action string
 ---@field session_id string
-
----@class acp.SelectConfigView
----@field type "select"
----@field id string
----@field options (acp.ConfigValueView|acp.ConfigGroupView)[]
 
 ---@class acp.SelectRequest
 ---@field prompt string

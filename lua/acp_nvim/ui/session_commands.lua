@@ -108,25 +108,6 @@ local function starting(lead, words)
   end, words)
 end
 
----@param option table a config option as the host sends it
----@return string[]
-local function option_values(option)
-  if option.type == "boolean" then
-    return { "true", "false", "toggle" }
-  end
-  local values = {}
-  for _, entry in ipairs(option.options or {}) do
-    if entry.group ~= nil then
-      for _, choice in ipairs(entry.options or {}) do
-        table.insert(values, choice.value)
-      end
-    else
-      table.insert(values, entry.value)
-    end
-  end
-  return values
-end
-
 ---@param lead string
 ---@return string[]
 function M.complete_mode(lead)
@@ -158,7 +139,8 @@ function M.complete_config(lead, line)
   end
   for _, option in ipairs(options) do
     if option.id == words[2] then
-      return starting(lead, option_values(option))
+      -- The words the host accepts for it (app/session_modes.py parses them), sent with the chat's meta.
+      return starting(lead, option.values or {})
     end
   end
   return {}

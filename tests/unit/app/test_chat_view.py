@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.app.chat_view import SLICE_LINES
+from acp_nvim.app.chat_view import SLICE_LINES, meta_op
 from acp_nvim.client.session import SessionState
 from acp_nvim.client.transcript import MessageItem
+from acp_nvim.protocol import schema as s
 from tests.unit.client.test_session import chunk, ops_for, update
+
+ROOT = Path(__file__).resolve().parents[3]
 
 READ = {
     "sessionUpdate": "tool_call",
@@ -214,3 +218,42 @@ def test_a_cut_message_with_many_lines_shows_its_beginning_the_note_and_its_end(
     assert shown[0] == "▍ Agent" and shown[1 : note - 1] == lines[: note - 2]
     assert lines[note - 2].startswith(shown[note - 1])
     assert shown[note + 1 :] == lines[-(len(shown) - note - 1) :]
+
+
+# The shape of an agent's config options has one owner, the host: the meta op carries, for each option, the
+# words `:AcpConfig` accepts for it (as `app/session_modes.py` parses them); Lua completes from them and reads
+# no protocol option.
+
+
+def test_the_meta_op_sends_each_option_with_the_words_it_accepts() -> None:
+    state = SessionState("s1")
+    model = s.SessionConfigOptionSelect(
+        id="model",
+        name="Model",
+        current_value="a",
+        options=[
+            s.SessionConfigSelectGroup(
+                group="one", name="One", options=[s.SessionConfigSelectOption(value="a", name="A")]
+            ),
+            s.SessionConfigSelectGroup(
+                group="more",
+                name="More",
+                options=[
+                    s.SessionConfigSelectOption(value="b", name="B"),
+                    s.SessionConfigSelectOption(value="c", name="C"),
+                ],
+            ),
+        ],
+    )
+    brief = s.SessionConfigOptionBoolean(id="brief", name="Brief", current_value=False)
+    state.apply(s.SessionUpdateConfigOptionUpdate(config_options=[model, brief]))
+    config = meta_op(state, "agent").config
+    assert [(option.id, option.values) for option in config] == [
+        ("model", ["a", "b", "c"]),
+        ("brief", ["true", "false", "toggle"]),
+    ]
+
+
+def test_lua_reads_no_protocol_option() -> None:
+    commands = (ROOT / "lua" / "acp_nvim" / "ui" / "session_commands.lua").read_text(encoding="utf-8")
+    assert [word for word in ("option.options", "option.type", "entry.group") if word in commands] == []

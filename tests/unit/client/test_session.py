@@ -602,7 +602,8 @@ def test_a_huge_session_title_is_cut_for_the_window_bar() -> None:
 
 
 def test_meta_sends_of_config_options_only_what_lua_completes() -> None:
-    """Lua completes `:AcpConfig` from the meta op: ids, kinds and values, never the agent's raw options."""
+    """Lua completes `:AcpConfig` from the meta op: ids and the words the host accepts (a boolean's, a
+    select's values with groups flattened), never the agent's raw options."""
     state = SessionState("s")
     state.config_options = [
         s.SessionConfigOptionBoolean(id="fast", name="Fast", current_value=True, meta={"x": 1}),
@@ -625,7 +626,7 @@ def test_meta_sends_of_config_options_only_what_lua_completes() -> None:
         ),
     ]
     assert ops_for(state, Changes(meta={"config"}), "A")[-1]["config"] == [
-        {"type": "boolean", "id": "fast"},
-        {"type": "select", "id": "model", "options": [{"value": "a"}]},
-        {"type": "select", "id": "effort", "options": [{"group": "more", "options": [{"value": "b"}]}]},
+        {"id": "fast", "values": ["true", "false", "toggle"]},
+        {"id": "model", "values": ["a"]},
+        {"id": "effort", "values": ["b"]},
     ]
