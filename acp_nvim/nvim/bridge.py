@@ -15,12 +15,13 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 
 from acp_nvim.app.port import ERROR, INFO, WARN
 from acp_nvim.nvim.lua_api import BATCH
+from acp_nvim.nvim.lua_values import LuaValue
 
 log = logging.getLogger("acp_nvim.bridge")
 
@@ -29,18 +30,18 @@ __all__ = ["ERROR", "FRAME_SECONDS", "INFO", "WARN", "Bridge", "NvimLike"]
 #: One frame at 60 Hz: how long a `lua_later` call waits for company; the chat's render period.
 FRAME_SECONDS = 0.016
 
-Call = tuple[str, tuple[Any, ...]]
+Call = tuple[str, tuple[LuaValue, ...]]
 
 
 class NvimLike(Protocol):
-    """The part of pynvim's `Nvim` the bridge uses (pynvim itself is untyped)."""
+    """The part of pynvim's `Nvim` the bridge uses, typed here once (pynvim itself is untyped)."""
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop: ...
 
-    def async_call(self, fn: Any, *args: Any) -> None: ...
+    def async_call(self, fn: Callable[..., object], *args: object) -> None: ...
 
-    def exec_lua(self, code: str, *args: Any, **kwargs: Any) -> Any: ...
+    def exec_lua(self, code: str, *args: LuaValue, async_: bool = False) -> LuaValue: ...
 
 
 class Bridge:
@@ -55,11 +56,11 @@ class Bridge:
     def attach_loop(self, call_soon: Callable[[Callable[[], object]], None]) -> None:
         self._to_loop = call_soon
 
-    def lua(self, code: str, *args: Any) -> None:
+    def lua(self, code: str, *args: LuaValue) -> None:
         """Runs `code` (a Lua chunk receiving `...`) in Neovim soon; safe from any thread, never waits."""
         self._hand_over((code, args))
 
-    def lua_later(self, key: str, code: str, *args: Any) -> None:
+    def lua_later(self, key: str, code: str, *args: LuaValue) -> None:
         """`lua`, within a frame: sent with the next call (in order before it) or alone a frame later. A newer
         call with the same `key` replaces one still waiting: only the latest status matters."""
         with self._later_lock:
@@ -96,7 +97,7 @@ class Bridge:
             if waiting:
                 self._nvim.async_call(self._exec_batch, waiting)
 
-    def _exec_async(self, code: str, args: tuple[Any, ...]) -> None:
+    def _exec_async(self, code: str, args: tuple[LuaValue, ...]) -> None:
         self._nvim.exec_lua(code, *args, async_=True)
 
     def _exec_batch(self, calls: list[Call]) -> None:
@@ -123,9 +124,9 @@ class Bridge:
         except RuntimeError:
             log.debug("event loop closed before its wake-up")
 
-    async def lua_result(self, code: str, *args: Any) -> Any:
+    async def lua_result(self, code: str, *args: LuaValue) -> LuaValue:
         """Runs `code` in Neovim and returns its value; waits without blocking the anyio loop."""
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future: concurrent.futures.Future[LuaValue] = concurrent.futures.Future()
 
         def run() -> None:
             if not future.set_running_or_notify_cancel():

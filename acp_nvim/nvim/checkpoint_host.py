@@ -4,13 +4,15 @@ and :checkhealth's facts (git, the store's size)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+
+import msgspec
 
 from acp_nvim.app.checkpoints.service import health
 from acp_nvim.app.port import Spawn
 from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_values
 from acp_nvim.nvim.controller import Controller
+from acp_nvim.nvim.lua_values import LuaTable
 
 
 def root(stdpath: dict[str, str]) -> str:
@@ -26,6 +28,6 @@ def attach(controller: Controller, stdpath: dict[str, str], settings: Settings, 
     controller.app.checkpoints.attach(root(stdpath), lambda: settings.config.checkpoints, spawn)
 
 
-def with_facts(stdpath: dict[str, str], report: Any) -> dict[str, Any]:
+def with_facts(stdpath: dict[str, str], report: msgspec.Struct) -> LuaTable:
     """:checkhealth's report of the options and agents, with the checkpoints' facts."""
     return {**lua_values.to_lua(report), "checkpoints": health(root(stdpath))}

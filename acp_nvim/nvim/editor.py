@@ -14,7 +14,7 @@ from acp_nvim.app.editor import port as p
 from acp_nvim.app.views import PermissionView
 from acp_nvim.nvim import lua_api
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.lua_values import from_lua, to_lua
+from acp_nvim.nvim.lua_values import from_lua, json_to_lua, to_lua
 from acp_nvim.nvim.ui import Ui
 
 
@@ -91,7 +91,7 @@ class NvimEditorPort:
     async def ask_elicitation(self, view: dict[str, object]) -> p.ElicitationAnswer:
         with self._ui.slot() as slot:
             try:
-                answer = await self._ui.ask_with(slot, lua_api.ASK_ELICITATION, view)
+                answer = await self._ui.ask_with(slot, lua_api.ASK_ELICITATION, json_to_lua(view))
             finally:
                 if not slot.done:
                     # Given up (a cancel, a completion elsewhere): the rest of the form is not asked.

@@ -14,7 +14,6 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import msgspec
 
@@ -29,6 +28,7 @@ from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.loop_thread import LoopThread
+from acp_nvim.nvim.lua_values import LuaTable, LuaValue
 from acp_nvim.nvim.process_groups import GroupReporter
 
 log = logging.getLogger("acp_nvim.host")
@@ -76,7 +76,7 @@ class StartRequest(msgspec.Struct, kw_only=True, frozen=True):
 class SetupTable(msgspec.Struct, kw_only=True, frozen=True):
     """A `setup()` table as `lua/acp_nvim/config.lua` sends it: raw, and which call it came from."""
 
-    options: Any = None
+    options: object = None
     generation: int = 0
 
 
@@ -94,22 +94,21 @@ class Host:
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
 
-    def bootstrap(self, options: dict[str, Any] | None, *, versions: bool = False) -> dict[str, Any]:
+    def bootstrap(self, options: LuaTable | None, *, versions: bool = False) -> LuaTable:
         """The host's info for Lua. `versions` reads installed metadata (~20 ms of imports): only
         :checkhealth asks for it, never a start."""
         options = options or {}
-        log_path = setup_logging(options.get("log"), options.get("log_level"))
-        data = options.get("data")
-        if isinstance(data, str) and data:
+        strings = {key: value for key, value in options.items() if isinstance(value, str) and value}
+        log_path = setup_logging(strings.get("log"), strings.get("log_level"))
+        data = strings.get("data")
+        if data:
             # Neovim's stdpath("data"): where the project permission rules are kept.
             self._rules_file = os.path.join(data, "acp_nvim", "permissions.json")
             if self._controller is not None:
                 self._controller.app.permissions.file.path = self._rules_file
-        for kind in ("data", "cache", "state"):
-            if isinstance(options.get(kind), str) and options[kind]:
-                self._stdpath[kind] = options[kind]
+        self._stdpath.update({kind: strings[kind] for kind in ("data", "cache", "state") if kind in strings})
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
-        info: dict[str, Any] = {
+        info: LuaTable = {
             "channel": getattr(self._nvim, "channel_id", None),
             "pid": os.getpid(),
             "python": sys.executable,
@@ -122,7 +121,7 @@ class Host:
         info["configured"] = self._apply(options.get("setup"))
         return info
 
-    def _apply(self, raw: Any) -> dict[str, Any]:
+    def _apply(self, raw: LuaValue) -> LuaTable:
         """Validates a `setup()` table: what Lua's `config.configured` takes."""
         try:
             table = msgspec.convert(raw or {}, SetupTable)
@@ -142,11 +141,11 @@ class Host:
             "generation": table.generation,
         }
 
-    def setup(self, raw: Any) -> None:
+    def setup(self, raw: LuaValue) -> None:
         """setup() called while the host runs: the next start already follows the new table."""
         lua_api.config_configured(self._nvim, self._apply(raw))
 
-    def config_report(self) -> dict[str, Any]:
+    def config_report(self) -> LuaTable:
         """For :checkhealth: the bad fields of the table in force and every agent as a start would run it."""
         return checkpoint_host.with_facts(self._stdpath, self.settings.report(self._launch(StartRequest())))
 
@@ -167,7 +166,7 @@ class Host:
         )
 
     def _resolve(
-        self, raw: Any, *, session: bool = True
+        self, raw: LuaValue, *, session: bool = True
     ) -> tuple[str | None, AgentSpec | str | None, EditorOptions]:
         """The agent a start asks for, with the settings of this moment (a later setup() does not change it),
         and the editor options it runs with. None for the agent: no name was given and there is no default
@@ -183,7 +182,7 @@ class Host:
         launch = self._launch(request, session=session)
         return request.name, self.settings.agent_spec(request.name, launch, self._registry()), options
 
-    def announce(self, options: dict[str, Any] | None) -> None:
+    def announce(self, options: LuaTable | None) -> None:
         """The answer to Lua's `acp_bootstrap`, sent as a call back: Lua never waits for the host to start."""
         info = self.bootstrap(options)
         # The loop thread (and anyio's backend, ~20 ms of imports) comes up here rather than on the first
@@ -192,7 +191,7 @@ class Host:
         self._ensure_loop()
         lua_api.host_bootstrapped(self._nvim, info)
 
-    def start(self, request: Any) -> None:
+    def start(self, request: LuaValue) -> None:
         name, spec, options = self._resolve(request)
         default, registry, configured = self.settings.config.default_agent, self._registry(), []
         if spec is None:
@@ -217,7 +216,7 @@ class Host:
     def stop(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.commands.stop(session_id))
 
-    def restart(self, request: Any) -> None:
+    def restart(self, request: LuaValue) -> None:
         _, spec, options = self._resolve(request)
 
         async def restart(controller: Controller) -> None:
@@ -233,13 +232,13 @@ class Host:
 
         self._submit(restart)
 
-    def prompt(self, text: str, selections: Any = None, session_id: str | None = None) -> None:
+    def prompt(self, text: str, selections: LuaValue = None, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.prompt(text, selections, session_id))
 
     def cancel(self, session_id: str | None = None) -> None:
         self._submit(lambda c: c.app.turns.cancel(session_id))
 
-    def sessions(self, request: Any, action: str, everywhere: bool, session_id: str | None) -> None:
+    def sessions(self, request: LuaValue, action: str, everywhere: bool, session_id: str | None) -> None:
         _, spec, options = self._resolve(request, session=False)
 
         async def sessions(controller: Controller) -> None:
@@ -296,7 +295,7 @@ class Host:
     def focus(self, session_id: str) -> None:
         self._submit(lambda c: c.app.commands.focus(session_id))
 
-    def reply(self, token: Any, value: Any) -> None:
+    def reply(self, token: LuaValue, value: LuaValue) -> None:
         """A late answer from Lua: a picker's choice (permissions and elicitation forms included), a login
         terminal's or a terminal job's exit."""
 
@@ -316,7 +315,7 @@ class Host:
         registry = self._registry()
         self._submit(lambda c: c.registry_agents.agents_command(registry, action, agent_id))
 
-    def registry_health(self) -> dict[str, Any]:
+    def registry_health(self) -> LuaTable:
         """For :checkhealth, synchronous: reads the cache only (on pynvim's thread, none of the loop's
         state)."""
         from acp_nvim.app.registry import catalog
@@ -330,10 +329,10 @@ class Host:
 
     # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
 
-    def log_view(self, agent_name: str | None) -> dict[str, Any]:
+    def log_view(self, agent_name: str | None) -> LuaTable:
         return agent_log.view(agent_name or None)
 
-    def log_save(self, agent_name: str | None, path: str) -> dict[str, Any]:
+    def log_save(self, agent_name: str | None, path: str) -> LuaTable:
         return agent_log.save(agent_name or None, path)
 
     def log_names(self) -> list[str]:

@@ -14,7 +14,7 @@ answer's token: for them this module declares the code the `Ui` runs (the `ASK_*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
 from acp_nvim.app.views import ChatInfo, Status
@@ -24,6 +24,8 @@ from acp_nvim.nvim.lua_values import (
     FsReadOptions,
     FsWriteAnswer,
     FsWriteOptions,
+    LuaTable,
+    LuaValue,
     TerminalCreated,
     TerminalDone,
     TerminalOutput,
@@ -92,15 +94,15 @@ ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"
 class BridgeLike(Protocol):
     """The part of `Bridge` these calls need (a test's fake may have only `lua`)."""
 
-    def lua(self, code: str, *args: Any) -> None: ...
+    def lua(self, code: str, *args: LuaValue) -> None: ...
 
-    def lua_later(self, key: str, code: str, *args: Any) -> None: ...
+    def lua_later(self, key: str, code: str, *args: LuaValue) -> None: ...
 
-    async def lua_result(self, code: str, *args: Any) -> Any: ...
+    async def lua_result(self, code: str, *args: LuaValue) -> LuaValue: ...
 
 
 class NvimExec(Protocol):
-    def exec_lua(self, code: str, *args: Any, **kwargs: Any) -> Any: ...
+    def exec_lua(self, code: str, *args: LuaValue, async_: bool = False) -> LuaValue: ...
 
 
 class LuaApi:
@@ -136,7 +138,7 @@ class LuaApi:
     def notify(self, message: str, level: int, title: str = "acp.nvim") -> None:
         self._bridge.lua(NOTIFY, message, level, {"title": title})
 
-    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+    def prompt_refused(self, message: str, text: str, attachments: LuaValue) -> None:
         """The prompt was not sent: Lua gives the text and attachments back to the user."""
         self._bridge.lua(PROMPT_REFUSED, message, text, attachments)
 
@@ -175,7 +177,7 @@ class LuaApi:
         found = await self._bridge.lua_result(FS_FIND_BUFFER, path)
         return found if isinstance(found, int) else None
 
-    async def checkpoint(self, action: str, payload: Any) -> Any:
+    async def checkpoint(self, action: str, payload: LuaValue) -> LuaValue:
         return await self._bridge.lua_result(CHECKPOINT, action, payload)
 
     def fs_file_written(self, path: str) -> None:
@@ -191,7 +193,7 @@ class LuaApi:
 
     def follow_edits(self, session_id: str, tool_call_id: str | None, files: list[FileEdit]) -> None:
         # Built by hand: msgspec would turn the bytes into base64; pynvim sends them as a Lua string.
-        tables = [
+        tables: list[LuaTable] = [
             {"path": f.path, "known": f.known, "absent": f.absent, "before": f.before, "real": f.real}
             for f in files
         ]
@@ -233,12 +235,12 @@ class LuaApi:
         return from_lua(await self._bridge.lua_result(TERMINAL_RELEASE, terminal_id), TerminalDone)
 
 
-def host_bootstrapped(nvim: NvimExec, info: dict[str, Any]) -> None:
+def host_bootstrapped(nvim: NvimExec, info: LuaTable) -> None:
     """The host's answer to `acp_bootstrap`; sent on pynvim's thread before the bridge is up."""
     nvim.exec_lua(HOST_BOOTSTRAPPED, info, async_=True)
 
 
-def config_configured(nvim: NvimExec, configured: dict[str, Any]) -> None:
+def config_configured(nvim: NvimExec, configured: LuaTable) -> None:
     """A `setup()` table validated (`Host.setup`): the normalized values Lua draws with, the message naming
     its bad fields, and which table it was; on pynvim's thread, in order with the calls that follow."""
     nvim.exec_lua(

@@ -6,7 +6,8 @@ The Structs of the editor mechanisms are declared with their port (`acp_nvim/app
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias, TypeVar
 
 import msgspec
 
@@ -35,6 +36,8 @@ __all__ = [
     "FsWriteOptions",
     "LoginTerminalRequest",
     "LuaAnswerError",
+    "LuaTable",
+    "LuaValue",
     "PickerItem",
     "SandboxQuestion",
     "SelectRequest",
@@ -46,10 +49,18 @@ __all__ = [
     "TerminalSpec",
     "TerminalWait",
     "from_lua",
+    "json_to_lua",
     "to_lua",
 ]
 
 _T = TypeVar("_T")
+
+# What msgpack carries between the host and Lua. Read-only containers, so a list[str] or a to_lua table is
+# one; what comes back from Lua is narrowed with isinstance (lists and dicts) or decoded by `from_lua`.
+LuaValue: TypeAlias = (
+    bool | int | float | str | bytes | Sequence["LuaValue"] | Mapping[str, "LuaValue"] | None
+)
+LuaTable: TypeAlias = dict[str, LuaValue]
 
 
 class PickerItem(msgspec.Struct, frozen=True):
@@ -77,25 +88,32 @@ class LuaAnswerError(EditorAnswerError):
     """Lua answered with something other than what it declares (a bug on one side, never the agent's)."""
 
 
-def to_lua(value: msgspec.Struct) -> dict[str, Any]:
+def to_lua(value: msgspec.Struct) -> LuaTable:
     """A Struct as the table Lua receives; a None field arrives as vim.NIL, as a None in a dict always did."""
     table = msgspec.to_builtins(value)
     assert isinstance(table, dict)
     return table
 
 
-def _text(value: Any) -> Any:
+def json_to_lua(value: dict[str, object]) -> LuaTable:
+    """A JSON object the application built (an elicitation form) as the table Lua receives."""
+    table = msgspec.to_builtins(value)
+    assert isinstance(table, dict)
+    return table
+
+
+def _text(value: object) -> object:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def _strings(raw: Any) -> Any:
+def _strings(raw: object) -> object:
     # pynvim hands Lua strings over as str, but bytes where they were not UTF-8 on some paths.
     if isinstance(raw, dict):
         return {k: _text(v) for k, v in raw.items()}
     return raw
 
 
-def from_lua(raw: Any, kind: type[_T]) -> _T:
+def from_lua(raw: object, kind: type[_T]) -> _T:
     """A Lua answer as the Struct it is declared to be."""
     try:
         return msgspec.convert(_strings(raw), kind)

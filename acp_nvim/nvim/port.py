@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import Choice, Spawn
@@ -11,6 +10,7 @@ from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
+from acp_nvim.nvim.lua_values import LuaValue
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
@@ -56,7 +56,7 @@ class NvimPort:
     def chat_view(self, state: SessionState, agent_name: str) -> ChatRenderer:
         return ChatRenderer(self._bridge, state, agent_name, self._spawn)
 
-    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+    def prompt_refused(self, message: str, text: str, attachments: LuaValue) -> None:
         self._lua.prompt_refused(message, text, attachments)
 
     def session_ended(self, session_id: str) -> None:
@@ -76,7 +76,7 @@ class NvimPort:
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)
 
-    async def checkpoint(self, action: str, payload: Any) -> Any:
+    async def checkpoint(self, action: str, payload: LuaValue) -> LuaValue:
         return await self._lua.checkpoint(action, payload)
 
 

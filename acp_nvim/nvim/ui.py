@@ -18,12 +18,12 @@ import itertools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 import anyio
 
 from acp_nvim.app.port import Choice
 from acp_nvim.nvim import lua_api, lua_values
+from acp_nvim.nvim.lua_values import LuaValue
 
 log = logging.getLogger("acp_nvim.ui")
 
@@ -36,19 +36,19 @@ class Slot:
 
     def __init__(self, token: int) -> None:
         self.token = token
-        self.value: Any = None
+        self.value: LuaValue = None
         self._done = anyio.Event()
 
     @property
     def done(self) -> bool:
         return self._done.is_set()
 
-    def set(self, value: Any) -> None:
+    def set(self, value: LuaValue) -> None:
         if not self._done.is_set():
             self.value = value
             self._done.set()
 
-    async def wait(self) -> Any:
+    async def wait(self) -> LuaValue:
         await self._done.wait()
         return self.value
 
@@ -74,17 +74,17 @@ class Ui:
         finally:
             self._open.pop(slot.token, None)
 
-    async def ask(self, code: str, *args: Any) -> Any:
+    async def ask(self, code: str, *args: LuaValue) -> LuaValue:
         """Runs `code` with a fresh token before `args` and waits for the answer Lua sends with it."""
         with self.slot() as slot:
             return await self.ask_with(slot, code, *args)
 
-    async def ask_with(self, slot: Slot, code: str, *args: Any) -> Any:
+    async def ask_with(self, slot: Slot, code: str, *args: LuaValue) -> LuaValue:
         """`ask` with a slot the caller holds, so it can resolve the slot itself (a cancel)."""
         self._lua(code, slot.token, *args)
         return await slot.wait()
 
-    def resolve(self, token: Any, value: Any) -> None:
+    def resolve(self, token: LuaValue, value: LuaValue) -> None:
         """An answer from Lua (`acp_reply`)."""
         slot = self._open.get(token) if isinstance(token, int) else None
         if slot is None:

@@ -151,3 +151,15 @@ def test_the_lua_declaration_of_what_crosses_is_current() -> None:
     assert done.returncode == 0, done.stderr
     declared = (LUA / "acp_nvim" / "host" / "types.lua").read_text(encoding="utf-8")
     assert "---@alias acp.ChatOp acp.AddOp|" in declared and "---@class acp.Status" in declared
+
+
+def test_the_python_side_of_the_boundary_names_no_any() -> None:
+    # What crosses is typed (lua_values.LuaValue, the Structs): an `Any` in nvim/ would let an untyped value
+    # reach Lua, or one from Lua go unchecked, without mypy seeing it.
+    named = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((PACKAGE / "nvim").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bAny\b", line)
+    ]
+    assert named == []
