@@ -241,7 +241,7 @@ def test_kill_of_a_command_still_starting_is_deferred(nvim: Nvim) -> None:
         local terminal = require('acp_nvim.editor.terminal')
         local answers = {}
         for _ = 1, 30 do
-          local created = terminal.create({ command = 'sleep', args = { '300' } })
+          local created = terminal.create({ command = 'sleep', args = { '300' }, output_byte_limit = 1024 })
           answers[#answers + 1] = terminal.kill(created.terminal_id).ok
           answers[#answers + 1] = terminal.release(created.terminal_id).ok
         end

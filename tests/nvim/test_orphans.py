@@ -135,6 +135,7 @@ class Scenario:
                 "command": "/bin/sh",
                 "args": ["-c", "trap '' TERM; sleep 300 & sleep 300"],
                 "env": [{"name": MARKER_ENV, "value": self.marker}],
+                "output_byte_limit": 1024,
             },
         )
         assert created["ok"], created

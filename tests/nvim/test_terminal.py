@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.app.editor.terminal_rules import Tail, check_spec, terminal_refusal
+from acp_nvim.app.editor.terminal_rules import Tail, check_spec, output_limit, terminal_refusal
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.nvim.lua_values import TerminalOutput, from_lua
 
@@ -33,6 +33,8 @@ def term(nvim: Any, fn: str, *args: Any) -> Any:
             check_spec(spec.get("command", ""), spec.get("cwd"), spec.get("output_byte_limit"), names)
         except RpcError as err:
             return error_table(err)
+        # As the host does: the limit always goes with the spec.
+        args = ({**spec, "output_byte_limit": output_limit(spec.get("output_byte_limit"))}, *args[1:])
     res = nvim.exec_lua(f"return {T}.{fn}(...)", *args)
     if isinstance(res, dict) and res.get("ok") is False:
         terminal_id = None if fn == "create" else args[0]
@@ -148,6 +150,16 @@ def test_cwd_env_and_shell_line(nvim_clean: Any, tmp_path: Path) -> None:
     # A lone command line with spaces runs through sh.
     tid = create(nvim_clean, "echo one two | tr a-z A-Z")
     assert wait_exit(nvim_clean, tid)["output"] == "ONE TWO\n"
+
+
+def test_lua_keeps_the_hosts_limit_and_decides_nothing_of_its_own(nvim_clean: Any) -> None:
+    """The limit comes from the host with every spec, and whether the agent's tail was cut is the host's."""
+    refused = nvim_clean.exec_lua(f"return {T}.create(...)", {"command": "true"})
+    assert refused == {"ok": False, "fact": "bad_spec", "detail": "no output_byte_limit"}
+    tid = create(nvim_clean, "printf", "0123456789", output_byte_limit=4)
+    wait_exit(nvim_clean, tid)
+    answer = nvim_clean.exec_lua(f"return {T}.output(...)", tid)
+    assert (answer["output"], answer["limit"], "truncated" in answer) == ("6789", 4, False)
 
 
 def test_output_byte_limit_cuts_at_a_character_boundary(nvim_clean: Any) -> None:

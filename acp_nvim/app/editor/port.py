@@ -86,7 +86,7 @@ class TerminalSpec(msgspec.Struct, frozen=True):
     args: list[str]
     env: list[TerminalEnvVar]
     cwd: str
-    output_byte_limit: int | None
+    output_byte_limit: int
 
 
 class TerminalExit(msgspec.Struct, frozen=True, kw_only=True):

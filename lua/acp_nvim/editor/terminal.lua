@@ -8,13 +8,14 @@
 --- running its own program (see `pgroup.leader_state`): until then it is deferred, the agent answered at once.
 ---
 --- Functions answer with plain tables, `{ ok = true, ... }` or `{ ok = false, fact = "...", detail? }`: the facts
---- "unknown_terminal", "not_executable", "start_failed". The host validates the spec before it comes here and
---- decides the error an agent gets for each fact (`acp_nvim/app/editor/terminal_rules.py`).
+--- "unknown_terminal", "not_executable", "start_failed", "bad_spec" (no byte limit). The host validates the
+--- spec before it comes here and decides the error an agent gets for each fact
+--- (`acp_nvim/app/editor/terminal_rules.py`).
 ---
 --- Output for the agent is the job's raw byte stream (escape sequences included), not the rendered screen,
 --- with the PTY's "\r\n" folded to "\n". It is kept bounded: the last `output_byte_limit` bytes (the host
---- caps it; `M.max_output_bytes` without one), trimmed as it arrives. The cut is by bytes: the host keeps the
---- agent's tail and decides where a character starts.
+--- decides the limit and sends it with every spec), trimmed as it arrives. The cut is by bytes: the host keeps
+--- the agent's tail and decides whether it was truncated and where a character starts.
 ---
 --- Exit status: `{ exit_code = n }` or `{ signal = "SIGKILL" }`. Neovim reports a death by signal n as exit
 --- code 128 + n, so codes 129..(128 + highest signal) are reported as that signal without an exit code; a
@@ -36,8 +37,6 @@ local pgroup = require("acp_nvim.editor.process_groups")
 local result = require("acp_nvim.editor.answer")
 local stream = require("acp_nvim.editor.terminal.stream")
 
---- Output kept for a terminal created without `output_byte_limit` (the host always sends one).
-M.max_output_bytes = 16 * 1024 * 1024
 --- 'scrollback' of the hidden terminal buffers (Neovim's default is 10,000 lines). What the agent reads is the
 --- byte stream kept above, not the buffer; the buffer is for a person looking, and 10,000 lines of it cost
 --- ~18 MiB of Neovim memory per chatty terminal.
@@ -63,7 +62,6 @@ M.slice_ns = 4e6
 ---@field chunks string[]
 ---@field size integer
 ---@field total integer bytes ever appended to `chunks`
----@field truncated boolean
 ---@field cr boolean a "\r" ended the last chunk
 ---@field exit_status table?
 ---@field token string
@@ -152,7 +150,7 @@ end
 ---@field args string[]?
 ---@field env { name: string, value: string }[]?
 ---@field cwd string?
----@field output_byte_limit integer?
+---@field output_byte_limit integer
 
 --- Answer `terminal/create`: start the command and return its id at once.
 ---@param spec acp_nvim.TerminalSpec
@@ -166,7 +164,10 @@ function M.create(spec)
     env[v.name] = v.value
   end
   local cwd = opt(spec.cwd) or uv.cwd()
-  local limit = opt(spec.output_byte_limit) or M.max_output_bytes
+  local limit = opt(spec.output_byte_limit)
+  if type(limit) ~= "number" then
+    return refused("bad_spec", "no output_byte_limit")
+  end
 
   next_id = next_id + 1
   local id = ("term-%d"):format(next_id)
@@ -182,7 +183,6 @@ function M.create(spec)
     chunks = {},
     size = 0,
     total = 0,
-    truncated = false,
     cr = false,
     token = "",
     marker = "",
@@ -242,7 +242,7 @@ end
 --- floods it, new bytes only a fraction of that.
 ---@param id string
 ---@param since integer?
----@return table { ok = true, output, truncated, exit_status?, from, total, limit } or a fact
+---@return table { ok = true, output, exit_status?, from, total, limit } or a fact
 function M.output(id, since)
   local t, e = lookup(id)
   if not t then
@@ -260,7 +260,6 @@ function M.output(id, since)
   return {
     ok = true,
     output = kept,
-    truncated = t.truncated,
     exit_status = t.exit_status,
     from = from,
     total = t.total,

@@ -198,7 +198,7 @@
 ---@field args string[]
 ---@field env acp.TerminalEnvVar[]
 ---@field cwd string
----@field output_byte_limit integer|nil
+---@field output_byte_limit integer
 
 ---@class acp.TerminalWait
 ---@field ok boolean

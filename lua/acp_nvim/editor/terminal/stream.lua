@@ -31,21 +31,20 @@ end
 --- The last `n` bytes of `s` (a character cut in two is the host's to drop: it owns the agent's text).
 ---@param s string
 ---@param n integer
----@return string, boolean
+---@return string
 local function tail(s, n)
   if #s <= n then
-    return s, false
+    return s
   end
-  return s:sub(#s - n + 1), true
+  return s:sub(#s - n + 1)
 end
 
 ---@param t acp_nvim.Terminal
 function S.trim(t)
   local joined = table.concat(t.chunks)
-  local kept, cut = tail(joined, t.limit)
+  local kept = tail(joined, t.limit)
   t.chunks = { kept }
   t.size = #kept
-  t.truncated = t.truncated or cut
 end
 
 --- Neovim stops reading a PTY soon after its process ended, and a fast writer can leave more than that in the
