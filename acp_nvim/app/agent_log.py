@@ -13,10 +13,10 @@ import json
 import os
 import threading
 import time
-from typing import Any
 
 from acp_nvim.client.agent import TrafficLinesHook
 from acp_nvim.client.traffic import TrafficEntry, TrafficLog, describe
+from acp_nvim.jsonrpc import JsonValue
 
 _lock = threading.Lock()
 _logs: dict[str, TrafficLog] = {}
@@ -68,7 +68,7 @@ def _snapshot(agent_name: str | None) -> tuple[str | None, list[TrafficEntry], i
         return name, traffic.entries(), traffic.dropped
 
 
-def header(entry: TrafficEntry, record: dict[str, Any]) -> str:
+def header(entry: TrafficEntry, record: dict[str, JsonValue]) -> str:
     """`HH:MM:SS.mmm  >> method (id)`: `>>` what the editor sent, `<<` what the agent sent."""
     clock = time.strftime("%H:%M:%S", time.localtime(entry.timestamp))
     clock += f".{int(entry.timestamp * 1000) % 1000:03d}"
@@ -78,12 +78,12 @@ def header(entry: TrafficEntry, record: dict[str, Any]) -> str:
         what = f"({'nested too deeply' if record.get('too_deep') else 'not JSON'}, {entry.size} bytes)"
     elif not isinstance(message, dict):
         what = "(not a JSON-RPC object)"
-    elif isinstance(message.get("method"), str):
-        what = message["method"]
+    elif isinstance(method := message.get("method"), str):
+        what = method
         params = message.get("params")
         update = params.get("update") if isinstance(params, dict) else None
-        if isinstance(update, dict) and isinstance(update.get("sessionUpdate"), str):
-            what += " " + update["sessionUpdate"]
+        if isinstance(update, dict) and isinstance(kind := update.get("sessionUpdate"), str):
+            what += " " + kind
     elif "error" in message:
         what = "error"
     else:
@@ -97,7 +97,7 @@ def header(entry: TrafficEntry, record: dict[str, Any]) -> str:
     return text
 
 
-def _body(record: dict[str, Any]) -> list[str]:
+def _body(record: dict[str, JsonValue]) -> list[str]:
     if "raw" in record:
         raw = str(record["raw"])
         note = f"(cut: first {len(raw)} bytes shown)" if record.get("truncated") else None
@@ -115,7 +115,7 @@ def _body(record: dict[str, Any]) -> list[str]:
             return ["(nested too deeply to show)"]
 
 
-def view(agent_name: str | None = None) -> dict[str, Any]:
+def view(agent_name: str | None = None) -> dict[str, object]:
     """The log as buffer lines and one fold per message: `{name, lines, folds, count, dropped}`.
 
     `folds` are 1-based inclusive `[first, last]` line ranges; the first line of each is its header.
@@ -134,7 +134,7 @@ def view(agent_name: str | None = None) -> dict[str, Any]:
     return {"name": name, "lines": lines, "folds": folds, "count": len(entries), "dropped": dropped}
 
 
-def save(agent_name: str | None, path: str) -> dict[str, Any]:
+def save(agent_name: str | None, path: str) -> dict[str, object]:
     """Write the log as NDJSON (a redacted record per line) for a bug report: `{path, count}` or `{error}`."""
     name, entries, _ = _snapshot(agent_name)
     if name is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -19,8 +19,10 @@ from acp_nvim.app.runs import McpServerConfig
 
 AGENT_NAMES_MUST_BE_STRINGS = "`{field}`: agent names must be strings"
 
+S = TypeVar("S", bound=msgspec.Struct)
 
-def lua_type(value: Any) -> str:
+
+def lua_type(value: object) -> str:
     """The Lua type name of a value that came from a Lua table."""
     if value is None:
         return "nil"
@@ -35,7 +37,7 @@ def lua_type(value: Any) -> str:
     return type(value).__name__
 
 
-def inspect(value: Any) -> str:
+def inspect(value: object) -> str:
     """A value as `vim.inspect` shows it."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -46,7 +48,7 @@ def inspect(value: Any) -> str:
     return repr(value)
 
 
-def as_table(value: Any) -> dict[Any, Any] | None:
+def as_table(value: object) -> dict[object, object] | None:
     """A Lua table by its keys: a list arrives for a table with keys 1..n (and for an empty one)."""
     if isinstance(value, dict):
         return value
@@ -58,31 +60,31 @@ def as_table(value: Any) -> dict[Any, Any] | None:
 # ---- one value against one rule: (ok, description for the message) ---------------------------------------
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _strings(value: Any) -> bool:
+def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def _string_map(value: Any) -> bool:
+def _string_map(value: object) -> bool:
     table = as_table(value)
     return table is not None and all(isinstance(k, str) and isinstance(v, str) for k, v in table.items())
 
 
-def _session_defaults(value: Any) -> bool:
+def _session_defaults(value: object) -> bool:
     table = as_table(value)
     return table is not None and all(
         isinstance(k, str) and isinstance(v, str | bool) for k, v in table.items()
     )
 
 
-def _key(value: Any) -> bool:
+def _key(value: object) -> bool:
     return value is False or (isinstance(value, str) and value != "")
 
 
-def _mcp_server(entry: Any) -> McpServerConfig | None:
+def _mcp_server(entry: object) -> McpServerConfig | None:
     table = as_table(entry)
     if table is None or not isinstance(table.get("name"), str):
         return None
@@ -99,16 +101,16 @@ def _mcp_server(entry: Any) -> McpServerConfig | None:
         return None
 
 
-def _mcp_servers(value: Any) -> list[McpServerConfig] | None:
+def _mcp_servers(value: object) -> list[McpServerConfig] | None:
     if not isinstance(value, list):
         return None
     servers = [_mcp_server(entry) for entry in value]
     return None if any(server is None for server in servers) else typing.cast(list[McpServerConfig], servers)
 
 
-Check = Callable[[Any], bool]
+Check = Callable[[object], bool]
 
-SIMPLE: dict[Any, tuple[Check, str]] = {
+SIMPLE: dict[object, tuple[Check, str]] = {
     bool: (lambda v: isinstance(v, bool), "a boolean"),
     float: (_is_number, "a number"),
     int: (_is_number, "a number"),
@@ -126,10 +128,10 @@ MARKED: dict[str, tuple[Check, str]] = {
 }
 
 
-_HINTS: dict[type[Any], dict[str, Any]] = {}
+_HINTS: dict[type[msgspec.Struct], dict[str, object]] = {}
 
 
-def _hints(kind: type[Any]) -> dict[str, Any]:
+def _hints(kind: type[msgspec.Struct]) -> dict[str, object]:
     # Resolving the annotations is most of a check's cost; the Structs never change.
     hints = _HINTS.get(kind)
     if hints is None:
@@ -137,7 +139,7 @@ def _hints(kind: type[Any]) -> dict[str, Any]:
     return hints
 
 
-def _without_none(hint: Any) -> Any:
+def _without_none(hint: object) -> object:
     args = typing.get_args(hint)
     if typing.get_origin(hint) in (typing.Union, type(int | str)) and type(None) in args:
         rest = [arg for arg in args if arg is not type(None)]
@@ -149,12 +151,12 @@ class Checker:
     def __init__(self) -> None:
         self.errors: list[str] = []
 
-    def struct(self, kind: type[Any], raw: Any, prefix: str) -> Any:
+    def struct(self, kind: type[S], raw: object, prefix: str) -> S:
         """An instance of the Struct `kind` from a Lua table: its valid fields, the defaults for the rest."""
         table = as_table(raw)
         assert table is not None
         hints = _hints(kind)
-        valid: dict[str, Any] = {}
+        valid: dict[str, object] = {}
         for key, value in table.items():
             field = prefix + str(key)
             if not isinstance(key, str) or key not in hints:
@@ -165,7 +167,7 @@ class Checker:
                 valid[key] = checked
         return kind(**valid)
 
-    def value(self, key: str, hint: Any, value: Any, field: str) -> Any:
+    def value(self, key: str, hint: object, value: object, field: str) -> object:
         if key == "agents" and field == "agents":
             return self.agents(value)
         hint = _without_none(hint)
@@ -194,11 +196,11 @@ class Checker:
             return self.wrong(field, described, value)
         return as_table(value) if isinstance(value, list) and hint != list[str] else value
 
-    def wrong(self, field: str, described: str, value: Any) -> Any:
+    def wrong(self, field: str, described: str, value: object) -> _Invalid:
         self.errors.append(f"`{field}` must be {described}, got {lua_type(value)}")
         return _INVALID
 
-    def agents(self, raw: Any) -> Any:
+    def agents(self, raw: object) -> dict[str, c.AgentOptions | bool] | _Invalid:
         table = as_table(raw)
         if table is None:
             self.errors.append(f"`agents` must be a table, got {lua_type(raw)}")
@@ -226,10 +228,10 @@ class _Invalid:
     pass
 
 
-_INVALID: Any = _Invalid()
+_INVALID = _Invalid()
 
 
-def check(raw: Any) -> tuple[c.Config, list[str]]:
+def check(raw: object) -> tuple[c.Config, list[str]]:
     """The normalized configuration of a `setup()` table (Lua's own options left out), and one message per
     offending field, sorted; an offending field keeps its default."""
     checker = Checker()

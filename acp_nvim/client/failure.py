@@ -9,8 +9,6 @@ the stderr lines the agent wrote while the request was pending.
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import msgspec
 
@@ -54,7 +52,7 @@ async def note_stderr(err: RpcError, stderr: StderrTail, mark: int) -> None:
         err.add_note(_STDERR_NOTE + _clip(" | ".join(lines)))
 
 
-def _data_text(data: Any) -> str:
+def _data_text(data: object) -> str:
     if data is None:
         return ""
     if isinstance(data, str):

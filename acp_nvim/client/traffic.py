@@ -14,12 +14,12 @@ import json
 import re
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import msgspec
 
 if TYPE_CHECKING:
-    from acp_nvim.jsonrpc import Direction
+    from acp_nvim.jsonrpc import Direction, JsonValue
 
 DEFAULT_MAX_MESSAGES = 5000
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -131,14 +131,14 @@ class TrafficLog:
         ]
 
 
-def describe(entry: TrafficEntry) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def describe(entry: TrafficEntry) -> dict[str, JsonValue]:
+    record: dict[str, JsonValue] = {
         "direction": entry.direction,
         "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(entry.timestamp))
         + f".{int(entry.timestamp * 1000) % 1000:03d}Z",
     }
     try:
-        message: Any = json.loads(entry.line)
+        message: JsonValue = json.loads(entry.line)
         redacted = redact(message)
     except ValueError:
         record["raw"] = entry.line.decode("utf-8", "replace")
@@ -159,7 +159,7 @@ def describe(entry: TrafficEntry) -> dict[str, Any]:
     return record
 
 
-def redact(value: Any) -> Any:
+def redact(value: JsonValue) -> JsonValue:
     """A copy of a JSON value with secret-looking values replaced.
 
     Three shapes carry secrets in ACP: `{"name": N, "value": V}` pairs (env variables of MCP servers and
@@ -172,7 +172,7 @@ def redact(value: Any) -> Any:
     name = value.get("name")
     if isinstance(name, str) and "value" in value and SECRET_NAME.search(name):
         return {**{k: redact(v) for k, v in value.items() if k != "value"}, "value": REDACTED}
-    result: dict[str, Any] = {}
+    result: dict[str, JsonValue] = {}
     for key, item in value.items():
         if SECRET_NAME.search(key) and isinstance(item, str | int | float) and not isinstance(item, bool):
             result[key] = REDACTED

@@ -23,6 +23,7 @@ from .framing import DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, Oversized, format_s
 from .wire import (
     ClosedReason,
     Direction,
+    JsonValue,
     MessageHook,
     MessagesHook,
     NotificationHandler,
@@ -50,6 +51,7 @@ __all__ = [
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "JsonValue",
     "LineSplitter",
     "MessageHook",
     "MessagesHook",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable
-from typing import Any, NoReturn, cast
+from typing import NoReturn, cast
 
 import anyio
 import msgspec
@@ -264,7 +264,7 @@ class Connection:
         route = self._route
         # A per-line hook sees each line as it is handled: the ordinary path, one line at a time.
         decode = route.decoder.decode if route is not None and self._hooks.on_message is None else None
-        routed: list[Any] = []
+        routed: list[object] = []
         for item in items:
             if decode is not None and type(item) is bytes and (item.isascii() or _is_utf8(item)):
                 try:
@@ -284,7 +284,7 @@ class Connection:
         if routed:
             self._handle_routed(routed)
 
-    def _handle_routed(self, params: list[Any]) -> None:
+    def _handle_routed(self, params: list[object]) -> None:
         """Consecutive lines of the route, handed on in one call: a stream's hundreds of lines per read cost
         the layers above one call, not one each."""
         route = cast(NotificationRoute, self._route)

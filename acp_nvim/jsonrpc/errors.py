@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -19,9 +19,9 @@ class RpcError(Exception):
 
     code: int
     message: str
-    data: Any
+    data: object
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: object = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -34,7 +34,7 @@ class RpcError(Exception):
         return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
 
     @staticmethod
-    def from_wire(code: int, message: str, data: Any = None) -> RpcError:
+    def from_wire(code: int, message: str, data: object = None) -> RpcError:
         """The most specific class for the peer's error code, so callers can `except InvalidParams`."""
         cls = _BY_CODE.get(code)
         if cls is None:
@@ -46,7 +46,7 @@ class _StandardError(RpcError):
     CODE: ClassVar[int]
     DEFAULT_MESSAGE: ClassVar[str]
 
-    def __init__(self, message: str | None = None, data: Any = None) -> None:
+    def __init__(self, message: str | None = None, data: object = None) -> None:
         super().__init__(self.CODE, message if message is not None else self.DEFAULT_MESSAGE, data)
 
 

@@ -13,6 +13,8 @@ from msgspec import UNSET, UnsetType
 from .peek import peek
 
 RequestId: TypeAlias = int | str | None
+# A parsed JSON value (what `json.loads` and `msgspec.json.decode` without a type return).
+JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 RequestHandler: TypeAlias = Callable[[str, msgspec.Raw | None], Awaitable[object]]
 # A notification is handled inline, in the order read: a handler done at once returns None (no coroutine per
 # streamed message), one that waits returns what to await.
@@ -64,7 +66,7 @@ class RoutedNotification(msgspec.Struct, kw_only=True):
     and types `params`."""
 
     method: str
-    params: Any
+    params: object
     id: RequestId | UnsetType = UNSET
 
 
@@ -80,6 +82,8 @@ class NotificationRoute:
 
     __slots__ = ("decoder", "handle", "method")
 
+    # `handle` takes the params of the decoder's `RoutedNotification` subclass: typing cannot tie the two
+    # together (the Decoder's type parameter is invariant), so both are `Any` here and checked below instead.
     def __init__(
         self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[list[Any]], None]
     ) -> None:
@@ -97,7 +101,7 @@ class NotificationRoute:
 class WireError(msgspec.Struct):
     code: int
     message: str
-    data: Any = None
+    data: object = None
 
 
 class CancelParams(msgspec.Struct):
@@ -109,25 +113,25 @@ class OutRequest(msgspec.Struct, omit_defaults=True):
     jsonrpc: str
     id: int
     method: str
-    params: Any = None
+    params: object = None
 
 
 class OutNotification(msgspec.Struct, omit_defaults=True):
     jsonrpc: str
     method: str
-    params: Any = None
+    params: object = None
 
 
 class OutResult(msgspec.Struct):
     jsonrpc: str
     id: RequestId
-    result: Any
+    result: object
 
 
 class OutErrorBody(msgspec.Struct, omit_defaults=True):
     code: int
     message: str
-    data: Any = None
+    data: object = None
 
 
 class OutError(msgspec.Struct):

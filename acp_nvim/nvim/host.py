@@ -330,10 +330,10 @@ class Host:
     # ---- :AcpLog (pynvim's thread: the logs are read under their own lock) ----------------------------
 
     def log_view(self, agent_name: str | None) -> LuaTable:
-        return agent_log.view(agent_name or None)
+        return lua_values.json_to_lua(agent_log.view(agent_name or None))
 
     def log_save(self, agent_name: str | None, path: str) -> LuaTable:
-        return agent_log.save(agent_name or None, path)
+        return lua_values.json_to_lua(agent_log.save(agent_name or None, path))
 
     def log_names(self) -> list[str]:
         return agent_log.names()

@@ -96,7 +96,7 @@ def to_lua(value: msgspec.Struct) -> LuaTable:
 
 
 def json_to_lua(value: dict[str, object]) -> LuaTable:
-    """A JSON object the application built (an elicitation form) as the table Lua receives."""
+    """A JSON object the application built (an elicitation form, :AcpLog's view) as the table Lua receives."""
     table = msgspec.to_builtins(value)
     assert isinstance(table, dict)
     return table
