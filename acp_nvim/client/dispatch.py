@@ -14,6 +14,7 @@ import msgspec
 
 from acp_nvim.client.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
+from acp_nvim.client.surface import CLIENT_ROUTES
 from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
@@ -48,34 +49,36 @@ class Dispatcher:
         self._opening = 0
         self._permission_scopes: dict[str, set[anyio.CancelScope]] = {}
         caps = editor.client_capabilities()
-        fs = caps.fs or s.FileSystemCapabilities()
-        # Only what we advertised is served: an agent calling anything else gets "method not found".
-        handlers: dict[str, EditorCall] = {m.SESSION_REQUEST_PERMISSION: self._request_permission}
-        if fs.read_text_file:
-            handlers[m.FS_READ_TEXT_FILE] = editor.read_text_file
-        if fs.write_text_file:
-            handlers[m.FS_WRITE_TEXT_FILE] = editor.write_text_file
-        if caps.terminal:
-            handlers[m.TERMINAL_CREATE] = editor.create_terminal
-            handlers[m.TERMINAL_OUTPUT] = editor.terminal_output
-            handlers[m.TERMINAL_WAIT_FOR_EXIT] = editor.wait_for_terminal_exit
-            handlers[m.TERMINAL_KILL] = editor.kill_terminal
-            handlers[m.TERMINAL_RELEASE] = editor.release_terminal
         elicitation = caps.elicitation or s.ElicitationCapabilities()
         self._elicitation_modes = {
             mode for mode, cap in (("form", elicitation.form), ("url", elicitation.url)) if cap is not None
         }
-        if self._elicitation_modes:
-            handlers[m.ELICITATION_CREATE] = self._create_elicitation
+        # The policy around the generated routes: the session check, and answers on a cancelled turn.
+        policy: dict[str, EditorCall] = {
+            m.SESSION_REQUEST_PERMISSION: self._request_permission,
+            m.ELICITATION_CREATE: self._create_elicitation,
+        }
+        # Only what we advertised is served: an agent calling anything else gets "method not found".
+        handlers: dict[str, tuple[EditorCall, Any]] = {}
+        notifications: dict[str, tuple[Callable[[Any], Awaitable[object]], Any]] = {}
+        for method, route in CLIENT_ROUTES.items():
+            if route.requires and not any(_advertised(caps, path) for path in route.requires):
+                continue
+            handler = policy.get(method) or getattr(editor, route.handler)
+            if route.is_notification:
+                notifications[method] = (handler, route.params)
+            else:
+                handlers[method] = (handler, route.params)
         self._handlers = handlers
+        self._notifications = notifications
 
     async def on_request(self, method: str, params: msgspec.Raw | None) -> object:
-        handler = self._handlers.get(method)
-        spec = m.METHODS.get(method)
-        if handler is None or spec is None:
+        route = self._handlers.get(method)
+        if route is None:
             raise MethodNotFound.for_method(method)
+        handler, params_type = route
         # A msgspec.ValidationError escaping here is answered -32602 with the field path by the connection.
-        decoded = codec.decode(params, spec.params)
+        decoded = codec.decode(params, params_type)
         return await handler(decoded)
 
     async def _until_turn_cancelled(
@@ -178,12 +181,24 @@ class Dispatcher:
         return False
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == m.ELICITATION_COMPLETE and "url" in self._elicitation_modes:
-            try:
-                complete = codec.decode(params, s.CompleteElicitationNotification)
-            except msgspec.ValidationError as err:
-                log.warning("malformed elicitation/complete dropped: %s", err)
-                return
-            await self.editor.complete_elicitation(complete)
+        route = self._notifications.get(method)
+        if route is None:
+            log.debug("ignored notification %s", method)
             return
-        log.debug("ignored notification %s", method)
+        handler, params_type = route
+        try:
+            decoded = codec.decode(params, params_type)
+        except msgspec.ValidationError as err:
+            log.warning("malformed %s dropped: %s", method, err)
+            return
+        await handler(decoded)
+
+
+def _advertised(caps: s.ClientCapabilities, path: tuple[str, ...]) -> bool:
+    """Whether the capability at `path` (attribute names, from `CLIENT_ROUTES`) is set: true, or an object."""
+    value: object = caps
+    for name in path:
+        value = getattr(value, name, None)
+        if value is None:
+            return False
+    return value is not False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from acp_nvim.client.surface import ClientHandlers, NothingServed
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
@@ -19,7 +20,12 @@ def unknown_session(session_id: str) -> RpcError:
     return RpcError(RESOURCE_NOT_FOUND, f"unknown session: {session_id}", {"sessionId": session_id})
 
 
-class Editor(Protocol):
+class Editor(ClientHandlers, Protocol):
+    """The generated handlers (`client/surface.py`: one per request the agent calls on the client) and what
+    is no request: the capabilities, and the stream's updates in batches. Only the elicitation modes
+    advertised in `clientCapabilities.elicitation` reach `create_elicitation`; `complete_elicitation` (URL
+    mode advertised) must ignore unknown or completed ids."""
+
     def client_capabilities(self) -> s.ClientCapabilities:
         """What this editor really implements; sent as `clientCapabilities` in `initialize`."""
         ...
@@ -31,34 +37,8 @@ class Editor(Protocol):
         what it shows is coalesced on its side. The list is the caller's: read it, never keep it."""
         ...
 
-    async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse: ...
 
-    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse: ...
-
-    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse: ...
-
-    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse: ...
-
-    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse: ...
-
-    async def wait_for_terminal_exit(
-        self, params: s.WaitForTerminalExitRequest
-    ) -> s.WaitForTerminalExitResponse: ...
-
-    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse: ...
-
-    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse: ...
-
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        """`elicitation/create`; only the modes advertised in `clientCapabilities.elicitation` reach here."""
-        ...
-
-    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        """`elicitation/complete` (URL mode advertised); unknown or completed ids must be ignored."""
-        ...
-
-
-class HeadlessEditor:
+class HeadlessEditor(NothingServed):
     """An editor that serves nothing: for probes and tools that only talk to the agent.
 
     It advertises no capability, so the agent never calls fs or terminal methods; permission requests are
@@ -73,32 +53,3 @@ class HeadlessEditor:
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
         return s.RequestPermissionResponse(outcome=s.RequestPermissionOutcomeCancelled())
-
-    async def read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
-        raise NotImplementedError("not advertised")
-
-    async def write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
-        raise NotImplementedError("not advertised")
-
-    async def create_terminal(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
-        raise NotImplementedError("not advertised")
-
-    async def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
-        raise NotImplementedError("not advertised")
-
-    async def wait_for_terminal_exit(
-        self, params: s.WaitForTerminalExitRequest
-    ) -> s.WaitForTerminalExitResponse:
-        raise NotImplementedError("not advertised")
-
-    async def kill_terminal(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
-        raise NotImplementedError("not advertised")
-
-    async def release_terminal(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
-        raise NotImplementedError("not advertised")
-
-    async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
-        raise NotImplementedError("not advertised")
-
-    async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:
-        return None
