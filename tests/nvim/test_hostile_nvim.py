@@ -133,11 +133,6 @@ def trouble_notes(nvim: Nvim) -> list[str]:
     return [str(n["msg"]) for n in nvim.notes() if ":AcpLog" in str(n["msg"])]
 
 
-def trouble_wired() -> bool:
-    # Until the controller passes `on_trouble` to AgentConnection.launch, Diagnostics has no sink in Neovim.
-    return "on_trouble" in (ROOT / "acp_nvim" / "nvim" / "controller.py").read_text()
-
-
 STORMS = {
     # show: the kind of trouble the user must hear about once (None: no protocol trouble, only load)
     "garbage": "not JSON",
@@ -165,11 +160,6 @@ def test_storm_keeps_neovim_responsive(nvim: Nvim, tmp_path: Path, show: str) ->
     kind = STORMS[show]
     if kind is None:
         return
-    if not trouble_wired():
-        pytest.skip(
-            "responsiveness checked; the user message is not: the controller does not pass on_trouble to "
-            "AgentConnection.launch yet (see the report for the line to add)"
-        )
     notes = trouble_notes(nvim)
     first = [n for n in notes if kind in n]
     assert len(first) == 1, notes
