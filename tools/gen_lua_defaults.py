@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from generated_files import write_or_check  # noqa: E402
+
 from acp_nvim.app.settings import lua_defaults_json  # noqa: E402
 
 OUTPUT = ROOT / "acp_nvim" / "app" / "lua_defaults.json"
@@ -22,13 +24,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
     wanted = lua_defaults_json()
-    if parser.parse_args().check:
-        if not OUTPUT.exists() or OUTPUT.read_text(encoding="utf-8") != wanted:
-            print(
-                f"{OUTPUT.relative_to(ROOT)} is stale: run python tools/gen_lua_defaults.py", file=sys.stderr
-            )
-            return 1
-        return 0
+    return write_or_check(
+        {OUTPUT: wanted},
+        parser.parse_args().check,
+        lambda path: f"{path.relative_to(ROOT)} is stale: run python tools/gen_lua_defaults.py",
+    )
     OUTPUT.write_text(wanted, encoding="utf-8")
     return 0
 

@@ -19,6 +19,8 @@ import msgspec.structs
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from generated_files import write_or_check  # noqa: E402
+
 from acp_nvim.app import chat_ops, views  # noqa: E402
 from acp_nvim.app.editor import port  # noqa: E402
 from acp_nvim.nvim import lua_values  # noqa: E402
@@ -125,11 +127,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
     wanted = lua_types()
-    if parser.parse_args().check:
-        if not OUTPUT.exists() or OUTPUT.read_text(encoding="utf-8") != wanted:
-            print(f"{OUTPUT.relative_to(ROOT)} is stale: run python tools/gen_lua_types.py", file=sys.stderr)
-            return 1
-        return 0
+    return write_or_check(
+        {OUTPUT: wanted},
+        parser.parse_args().check,
+        lambda path: f"{path.relative_to(ROOT)} is stale: run python tools/gen_lua_types.py",
+    )
     OUTPUT.write_text(wanted, encoding="utf-8")
     return 0
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generated_files import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA = (
     ROOT / "tests" / "peers" / "node_modules" / "acp-sdk-schema" / "schema" / "v1" / "schema.json"
@@ -671,17 +673,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if an output file is not current")
     args = parser.parse_args(argv)
     outputs = generate(args.schema, args.output, args.methods_output)
-    if args.check:
-        stale = [path for path, code in outputs.items() if not path.exists() or path.read_text() != code]
-        for path in stale:
-            print(
-                f"{path} is out of date with {args.schema}; run: python tools/gen_protocol.py",
-                file=sys.stderr,
-            )
-        return 1 if stale else 0
-    for path, code in outputs.items():
-        path.write_text(code)
-    return 0
+    return write_or_check(
+        outputs,
+        args.check,
+        lambda path: f"{path} is out of date with {args.schema}; run: python tools/gen_protocol.py",
+    )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from gen_protocol import (
     ruff_format,
     snake,
 )
+from generated_files import write_or_check
 
 DEFAULT_OUTPUT = ROOT / "acp_nvim" / "client" / "surface.py"
 
@@ -176,16 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the output file is not current")
     args = parser.parse_args(argv)
     code = ruff_format(render(args.schema), args.output)
-    if args.check:
-        if not args.output.exists() or args.output.read_text() != code:
-            print(
-                f"{args.output} is out of date with {args.schema}; run: python tools/gen_surface.py",
-                file=sys.stderr,
-            )
-            return 1
-        return 0
-    args.output.write_text(code)
-    return 0
+    return write_or_check(
+        {args.output: code},
+        args.check,
+        lambda path: f"{path} is out of date with {args.schema}; run: python tools/gen_surface.py",
+    )
 
 
 if __name__ == "__main__":
