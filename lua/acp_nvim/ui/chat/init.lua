@@ -50,24 +50,7 @@ local owners = {
   offer_checkpoint = keymaps,
   set_keymaps = keymaps,
 }
-local renamed = { _replace = "replace" }
-
-setmetatable(M, {
-  __index = function(_, name)
-    local owner = owners[name]
-    if owner ~= nil then
-      return owner[renamed[name] or name]
-    end
-  end,
-  __newindex = function(self, name, value)
-    local owner = owners[name]
-    if owner ~= nil then
-      owner[renamed[name] or name] = value
-    else
-      rawset(self, name, value)
-    end
-  end,
-})
+require("acp_nvim.util.forward").forward(M, owners, { _replace = "replace" })
 
 -- Python's entry points (acp_nvim/nvim/lua_api.py) are the facade's own fields, where its boundary test reads
 -- them; the bench wraps chat.apply_json here too, and no part calls it.

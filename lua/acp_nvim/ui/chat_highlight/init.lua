@@ -29,33 +29,23 @@ local parse = require("acp_nvim.ui.chat_highlight.parse")
 local state = require("acp_nvim.ui.chat_highlight.state")
 local states = state.states
 
-local in_state = {
-  ns = true,
-  budget_ns = true,
-  pause_ms = true,
-  batch_bytes = true,
-  max_block_bytes = true,
-  max_injected_rows = true,
-  max_parsed_rows = true,
-  margin_rows = true,
-  available = true,
-  warmed = true,
-}
-
-setmetatable(M, {
-  __index = function(_, name)
-    if in_state[name] then
-      return state[name]
-    end
-  end,
-  __newindex = function(self, name, value)
-    if in_state[name] then
-      state[name] = value
-    else
-      rawset(self, name, value)
-    end
-  end,
-})
+-- The tunables and queries live in state.lua: a test setting `chat_highlight.pause_ms` sets what the parts read.
+local in_state = {}
+for _, name in ipairs({
+  "ns",
+  "budget_ns",
+  "pause_ms",
+  "batch_bytes",
+  "max_block_bytes",
+  "max_injected_rows",
+  "max_parsed_rows",
+  "margin_rows",
+  "available",
+  "warmed",
+}) do
+  in_state[name] = state
+end
+require("acp_nvim.util.forward").forward(M, in_state)
 
 --- Starts highlighting a chat buffer (from its ftplugin). Without the markdown parser the chat stays plain.
 ---@param buf integer
