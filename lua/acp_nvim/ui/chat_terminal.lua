@@ -75,8 +75,8 @@ M._visible = visible
 local function feed(t, data)
   -- Only the last lines are shown: their ends are looked for from the end of the chunk, so a command
   -- flooding its terminal costs a few hundred bytes of scanning per chunk, not a split of the whole chunk.
-  local newlines, byte, i = {}, string.byte, #data
-  while i >= 1 and #newlines <= max_lines() do
+  local newlines, byte, i, max = {}, string.byte, #data, max_lines()
+  while i >= 1 and #newlines <= max do
     if byte(data, i) == 10 then
       newlines[#newlines + 1] = i
     end
@@ -131,7 +131,8 @@ function M.lines(id)
   if t.partial ~= "" then
     out[#out + 1] = visible(t.partial)
   end
-  while #out > max_lines() do
+  local max = max_lines()
+  while #out > max do
     table.remove(out, 1)
   end
   return out
