@@ -24,6 +24,7 @@ from acp_nvim.app.presets import NO_AGENT_NAMED, Launch
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
 from acp_nvim.app.settings import Settings
+from acp_nvim.client import elicitation_forms
 from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller
@@ -93,6 +94,7 @@ class Host:
         self._stdpath: dict[str, str] = {}
 
     # ---- entry points (pynvim's thread) ---------------------------------------------------------
+    elicitation_check = staticmethod(elicitation_forms.check_answer)  # no state: all it needs is sent
 
     def bootstrap(self, options: LuaTable | None, *, versions: bool = False) -> LuaTable:
         """The host's info for Lua. `versions` reads installed metadata (~20 ms of imports): only
@@ -316,8 +318,7 @@ class Host:
         self._submit(lambda c: c.registry_agents.agents_command(registry, action, agent_id))
 
     def registry_health(self) -> LuaTable:
-        """For :checkhealth, synchronous: reads the cache only (on pynvim's thread, none of the loop's
-        state)."""
+        """For :checkhealth, synchronous: reads the cache only (pynvim's thread, none of the loop's state)."""
         from acp_nvim.app.registry import catalog
 
         try:

@@ -134,3 +134,7 @@ class AcpNvimPlugin:
     @pynvim.rpc_export("acp_log_names", sync=True)
     def log_names(self) -> list[str]:
         return self._host.log_names()
+
+    @pynvim.rpc_export("acp_elicitation_check", sync=True)
+    def elicitation_check(self, check: Any, answer: Any = None) -> dict[str, Any]:
+        return self._host.elicitation_check(check, answer)

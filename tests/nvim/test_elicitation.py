@@ -216,3 +216,36 @@ def test_complete_closes_an_open_url_picker(nvim: Nvim, tmp_path: Path, schema: 
     assert [n["msg"] for n in nvim.notes() if "done:" in n["msg"]] == ["acp.nvim: done: Authorize"]
     nvim.lua("acp_test.held({ id = 'open' })")  # too late: nothing opens
     assert nvim.lua("return acp_test.opened") == []
+
+
+WHEN = {
+    "type": "object",
+    "properties": {
+        "day": {"type": "string", "title": "Day", "format": "date"},
+        "tags": {
+            "type": "array",
+            "title": "Tags",
+            "items": {"type": "string", "enum": ["a", "b", "c"]},
+            "minItems": 2,
+        },
+    },
+    "required": ["day"],
+}
+
+
+def test_the_host_checks_each_answer_and_says_why(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
+    ask = {"mode": "form", "message": "When?", "requestedSchema": WHEN}
+    start(nvim, tmp_path, {"elicit": ask})
+    # A day that is not in the calendar, then a real one; one tag (too few), then two.
+    answers(nvim, ["fill", "a", "done", "b", "done"], ["2025-02-30", "2025-02-28"])
+    run_turn(nvim)
+    assert results(tmp_path, schema) == [
+        {"action": "accept", "content": {"day": "2025-02-28", "tags": ["a", "b"]}}
+    ]
+    # Asked again at once, with the reason, not the whole form once more.
+    prompts = [i["prompt"] for i in nvim.lua("return acp_test.inputs")]
+    assert prompts == ["Day * (date, YYYY-MM-DD): ", "Day * (date, YYYY-MM-DD): "]
+    notes = [n["msg"] for n in nvim.notes()]
+    assert "acp.nvim: Day is not a valid date, YYYY-MM-DD" in notes
+    assert "acp.nvim: Tags needs at least 2 choices" in notes
+    assert selects(nvim)[3]["items"] == ["Done (1 chosen)", "[x] a", "[ ] b", "[ ] c"]

@@ -2,10 +2,11 @@
 
 One elicitation is shown at a time, in the one queue of pickers (the port's `pickers`: pickers do not stack
 well). The editor walks the user through the fields (`vim.ui.select` / `vim.ui.input` in Neovim) and answers
-with an action and the content (the port's `ask_elicitation`); the content is validated against the
-requested schema (`client/elicitation_forms.py`) before it goes to the agent, and a form that fails (a
-`pattern` Lua cannot check, say) is asked once more with the problems shown, then cancelled. A request the
-agent or the user cancels while its picker is open is answered `cancel`, and the late pick is ignored.
+with an action and the content (the port's `ask_elicitation`). Every rule is `client/elicitation_forms.py`'s:
+each answer is checked as the user gives it (the host's `acp_elicitation_check`), and the whole content
+against the requested schema before it goes to the agent; a form that fails there (its `pattern`, say) is
+asked once more with the problems shown, then cancelled. A request the agent or the user cancels while its
+picker is open is answered `cancel`, and the late pick is ignored.
 
 URL mode follows MCP's: "Open" opens the URL and answers `accept` at once (the interaction itself happens
 out of band); `elicitation/complete` then tells the user it is done. A completion that arrives while the
@@ -86,7 +87,7 @@ class ElicitationBroker:
             content, errors = validate_content(request.requested_schema, pending.content)
             if not errors:
                 return s.CreateElicitationResponseAccept(content=content)
-            view = {**view, "errors": errors, "values": pending.content}
+            view = form_view(request, errors, pending.content)
         return s.CreateElicitationResponseCancel()
 
     async def _ask_url(self, request: s.CreateElicitationRequestUrl) -> s.CreateElicitationResponse:

@@ -265,4 +265,13 @@ function M.log_names()
   return request("acp_log_names")
 end
 
+--- One elicitation field's answer (the typed text, or the values chosen) checked by the host
+--- (ui/elicitation.lua): {value} to send or {error} to show, or false and why.
+---@param check table the field's `check`, as the host sent it
+---@param answer string|string[]
+---@return boolean ok, any result_or_error
+function M.elicitation_check(check, answer)
+  return request("acp_elicitation_check", check, answer)
+end
+
 return M

@@ -1,14 +1,17 @@
 -- Elicitation: the agent asks for structured input (a form) or sends the user to a URL. Every choice goes
 -- through vim.ui.select, free text through vim.ui.input, so picker plugins just work. The host sends a
--- ready-made view (fields with their kind, labels, limits); the answer goes back through the `acp_nvim.ui.ask`
--- token channel as an action ("accept", "decline", "cancel") and the content. Dismissing any picker cancels.
--- The host validates the content again and may ask once more with `view.errors` and the previous `view.values`.
+-- ready-made view (fields with their kind, label, choices and the `check` their answers are sent back with);
+-- the answer goes back through the `acp_nvim.ui.ask` token channel as an action ("accept", "decline",
+-- "cancel") and the content. Dismissing any picker cancels.
+-- The host decides what is valid: each answer is checked as it is given (`check`), the whole content again,
+-- and a form that fails there is asked once more with `view.errors` in the labels and `view.values`.
 
 local M = {}
 
 ---@type table<integer, boolean> elicitations answered or withdrawn: a late pick is ignored
 local closed = {}
 
+local host_api = require("acp_nvim.host.api")
 local notify = require("acp_nvim.util.notify")
 
 ---@param id integer
@@ -53,130 +56,46 @@ local function select(items, prompt, on_choice)
   }, on_choice)
 end
 
-local FORMAT_HINTS = {
-  email = "e-mail address",
-  uri = "URL",
-  date = "date, YYYY-MM-DD",
-  ["date-time"] = "date and time, YYYY-MM-DDTHH:MM:SS",
-}
-
----@param value string
----@param format string|nil
----@return boolean
-local function format_ok(value, format)
-  if format == "email" then
-    return value:match("^[^@%s]+@[^@%s]+$") ~= nil
-  elseif format == "uri" then
-    return value:match("^%a[%w+.-]*:") ~= nil
-  elseif format == "date" then
-    return value:match("^%d%d%d%d%-%d%d%-%d%d$") ~= nil
-  elseif format == "date-time" then
-    return value:match("^%d%d%d%d%-%d%d%-%d%d[T ]%d%d:%d%d") ~= nil
-  end
-  return true
-end
-
---- The label of a field: title, "*" when required, what is expected, the host's complaint if any.
----@param view table
+--- The host's verdict on an answer (`check_answer` in acp_nvim/client/elicitation_forms.py decides): true
+--- and the value to send, or true, nil and the message why not; false when it could not be checked (said).
 ---@param field table
----@return string
-local function label(view, field)
-  local parts = { field.title .. (field.required and " *" or "") }
-  local hints = {}
-  if denil(field.description) then
-    table.insert(hints, field.description)
-  end
-  if denil(field.format) and FORMAT_HINTS[field.format] then
-    table.insert(hints, FORMAT_HINTS[field.format])
-  end
-  if field.type == "integer" or field.type == "number" then
-    local kind = field.type == "integer" and "whole number" or "number"
-    local min, max = denil(field.minimum), denil(field.maximum)
-    if min and max then
-      kind = ("%s from %s to %s"):format(kind, min, max)
-    elseif min then
-      kind = ("%s ≥ %s"):format(kind, min)
-    elseif max then
-      kind = ("%s ≤ %s"):format(kind, max)
-    end
-    table.insert(hints, kind)
-  end
-  if #hints > 0 then
-    table.insert(parts, "(" .. table.concat(hints, "; ") .. ")")
-  end
-  local err = view.errors and denil(view.errors[field.name])
-  if err then
-    table.insert(parts, "[" .. field.title .. " " .. err .. "]")
-  end
-  return table.concat(parts, " ")
-end
-
---- Checks typed text for a field: the value to send, or nil and why not.
----@param field table
----@param text string
+---@param given string|string[] the typed text, or the values chosen
+---@return boolean checked
 ---@return any value
----@return string|nil error
-local function parse(field, text)
-  if field.type == "integer" or field.type == "number" then
-    local n = tonumber(text)
-    if n == nil or n ~= n or n == math.huge or n == -math.huge then
-      return nil, "is not a number"
-    end
-    if field.type == "integer" and n ~= math.floor(n) then
-      return nil, "is not a whole number"
-    end
-    if denil(field.minimum) and n < field.minimum then
-      return nil, "must be at least " .. field.minimum
-    end
-    if denil(field.maximum) and n > field.maximum then
-      return nil, "must be at most " .. field.maximum
-    end
-    return n, nil
+---@return string|nil message
+local function check(field, given)
+  local ok, result = host_api.elicitation_check(field.check, given)
+  if not ok or type(result) ~= "table" then
+    notify.warn(("cannot check the answer: %s"):format(tostring(result):match("[^\n]*")))
+    return false
   end
-  local len = vim.fn.strchars(text)
-  if denil(field.min_length) and len < field.min_length then
-    return nil, ("needs at least %d characters"):format(field.min_length)
-  end
-  if denil(field.max_length) and len > field.max_length then
-    return nil, ("allows at most %d characters"):format(field.max_length)
-  end
-  if not format_ok(text, denil(field.format)) then
-    return nil, "is not a valid " .. (FORMAT_HINTS[field.format] or field.format)
-  end
-  return text, nil
+  return true, denil(result.value), denil(result.error)
 end
 
 ---@alias AcpFieldDone fun(status: "ok"|"cancel", value: any)
 
 --- Free text (string, number, integer): a bad or missing required value is asked once more, then the
 --- elicitation is cancelled.
----@param view table
 ---@param field table
 ---@param previous any
 ---@param done AcpFieldDone
-local function ask_text(view, field, previous, done)
+local function ask_text(field, previous, done)
   local tries = 0
   local function ask()
     tries = tries + 1
     local default = previous ~= nil and tostring(previous) or ""
-    vim.ui.input({ prompt = label(view, field) .. ": ", default = default }, function(text)
+    vim.ui.input({ prompt = field.label .. ": ", default = default }, function(text)
       if text == nil then
         return done("cancel")
       end
-      local err
-      if text == "" then
-        if not field.required then
-          return done("ok", nil)
-        end
-        err = "is required"
-      else
-        local value
-        value, err = parse(field, text)
-        if err == nil then
-          return done("ok", value)
-        end
+      local checked, value, err = check(field, text)
+      if not checked then
+        return done("cancel")
       end
-      notify.warn(("%s %s"):format(field.title, err))
+      if err == nil then
+        return done("ok", value)
+      end
+      notify.warn(err)
       if tries >= 2 then
         return done("cancel")
       end
@@ -186,11 +105,10 @@ local function ask_text(view, field, previous, done)
   ask()
 end
 
----@param view table
 ---@param field table
 ---@param previous any
 ---@param done AcpFieldDone
-local function ask_choice(view, field, previous, done)
+local function ask_choice(field, previous, done)
   local items = {}
   if field.type == "boolean" then
     items = { { id = "yes", label = "Yes", value = true }, { id = "no", label = "No", value = false } }
@@ -207,7 +125,7 @@ local function ask_choice(view, field, previous, done)
   if not field.required then
     table.insert(items, { id = "skip", label = "(leave empty)", skip = true })
   end
-  select(items, label(view, field), function(item)
+  select(items, field.label, function(item)
     if item == nil then
       return done("cancel")
     end
@@ -216,11 +134,10 @@ local function ask_choice(view, field, previous, done)
 end
 
 --- Multi-select: the picker shows every option with a check box; picking one toggles it, "Done" ends.
----@param view table
 ---@param field table
 ---@param previous any
 ---@param done AcpFieldDone
-local function ask_multi(view, field, previous, done)
+local function ask_multi(field, previous, done)
   local chosen = {}
   for _, value in ipairs(type(previous) == "table" and previous or {}) do
     chosen[value] = true
@@ -240,7 +157,7 @@ local function ask_multi(view, field, previous, done)
       local box = chosen[option.value] and "[x] " or "[ ] "
       table.insert(items, { id = option.value, label = box .. option.title, value = option.value })
     end
-    select(items, label(view, field), function(item)
+    select(items, field.label, function(item)
       if item == nil then
         return done("cancel")
       end
@@ -248,10 +165,12 @@ local function ask_multi(view, field, previous, done)
         chosen[item.value] = not chosen[item.value] or nil
         return ask()
       end
-      local values = picked()
-      local min, max = denil(field.min_items), denil(field.max_items)
-      if (min and #values < min) or (max and #values > max) or (field.required and #values == 0) then
-        notify.warn(("%s: choose between %d and %s"):format(field.title, min or 1, max or "all"))
+      local checked, values, err = check(field, picked())
+      if not checked then
+        return done("cancel")
+      end
+      if err ~= nil then
+        notify.warn(err)
         return ask()
       end
       done("ok", values)
@@ -284,7 +203,7 @@ local function ask_form(id, view)
     elseif field.type == "multi" then
       ask = ask_multi
     end
-    ask(view, field, previous, function(status, value)
+    ask(field, previous, function(status, value)
       if status == "cancel" then
         return answer(id, "cancel")
       end
