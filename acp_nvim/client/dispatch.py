@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import msgspec
@@ -20,11 +20,16 @@ from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
+
 log = logging.getLogger("acp_nvim.client")
 
 T = TypeVar("T")
 
-EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
+# A handler of the table: each takes its own route's params type, which typing cannot tie to the route's entry
+# in a table of them all (as with `NotificationRoute`): the route decodes that type, the handler takes it.
+Handler = Callable[[Any], Awaitable[object]]
 
 
 class SessionUpdateLine(RoutedNotification, kw_only=True, gc=False):
@@ -54,13 +59,13 @@ class Dispatcher:
             mode for mode, cap in (("form", elicitation.form), ("url", elicitation.url)) if cap is not None
         }
         # The policy around the generated routes: the session check, and answers on a cancelled turn.
-        policy: dict[str, EditorCall] = {
+        policy: dict[str, Handler] = {
             m.SESSION_REQUEST_PERMISSION: self._request_permission,
             m.ELICITATION_CREATE: self._create_elicitation,
         }
         # Only what we advertised is served: an agent calling anything else gets "method not found".
-        handlers: dict[str, tuple[EditorCall, Any]] = {}
-        notifications: dict[str, tuple[Callable[[Any], Awaitable[object]], Any]] = {}
+        handlers: dict[str, tuple[Handler, TypeForm[object]]] = {}
+        notifications: dict[str, tuple[Handler, TypeForm[object]]] = {}
         for method, route in CLIENT_ROUTES.items():
             if route.requires and not any(_advertised(caps, path) for path in route.requires):
                 continue

@@ -8,12 +8,15 @@ What the agent calls on us (`ClientHandlers`, `NothingServed`, `CLIENT_ROUTES`) 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any, Final, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
 
 T = TypeVar("T")
 
@@ -22,7 +25,7 @@ class Route(NamedTuple):
     """How a request or notification of the agent reaches its handler."""
 
     handler: str  # the `ClientHandlers` method
-    params: Any  # the params type, decoded by `codec.decode`
+    params: TypeForm[object]  # the params type (a Struct or a union of them), decoded by `codec.decode`
     # Capability paths (attribute names of `ClientCapabilities`), any of which serves it; () is always served.
     requires: tuple[tuple[str, ...], ...]
     is_notification: bool
