@@ -14,7 +14,7 @@ import msgspec
 
 from acp_nvim.client.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
-from acp_nvim.client.surface import CLIENT_ROUTES
+from acp_nvim.client.surface import CLIENT_ROUTES, advertised
 from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
@@ -67,7 +67,7 @@ class Dispatcher:
         handlers: dict[str, tuple[Handler, TypeForm[object]]] = {}
         notifications: dict[str, tuple[Handler, TypeForm[object]]] = {}
         for method, route in CLIENT_ROUTES.items():
-            if route.requires and not any(_advertised(caps, path) for path in route.requires):
+            if route.requires and not any(advertised(caps, path) for path in route.requires):
                 continue
             handler = policy.get(method) or getattr(editor, route.handler)
             if route.is_notification:
@@ -197,13 +197,3 @@ class Dispatcher:
             log.warning("malformed %s dropped: %s", method, err)
             return
         await handler(decoded)
-
-
-def _advertised(caps: s.ClientCapabilities, path: tuple[str, ...]) -> bool:
-    """Whether the capability at `path` (attribute names, from `CLIENT_ROUTES`) is set: true, or an object."""
-    value: object = caps
-    for name in path:
-        value = getattr(value, name, None)
-        if value is None:
-            return False
-    return value is not False

@@ -2,10 +2,10 @@
 
 protocol -> msgspec (and the standard library) only; jsonrpc -> nothing of ACP (its cancel method's name is
 a parameter); client -> no application or Neovim module; app -> no Neovim adapter; only `acp_nvim.nvim` and
-the rplugin entry import pynvim; `typing_extensions` (typing's backport, no dependency of the plugin) only for
-type checkers, under `if TYPE_CHECKING:`. Nothing is imported to check it: a layer that imports one above it fails
-here by name, before it can form a cycle at run time. And no hand-written module is over 400 lines (issue 13):
-one that grows past it is split by responsibility.
+the rplugin entry import pynvim; `typing_extensions` (typing's backport, no dependency of the plugin) only
+for type checkers, under `if TYPE_CHECKING:`. Nothing is imported to check it: a layer that imports one
+above it fails here by name, before it can form a cycle at run time. And no hand-written module is over 400
+lines (issue 13): one that grows past it is split by responsibility.
 """
 
 from __future__ import annotations
