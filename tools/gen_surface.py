@@ -5,7 +5,8 @@ Usage: ``python tools/gen_surface.py [--schema PATH] [--output PATH] [--check]``
 The method names and sides are the npm package's table, the params and result types the schema's ``x-method``
 types (both read as ``tools/gen_protocol.py`` reads them). Written: the handler protocol of the requests and
 notifications the agent calls on the client, their routes (handler, params type, the client capability that
-gates them) and the typed calls to the agent. ``--check`` regenerates in memory and exits 1 when stale.
+gates them), the typed calls to the agent and the agent capability that gates each (``AGENT_GATING``).
+``--check`` regenerates in memory and exits 1 when stale.
 """
 
 from __future__ import annotations
