@@ -593,11 +593,14 @@ Who handles each method, its params and result types (no I/O). The names and sid
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from acp_nvim.protocol import schema
 from acp_nvim.protocol.runtime import MethodSpec as MethodSpec
 from acp_nvim.protocol.runtime import Side as Side
+
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
 
 #: The protocol version this client speaks (sent in ``initialize``).
 PROTOCOL_VERSION: Final = {version}
@@ -631,7 +634,7 @@ def render_methods(package: SchemaPackage, table: MethodTable, types: dict[str, 
     declared = {n.method: n for n in table.names}
     # A compact table and one comprehension: this module is compiled at every start when bytecode is off.
     out.append("\n# method -> (params type, result type or None for a notification, side that handles it)\n")
-    out.append("_TABLE: Final[dict[str, tuple[Any, Any, Side]]] = {\n")
+    out.append("_TABLE: Final[dict[str, tuple[TypeForm[object], TypeForm[object] | None, Side]]] = {\n")
     for method in sorted(declared):
         name, row = declared[method], types[method]
         result = "None" if row.result is None else f"schema.{row.result}"

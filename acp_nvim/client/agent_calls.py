@@ -1,13 +1,15 @@
 """The typed calls to an initialized agent, and what it told us of itself in `initialize`.
 
-Calls the agent did not advertise are refused here, before anything is sent, with `Unsupported`: the user
-learns what is missing instead of getting an obscure error from the agent. Starting the agent and owning its
+The wire calls are the generated `AgentRequests` (`client/surface.py`); what is this module's own is around
+them. Calls the agent did not advertise (`AGENT_GATING`, or a session without modes) are refused here, before
+anything is sent, with `Unsupported`: the user learns what is missing instead of getting an obscure error from
+the agent. An answer of the wrong shape is an `InvalidAnswer`. Starting the agent and owning its
 process is `client/agent.py`'s (`AgentConnection.launch`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import msgspec
@@ -16,13 +18,15 @@ from acp_nvim.client import agent_capabilities, failure
 from acp_nvim.client.agent_capabilities import Unsupported
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.process import AgentProcess
+from acp_nvim.client.surface import AGENT_GATING, AgentRequests, advertised
 from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, MessageHook, MessagesHook, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
 T = TypeVar("T")
-# The answers of the two calls that reopen an existing session.
+# The two calls that reopen an existing session: their requests and answers.
+Reopen = TypeVar("Reopen", s.LoadSessionRequest, s.ResumeSessionRequest)
 Reopened = TypeVar("Reopened", s.LoadSessionResponse, s.ResumeSessionResponse)
 
 
@@ -53,6 +57,7 @@ class AgentCalls:
         self.diagnostics = dispatcher.diagnostics
         self._dispatcher = dispatcher
         self.init = init
+        self._agent = AgentRequests(self._call, connection.notify)
         # Which sessions offered modes / config options: set_mode and set_config_option need them.
         self._sessions_with_modes: set[str] = set()
         self._sessions_with_config: set[str] = set()
@@ -93,6 +98,8 @@ class AgentCalls:
     # ---- typed calls ---------------------------------------------------------------------------------
 
     async def _call(self, method: str, params: msgspec.Struct, result_type: type[T]) -> T:
+        """Every request of `AgentRequests`: the agent's error with what it printed meanwhile, its answer's
+        shape checked."""
         mark = self.process.stderr.count
         try:
             raw = await self.connection.request(method, params)
@@ -110,18 +117,20 @@ class AgentCalls:
                 f"{self.display_name} sent an answer to {method} nested too deeply to decode"
             ) from None
 
+    def _require(self, method: str, refusal: str) -> None:
+        """Refuses, before anything is sent, a call whose gating capabilities the agent advertised none of."""
+        gating = AGENT_GATING.get(method, ())
+        if gating and not any(advertised(self.capabilities, path) for path in gating):
+            raise Unsupported(f"{self.display_name} {refusal}")
+
     async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
         if not any(method.id == method_id for method in self.auth_methods):
             raise Unsupported(f"{self.display_name} offers no authentication method {method_id!r}")
-        return await self._call(
-            m.AUTHENTICATE, s.AuthenticateRequest(method_id=method_id), s.AuthenticateResponse
-        )
+        return await self._agent.authenticate(s.AuthenticateRequest(method_id=method_id))
 
     async def logout(self) -> s.LogoutResponse:
-        auth = self.capabilities.auth
-        if auth is None or auth.logout is None:
-            raise Unsupported(f"{self.display_name} does not support logout")
-        return await self._call(m.LOGOUT, s.LogoutRequest(), s.LogoutResponse)
+        self._require(m.LOGOUT, "does not support logout")
+        return await self._agent.logout(s.LogoutRequest())
 
     async def new_session(
         self,
@@ -137,7 +146,7 @@ class AgentCalls:
             ),
         )
         with self._dispatcher.opening_session():
-            response = await self._call(m.SESSION_NEW, request, s.NewSessionResponse)
+            response = await self._agent.new_session(request)
             self._remember_session(response.session_id, response.modes, response.config_options)
         return response
 
@@ -148,12 +157,10 @@ class AgentCalls:
         mcp_servers: Sequence[s.McpServer] = (),
         additional_directories: Sequence[str] | None = None,
     ) -> s.LoadSessionResponse:
-        if not self.capabilities.load_session:
-            raise Unsupported(f"{self.display_name} cannot load sessions")
+        self._require(m.SESSION_LOAD, "cannot load sessions")
         return await self._reopen(
-            m.SESSION_LOAD,
+            self._agent.load_session,
             s.LoadSessionRequest,
-            s.LoadSessionResponse,
             session_id,
             cwd,
             mcp_servers,
@@ -167,13 +174,10 @@ class AgentCalls:
         mcp_servers: Sequence[s.McpServer] = (),
         additional_directories: Sequence[str] | None = None,
     ) -> s.ResumeSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "resume", "resume sessions", self.display_name
-        )
+        self._require(m.SESSION_RESUME, "cannot resume sessions")
         return await self._reopen(
-            m.SESSION_RESUME,
+            self._agent.resume_session,
             s.ResumeSessionRequest,
-            s.ResumeSessionResponse,
             session_id,
             cwd,
             mcp_servers,
@@ -182,9 +186,8 @@ class AgentCalls:
 
     async def _reopen(
         self,
-        method: str,
-        request_type: type[s.LoadSessionRequest] | type[s.ResumeSessionRequest],
-        result_type: type[Reopened],
+        send: Callable[[Reopen], Awaitable[Reopened]],
+        request_type: type[Reopen],
         session_id: str,
         cwd: str,
         mcp_servers: Sequence[s.McpServer],
@@ -200,27 +203,19 @@ class AgentCalls:
         )
         # A loaded session's history is replayed before the answer: those updates must reach the editor.
         with self._dispatcher.opening_session(session_id):
-            response = await self._call(method, request, result_type)
+            response = await send(request)
             self._remember_session(session_id, response.modes, response.config_options)
         return response
 
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "close", "close sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_CLOSE, s.CloseSessionRequest(session_id=session_id), s.CloseSessionResponse
-        )
+        self._require(m.SESSION_CLOSE, "cannot close sessions")
+        return await self._agent.close_session(s.CloseSessionRequest(session_id=session_id))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None
     ) -> s.ListSessionsResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "list", "list sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_LIST, s.ListSessionsRequest(cwd=cwd, cursor=cursor), s.ListSessionsResponse
-        )
+        self._require(m.SESSION_LIST, "cannot list sessions")
+        return await self._agent.list_sessions(s.ListSessionsRequest(cwd=cwd, cursor=cursor))
 
     async def list_all_sessions(self, cwd: str | None = None, max_pages: int = 100) -> list[s.SessionInfo]:
         """Every page of `session/list`, following `nextCursor`; `max_pages` guards against an agent whose
@@ -236,20 +231,14 @@ class AgentCalls:
         return sessions
 
     async def delete_session(self, session_id: str) -> s.DeleteSessionResponse:
-        agent_capabilities.require_session_capability(
-            self.capabilities, "delete", "delete sessions", self.display_name
-        )
-        return await self._call(
-            m.SESSION_DELETE, s.DeleteSessionRequest(session_id=session_id), s.DeleteSessionResponse
-        )
+        self._require(m.SESSION_DELETE, "cannot delete sessions")
+        return await self._agent.delete_session(s.DeleteSessionRequest(session_id=session_id))
 
     async def set_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
         if session_id not in self._sessions_with_modes:
             raise Unsupported(f"{self.display_name} offers no modes for this session")
-        return await self._call(
-            m.SESSION_SET_MODE,
-            s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id),
-            s.SetSessionModeResponse,
+        return await self._agent.set_session_mode(
+            s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id)
         )
 
     async def set_config_option(
@@ -257,16 +246,12 @@ class AgentCalls:
     ) -> s.SetSessionConfigOptionResponse:
         if session_id not in self._sessions_with_config:
             raise Unsupported(f"{self.display_name} offers no configuration options for this session")
-        return await self._call(m.SESSION_SET_CONFIG_OPTION, request, s.SetSessionConfigOptionResponse)
+        return await self._agent.set_session_config_option(request)
 
     async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> s.PromptResponse:
         agent_capabilities.check_prompt(self.capabilities, prompt, self.display_name)
         try:
-            return await self._call(
-                m.SESSION_PROMPT,
-                s.PromptRequest(session_id=session_id, prompt=list(prompt)),
-                s.PromptResponse,
-            )
+            return await self._agent.prompt(s.PromptRequest(session_id=session_id, prompt=list(prompt)))
         finally:
             # The user learns how much went wrong during the turn when it ends, not some seconds later.
             self.diagnostics.flush()
@@ -274,7 +259,7 @@ class AgentCalls:
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn; its pending permission requests are answered `cancelled` (the spec's
         rule), whatever the editor's prompt was doing."""
-        await self.connection.notify(m.SESSION_CANCEL, s.CancelNotification(session_id=session_id))
+        await self._agent.cancel(s.CancelNotification(session_id=session_id))
         self._dispatcher.cancel_permissions(session_id)
 
     # ---- capability rules ----------------------------------------------------------------------------

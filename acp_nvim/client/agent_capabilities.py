@@ -20,11 +20,6 @@ def session_capabilities(caps: s.AgentCapabilities) -> s.SessionCapabilities:
     return caps.session_capabilities or s.SessionCapabilities()
 
 
-def require_session_capability(caps: s.AgentCapabilities, name: str, what: str, agent_name: str) -> None:
-    if getattr(session_capabilities(caps), name, None) is None:
-        raise Unsupported(f"{agent_name} cannot {what}")
-
-
 def additional_directories(caps: s.AgentCapabilities, directories: Sequence[str] | None) -> list[str] | None:
     # Sent only when advertised: an agent that does not know the field may reject the request.
     if not directories or session_capabilities(caps).additional_directories is None:

@@ -7,24 +7,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import msgspec
 
 from acp_nvim.client.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
-from acp_nvim.client.surface import CLIENT_ROUTES
+from acp_nvim.client.surface import CLIENT_ROUTES, advertised
 from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
+
 log = logging.getLogger("acp_nvim.client")
 
 T = TypeVar("T")
 
-EditorCall = Callable[[Any], Awaitable[msgspec.Struct]]
+# A handler of the table: each takes its own route's params type, which typing cannot tie to the route's entry
+# in a table of them all (as with `NotificationRoute`): the route decodes that type, the handler takes it.
+Handler = Callable[[Any], Awaitable[object]]
 
 
 class SessionUpdateLine(RoutedNotification, kw_only=True, gc=False):
@@ -54,15 +59,15 @@ class Dispatcher:
             mode for mode, cap in (("form", elicitation.form), ("url", elicitation.url)) if cap is not None
         }
         # The policy around the generated routes: the session check, and answers on a cancelled turn.
-        policy: dict[str, EditorCall] = {
+        policy: dict[str, Handler] = {
             m.SESSION_REQUEST_PERMISSION: self._request_permission,
             m.ELICITATION_CREATE: self._create_elicitation,
         }
         # Only what we advertised is served: an agent calling anything else gets "method not found".
-        handlers: dict[str, tuple[EditorCall, Any]] = {}
-        notifications: dict[str, tuple[Callable[[Any], Awaitable[object]], Any]] = {}
+        handlers: dict[str, tuple[Handler, TypeForm[object]]] = {}
+        notifications: dict[str, tuple[Handler, TypeForm[object]]] = {}
         for method, route in CLIENT_ROUTES.items():
-            if route.requires and not any(_advertised(caps, path) for path in route.requires):
+            if route.requires and not any(advertised(caps, path) for path in route.requires):
                 continue
             handler = policy.get(method) or getattr(editor, route.handler)
             if route.is_notification:
@@ -192,13 +197,3 @@ class Dispatcher:
             log.warning("malformed %s dropped: %s", method, err)
             return
         await handler(decoded)
-
-
-def _advertised(caps: s.ClientCapabilities, path: tuple[str, ...]) -> bool:
-    """Whether the capability at `path` (attribute names, from `CLIENT_ROUTES`) is set: true, or an object."""
-    value: object = caps
-    for name in path:
-        value = getattr(value, name, None)
-        if value is None:
-            return False
-    return value is not False

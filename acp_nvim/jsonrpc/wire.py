@@ -51,7 +51,7 @@ class ProtocolError(str):
 
 
 class Envelope(msgspec.Struct):
-    """Any incoming message. Payloads stay raw: the layer above decodes them with its own typed decoders."""
+    """Every incoming message. Payloads stay raw: the layer above decodes them with its own typed decoders."""
 
     id: RequestId | UnsetType = UNSET
     method: str | UnsetType = UNSET
@@ -83,7 +83,8 @@ class NotificationRoute:
     __slots__ = ("decoder", "handle", "method")
 
     # `handle` takes the params of the decoder's `RoutedNotification` subclass: typing cannot tie the two
-    # together (the Decoder's type parameter is invariant), so both are `Any` here and checked below instead.
+    # together (the Decoder's type parameter is invariant), so neither is typed here; the decoder's type is
+    # checked below.
     def __init__(
         self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[list[Any]], None]
     ) -> None:

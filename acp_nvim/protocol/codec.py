@@ -8,15 +8,17 @@ Validation errors are ``msgspec.ValidationError`` whose message names the field 
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from acp_nvim.protocol import schema
 from acp_nvim.protocol.runtime import LenientList, UntaggedUnion
+
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
 
 log = logging.getLogger("acp_nvim.protocol")
 
@@ -28,12 +30,12 @@ _encoder = msgspec.json.Encoder()
 _PATH_SUFFIX = re.compile(r" - at `\$([^`]*)`$")
 
 
-def encode(obj: Any) -> bytes:
+def encode(obj: object) -> bytes:
     """Encode a schema Struct (or any msgspec-encodable value) as compact JSON."""
     return _encoder.encode(obj)
 
 
-def to_builtins(obj: Any) -> Any:
+def to_builtins(obj: object) -> object:
     """The JSON value (dicts, lists, scalars) an object encodes to, e.g. for nesting in an envelope."""
     return msgspec.to_builtins(obj)
 
@@ -48,16 +50,16 @@ def _nested_error(error: msgspec.ValidationError) -> ValueError:
     return ValueError(f"{message[: match.start()]} (at `{match.group(1)}` within)")
 
 
-def _convert(obj: Any, type_: Any) -> Any:
+def _convert(obj: object, type_: object) -> object:
     try:
         return msgspec.convert(obj, type_, dec_hook=_dec_hook)
     except msgspec.ValidationError as error:
         raise _nested_error(error) from None
 
 
-def _dispatch(union: type[UntaggedUnion], obj: Any) -> Any:
+def _dispatch(union: type[UntaggedUnion], obj: object) -> object:
     """Pick the variant of an untagged or partly tagged union, like serde's internally tagged + untagged."""
-    tag: Any = None
+    tag: object = None
     if union.tag_field is not None and isinstance(obj, dict):
         tag = obj.get(union.tag_field)
         variant = union.tagged.get(tag) if isinstance(tag, str) else None
@@ -76,12 +78,12 @@ def _dispatch(union: type[UntaggedUnion], obj: Any) -> Any:
     raise ValueError(f"Expected `{union.__name__}`, got `{type(obj).__name__}`")
 
 
-def _lenient_list(marker: type[LenientList], obj: Any) -> list[Any]:
+def _lenient_list(marker: type[LenientList], obj: object) -> list[object]:
     """Decode the items that are valid, drop the rest: one unknown config option or tool-call content kind
     from a newer agent must not make the whole response or update unusable."""
     if not isinstance(obj, list):
         raise ValueError(f"Expected `array`, got `{type(obj).__name__}`")
-    items: list[Any] = []
+    items: list[object] = []
     for index, item in enumerate(obj):
         try:
             items.append(msgspec.convert(item, marker.item, dec_hook=_dec_hook))
@@ -90,7 +92,7 @@ def _lenient_list(marker: type[LenientList], obj: Any) -> list[Any]:
     return items
 
 
-def _dec_hook(type_: Any, obj: Any) -> Any:
+def _dec_hook(type_: object, obj: object) -> object:
     if isinstance(type_, type):
         if issubclass(type_, UntaggedUnion):
             return _dispatch(type_, obj)
@@ -99,21 +101,24 @@ def _dec_hook(type_: Any, obj: Any) -> Any:
     raise NotImplementedError
 
 
-@functools.cache
-def decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+# Each decoder is typed by the type form it was built for, which a dict of them all cannot keep: `decoder`
+# ties each to its type form again.
+_decoders: dict[object, msgspec.json.Decoder[Any]] = {}
+
+
+def decoder(type_: TypeForm[T]) -> msgspec.json.Decoder[T]:
     """The shared JSON decoder for a schema type (built once: building one is far costlier than using it)."""
-    return msgspec.json.Decoder(type_, dec_hook=_dec_hook)
+    found = _decoders.get(type_)
+    if found is None:
+        found = _decoders[type_] = msgspec.json.Decoder(type_, dec_hook=_dec_hook)
+    return found
 
 
 def _as_bytes(raw: Raw) -> bytes | bytearray | memoryview | str:
     return bytes(raw) if isinstance(raw, msgspec.Raw) else raw
 
 
-@overload
-def decode(raw: Raw | None, type_: type[T]) -> T: ...
-@overload
-def decode(raw: Raw | None, type_: Any) -> Any: ...
-def decode(raw: Raw | None, type_: Any) -> Any:
+def decode(raw: Raw | None, type_: TypeForm[T]) -> T:
     """Decode JSON bytes (or a ``msgspec.Raw`` slice of an envelope) into ``type_``; ``None`` (a message
     without params) decodes as ``null``.
 
@@ -122,27 +127,20 @@ def decode(raw: Raw | None, type_: Any) -> Any:
     return decoder(type_).decode(b"null" if raw is None else _as_bytes(raw))
 
 
-@overload
-def convert(obj: Any, type_: type[T]) -> T: ...
-@overload
-def convert(obj: Any, type_: Any) -> Any: ...
-def convert(obj: Any, type_: Any) -> Any:
+def convert(obj: object, type_: TypeForm[T]) -> T:
     """Like ``decode`` for an already parsed JSON value (dicts, lists, scalars)."""
-    return msgspec.convert(obj, type_, dec_hook=_dec_hook)
+    converted: T = msgspec.convert(obj, type_, dec_hook=_dec_hook)
+    return converted
 
 
-def _accepts_null(type_: Any) -> bool:
+def _accepts_null(type_: object) -> bool:
     """Response types made only of optional fields: their ``result: null`` means the empty object."""
     if not (isinstance(type_, type) and issubclass(type_, msgspec.Struct)):
         return False
     return len(type_.__struct_defaults__) == len(type_.__struct_fields__)
 
 
-@overload
-def decode_result(raw: Raw | None, type_: type[T]) -> T: ...
-@overload
-def decode_result(raw: Raw | None, type_: Any) -> Any: ...
-def decode_result(raw: Raw | None, type_: Any) -> Any:
+def decode_result(raw: Raw | None, type_: TypeForm[T]) -> T:
     """Decode a response ``result``; ``null`` (or absent) means the empty response where that can exist.
 
     The docs show ``"result": null`` for ``session/load`` and ``fs/write_text_file``, and Python SDK agents
@@ -151,7 +149,7 @@ def decode_result(raw: Raw | None, type_: Any) -> Any:
     """
     if raw is None or _is_null(raw):
         if _accepts_null(type_):
-            return type_()
+            return decode(b"{}", type_)
         raise msgspec.ValidationError(
             f"Expected `object`, got `null` for `{getattr(type_, '__name__', type_)}`"
         )
@@ -166,7 +164,7 @@ def _is_null(raw: Raw) -> bool:
 
 
 class _UpdateKind(msgspec.Struct):
-    session_update: Any = msgspec.field(name="sessionUpdate", default=None)
+    session_update: object = msgspec.field(name="sessionUpdate", default=None)
 
 
 class _PeekUpdate(msgspec.Struct):

@@ -7,11 +7,14 @@ Who handles each method, its params and result types (no I/O). The names and sid
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from acp_nvim.protocol import schema
 from acp_nvim.protocol.runtime import MethodSpec as MethodSpec
 from acp_nvim.protocol.runtime import Side as Side
+
+if TYPE_CHECKING:
+    from acp_nvim.protocol.runtime import TypeForm
 
 #: The protocol version this client speaks (sent in ``initialize``).
 PROTOCOL_VERSION: Final = 1
@@ -48,7 +51,7 @@ ELICITATION_COMPLETE: Final = "elicitation/complete"
 CANCEL_REQUEST: Final = "$/cancel_request"
 
 # method -> (params type, result type or None for a notification, side that handles it)
-_TABLE: Final[dict[str, tuple[Any, Any, Side]]] = {
+_TABLE: Final[dict[str, tuple[TypeForm[object], TypeForm[object] | None, Side]]] = {
     CANCEL_REQUEST: (schema.CancelRequestNotification, None, "protocol"),
     AUTHENTICATE: (schema.AuthenticateRequest, schema.AuthenticateResponse, "agent"),
     ELICITATION_COMPLETE: (schema.CompleteElicitationNotification, None, "client"),

@@ -6,9 +6,15 @@ type-checked and linted like the rest of the package. ``codec`` dispatches the t
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import msgspec
+
+if TYPE_CHECKING:
+    # PEP 747's type of a type expression (a Struct, a union alias, `list[X]`), which msgspec's own `Decoder`
+    # and `decode` take: a union decodes typed as the union. For type checkers only (typing 3.14 has it), and
+    # imported from here by every layer that names it.
+    from typing_extensions import TypeForm as TypeForm
 
 
 class AcpStruct(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -26,8 +32,9 @@ class UntaggedUnion(metaclass=_UnionMeta):
     """Runtime marker for a union msgspec cannot decode natively; ``codec`` dispatches it."""
 
     tag_field: ClassVar[str | None] = None
-    tagged: ClassVar[dict[str, Any]] = {}
-    untagged: ClassVar[tuple[Any, ...]] = ()
+    # The variants, as type forms msgspec converts to (a Struct, `list[...]`).
+    tagged: ClassVar[dict[str, object]] = {}
+    untagged: ClassVar[tuple[object, ...]] = ()
 
 
 class _ListMeta(type):
@@ -38,7 +45,7 @@ class _ListMeta(type):
 class LenientList(metaclass=_ListMeta):
     """Runtime marker for ``list[item]`` whose invalid items ``codec`` drops (and logs) instead of failing."""
 
-    item: ClassVar[Any] = None
+    item: ClassVar[object] = None
 
 
 Side = Literal["agent", "client", "protocol"]
@@ -49,7 +56,7 @@ class MethodSpec(msgspec.Struct, frozen=True):
     "protocol": both directions). ``result`` is None for notifications."""
 
     name: str
-    params: Any
-    result: Any
+    params: TypeForm[object]
+    result: TypeForm[object] | None
     side: Side
     is_notification: bool

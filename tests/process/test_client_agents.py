@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,45 @@ async def test_python_sdk_agent_handshake_and_turn(tmp_path: Path, wire: WireChe
     new_session = next(e for e in journal(tmp_path) if e.get("method") == "session/new")
     # Not advertised, so not sent.
     assert "additionalDirectories" not in new_session["params"]
+    wire.assert_valid()
+
+
+# Each call gated by a capability of the agent's (`AGENT_GATING`): the call, what the user reads when the
+# agent did not advertise it, the method that is then never sent.
+GATED_CALLS: list[tuple[Callable[[AgentConnection, str], Awaitable[object]], str, str]] = [
+    (lambda agent, cwd: agent.load_session("old", cwd), "cannot load sessions", "session/load"),
+    (lambda agent, cwd: agent.resume_session("old", cwd), "cannot resume sessions", "session/resume"),
+    (lambda agent, cwd: agent.list_sessions(), "cannot list sessions", "session/list"),
+    (lambda agent, cwd: agent.close_session("old"), "cannot close sessions", "session/close"),
+    (lambda agent, cwd: agent.delete_session("old"), "cannot delete sessions", "session/delete"),
+    (lambda agent, cwd: agent.logout(), "does not support logout", "logout"),
+]
+EVERY_GATE: dict[str, Any] = {
+    "loadSession": True,
+    "sessionCapabilities": {"resume": {}, "list": {}, "delete": {}, "close": {}},
+    "auth": {"logout": {}},
+}
+
+
+async def test_a_call_the_agent_did_not_advertise_is_refused_and_never_sent(
+    tmp_path: Path, wire: WireCheck
+) -> None:
+    scenario = {"agentInfo": {"name": "bare", "version": "1"}, "agentCapabilities": {}}
+    async with scripted_agent(scenario, RecordingEditor(), wire, tmp_path) as agent:
+        for call, refusal, _ in GATED_CALLS:
+            with pytest.raises(Unsupported, match=f"^bare {refusal}$"):
+                await call(agent, str(tmp_path))
+    assert [e["method"] for e in journal(tmp_path) if e.get("kind") == "request"] == ["initialize"]
+    wire.assert_valid()
+
+
+async def test_each_gated_call_is_sent_once_advertised(tmp_path: Path, wire: WireCheck) -> None:
+    scenario = {"agentCapabilities": EVERY_GATE, "sessions": [{"sessionId": "old", "cwd": str(tmp_path)}]}
+    async with scripted_agent(scenario, RecordingEditor(), wire, tmp_path) as agent:
+        for call, _, _ in GATED_CALLS:
+            await call(agent, str(tmp_path))
+    sent = [e["method"] for e in journal(tmp_path) if e.get("kind") == "request"]
+    assert sent == ["initialize", *(method for _, _, method in GATED_CALLS)]
     wire.assert_valid()
 
 

@@ -29,3 +29,16 @@ def test_the_routes_carry_the_gating_the_client_advertises() -> None:
     assert all(routes[m].requires == (("terminal",),) for m in routes if m.startswith("terminal/"))
     assert routes[methods.SESSION_REQUEST_PERMISSION].requires == ()
     assert routes[methods.ELICITATION_COMPLETE].is_notification
+
+
+def test_the_agent_gating_is_what_the_schema_and_the_protocol_state() -> None:
+    """The session methods from the schema's own words, logout from the generator's table: `AgentCalls`
+    refuses the call, before sending it, unless the agent advertised one of these."""
+    assert surface.AGENT_GATING == {
+        methods.SESSION_LOAD: (("load_session",),),
+        methods.SESSION_RESUME: (("session_capabilities", "resume"),),
+        methods.SESSION_LIST: (("session_capabilities", "list"),),
+        methods.SESSION_DELETE: (("session_capabilities", "delete"),),
+        methods.SESSION_CLOSE: (("session_capabilities", "close"),),
+        methods.LOGOUT: (("auth", "logout"),),
+    }
