@@ -12,10 +12,10 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import anyio
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from acp_nvim.client import command as agent_command
 from acp_nvim.client import failure
@@ -23,8 +23,22 @@ from acp_nvim.client.agent import AgentConnection
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.process import AgentCommand, StartError
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
-from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
+
+
+class ProbeReport(msgspec.Struct, kw_only=True, rename="camel"):
+    """What the probe prints: the command run, what the handshake said, and each step's milliseconds."""
+
+    command: str
+    protocol_version: int
+    agent_info: s.Implementation | None
+    # The handshake's line, worded here for :checkhealth (`initialize_line`).
+    initialized: str
+    agent_capabilities: s.AgentCapabilities
+    auth_methods: list[s.AuthMethod]
+    # Only with --session.
+    session_id: str | UnsetType = UNSET
+    milliseconds: dict[str, float]
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -55,29 +69,31 @@ def initialize_line(agent_info: s.Implementation | None, protocol_version: int) 
     return f"initialize: {title} {agent_info.version} (protocol {protocol_version})"
 
 
-async def _probe(args: argparse.Namespace) -> dict[str, Any]:
+async def _probe(args: argparse.Namespace) -> ProbeReport:
     command = await agent_command.resolve(
         AgentCommand(command=args.command[0], args=args.command[1:], cwd=os.getcwd()),
         args.fallback,
         args.older_args,
     )
-    report: dict[str, Any] = {"command": command.describe()}
     timings: dict[str, float] = {}
     start = time.perf_counter()
     async with AgentConnection.launch(command, HeadlessEditor(), handshake_timeout=args.timeout) as agent:
         timings["initialize"] = _elapsed_ms(start)
-        report["protocolVersion"] = agent.protocol_version
-        report["agentInfo"] = codec.to_builtins(agent.agent_info) if agent.agent_info else None
-        report["initialized"] = initialize_line(agent.agent_info, agent.protocol_version)
-        report["agentCapabilities"] = codec.to_builtins(agent.capabilities)
-        report["authMethods"] = codec.to_builtins(agent.auth_methods)
+        report = ProbeReport(
+            command=command.describe(),
+            protocol_version=agent.protocol_version,
+            agent_info=agent.agent_info,
+            initialized=initialize_line(agent.agent_info, agent.protocol_version),
+            agent_capabilities=agent.capabilities,
+            auth_methods=agent.auth_methods,
+            milliseconds=timings,
+        )
         if args.session:
             step = time.perf_counter()
             with anyio.fail_after(args.timeout):
                 session = await agent.new_session(os.getcwd())
             timings["session/new"] = _elapsed_ms(step)
-            report["sessionId"] = session.session_id
-    report["milliseconds"] = timings
+            report.session_id = session.session_id
     return report
 
 

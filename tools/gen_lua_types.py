@@ -82,6 +82,8 @@ class Writer:
             return "|".join(self.lua_type(member) for member in args)
         if isinstance(t, type) and issubclass(t, msgspec.Struct):
             return self.struct(t)
+        if isinstance(t, type) and typing.is_typeddict(t):
+            return self.typed_dict(t)
         return "any"
 
     def wrapped(self, t: object) -> str:
@@ -101,6 +103,20 @@ class Writer:
         for field in msgspec.structs.fields(cls):
             optional = "" if field.required and not config.omit_defaults else "?"
             lines.append(f"---@field {field.encode_name}{optional} {self.lua_type(hints[field.name])}")
+        self.classes[name] = lines
+        return name
+
+    def typed_dict(self, cls: type) -> str:
+        """A TypedDict (the chat's lines: plain dicts, built by the thousand), as a class like a Struct's."""
+        name = PREFIX + cls.__name__
+        if name in self.classes:
+            return name
+        self.classes[name] = []
+        required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
+        lines = [f"---@class {name}"]
+        for key, hint in typing.get_type_hints(cls, include_extras=True).items():
+            optional = "" if key in required else "?"
+            lines.append(f"---@field {key}{optional} {self.lua_type(hint)}")
         self.classes[name] = lines
         return name
 

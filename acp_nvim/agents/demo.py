@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import anyio
 import msgspec
@@ -29,6 +29,7 @@ from acp_nvim.protocol import PROTOCOL_VERSION, codec, schema
 from acp_nvim.protocol import methods as m
 
 log = logging.getLogger("acp_nvim.agents.demo")
+_T = TypeVar("_T")
 
 AGENT_NAME = "acp-nvim-demo"
 AGENT_TITLE = "acp.nvim demo agent"
@@ -100,7 +101,7 @@ class DemoAgent:
         log.debug("ignoring notification %s", method)
 
     @staticmethod
-    def _params(params: msgspec.Raw | None, type_: type[Any]) -> Any:
+    def _params(params: msgspec.Raw | None, type_: type[_T]) -> _T:
         return codec.decode(params, type_)
 
     def _session(self, session_id: str) -> DemoSession:
@@ -171,7 +172,7 @@ class DemoAgent:
             m.SESSION_UPDATE, schema.SessionNotification(session_id=session.session_id, update=update)
         )
 
-    async def call(self, method: str, params: object, result_type: type[Any]) -> Any:
+    async def call(self, method: str, params: object, result_type: type[_T]) -> _T:
         raw = await self.connection.request(method, params)
         return codec.decode_result(raw, result_type)
 

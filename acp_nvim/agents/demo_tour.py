@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 import anyio
 import msgspec
@@ -18,6 +18,7 @@ from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema
 
 log = logging.getLogger("acp_nvim.agents.demo")
+_T = TypeVar("_T")
 
 
 def _text(text: str) -> schema.ContentBlockText:
@@ -58,7 +59,7 @@ class TourClient(Protocol):
 
     async def update(self, session: DemoSession, update: schema.SessionUpdate) -> None: ...
 
-    async def call(self, method: str, params: object, result_type: type[Any]) -> Any: ...
+    async def call(self, method: str, params: object, result_type: type[_T]) -> _T: ...
 
 
 class Turn:

@@ -10,9 +10,9 @@ whether Neovim is quitting) is `RunHost`; everything else it reaches through the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 
@@ -20,7 +20,7 @@ from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
 from acp_nvim.app.capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
-from acp_nvim.app.port import ERROR, WARN
+from acp_nvim.app.port import ERROR, WARN, Spawn
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession
 from acp_nvim.client import command as agent_command
 from acp_nvim.client.agent import AgentConnection, TrafficLinesHook
@@ -32,8 +32,6 @@ from acp_nvim.protocol import schema as s
 
 # The logger the run loop had in nvim/controller.py: its lines in acp_nvim.log read as they did.
 log = logging.getLogger("acp_nvim.controller")
-
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, None]]], None]
 
 
 class Connect(Protocol):

@@ -2,11 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from acp_nvim.client.transcript import not_shown
 
-Line = dict[str, Any]
+
+class LineLocation(TypedDict):
+    """Where `<CR>` on the line opens: a file and a line."""
+
+    path: str
+    lnum: int
+
+
+class LineDiff(TypedDict):
+    """A diff drawn in place of the line: the file, its old text (None: a new file) and its new text."""
+
+    path: str
+    old: str | None
+    new: str
+
+
+class Line(TypedDict, total=False):
+    """One line of an item as Lua draws it (a plain dict at run time: the builders below make thousands).
+    `s`: its segments, each [text, highlight group]; `f`: its fold level ('foldexpr''s "1", ">1", ...);
+    `note`: the file holding a cut message whole; `term`: the terminal drawn under it, after `text`; `diff`,
+    `loc`: see their types."""
+
+    s: list[list[str]]
+    f: str
+    note: str
+    term: str
+    text: str
+    diff: LineDiff
+    loc: LineLocation
+
 
 # Of a line (title, plan entry, path), shown at most.
 MAX_LINE_CHARS = 2048

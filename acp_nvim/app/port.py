@@ -8,12 +8,13 @@ status, a chat's transcript) or a question whose answer comes back (a picker, a 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
+from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 
 #: vim.log.levels, the severity of a notification.
@@ -28,6 +29,30 @@ class Choice(msgspec.Struct, frozen=True):
 
     id: str
     label: str
+
+
+class CheckpointBuffers(msgspec.Struct, frozen=True):
+    """The files of a restore whose loaded buffers Lua prepares (`before`) or shows restored (`after`)."""
+
+    paths: list[str]
+
+
+class QuickfixItem(msgspec.Struct, frozen=True):
+    """A file a restore would change: `path` (the file now) is diffed against `theirs` (the checkpoint's
+    version, None when the restore removes it); `filename` is the one the list opens."""
+
+    filename: str
+    lnum: int
+    text: str
+    path: str
+    theirs: str | None
+
+
+class CheckpointQuickfix(msgspec.Struct, frozen=True):
+    """What a restore would change, as a quickfix list (`quickfix`)."""
+
+    title: str
+    items: list[QuickfixItem]
 
 
 class ChatView(Protocol):
@@ -65,8 +90,8 @@ class NeovimPort(Protocol):
 
     def chat_view(self, state: SessionState, agent_name: str) -> ChatView: ...
 
-    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
-        """The prompt was not sent: its text and attachments go back to the user."""
+    def prompt_refused(self, message: str, text: str, attachments: list[JsonValue]) -> None:
+        """The prompt was not sent: its text and attachments (the tables Lua sent) go back to the user."""
 
     def session_ended(self, session_id: str) -> None:
         """What the editor services hold for the session (its terminals, its sandbox) ends."""
@@ -84,6 +109,6 @@ class NeovimPort(Protocol):
     def cancel_permissions(self, session_id: str) -> None:
         """Every permission question of the session, open or queued, is answered `cancelled`."""
 
-    async def checkpoint(self, action: str, payload: Any) -> Any:
+    async def checkpoint(self, action: str, payload: CheckpointBuffers | CheckpointQuickfix) -> object:
         """A restore's buffers (`before`: those with unsaved edits keep their file's text as the merge's base;
         `after`: the loaded ones show the restored files) or its diff (`quickfix`)."""

@@ -18,12 +18,12 @@ import base64
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from acp_nvim.app.media_types import AUDIO_TYPES, IMAGE_TYPES
 from acp_nvim.client.agent import AgentConnection
+from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 
 #: Images and audio bigger than this are refused: agents reject them anyway, and base64 makes them a third
@@ -97,7 +97,7 @@ class BuiltPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
-def parse_attachments(raw: Any) -> list[Attachment]:
+def parse_attachments(raw: object) -> list[Attachment]:
     """Attachments from Lua; an item without `kind` is a selection (what older callers send)."""
     items = raw if isinstance(raw, list) else []
     tagged = [
@@ -204,19 +204,29 @@ def prompt_content(
 
 
 def build_prompt(
-    text: str, raw_attachments: Any, agent: AgentConnection, refused: Callable[[str, str, Any], None]
+    text: str,
+    raw_attachments: object,
+    agent: AgentConnection,
+    refused: Callable[[str, str, list[JsonValue]], None],
 ) -> BuiltPrompt | None:
     """The one call a turn makes: the blocks to send, or None when there is nothing to send or the prompt
     was refused — then `refused(why, text, attachments)` tells the user and gives both back in the prompt."""
     try:
         attachments = parse_attachments(raw_attachments)
     except msgspec.ValidationError as err:
-        refused(f"invalid attachment: {err}", text, raw_attachments or [])
+        refused(f"invalid attachment: {err}", text, _given_back(raw_attachments))
         return None
     caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
     try:
         built = prompt_content(text, attachments, caps, agent.display_name)
     except PromptRefused as err:
-        refused(str(err), text, raw_attachments or [])
+        refused(str(err), text, _given_back(raw_attachments))
         return None
     return built if built.blocks else None
+
+
+def _given_back(raw_attachments: object) -> list[JsonValue]:
+    """The attachments of a refused prompt as Lua sent them, to go back to its list: only its tables, since
+    anything else in it was never an attachment."""
+    items = raw_attachments if isinstance(raw_attachments, list) else []
+    return [item for item in items if isinstance(item, dict)]

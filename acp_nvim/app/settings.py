@@ -4,8 +4,6 @@ each part of the plugin is handed of it: Lua's drawing options, an agent's start
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from acp_nvim.app import agent_routes, presets
@@ -45,7 +43,7 @@ class Settings:
         self.config = Config()
         self.errors: list[str] = []
 
-    def apply(self, raw: Any) -> str | None:
+    def apply(self, raw: object) -> str | None:
         """Takes a new `setup()` table; the message naming its bad fields, if any."""
         self.config, self.errors = check(raw)
         return self.message()

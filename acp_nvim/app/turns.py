@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import anyio
 
@@ -44,7 +43,7 @@ class Turns:
         first prompt is shown as fast as the next ones (~1 ms sooner)."""
         import acp_nvim.app.prompt_content  # noqa: F401
 
-    async def prompt(self, text: str, raw_attachments: Any = None, session_id: str | None = None) -> None:
+    async def prompt(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
         begun: tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None = None
         try:
             begun = self._begin(text, raw_attachments, session_id)
@@ -57,7 +56,7 @@ class Turns:
             await self._turn(*begun)
 
     def _begin(
-        self, text: str, raw_attachments: Any, session_id: str | None
+        self, text: str, raw_attachments: object, session_id: str | None
     ) -> tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None:
         """The prompt shown and the turn begun, or None (refused, and the user told why)."""
         current = self._runs.current(session_id)

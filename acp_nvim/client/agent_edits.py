@@ -32,7 +32,7 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -157,7 +157,7 @@ def _patch_paths(text: str) -> Iterable[str]:
         yield match.group(1) or match.group(2)
 
 
-def _raw_input_paths(raw: Any) -> Iterable[str]:
+def _raw_input_paths(raw: object) -> Iterable[str]:
     if not isinstance(raw, dict):
         return
     for key in PATH_KEYS:

@@ -34,8 +34,8 @@ DEFAULT_INTERVAL = 10.0
 LOG_HINT = ":AcpLog"
 _DETAIL_MAX = 160
 
-# (what happened once, what is counted afterwards)
-_PHRASES: dict[TroubleKind, tuple[str, str]] = {
+# The words of each kind: what happened once, what is counted afterwards.
+PHRASES: dict[TroubleKind, tuple[str, str]] = {
     "unreadable": ("sent a line that is not JSON", "more lines that are not JSON"),
     "oversized": (
         "sent a message over the size limit; it was dropped",
@@ -71,7 +71,6 @@ _FROM_PROTOCOL_ERROR: dict[str, TroubleKind] = {
 
 
 class _Category(msgspec.Struct):
-    total: int = 0
     unreported: int = 0
     last_message: float = -math.inf
 
@@ -103,7 +102,6 @@ class Diagnostics:
         category = self._categories.get(kind)
         if category is None:
             category = self._categories[kind] = _Category()
-        category.total += 1
         now = self._clock()
         if now - category.last_message < self._interval:
             category.unreported += 1
@@ -113,7 +111,7 @@ class Diagnostics:
             category.unreported += 1
             self._summarize(kind, category, now)
             return
-        first, _ = _PHRASES[kind]
+        first, _ = PHRASES[kind]
         text = f"agent {self.agent_name} {first}"
         if detail:
             # The detail may quote the agent's data: a notification must stay one readable line.
@@ -134,18 +132,14 @@ class Diagnostics:
         per kind, and a second one for a burst that is over would only be noise."""
         for kind, category in self._categories.items():
             if category.unreported:
-                _, more = _PHRASES[kind]
+                _, more = PHRASES[kind]
                 log.warning("agent %s sent %d %s", self.agent_name, category.unreported, more)
                 category.unreported = 0
-
-    def totals(self) -> dict[TroubleKind, int]:
-        """How often each kind of trouble happened since the start (for status and :AcpLog)."""
-        return {kind: category.total for kind, category in self._categories.items()}
 
     # ---- internals -----------------------------------------------------------------------------------
 
     def _summarize(self, kind: TroubleKind, category: _Category, now: float) -> None:
-        _, more = _PHRASES[kind]
+        _, more = PHRASES[kind]
         count, category.unreported = category.unreported, 0
         category.last_message = now
         self._emit(f"agent {self.agent_name} sent {count} {more} (see {LOG_HINT})")

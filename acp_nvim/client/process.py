@@ -105,12 +105,10 @@ class StderrTail:
         self._partial = bytearray()
         self._name = name
         self._waiter: anyio.Event | None = None
-        self.total_bytes = 0
         # Lines finished so far: a mark for `lines_since`.
         self.count = 0
 
     def feed(self, data: bytes) -> None:
-        self.total_bytes += len(data)
         start = 0
         while True:
             newline = data.find(b"\n", start)

@@ -18,7 +18,6 @@ bytes, and an output that grows past what the chat shows (its last lines) sends 
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 import msgspec
 
@@ -109,7 +108,7 @@ def _tail(text: str) -> str:
     return text if len(text) <= OUTPUT_TAIL_CHARS else text[-OUTPUT_TAIL_CHARS:]
 
 
-def command_of(raw_input: Any) -> str | None:
+def command_of(raw_input: object) -> str | None:
     """The command line a tool call's `rawInput` names, if any (`command`, or `cmd`: a string or argv)."""
     if not isinstance(raw_input, dict):
         return None
@@ -157,7 +156,7 @@ def embeds_acp_terminal(content: list[s.ToolCallContent], display_terminal_id: s
     )
 
 
-def exit_of(raw_output: Any) -> ExitStatus | None:
+def exit_of(raw_output: object) -> ExitStatus | None:
     """An exit code a tool call's `rawOutput` reports (`exit_code`, `exitCode` or `code`)."""
     if not isinstance(raw_output, dict):
         return None
@@ -176,7 +175,9 @@ class TerminalOutput(msgspec.Struct):
     delta: str | None = None
 
 
-def meta_terminal(meta: dict[str, Any] | None) -> tuple[str | None, TerminalOutput | None, ExitStatus | None]:
+def meta_terminal(
+    meta: dict[str, object] | None,
+) -> tuple[str | None, TerminalOutput | None, ExitStatus | None]:
     """From a tool call's `_meta`: the display-only terminal it announces, the output it carries and the exit
     it reports (each None when absent; an exit without code nor signal says nothing the status does not)."""
     if not meta:
@@ -202,7 +203,7 @@ def meta_terminal(meta: dict[str, Any] | None) -> tuple[str | None, TerminalOutp
     return terminal_id, output if has_output else None, status
 
 
-def _data(output: Any) -> str | None:
+def _data(output: object) -> str | None:
     if isinstance(output, dict) and isinstance(output.get("data"), str):
         data: str = output["data"]
         return data

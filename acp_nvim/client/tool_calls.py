@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
 
 import msgspec
 
@@ -115,7 +114,9 @@ class ToolCallTranscript(Transcript):
         self._fold_old_tool_calls(item)
         return item
 
-    def _follow_shell(self, item: ToolCallItem, meta: dict[str, Any] | None, raw_input: Any = None) -> None:
+    def _follow_shell(
+        self, item: ToolCallItem, meta: dict[str, object] | None, raw_input: object = None
+    ) -> None:
         """A command the agent runs itself: records what is new of its output and how it ended, and the
         command it now says it runs (`raw_input`: the update's, whole, even when too large to keep)."""
         if item.folded:
@@ -215,7 +216,7 @@ def _not_output(content: Sequence[s.ToolCallContent], run: ShellRun) -> list[s.T
     ]
 
 
-def _bounded_raw(value: Any) -> Any:
+def _bounded_raw(value: object) -> object:
     """`value`, or a short note in its place when its JSON is larger than MAX_KEPT_RAW_CHARS."""
     if value is None or isinstance(value, bool | int | float):
         return value

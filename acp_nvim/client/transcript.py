@@ -9,7 +9,7 @@ re-render.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -121,8 +121,8 @@ class ToolCallItem(msgspec.Struct):
     status: str = "pending"
     content: list[s.ToolCallContent] = msgspec.field(default_factory=list)
     locations: list[s.ToolCallLocation] = msgspec.field(default_factory=list)
-    raw_input: Any = None
-    raw_output: Any = None
+    raw_input: object = None
+    raw_output: object = None
     awaiting_permission: bool = False
     # A permission rule answered its request (acp_nvim/app/permissions/service.py): which one, for the chat.
     auto_allowed: str | None = None

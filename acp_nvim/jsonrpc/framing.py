@@ -48,11 +48,6 @@ class LineSplitter:
         # Whether the last `feed` (or `finish`) gave out an `Oversized`: when not, its items are all lines.
         self.oversized = False
 
-    @property
-    def buffered(self) -> int:
-        """Bytes of an unfinished line held in memory (never more than `max_size` + 1)."""
-        return len(self._partial)
-
     def feed(self, data: bytes) -> list[bytes | Oversized]:
         # One C-level split per chunk instead of a find + slice + method call per line: a chunk holds hundreds
         # of streamed updates, and the per-line Python work was a fifth of the client's cost per message.

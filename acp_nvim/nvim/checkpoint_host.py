@@ -30,4 +30,4 @@ def attach(controller: Controller, stdpath: dict[str, str], settings: Settings, 
 
 def with_facts(stdpath: dict[str, str], report: msgspec.Struct) -> LuaTable:
     """:checkhealth's report of the options and agents, with the checkpoints' facts."""
-    return {**lua_values.to_lua(report), "checkpoints": health(root(stdpath))}
+    return {**lua_values.to_lua(report), "checkpoints": lua_values.to_lua(health(root(stdpath)))}

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acp_nvim.app.agent_runs import AgentRuns, Spawn
+from acp_nvim.app.agent_runs import AgentRuns
 from acp_nvim.app.application import Application
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.editor.services import Advertise, AgentEditor, EditorServices
-from acp_nvim.app.port import ERROR
+from acp_nvim.app.port import ERROR, Spawn
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.client.agent_edits import AgentEdits
 from acp_nvim.nvim.bridge import Bridge

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from acp_nvim.app.editor.permission import PermissionBroker
-from acp_nvim.app.port import Choice, Spawn
+from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
-from acp_nvim.nvim.lua_values import LuaValue
+from acp_nvim.nvim.lua_values import LuaValue, to_lua
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.nvim.ui import Ui
 from acp_nvim.protocol import schema as s
@@ -76,8 +76,8 @@ class NvimPort:
     def cancel_permissions(self, session_id: str) -> None:
         self._broker.cancel_session(session_id)
 
-    async def checkpoint(self, action: str, payload: LuaValue) -> LuaValue:
-        return await self._lua.checkpoint(action, payload)
+    async def checkpoint(self, action: str, payload: CheckpointBuffers | CheckpointQuickfix) -> LuaValue:
+        return await self._lua.checkpoint(action, to_lua(payload))
 
 
 class CatalogPort:

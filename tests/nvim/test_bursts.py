@@ -205,10 +205,10 @@ def test_200_terminals_created_at_once_all_run_and_all_end_with_acp_stop(
     assert all(alive(pid) for pid in pids)
     nvim.api.command("AcpStop")
     wait_until(lambda: scan(marker, set(pids)) == [], 30, "every terminal's processes to end")
-    # Each terminal saw its command end: its exit status, a death by SIGTERM.
-    statuses = (
-        "local out = {} for _, id in ipairs(...) do local t = require('acp_nvim.editor.terminal')._debug(id)"
-    )
-    statuses += " out[#out + 1] = t and t.exit_status and t.exit_status.signal or '' end return out"
+    # Each terminal saw its command end: its exit status (as `terminal/wait_for_exit` answers), a death by
+    # SIGTERM.
+    statuses = "local out = {} for _, id in ipairs(...) do"
+    statuses += " local exit = require('acp_nvim.editor.terminal').wait_for_exit(id).exit_status"
+    statuses += " out[#out + 1] = exit and exit.signal or '' end return out"
     wait_until(lambda: "" not in nvim.lua(statuses, ids), 10, "every terminal's exit status")
     assert set(nvim.lua(statuses, ids)) == {"SIGTERM"}

@@ -14,13 +14,21 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 
 from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, pruned
 from acp_nvim.app.config import CheckpointOptions
-from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort, Spawn
+from acp_nvim.app.port import (
+    ERROR,
+    INFO,
+    WARN,
+    CheckpointBuffers,
+    CheckpointQuickfix,
+    NeovimPort,
+    QuickfixItem,
+    Spawn,
+)
 from acp_nvim.client import restore_files
 from acp_nvim.client.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
 
@@ -147,7 +155,7 @@ class Snapshots:
         for folder, skipped in checkpoint.skipped.items():
             for path, reason in skipped:
                 report.failed.append((os.path.join(folder, path), f"not in the checkpoint: {reason}"))
-        result = await port.checkpoint("after", {"paths": report.touched})
+        result = await port.checkpoint("after", CheckpointBuffers(report.touched))
         conflicts = int(result.get("conflicts", 0)) if isinstance(result, dict) else 0
         return report.text(checkpoint, undo_id, conflicts), report.level
 
@@ -164,7 +172,7 @@ class Snapshots:
         removals = [c.path for c in changes if c.new_mode == "000000"]
         if not writes and not removals:
             return
-        await port.checkpoint("before", {"paths": [os.path.join(folder, c.path) for c in changes]})
+        await port.checkpoint("before", CheckpointBuffers([os.path.join(folder, c.path) for c in changes]))
         blobs = await repo.blobs([c.new_blob for c in writes])
         files = [restore_files.Write(c.path, c.new_mode, blobs.get(c.new_blob, b"")) for c in writes]
         outcome = await anyio.to_thread.run_sync(restore_files.restore, folder, files, removals)
@@ -183,7 +191,7 @@ class Snapshots:
         """The quickfix list of what a restore to `checkpoint` would change; the checkpoint's versions are
         written under `out_root` to be diffed against. The number of files."""
         shutil.rmtree(out_root, ignore_errors=True)
-        items: list[dict[str, Any]] = []
+        items: list[QuickfixItem] = []
         for number, folder in enumerate(record.folders):
             if folder not in checkpoint.commits:
                 continue
@@ -194,7 +202,7 @@ class Snapshots:
             for change in changes:
                 items.append(_quickfix_item(folder, os.path.join(out_root, str(number)), change, blobs))
         await port.checkpoint(
-            "quickfix", {"title": f"acp.nvim: a restore to {checkpoint.id}", "items": items}
+            "quickfix", CheckpointQuickfix(f"acp.nvim: a restore to {checkpoint.id}", items)
         )
         return len(items)
 
@@ -213,7 +221,7 @@ def _gc_due(git_dir: str, now: float) -> bool:
     return True
 
 
-def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes]) -> dict[str, Any]:
+def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes]) -> QuickfixItem:
     path = os.path.join(folder, change.path)
     theirs = None
     if change.new_mode in FILE_MODES:
@@ -230,7 +238,7 @@ def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes
     else:
         text = "changed since: a restore puts it back"
         shown = path
-    return {"filename": shown, "lnum": 1, "text": text, "path": path, "theirs": theirs}
+    return QuickfixItem(filename=shown, lnum=1, text=text, path=path, theirs=theirs)
 
 
 class Report:

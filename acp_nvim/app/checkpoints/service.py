@@ -12,7 +12,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+
+import msgspec
 
 from acp_nvim.app.checkpoints.restore import Snapshots
 from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, digest
@@ -227,7 +228,16 @@ def label(checkpoint: Checkpoint, changed: int | None) -> str:
     return f"{head} · {when} · {checkpoint.title}{since}"
 
 
-def health(root: str) -> dict[str, Any]:
+class CheckpointHealth(msgspec.Struct, frozen=True):
+    """:checkhealth's facts of the checkpoints: git (None: not found), its version, the store, its size."""
+
+    git: str | None
+    git_version: str | None
+    root: str
+    bytes: int
+
+
+def health(root: str) -> CheckpointHealth:
     """:checkhealth's facts: git, and the store's size."""
     from acp_nvim.app.checkpoints.store import size_of
 
@@ -242,9 +252,4 @@ def health(root: str) -> dict[str, Any]:
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             version = None
-    return {
-        "git": git,
-        "git_version": version,
-        "root": root,
-        "bytes": size_of(root) if os.path.isdir(root) else 0,
-    }
+    return CheckpointHealth(git, version, root, size_of(root) if os.path.isdir(root) else 0)

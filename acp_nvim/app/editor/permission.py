@@ -51,7 +51,6 @@ class PermissionBroker:
         self._lock = editor.pickers
         # The open question's scope, and its request: a cancel gives the question up.
         self._open: dict[int, tuple[anyio.CancelScope, s.RequestPermissionRequest]] = {}
-        self._epoch = 0
         # Per session: a cancelled turn answers its own queued requests, not another session's.
         self._session_epochs: dict[str, int] = {}
         # Requests waiting for the pickers lock, by session: a cancel must answer them at once, not when some
@@ -61,7 +60,6 @@ class PermissionBroker:
     async def ask(
         self, request: s.RequestPermissionRequest, view: PermissionView
     ) -> s.RequestPermissionOutcome:
-        epoch = self._epoch
         session_epoch = self._session_epochs.get(request.session_id, 0)
         queued = (request.session_id, anyio.CancelScope())
         self._queued.append(queued)
@@ -75,7 +73,7 @@ class PermissionBroker:
         if not acquired:
             return s.RequestPermissionOutcomeCancelled()
         try:
-            if epoch != self._epoch or session_epoch != self._session_epochs.get(request.session_id, 0):
+            if session_epoch != self._session_epochs.get(request.session_id, 0):
                 # Cancelled while waiting in the queue.
                 return s.RequestPermissionOutcomeCancelled()
             scope = anyio.CancelScope()
@@ -97,16 +95,8 @@ class PermissionBroker:
         finally:
             self._lock.release()
 
-    def cancel_all(self) -> None:
-        """Answers the open request and all queued ones with `cancelled`."""
-        self._epoch += 1
-        for _, scope in self._queued:
-            scope.cancel()
-        for scope, _ in self._open.values():
-            scope.cancel()
-
     def cancel_session(self, session_id: str) -> None:
-        """Like `cancel_all`, for the requests of one session only."""
+        """Answers the session's open request and all its queued ones with `cancelled`."""
         self._session_epochs[session_id] = self._session_epochs.get(session_id, 0) + 1
         for owner, scope in self._queued:
             if owner == session_id:

@@ -13,7 +13,6 @@ value looks like a path is a path to check, and a shape that cannot be read is `
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from acp_nvim.client import shell
 
@@ -96,7 +95,7 @@ def _patch_paths(text: str, named: Named) -> None:
             named.add(path[2:])
 
 
-def _path_value(value: Any, named: Named, depth: int) -> None:
+def _path_value(value: object, named: Named, depth: int) -> None:
     if isinstance(value, str):
         named.add(value)
     elif isinstance(value, list):
@@ -111,7 +110,7 @@ def _path_value(value: Any, named: Named, depth: int) -> None:
         named.unseen = f"a path of an unknown shape: {value!r}"[:200]
 
 
-def _walk(value: Any, key: str, named: Named, depth: int) -> None:
+def _walk(value: object, key: str, named: Named, depth: int) -> None:
     if depth > MAX_DEPTH:
         named.unseen = "nested too deeply"
     elif isinstance(value, dict):
@@ -142,7 +141,7 @@ def _walk(value: Any, key: str, named: Named, depth: int) -> None:
                 named.add(value)
 
 
-def named_paths(raw_input: Any) -> Named:
+def named_paths(raw_input: object) -> Named:
     """The paths `raw_input` names; `unseen` says why some cannot be read (a shape that is not an object)."""
     named = Named()
     if raw_input is None:
@@ -154,11 +153,11 @@ def named_paths(raw_input: Any) -> Named:
     return named
 
 
-def names_command(raw_input: Any) -> bool:
+def names_command(raw_input: object) -> bool:
     return isinstance(raw_input, dict) and any(raw_input.get(key) is not None for key in COMMAND_KEYS)
 
 
-def command_trouble(raw_input: Any) -> str | None:
+def command_trouble(raw_input: object) -> str | None:
     """Why a command's rawInput says more than its command line (a rule then cannot judge it), else None."""
     if not isinstance(raw_input, dict):
         return None
@@ -175,7 +174,7 @@ def command_trouble(raw_input: Any) -> str | None:
     return None
 
 
-def command_line(raw_input: Any) -> str | None:
+def command_line(raw_input: object) -> str | None:
     """The command line a request runs, exactly as sent (an argv as `shell.command_of` joins it), or None."""
     if not isinstance(raw_input, dict):
         return None

@@ -11,7 +11,7 @@ NUL and every other control, format or unicode space/line separator character (U
 that assigns a variable (`FOO=1 npm test`); an unclosed quote.
 
 `command_words` also looks through `sh -c SCRIPT` (bash, zsh, dash, ksh and their `-lc`/`-ic` forms, with
-exactly one script): the script must itself be one simple command, and its words are the command's. Any
+exactly one script): the script must itself be one simple command, and its words are the command's. Every
 other wrapper (`env`, `eval`, `exec`, `sudo`, `xargs`, …) stays the first word, which no rule may start with.
 """
 

@@ -340,13 +340,6 @@ function M.pid(id)
   return t and t.pid or nil
 end
 
---- The internal record of a terminal, for tests.
----@param id string
----@return acp_nvim.Terminal?
-function M._debug(id)
-  return by_id[id]
-end
-
 --- Ids of the terminals not released.
 ---@return string[]
 function M.list()

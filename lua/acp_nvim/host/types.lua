@@ -73,8 +73,26 @@
 ---@class acp.ItemView
 ---@field id? string
 ---@field kind? string
----@field lines? table<string, any>[]
+---@field lines? acp.Line[]
 ---@field tight? boolean
+
+---@class acp.Line
+---@field s? string[][]
+---@field f? string
+---@field note? string
+---@field term? string
+---@field text? string
+---@field diff? acp.LineDiff
+---@field loc? acp.LineLocation
+
+---@class acp.LineDiff
+---@field path string
+---@field old string|nil
+---@field new string
+
+---@class acp.LineLocation
+---@field path string
+---@field lnum integer
 
 ---@class acp.LoginTerminalRequest
 ---@field title string

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp_nvim.app.application import Application
-from acp_nvim.app.port import Choice
+from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
 from acp_nvim.client.session import SessionState
 from acp_nvim.jsonrpc import RpcError
+from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 
 
@@ -78,7 +79,7 @@ class FakePort:
     def chat_view(self, state: SessionState, agent_name: str) -> FakeChat:
         return FakeChat(state)
 
-    def prompt_refused(self, message: str, text: str, attachments: Any) -> None:
+    def prompt_refused(self, message: str, text: str, attachments: list[JsonValue]) -> None:
         self.refused.append(message)
 
     def session_ended(self, session_id: str) -> None:
@@ -87,7 +88,7 @@ class FakePort:
     def cancel_permissions(self, session_id: str) -> None:
         self.cancelled.append(session_id)
 
-    async def checkpoint(self, action: str, payload: Any) -> Any:
+    async def checkpoint(self, action: str, payload: CheckpointBuffers | CheckpointQuickfix) -> object:
         return None
 
     # what it asks

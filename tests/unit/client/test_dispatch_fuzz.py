@@ -27,6 +27,7 @@ from acp_nvim.jsonrpc import Connection, LineSplitter
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.methods import CANCEL_REQUEST as CANCEL_REQUEST_METHOD
 from acp_nvim.protocol.methods import METHODS
+from tests.trouble_log import troubles_by_kind
 from tests.unit.strategies import cut, json_trees, property_settings
 
 EXAMPLES = int(os.environ.get("ACP_FUZZ_EXAMPLES", "50"))
@@ -93,7 +94,9 @@ def run_client(chunks: list[bytes], probe_ids: set[str], max_message_size: int =
         agent_send, client_receive = anyio.create_memory_object_stream[bytes](math.inf)
         client_send, agent_receive = anyio.create_memory_object_stream[bytes](math.inf)
         editor = FuzzEditor()
-        diagnostics = Diagnostics("fuzz", lambda message: None)
+        # No interval: every trouble is a message of its own, counted by kind from what the sink was told.
+        troubles: list[str] = []
+        diagnostics = Diagnostics("fuzz", troubles.append, interval=0)
         dispatcher = Dispatcher(editor, diagnostics)
         dispatcher.sessions.add(SESSION_ID)
         conn = Connection(
@@ -123,7 +126,7 @@ def run_client(chunks: list[bytes], probe_ids: set[str], max_message_size: int =
         async for chunk in agent_receive:
             lines.extend(item for item in splitter.feed(chunk) if isinstance(item, bytes))
         answers = [msgspec.json.decode(line) for line in lines]
-        return Outcome(answers, editor, {str(kind): n for kind, n in diagnostics.totals().items()})
+        return Outcome(answers, editor, troubles_by_kind(troubles))
 
     async def bounded() -> Outcome:
         with anyio.fail_after(DEADLINE):

@@ -400,7 +400,7 @@ async def test_permission_queue_answers_everything_once() -> None:
             while len(shown) < 2:
                 await anyio.sleep(0.001)
         assert shown[1][1][0] != token  # each picker answers with its own token
-        broker.cancel_all()  # the open one and the queued one
+        broker.cancel_session("s")  # the open one and the queued one, as a turn's cancel does
     assert results[0] == s.RequestPermissionOutcomeSelected(option_id="ok")
     assert results[1:] == [s.RequestPermissionOutcomeCancelled()] * 2
     assert busy == [True, False, True, False]
