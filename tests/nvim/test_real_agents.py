@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -216,8 +215,6 @@ def _live_in_group(pgid: int) -> list[int]:
 
 @pytest.fixture
 def real_agent(request: pytest.FixtureRequest, nvim: Nvim, tmp_path: Path) -> RealAgent:
-    if request.param == "codex" and shutil.which("bwrap") is None:
-        pytest.skip("codex's sandbox needs bubblewrap (scripts/setup installs it as root)")
     return RealAgent(nvim, tmp_path, request.param)
 
 
@@ -232,7 +229,9 @@ def test_a_real_agent_from_start_to_stop(real_agent: RealAgent) -> None:
     nvim.api.command("edit a.txt")
     selects = len(nvim.lua("return acp_test.selects"))
     agent.prompt("EDIT capitalise two", "Edited the file.")
-    assert len(nvim.lua("return acp_test.selects")) > selects, "the edit asked no permission"
+    asked = len(nvim.lua("return acp_test.selects")) > selects
+    # codex-acp 2.6's default mode ("Auto review") edits the workspace without asking.
+    assert asked == (agent.agent != "codex"), nvim.lua("return acp_test.selects")
     assert (work / "a.txt").read_text() == EDITED
     # codex edits the disk itself and opencode both itself and (not waiting) through Neovim: their edits may
     # reach the buffer only once their tool call ends and is followed (the test below).
