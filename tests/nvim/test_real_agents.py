@@ -373,3 +373,28 @@ def test_an_edit_after_a_read_through_neovim_keeps_the_users_line_without_a_conf
     assert not [note for note in nvim.notes() if "conflict" in str(note["msg"])]
     assert agent.escapes() == []
     assert nvim.errors() == []
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_a_compaction_of_codex_shows_as_one_line_and_the_context_figure_follows(
+    real_agent: RealAgent,
+) -> None:
+    """Issue 29: codex-acp 2.6 compacts (its `/compact`) through the fake model, reporting it with
+    `compaction_update`s since the client advertises `session.compaction`: the chat shows one line, and the
+    winbar's context figure is the usage the agent reported after it."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    agent.prompt("REPLY say hello", "Hello from the fake model.")
+    session_id = nvim.status()["session_id"]
+    before = nvim.status()["usage"]
+    agent.prompt("/compact", "context compacted")
+    text = nvim.chat_text()
+    assert text.count("↻ context compacted") == 1 and "compacting context" not in text, text
+    usage = nvim.status()["usage"]
+    assert usage != before, (before, usage)
+    winbar = nvim.lua(
+        "return vim.wo[vim.fn.win_findbuf(require('acp_nvim.ui.chat').chats[...].buf)[1]].winbar", session_id
+    )
+    assert f"ctx {usage['used'] / 1000:.1f}k/{usage['size'] / 1000:.1f}k" in winbar, (winbar, usage)
+    assert agent.escapes() == []
+    assert nvim.errors() == []
