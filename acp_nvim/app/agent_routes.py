@@ -57,13 +57,13 @@ BY_COMMAND: dict[str, Routes] = {
         permission="asks permission through Neovim",
     ),
     "codex-acp": Routes(
-        measured="@zed-industries/codex-acp 0.16.0",
+        # Its @openai/codex ships its own bubblewrap, so nothing is needed beside it (0.16.0 needed bwrap).
+        measured="@agentclientprotocol/codex-acp 2.6.0",
         read="reads files itself (never fs/read)",
-        write="writes the disk itself (apply_patch, after permission; no fs/write)",
+        write="writes the disk itself (apply_patch; no fs/write)",
         terminal="runs commands itself (exec_command; output only in the tool call)",
-        permission="asks permission through Neovim for edits and new files (its default read-only mode),"
-        " not for a harmless command",
-        needs=(Need(exe="bwrap", os="Linux", why="its sandbox runs commands and patches under bubblewrap"),),
+        permission='asks permission through Neovim only for what its default mode ("Auto review") finds'
+        " unsafe: not for edits in the workspace or a harmless command",
     ),
     "gemini": Routes(
         measured="@google/gemini-cli 0.61.0 (--acp)",

@@ -39,6 +39,7 @@ from acp_nvim.client.session import SessionState, config_value_name, config_valu
 from acp_nvim.client.transcript import (
     Changes,
     CommandsItem,
+    CompactionItem,
     Item,
     MessageItem,
     NoticeItem,
@@ -163,6 +164,30 @@ def notice_view(item: NoticeItem) -> list[Line]:
     return text_lines(text, indent="  ", group=group)
 
 
+COMPACTION_TITLES = {
+    "in_progress": "compacting context…",
+    "completed": "context compacted",
+    "failed": "context compaction failed",
+    "cancelled": "context compaction cancelled",
+}
+
+
+def compaction_view(item: CompactionItem) -> list[Line]:
+    """One line, the summary folded under it (closed, like a tool call's details)."""
+    title = COMPACTION_TITLES.get(item.status, "context compaction: " + item.status.replace("_", " "))
+    if item.error:
+        title += ": " + item.error
+    group = "AcpChatWarning" if item.status in ("failed", "cancelled") else "AcpChatNotice"
+    line: Line = {"s": [["  ↻ " + clip_line(title), group]]}
+    summary = item.summary.strip("\n")
+    if not summary:
+        return [line]
+    if len(summary) > MAX_TOOL_TEXT_CHARS:
+        summary = summary[:MAX_TOOL_TEXT_CHARS] + " " + not_shown(len(summary) - MAX_TOOL_TEXT_CHARS)
+    line["f"] = ">1"
+    return [line, *({"s": [["    " + part, ""]], "f": "1"} for part in summary.split("\n"))]
+
+
 def item_view(
     item: Item, agent_name: str, session_id: str = "", breaks: LineBreaks | None = None
 ) -> ItemView:
@@ -185,6 +210,8 @@ def item_view(
         kind, lines = "plan", plan_view(item, agent_name)
     elif isinstance(item, CommandsItem):
         kind, lines = "commands", commands_view(item)
+    elif isinstance(item, CompactionItem):
+        kind, lines = "compaction", compaction_view(item)
     else:
         kind, lines = "notice", notice_view(item)
     return ItemView(item.key, kind, lines)

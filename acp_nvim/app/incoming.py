@@ -6,7 +6,7 @@ import logging
 
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.permissions.service import Permissions, one_line
-from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import PermissionChoice, PermissionView
@@ -33,6 +33,8 @@ CHUNKS = frozenset(
         s.SessionUpdateUserMessageChunk,
     )
 )
+# Of a notice told through a notification, the characters shown.
+NOTIFIED_CHARS = 300
 
 
 class Incoming:
@@ -107,9 +109,24 @@ class Incoming:
                 self._edits.on_update(session.session_id, update)
         except Exception:
             log.exception("update %s of session %s not applied", type(update).__name__, session.session_id)
+        if isinstance(update, s.SessionUpdateNotice) and not session.replaying:
+            self._notify(session, update)
         session.chat.changed()
         if isinstance(update, STATUS_UPDATES) and session.session_id == self._runs.current_id:
             self._status.push()
+
+    def _notify(self, session: ChatSession, notice: s.Notice) -> None:
+        """A warning or an error of the agent is told once beside the chat, which may not be in view."""
+        level = {"warning": WARN, "error": ERROR}.get(notice.severity)
+        text = notice.title + (f": {notice.description}" if notice.description else "")
+        if level is None or text in session.notified:
+            return
+        session.notified.add(text)
+        # One line, bounded: the chat has the whole text.
+        shown = " ".join(text.split())
+        if len(shown) > NOTIFIED_CHARS:
+            shown = shown[:NOTIFIED_CHARS] + "…"
+        self._port.notify(f"{session.agent}: {shown}", level)
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
         session = self._runs.sessions.get(request.session_id)

@@ -59,7 +59,7 @@ PRESETS: dict[str, Preset] = {
     "auggie": Preset(cmd="auggie", args=["--acp"], install_hint="npm install -g @augmentcode/auggie"),
     "cline": Preset(cmd="cline", args=["--acp"], install_hint="npm install -g cline"),
     "qwen": Preset(cmd="qwen", args=["--acp"], install_hint="npm install -g @qwen-code/qwen-code"),
-    "codex": Preset(cmd="codex-acp", install_hint="npm install -g @zed-industries/codex-acp"),
+    "codex": Preset(cmd="codex-acp", install_hint="npm install -g @agentclientprotocol/codex-acp"),
     "goose": Preset(
         cmd="goose",
         args=["acp"],

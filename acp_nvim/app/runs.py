@@ -99,6 +99,9 @@ class ChatSession(msgspec.Struct):
     permissions: int = 0
     # "Always allow ... in this session" (app/permissions/service.py): kept with the session, resumed with it.
     permission_rules: list[Rule] = msgspec.field(default_factory=list)
+    # The agent's warnings and errors (its notices) told through a notification: each text once, since an
+    # agent may repeat one every turn; the chat shows every one.
+    notified: set[str] = msgspec.field(default_factory=set)
 
 
 class AgentRun:

@@ -16,6 +16,7 @@ from acp_nvim.client.message_cut import HEAD_CHARS
 from acp_nvim.client.tool_calls import CANCELLED, ToolCallTranscript
 from acp_nvim.client.transcript import (
     CommandsItem,
+    CompactionItem,
     MessageItem,
     MessageRole,
     NoticeItem,
@@ -35,6 +36,7 @@ class SessionState(ToolCallTranscript):
         self.session_id = session_id
         self._messages: dict[tuple[MessageRole, str], MessageItem] = {}
         self._plan: PlanItem | None = None
+        self._compactions: dict[str, CompactionItem] = {}
         self._commands_item: CommandsItem | None = None
         self.commands: list[s.AvailableCommand] = []
         self.modes: list[s.SessionMode] = []
@@ -87,7 +89,13 @@ class SessionState(ToolCallTranscript):
                 level = "error"
             text = update.title + (f": {update.description}" if update.description else "")
             self.add_notice(text, level)
-        # Other kinds (compaction, future ones) are not shown: skipped quietly.
+        elif isinstance(update, s.SessionUpdateCompactionUpdate):
+            self._compaction_update(update)
+        elif isinstance(update, s.SessionUpdateCompactionSummaryChunk):
+            item = self._compaction(update.compaction_id)
+            item.summary += content_text(update.content)
+            self._replace(item.key)
+        # Other kinds (future ones) are not shown: skipped quietly.
 
     def add_user_prompt(self, text: str) -> MessageItem:
         item = MessageItem(key=self._new_key(), role="user", message_id=None, text=text, local=True)
@@ -266,6 +274,24 @@ class SessionState(ToolCallTranscript):
         else:
             self._commands_item.commands = list(commands)
             self._replace(self._commands_item.key)
+
+    def _compaction(self, compaction_id: str) -> CompactionItem:
+        """The compaction of that id; the first update of an id puts it where the conversation is."""
+        item = self._compactions.get(compaction_id)
+        if item is None:
+            item = CompactionItem(key=self._new_key(), compaction_id=compaction_id)
+            self._compactions[compaction_id] = item
+            self._add(item)
+        return item
+
+    def _compaction_update(self, update: s.CompactionUpdate) -> None:
+        item = self._compaction(update.compaction_id)
+        item.status = update.status
+        if update.summary is not None:
+            item.summary = "".join(content_text(block) for block in update.summary)
+        if update.error is not None:
+            item.error = update.error
+        self._replace(item.key)
 
     def _session_info(self, update: s.SessionInfoUpdate) -> None:
         if not isinstance(update.title, UnsetType):

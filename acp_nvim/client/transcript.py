@@ -1,7 +1,7 @@
-"""The transcript of one ACP session: its items (messages, thoughts, tool calls, plans, notices) and the
-record of *what changed* since the last `take_changes()`, so a renderer can push only that: a streamed chunk
-is an append of its text (O(chunk)), a tool call update a replacement of that one item, never a full
-re-render.
+"""The transcript of one ACP session: its items (messages, thoughts, tool calls, plans, notices, compactions)
+and the record of *what changed* since the last `take_changes()`, so a renderer can push only that: a
+streamed chunk is an append of its text (O(chunk)), a tool call update a replacement of that one item, never
+a full re-render.
 
 `Transcript` keeps the items and that record; the reducers built on it (`client/tool_calls.py`,
 `client/session.py`) decide what each update does to them.
@@ -155,7 +155,18 @@ class NoticeItem(msgspec.Struct):
     level: NoticeLevel = "info"
 
 
-Item = MessageItem | ToolCallItem | PlanItem | CommandsItem | NoticeItem
+class CompactionItem(msgspec.Struct):
+    """A compaction of the agent's context (`compaction_update`, `compaction_summary_chunk`): where the first
+    update put it in the conversation, its status and summary as the later ones patch them."""
+
+    key: str
+    compaction_id: str
+    status: str = "in_progress"
+    summary: str = ""
+    error: str | None = None
+
+
+Item = MessageItem | ToolCallItem | PlanItem | CommandsItem | NoticeItem | CompactionItem
 
 
 class Changes(msgspec.Struct):
@@ -275,6 +286,9 @@ class Transcript:
             self._streaming = None
             # A run of tool calls reads as one list.
             item.after_tool_call = bool(self.items) and isinstance(self.items[-1], ToolCallItem)
+        elif isinstance(item, CompactionItem):
+            # What the agent says after it, it says with its context compacted: not the message before.
+            self._streaming = None
         self._place(item)
         self.items.append(item)
         self._by_key[item.key] = item
@@ -283,7 +297,7 @@ class Transcript:
 
     def _place(self, item: Item) -> None:
         """Whether `item` opens a reply of the agent (the chat names the agent above it)."""
-        if isinstance(item, NoticeItem):
+        if isinstance(item, NoticeItem | CompactionItem):
             return
         if isinstance(item, CommandsItem):
             self._speaker = "commands"

@@ -13,7 +13,9 @@ from tests.conftest import NODE, PEERS
 
 JAIL = Path(__file__).resolve().parent / "jail.py"
 BIN = PEERS / ".bin"
-MODEL = "gpt-5.3-codex"
+# A model codex's catalogue knows: for any other name codex 0.166 falls back to metadata without `apply_patch`
+# (and says so in a warning), and the edits of the tests could not be made.
+MODEL = "gpt-5.5"
 
 
 def _base_env(home: Path) -> dict[str, str]:
@@ -48,6 +50,14 @@ enabled = false
 
 [feedback]
 enabled = false
+
+# codex 0.166 reaches github.com and chatgpt.com at start for its plugins, apps and updates.
+[features]
+plugins = false
+remote_plugin = false
+plugin_discovery_prefetch = false
+apps = false
+in_app_updates = false
 """
     # codex refuses to put its sandbox helpers under the temporary folder, and pytest's folders are there:
     # its own TMPDIR inside the test's HOME keeps CODEX_HOME outside it.

@@ -212,7 +212,7 @@ def test_missing_command_names_the_install_hint(nvim: Nvim, tmp_path: Path) -> N
 def test_preset_install_hint(nvim: Nvim, tmp_path: Path) -> None:
     nvim.api.command("AcpStart codex")  # codex-acp is not installed here
     nvim.wait_state("error")
-    assert "npm install -g @zed-industries/codex-acp" in nvim.errors()[0]
+    assert "npm install -g @agentclientprotocol/codex-acp" in nvim.errors()[0]
 
 
 def test_agent_that_exits_at_once(nvim: Nvim, tmp_path: Path) -> None:
@@ -317,7 +317,8 @@ def test_checkhealth(nvim: Nvim, tmp_path: Path) -> None:
     assert "OK Neovim 0.11" in report
     assert "OK remote plugin registered" in report
     assert "OK pynvim 0.6.0" in report and "OK msgspec" in report and "OK anyio" in report
-    assert "codex: codex-acp not found" in report and "npm install -g @zed-industries/codex-acp" in report
+    assert "codex: codex-acp not found" in report
+    assert "npm install -g @agentclientprotocol/codex-acp" in report
     assert "OK initialize: Probe Me 2.0 (protocol 1)" in report, report
 
 

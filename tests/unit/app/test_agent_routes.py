@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from acp_nvim.app import agent_routes
 from acp_nvim.app.presets import Launch
 from acp_nvim.app.settings import Settings
@@ -13,19 +15,32 @@ from acp_nvim.app.settings import Settings
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_a_measured_command_has_its_line_and_its_needs_on_this_system() -> None:
+def test_a_measured_command_has_its_line_and_its_needs_on_this_system(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     codex = agent_routes.of_command("/opt/bin/codex-acp", system="Linux")
     assert codex is not None
     assert codex.does.startswith("reads files itself (never fs/read); writes the disk itself (apply_patch")
-    assert codex.does.endswith("(measured: @zed-industries/codex-acp 0.16.0)")
-    assert [(need.exe, need.message) for need in codex.needs] == [
-        (
-            "bwrap",
-            "bwrap not found: codex-acp needs it on Linux"
-            " (its sandbox runs commands and patches under bubblewrap)",
-        )
+    # Issue 29: the version the preset installs, which ships its own bubblewrap and edits the workspace
+    # without asking in its default mode.
+    assert codex.does.endswith("(measured: @agentclientprotocol/codex-acp 2.6.0)")
+    assert "not for edits in the workspace" in codex.does
+    assert codex.needs == []
+    sandboxed = agent_routes.Routes(
+        measured="sandboxed 1.0",
+        read="reads itself",
+        write="writes itself",
+        terminal="runs itself",
+        permission="asks",
+        needs=(agent_routes.Need(exe="bwrap", os="Linux", why="its sandbox runs under bubblewrap"),),
+    )
+    monkeypatch.setitem(agent_routes.BY_COMMAND, "sandboxed-acp", sandboxed)
+    linux = agent_routes.of_command("/opt/bin/sandboxed-acp", system="Linux")
+    assert linux is not None
+    assert [(need.exe, need.message) for need in linux.needs] == [
+        ("bwrap", "bwrap not found: sandboxed-acp needs it on Linux (its sandbox runs under bubblewrap)")
     ]
-    darwin = agent_routes.of_command("codex-acp", system="Darwin")
+    darwin = agent_routes.of_command("sandboxed-acp", system="Darwin")
     assert darwin is not None and darwin.needs == []
     assert agent_routes.of_command("my-own-agent") is None
 

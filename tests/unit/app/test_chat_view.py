@@ -257,3 +257,19 @@ def test_the_meta_op_sends_each_option_with_the_words_it_accepts() -> None:
 def test_lua_reads_no_protocol_option() -> None:
     commands = (ROOT / "lua" / "acp_nvim" / "ui" / "session_commands.lua").read_text(encoding="utf-8")
     assert [word for word in ("option.options", "option.type", "entry.group") if word in commands] == []
+
+
+def test_a_compaction_is_one_line_with_its_summary_folded_under_it() -> None:
+    from acp_nvim.app.chat_view import compaction_view
+    from acp_nvim.client.transcript import CompactionItem
+
+    running = CompactionItem(key="1", compaction_id="c")
+    assert compaction_view(running) == [{"s": [["  ↻ compacting context…", "AcpChatNotice"]]}]
+    done = CompactionItem(key="1", compaction_id="c", status="completed", summary="Line one\nLine two\n")
+    assert compaction_view(done) == [
+        {"s": [["  ↻ context compacted", "AcpChatNotice"]], "f": ">1"},
+        {"s": [["    Line one", ""]], "f": "1"},
+        {"s": [["    Line two", ""]], "f": "1"},
+    ]
+    failed = CompactionItem(key="1", compaction_id="c", status="failed", error="too long")
+    assert compaction_view(failed) == [{"s": [["  ↻ context compaction failed: too long", "AcpChatWarning"]]}]

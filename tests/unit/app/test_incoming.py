@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from acp_nvim.app.runs import ChatSession
-from acp_nvim.client.transcript import MessageItem, ToolCallItem
+from acp_nvim.client.transcript import MessageItem, NoticeItem, ToolCallItem
 from acp_nvim.protocol import schema as s
 
 from .fakes import App, FakeAgent
@@ -111,3 +111,37 @@ async def test_the_first_words_of_a_read_are_shown_alone_when_the_chat_shows_the
     session.chat = chat
     app.incoming.on_session_updates([said(session.session_id, word) for word in ("The ", "first ", "words")])
     assert chat.seen == (["The ", "The first words"] if at_once else ["The first words"])
+
+
+def notice(session_id: str, severity: str, title: str) -> s.SessionNotification:
+    return s.SessionNotification(
+        session_id=session_id, update=s.SessionUpdateNotice(severity=severity, title=title)
+    )
+
+
+async def test_a_warning_or_an_error_of_the_agent_is_told_once_and_never_from_a_replayed_history() -> None:
+    """Issue 29: every notice is a line of the chat; a warning or an error is also a notification, once for
+    the same text (agents repeat theirs every turn), and none for the notices of a history replayed."""
+    app = App()
+    _, session = await app.start("a", FakeAgent())
+    sid = session.session_id
+    app.incoming.on_session_updates(
+        [
+            notice(sid, "warning", "Low disk"),
+            notice(sid, "info", "Model rerouted"),
+            notice(sid, "warning", "Low disk"),
+            notice(sid, "error", "Quota\nexceeded"),
+        ]
+    )
+    assert app.port.notes[-2:] == [("a: Low disk", 3), ("a: Quota exceeded", 4)]
+    assert len([note for note in app.port.notes if "Low disk" in note[0]]) == 1
+    session.replaying = True
+    app.incoming.on_session_updates([notice(sid, "error", "Old trouble")])
+    assert not [note for note in app.port.notes if "Old trouble" in note[0]]
+    assert [item.text for item in session.state.items if isinstance(item, NoticeItem)][-5:] == [
+        "Low disk",
+        "Model rerouted",
+        "Low disk",
+        "Quota\nexceeded",
+        "Old trouble",
+    ]

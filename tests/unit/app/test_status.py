@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing
 
+import msgspec
 import pytest
 
 from acp_nvim.app.capabilities import advertise
@@ -58,6 +59,12 @@ async def test_the_advertised_capabilities_carry_the_agents_own_terminal_login()
     assert advertise(caps, True).auth.terminal is True
     assert advertise(caps, False).auth.terminal is False
     assert advertise(caps, False).session is not None
+
+
+def test_the_advertised_capabilities_ask_for_notices_and_compactions() -> None:
+    """Issue 29: agents send `notice` and `compaction_update` only to a client that advertises them."""
+    wire = msgspec.json.decode(msgspec.json.encode(advertise(s.ClientCapabilities(), False)))
+    assert wire["session"]["notices"] == {} and wire["session"]["compaction"] == {}, wire
 
 
 async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_then() -> None:
