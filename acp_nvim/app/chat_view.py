@@ -185,7 +185,8 @@ def compaction_view(item: CompactionItem) -> list[Line]:
     if len(summary) > MAX_TOOL_TEXT_CHARS:
         summary = summary[:MAX_TOOL_TEXT_CHARS] + " " + not_shown(len(summary) - MAX_TOOL_TEXT_CHARS)
     line["f"] = ">1"
-    return [line, *({"s": [["    " + part, ""]], "f": "1"} for part in summary.split("\n"))]
+    folded: list[Line] = [{"s": [["    " + part, ""]], "f": "1"} for part in summary.split("\n")]
+    return [line, *folded]
 
 
 def item_view(
