@@ -259,6 +259,10 @@ class AgentProcess:
                     break
                 self._signal_group(sig)
                 await self._wait_group_gone(term_grace)
+            with anyio.move_on_after(term_grace):
+                # Reaped here, on the loop: asyncio's child watcher that sees the exit only after the loop has
+                # closed (a probe timing out, the host exiting) warns on stderr, past our one-line errors.
+                await self._process.wait()
             if not self._group_alive():
                 # Only a group seen empty is forgotten: one outliving SIGKILL stays on the observers' lists.
                 _tell_observers("gone", self.pgid, self.command)
