@@ -4,6 +4,8 @@ traceback or pynvim's "no handler"."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from acp_nvim.nvim.host_methods import METHODS
 from tests.nvim.conftest import Nvim
 
@@ -11,7 +13,9 @@ from tests.nvim.conftest import Nvim
 TOO_MANY = 9
 
 
-def test_every_method_of_the_table_is_registered_and_refuses_a_malformed_call(nvim: Nvim) -> None:
+def test_every_method_of_the_table_is_registered_and_refuses_a_malformed_call(
+    nvim: Nvim, tmp_path: Path
+) -> None:
     nvim.wait_configured()
     channel = int(nvim.lua("return require('acp_nvim.host').info().channel"))
     notified = [method.name for method in METHODS if not method.sync]
@@ -43,4 +47,6 @@ def test_every_method_of_the_table_is_registered_and_refuses_a_malformed_call(nv
     ok, why = nvim.lua("return { pcall(vim.fn.AcpNvimBootstrap, 1, 2) }")
     assert ok is True and why["bad_call"].startswith("malformed call AcpNvimBootstrap: ")
     assert nvim.errors() == []
+    logged = (tmp_path / "acp_nvim.log").read_text(encoding="utf-8")
+    assert all(f"malformed call from Lua: {method.name}: " in logged for method in METHODS)
     assert "Traceback" not in nvim.lua("return vim.api.nvim_exec2('messages', { output = true }).output")
