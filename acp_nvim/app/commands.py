@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chats import Chats
 from acp_nvim.app.opening import SessionCommands
-from acp_nvim.app.port import ERROR, INFO, WARN, NeovimPort
+from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.session_modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
@@ -58,20 +58,10 @@ class Commands:
         self._sessions = sessions
         self._turns = turns
 
-    def spec(self, raw_spec: Any) -> AgentSpec | None:
-        try:
-            return msgspec.convert(raw_spec, AgentSpec)
-        except msgspec.ValidationError as err:
-            self._port.notify(f"invalid agent configuration: {err}", ERROR)
-            return None
-
     # ---- agents ------------------------------------------------------------------------------------
 
-    async def start(self, raw_spec: Any) -> None:
+    async def start(self, spec: AgentSpec) -> None:
         """Starts the agent, or opens another session on it when it already runs."""
-        spec = self.spec(raw_spec)
-        if spec is None:
-            return
         run = self._runs.agents.get(spec.name)
         if run is not None and run.alive:
             # What its process was started with stays: its command, and the login it was offered.
@@ -87,13 +77,10 @@ class Commands:
             return
         self._runner.launch(spec)
 
-    async def restart(self, raw_spec: Any) -> None:
+    async def restart(self, spec: AgentSpec) -> None:
         """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or
         died are reopened when it can load or resume them (`SessionCommands.reopen`), else it opens a new
         one."""
-        spec = self.spec(raw_spec)
-        if spec is None:
-            return
         run = self._runs.agents.get(spec.name)
         reopen: list[ChatSession] = []
         if run is not None:
@@ -111,16 +98,13 @@ class Commands:
     # ---- sessions ----------------------------------------------------------------------------------
 
     async def sessions_command(
-        self, raw_spec: Any, action: str, everywhere: bool, session_id: str | None
+        self, spec: AgentSpec, action: str, everywhere: bool, session_id: str | None
     ) -> None:
-        """:AcpSessions: on the agent of the target chat, else the agent `raw_spec` names (started without a
-        session when it is not running)."""
+        """:AcpSessions: on the agent of the target chat, else `spec`'s (started without a session when it is
+        not running)."""
         session = self._runs.current(session_id).session
         run = self._runs.agents.get(session.agent) if session is not None else None
         if run is None:
-            spec = self.spec(raw_spec)
-            if spec is None:
-                return
             run = self._runs.agents.get(spec.name)
             if run is None or not run.alive:
                 run = self._runner.launch(msgspec.structs.replace(spec, session=False))

@@ -7,11 +7,12 @@ error in the user's face (or a host method silently never called) at run time.
 
 from __future__ import annotations
 
-import ast
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from acp_nvim.nvim.host_methods import METHODS
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "acp_nvim"
@@ -19,6 +20,7 @@ LUA = ROOT / "lua"
 LUA_API = PACKAGE / "nvim" / "lua_api.py"
 HOST_API = LUA / "acp_nvim" / "host" / "api.lua"
 RPLUGIN = ROOT / "rplugin" / "python3" / "acp_nvim_host.py"
+HOST_INIT = LUA / "acp_nvim" / "host" / "init.lua"
 ENTRY_POINTS = LUA / "acp_nvim" / "host" / "entry_points.lua"
 # One module's row of entry_points.lua: `["acp_nvim.ui.chat"] = { "create", "open" },`.
 ENTRY_ROW = re.compile(r'^\s*\["(acp_nvim(?:\.\w+)*)"\]\s*=\s*\{([^}]*)\},?\s*$', re.MULTILINE)
@@ -34,6 +36,10 @@ LUA_EXPORT = re.compile(
 HOST_METHOD = re.compile(r'"(acp_\w+)"')
 HOST_FUNCTION_CALL = re.compile(r"vim\.fn\.(Acp\w+)")
 ANY_HOST_CALL = re.compile(r"vim\.rpc(?:notify|request)|vim\.fn\.Acp\w+")
+# The synchronous host methods: host/api.lua sends them through its `request` (rpcrequest).
+HOST_REQUEST = re.compile(r'\brequest\("(acp_\w+)"')
+# The remote-plugin functions host/init.lua registers: `{ type = "function", name = "AcpX", sync = 1, ...}`.
+FUNCTION_SPEC = re.compile(r'type = "function", name = "(\w+)", sync = (\d)')
 
 
 def lua_module_file(module: str) -> Path:
@@ -49,23 +55,8 @@ def lua_exports(module: str) -> set[str]:
 
 
 def host_exports() -> set[str]:
-    """The names the rplugin declares: `rpc_export("acp_x")` methods and `function("AcpX")` functions."""
-    tree = ast.parse(RPLUGIN.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for decorator in node.decorator_list:
-            if (
-                isinstance(decorator, ast.Call)
-                and isinstance(decorator.func, ast.Attribute)
-                and decorator.func.attr in ("rpc_export", "function")
-                and decorator.args
-                and isinstance(decorator.args[0], ast.Constant)
-                and isinstance(decorator.args[0].value, str)
-            ):
-                names.add(decorator.args[0].value)
-    return names
+    """The names of the host's table (`host_methods.METHODS`): the rplugin declares an export per row."""
+    return {method.name for method in METHODS}
 
 
 def host_api_calls() -> set[str]:
@@ -117,6 +108,24 @@ def test_every_host_export_has_its_lua_function() -> None:
     assert len(exports) >= 19, exports
     unused = sorted(exports - host_api_calls())
     assert unused == [], f"host methods no function of host/api.lua calls: {unused}"
+
+
+def test_the_host_answers_exactly_the_calls_lua_waits_for() -> None:
+    """A row's `sync` is how Lua calls it: an rpcrequest waits for an answer a notification never sends."""
+    source = HOST_API.read_text(encoding="utf-8")
+    waited = set(HOST_REQUEST.findall(source)) | set(HOST_FUNCTION_CALL.findall(source))
+    answered = {method.name for method in METHODS if method.sync}
+    assert len(waited) >= 5, waited
+    assert sorted(waited - answered) == [], "host/api.lua waits for these, the host's table does not answer"
+    assert sorted(answered - waited) == [], "the host's table answers these, host/api.lua does not wait"
+
+
+def test_the_remote_plugin_functions_lua_registers_are_the_tables() -> None:
+    """host/init.lua registers the rplugin's functions itself (no :UpdateRemotePlugins): the same names, the
+    same sync, as the table's function rows."""
+    registered = {(name, sync == "1") for name, sync in FUNCTION_SPEC.findall(HOST_INIT.read_text("utf-8"))}
+    declared = {(method.name, method.sync) for method in METHODS if method.function}
+    assert declared == registered != set()
 
 
 def test_no_lua_module_but_host_api_calls_the_host() -> None:

@@ -1,7 +1,7 @@
 -- Every method of the Python host that Lua calls, declared once: the Lua half of the Python<->Lua boundary.
--- One function per `rpc_export` of rplugin/python3/acp_nvim_host.py; no other module names a host method
--- (tests/unit/test_boundary.py checks both). The other direction, Python calling Lua, is declared in
--- acp_nvim/nvim/lua_api.py.
+-- One function per row of the host's table (acp_nvim/nvim/host_methods.py, which says what each argument
+-- decodes into); no other module names a host method (tests/unit/test_boundary.py checks both). The other
+-- direction, Python calling Lua, is declared in acp_nvim/nvim/lua_api.py.
 --
 -- Commands start the host when needed (a failure to start is reported, and they return false); what only
 -- makes sense to a running host (focus, close, replies, :AcpLog) is dropped or answered without one.
@@ -27,26 +27,37 @@ local function command(method, ...)
   return true
 end
 
+-- A synchronous call the host found malformed answers {bad_call = why}: a failed call, like an error.
+---@param ok boolean
+---@param result any
+---@return boolean ok, any result_or_error
+local function answered(ok, result)
+  if ok and type(result) == "table" and result.bad_call ~= nil then
+    return false, result.bad_call
+  end
+  return ok, result
+end
+
 -- ---- start-up (lua/acp_nvim/host/init.lua) -------------------------------------------------------------
 
 --- Sent as soon as the host is spawned: it answers with `host.bootstrapped` once it has loaded.
 ---@param channel integer
----@param options table {log, log_level}
+---@param options acp.BootstrapOptions
 function M.bootstrap(channel, options)
   vim.rpcnotify(channel, "acp_bootstrap", options)
 end
 
 --- The same, waiting for the answer (versions included): through the remote-plugin function, which
 --- remote#host starts the host for. For :checkhealth only.
----@param options table
+---@param options acp.BootstrapOptions
 ---@return boolean ok, any info_or_error
 function M.bootstrap_sync(options)
-  return pcall(vim.fn.AcpNvimBootstrap, options)
+  return answered(pcall(vim.fn.AcpNvimBootstrap, options))
 end
 
 -- ---- agents and prompts --------------------------------------------------------------------------
 
----@param request table {name = agent name or vim.NIL (the default one), cwd = Neovim's cwd}
+---@param request acp.StartRequest name = agent name or vim.NIL (the default one), cwd = Neovim's cwd
 ---@return boolean sent
 function M.start(request)
   return command("acp_start", request)
@@ -58,7 +69,7 @@ function M.stop(session_id)
   return command("acp_stop", session_id)
 end
 
----@param request table as for `start`
+---@param request acp.StartRequest as for `start`
 ---@return boolean sent
 function M.restart(request)
   return command("acp_restart", request)
@@ -80,7 +91,7 @@ end
 
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
----@param request table as for `start`: the agent listed when no chat says which
+---@param request acp.StartRequest as for `start`: the agent listed when no chat says which
 ---@param action "open"|"delete"
 ---@param everywhere boolean
 ---@param session_id string|userdata
@@ -209,7 +220,7 @@ end
 
 --- A setup() table (config.for_host()) for a host already running; one started later gets it with its
 --- bootstrap.
----@param setup table
+---@param setup acp.SetupTable
 function M.setup(setup)
   local channel = running_channel()
   if channel ~= nil then
@@ -227,7 +238,7 @@ local function request(method, ...)
   if channel == nil then
     return false, "the host is not running"
   end
-  return pcall(vim.rpcrequest, channel, method, ...)
+  return answered(pcall(vim.rpcrequest, channel, method, ...))
 end
 
 --- The view of an agent's log ("" for the last agent's): {name, ...}, or false and why.
