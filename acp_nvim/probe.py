@@ -17,11 +17,11 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from acp_nvim.client import command as agent_command
-from acp_nvim.client import failure
-from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.agent import command as agent_command
+from acp_nvim.client.agent import failure
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.process import AgentCommand, StartError
 from acp_nvim.client.editor import HeadlessEditor
-from acp_nvim.client.process import AgentCommand, StartError
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import anyio
 
-from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.process import AgentCommand
 from acp_nvim.client.editor import HeadlessEditor
-from acp_nvim.client.process import AgentCommand
 from acp_nvim.protocol import schema as s
 from bench.harness import BENCH, FLOOD_AGENT, NS_PER_S, NVIM, task_cpu_seconds, wait_until
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pynvim
 
-from acp_nvim.app.chat_view import ops_for
-from acp_nvim.client.session import SessionState
+from acp_nvim.app.chat.view import ops_for
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.protocol import codec
 from bench.big_chat import APPLY, IDLE
 from bench.flood_agent import final_text
@@ -42,7 +42,7 @@ def quotes(rows: int) -> str:
 
 
 def message_ops(text: str) -> list[dict[str, Any]]:
-    """The ops the host sends for one agent message of `text` (acp_nvim/app/chat_view.py's `ops_for`)."""
+    """The ops the host sends for one agent message of `text` (acp_nvim/app/chat/view.py's `ops_for`)."""
     state = SessionState("s")
     raw = {
         "sessionId": "s",

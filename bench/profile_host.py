@@ -26,11 +26,11 @@ import anyio
 import msgpack  # type: ignore[import-untyped]
 import msgspec
 
-from acp_nvim.app.incoming import CHUNKS
-from acp_nvim.client.agent import AgentConnection
+from acp_nvim.app.sessions.incoming import CHUNKS
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.traffic import TrafficLog
 from acp_nvim.client.editor import HeadlessEditor
-from acp_nvim.client.session import SessionState
-from acp_nvim.client.traffic import TrafficLog
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.protocol import schema as s
 from bench.flood_agent import final_text

@@ -1,13 +1,13 @@
-"""How often an agent's trouble of one kind happened, read from the log lines `client/diagnostics.py` writes:
-each of its first messages ("agent X sent a line that is not JSON …") counts one, each of its counts ("agent X
-sent 999 more lines that are not JSON") its number."""
+"""How often an agent's trouble of one kind happened, read from the log lines `client/agent/diagnostics.py`
+writes: each of its first messages ("agent X sent a line that is not JSON …") counts one, each of its counts
+("agent X sent 999 more lines that are not JSON") its number."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-from acp_nvim.client.diagnostics import PHRASES, TroubleKind
+from acp_nvim.client.agent.diagnostics import PHRASES, TroubleKind
 
 
 def troubles_logged(messages: Iterable[str], kind: TroubleKind) -> int:

@@ -1,5 +1,5 @@
-"""Write ``acp_nvim/app/lua_defaults.json``: the option defaults Lua draws with before the host has answered,
-from the Structs of ``acp_nvim/app/config.py`` (their one owner).
+"""Write ``acp_nvim/app/config/lua_defaults.json``: the option defaults Lua draws with before the host has
+answered, from the Structs of ``acp_nvim/app/config/options.py`` (their one owner).
 
 Usage: ``python tools/gen_lua_defaults.py [--check]``; ``--check`` exits 1 when the committed file differs.
 """
@@ -15,9 +15,9 @@ sys.path.insert(0, str(ROOT))
 
 from generated_files import write_or_check  # noqa: E402
 
-from acp_nvim.app.settings import lua_defaults_json  # noqa: E402
+from acp_nvim.app.config.settings import lua_defaults_json  # noqa: E402
 
-OUTPUT = ROOT / "acp_nvim" / "app" / "lua_defaults.json"
+OUTPUT = ROOT / "acp_nvim" / "app" / "config" / "lua_defaults.json"
 
 
 def main() -> int:

@@ -14,8 +14,8 @@ import os
 import threading
 import time
 
-from acp_nvim.client.agent import TrafficLinesHook
-from acp_nvim.client.traffic import TrafficEntry, TrafficLog, describe
+from acp_nvim.client.agent.connection import TrafficLinesHook
+from acp_nvim.client.agent.traffic import TrafficEntry, TrafficLog, describe
 from acp_nvim.jsonrpc import JsonValue
 
 _lock = threading.Lock()

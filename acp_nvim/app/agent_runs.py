@@ -18,15 +18,15 @@ import anyio
 
 from acp_nvim.app import agent_log
 from acp_nvim.app.application import Application
-from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.client_capabilities import advertise
 from acp_nvim.app.lifecycle import Lifecycle
 from acp_nvim.app.port import ERROR, WARN, Spawn
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession
-from acp_nvim.client import command as agent_command
-from acp_nvim.client.agent import AgentConnection, TrafficLinesHook
-from acp_nvim.client.diagnostics import TroubleSink
+from acp_nvim.client.agent import command as agent_command
+from acp_nvim.client.agent.connection import AgentConnection, TrafficLinesHook
+from acp_nvim.client.agent.diagnostics import TroubleSink
+from acp_nvim.client.agent.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.client.editor import Editor
-from acp_nvim.client.process import AgentCommand, AgentNotFound, StartError
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.protocol import schema as s
 

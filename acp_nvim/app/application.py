@@ -7,18 +7,18 @@ build it on an in-memory port.
 from __future__ import annotations
 
 from acp_nvim.app.auth import AuthFlow
-from acp_nvim.app.chats import Chats
+from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
-from acp_nvim.app.incoming import Incoming
-from acp_nvim.app.opening import SessionCommands
 from acp_nvim.app.permissions.service import Permissions
 from acp_nvim.app.port import NeovimPort
 from acp_nvim.app.runs import Runs
-from acp_nvim.app.session_modes import ModeCommands
+from acp_nvim.app.sessions.incoming import Incoming
+from acp_nvim.app.sessions.modes import ModeCommands
+from acp_nvim.app.sessions.opening import SessionCommands
+from acp_nvim.app.sessions.turns import Turns
 from acp_nvim.app.status import StatusBoard
-from acp_nvim.app.turns import Turns
 
 
 class Application:

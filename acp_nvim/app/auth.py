@@ -16,8 +16,8 @@ from typing import TypeVar
 
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun
-from acp_nvim.client.agent import AgentConnection
-from acp_nvim.client.agent_capabilities import Unsupported
+from acp_nvim.client.agent.capabilities import Unsupported
+from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.errors import AUTH_REQUIRED

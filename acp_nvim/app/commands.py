@@ -13,14 +13,14 @@ from typing import Protocol
 import msgspec
 
 from acp_nvim.app.auth import AuthFlow
-from acp_nvim.app.chats import Chats
-from acp_nvim.app.opening import SessionCommands
+from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
-from acp_nvim.app.session_modes import ModeCommands
+from acp_nvim.app.sessions.modes import ModeCommands
+from acp_nvim.app.sessions.opening import SessionCommands
+from acp_nvim.app.sessions.turns import Turns
 from acp_nvim.app.status import StatusBoard
-from acp_nvim.app.turns import Turns
-from acp_nvim.client.agent_capabilities import Unsupported
+from acp_nvim.client.agent.capabilities import Unsupported
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 
 log = logging.getLogger("acp_nvim.commands")

@@ -1,6 +1,6 @@
-"""What the application tells the follower of the agent's own edits (`client/agent_edits.py`): each update of
-a session, the start and end of its turns, and its end. Declared here so that the application's modules need
-no Neovim and the unit tests can leave it out."""
+"""What the application tells the follower of the agent's own edits (`client/files/agent_edits.py`): each
+update of a session, the start and end of its turns, and its end. Declared here so that the application's
+modules need no Neovim and the unit tests can leave it out."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from typing import Protocol
 import msgspec
 
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 

@@ -19,9 +19,9 @@ from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permissions.rules import Rule
 from acp_nvim.app.port import ChatView
 from acp_nvim.app.registry.options import RegistryOptions
-from acp_nvim.client import command as agent_command
-from acp_nvim.client.agent import AgentConnection
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.agent import command as agent_command
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.runs")
@@ -79,9 +79,9 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     terminal_auth: bool = True
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
-    # The ACP Registry this start may use (app/presets.py): a registry agent (`name` is its id, `cmd` empty),
-    # or a preset that runs the registry's agent of its name when its own command is not installed. Its
-    # command is decided when it starts (app/registry/agents.py).
+    # The ACP Registry this start may use (app/config/presets.py): a registry agent (`name` is its id, `cmd`
+    # empty), or a preset that runs the registry's agent of its name when its own command is not installed.
+    # Its command is decided when it starts (app/registry/agents.py).
     registry: RegistryOptions | None = None
 
 
@@ -236,7 +236,7 @@ class Runs:
         return None if session is None else [session.cwd, *session.directories]
 
     def agent_info(self, session_id: str) -> s.Implementation | None:
-        """The agentInfo of the agent that runs a session (None when unknown): for client/quirks.py."""
+        """The agentInfo of the agent that runs a session (None when unknown): for client/agent/quirks.py."""
         session = self.sessions.get(session_id)
         run = self.agents.get(session.agent) if session is not None else None
         return run.info if run is not None else None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import msgspec
 
-from acp_nvim.client.diagnostics import Diagnostics
+from acp_nvim.client.agent.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
 from acp_nvim.client.surface import CLIENT_ROUTES, advertised
 from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError

@@ -2,7 +2,7 @@
 
 What the agent calls on us (`ClientHandlers`, `NothingServed`, `CLIENT_ROUTES`) and what we call on it
 (`AgentRequests`, `AGENT_GATING`), one entry per method of the package's table; the policy around them is
-hand-written in `client/dispatch.py`, `client/editor.py` and `client/agent_calls.py`.
+hand-written in `client/dispatch.py`, `client/editor.py` and `client/agent/calls.py`.
 """
 
 from __future__ import annotations

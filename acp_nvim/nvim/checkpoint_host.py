@@ -8,8 +8,8 @@ import os
 import msgspec
 
 from acp_nvim.app.checkpoints.service import health
+from acp_nvim.app.config.settings import Settings
 from acp_nvim.app.port import Spawn
-from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import lua_values
 from acp_nvim.nvim.controller import Controller
 from acp_nvim.nvim.lua_values import LuaTable

@@ -17,7 +17,7 @@ from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.editor.services import Advertise, AgentEditor, EditorServices
 from acp_nvim.app.port import ERROR, Spawn
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
-from acp_nvim.client.agent_edits import AgentEdits
+from acp_nvim.client.files.agent_edits import AgentEdits
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
@@ -41,7 +41,7 @@ class Controller:
         self.broker = PermissionBroker(self.editor_port, lambda busy: self.app.status.push())
         self.services = EditorServices(self.editor_port, self.runs.roots, self.runs.agent_info)
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
-        # The agent's own edits on disk, followed into buffers and the review (client/agent_edits.py).
+        # The agent's own edits on disk, followed into buffers and the review (client/files/agent_edits.py).
         self.agent_edits = AgentEdits(
             self.lua,
             self.runs.roots,
@@ -90,8 +90,8 @@ class Controller:
         await self.agent_runs.shutdown()
 
     def editor(self, advertise: Advertise) -> AgentEditor:
-        # What the agent sends about a session goes straight to the application (`app/incoming.py`): the
-        # stream's bulk passes through no extra call.
+        # What the agent sends about a session goes straight to the application (`app/sessions/incoming.py`):
+        # the stream's bulk passes through no extra call.
         return AgentEditor(self.services, self.app.incoming, advertise)
 
     async def registry_spec(self, spec: AgentSpec) -> AgentSpec:

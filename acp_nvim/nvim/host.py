@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from acp_nvim.app.editor_options import EditorOptions
+from acp_nvim.app.config.editor_options import EditorOptions
+from acp_nvim.app.config.presets import Launch
+from acp_nvim.app.config.settings import Settings
 from acp_nvim.app.port import ERROR, WARN
-from acp_nvim.app.presets import Launch
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
-from acp_nvim.app.settings import Settings
 from acp_nvim.nvim import checkpoint_host, interpreter, lua_api, lua_values
 from acp_nvim.nvim.bridge import Bridge, NvimLike
 from acp_nvim.nvim.controller import Controller

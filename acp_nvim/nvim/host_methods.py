@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 import msgspec
 
 from acp_nvim.app import agent_log
+from acp_nvim.app.config.presets import NO_AGENT_NAMED
 from acp_nvim.app.port import WARN
-from acp_nvim.app.presets import NO_AGENT_NAMED
 from acp_nvim.client import elicitation_forms
 from acp_nvim.client.elicitation_forms import FieldCheck
 from acp_nvim.nvim import lua_api
@@ -90,8 +90,8 @@ class Session(Positional, frozen=True):
 
 class Prompt(Positional, frozen=True):
     text: str
-    # The attachments are checked where they are read (app/prompt_content.py): a bad one is refused with the
-    # prompt's text given back, never lost at the door.
+    # The attachments are checked where they are read (app/sessions/prompt_content.py): a bad one is refused
+    # with the prompt's text given back, never lost at the door.
     selections: object = None
     session_id: str | None = None
 

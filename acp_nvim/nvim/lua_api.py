@@ -18,7 +18,7 @@ from typing import Protocol
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
 from acp_nvim.app.views import ChatInfo, Status
-from acp_nvim.client.agent_edits import FileEdit
+from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
     FsReadOptions,

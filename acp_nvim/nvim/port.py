@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
 from acp_nvim.nvim.lua_values import LuaValue, to_lua

@@ -16,7 +16,7 @@ import signal
 import threading
 from collections.abc import Callable
 
-from acp_nvim.client.process import AgentCommand, GroupEvent, observe_groups
+from acp_nvim.client.agent.process import AgentCommand, GroupEvent, observe_groups
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
 

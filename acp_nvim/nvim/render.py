@@ -26,10 +26,10 @@ from collections import deque
 import anyio
 import msgspec
 
-from acp_nvim.app.chat_ops import ChatOp
-from acp_nvim.app.chat_view import LineBreaks, ops_for
+from acp_nvim.app.chat.ops import ChatOp
+from acp_nvim.app.chat.view import LineBreaks, ops_for
 from acp_nvim.app.port import Spawn
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import FRAME_SECONDS, Bridge
 from acp_nvim.nvim.lua_api import LuaApi
 
@@ -67,7 +67,7 @@ class ChatRenderer:
         self._output_wait: anyio.CancelScope | None = None
         # Encoded chunks not sent yet (beyond a notification's FRAME_BYTES), oldest first.
         self._backlog: deque[bytes] = deque()
-        # Where each message's last line stands in the chat (app/chat_line_breaks.py).
+        # Where each message's last line stands in the chat (app/chat/line_breaks.py).
         self._breaks: LineBreaks = {}
 
     def changed(self) -> None:

@@ -1,4 +1,4 @@
--- The user's options. Python owns them (acp_nvim/app/config.py: names, types, allowed values, defaults, the
+-- The user's options. Python owns them (acp_nvim/app/config/options.py: names, types, allowed values, defaults, the
 -- agent presets): setup() keeps the raw table here, the host validates it when it starts (or at once when it
 -- runs), names every bad field once, and hands back the normalized values Lua draws with (`configured`).
 --
@@ -49,11 +49,11 @@ local BOOTSTRAP = {
   },
 }
 
--- What Lua draws with before the host has answered: the defaults of acp_nvim/app/config.py, written by
--- tools/gen_lua_defaults.py (tests/unit/app/test_config.py checks it is current).
+-- What Lua draws with before the host has answered: the defaults of acp_nvim/app/config/options.py, written by
+-- tools/gen_lua_defaults.py (tests/unit/app/config/test_options.py checks it is current).
 ---@return table
 local function read_defaults()
-  return require("acp_nvim.host.python_tables").read("lua_defaults.json", {})
+  return require("acp_nvim.host.python_tables").read("config/lua_defaults.json", {})
 end
 
 ---@type table the bootstrap options, then what the host handed back (chat, keymaps, review, conflict,

@@ -156,7 +156,7 @@ function M.check()
     health.info(("log: %s (level %s)"):format(log_path, info.log_level or config.log_level()))
   end
 
-  -- The options and agents are the host's (acp_nvim/app/config.py): without it there is nothing more to say.
+  -- The options and agents are the host's (acp_nvim/app/config/options.py): without it there is nothing more to say.
   local ok, report = false, nil
   if info ~= nil then
     ok, report = require("acp_nvim.host.api").config_report()
@@ -187,7 +187,7 @@ function M.check()
     else
       health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
     end
-    -- What the host knows of the command that runs (acp_nvim/app/agent_routes.py); whether a program it
+    -- What the host knows of the command that runs (acp_nvim/app/config/agent_routes.py); whether a program it
     -- needs is installed is Neovim's fact (its PATH).
     local routes = type(agent.routes) == "table" and agent.routes[cmd or agent.cmd] or nil
     if routes then
@@ -224,7 +224,7 @@ function M.check()
     health.warn(agent.cmd .. " not found: no initialize check", agent.install_hint)
     return
   end
-  -- The host's choice of executable and arguments, made the same way (acp_nvim/client/command.py).
+  -- The host's choice of executable and arguments, made the same way (acp_nvim/client/agent/command.py).
   local argv = { python, "-m", "acp_nvim", "probe", "--timeout", "20" }
   for _, fallback in ipairs(agent.fallbacks or {}) do
     vim.list_extend(argv, { "--fallback", fallback })

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from acp_nvim.app.config import FsOptions
+from acp_nvim.app.config.options import FsOptions
 from acp_nvim.app.editor import files
 from acp_nvim.app.editor.port import FsWriteOptions
 from acp_nvim.jsonrpc import RpcError
@@ -61,7 +61,7 @@ def editor_port(nvim: Any) -> NvimEditorPort:
 
 
 def fs_defaults(nvim: Any) -> dict[str, Any]:
-    """The `fs` options a `setup()` without them gives (acp_nvim/app/config.py owns them)."""
+    """The `fs` options a `setup()` without them gives (acp_nvim/app/config/options.py owns them)."""
     return dict(msgspec.to_builtins(FsOptions()))
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acp_nvim.app.chat_line_breaks import broken
+from acp_nvim.app.chat.line_breaks import broken
 from bench.big_chat import day_of_work
 from tests.nvim.agent_io import read_journal, scripted_config
 from tests.nvim.conftest import Nvim, setup_opts

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.app.chat_line_breaks import LONG_LINE_CHARS
+from acp_nvim.app.chat.line_breaks import LONG_LINE_CHARS
 from tests.nvim.agent_io import start_scenario
 from tests.nvim.conftest import Nvim
 

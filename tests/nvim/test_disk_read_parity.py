@@ -1,4 +1,4 @@
-"""The host answers reads of files no buffer holds (`client/disk.py`), Lua those of files a buffer holds
+"""The host answers reads of files no buffer holds (`client/files/disk.py`), Lua those of files a buffer holds
 (`fs/read.lua`): an agent must get the same text and slices either way, and the host's errors for what it
 refuses (the one reader of the disk: Lua's own disk reader is gone)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.client.disk import ReadRefused, read_text, slice_lines
+from acp_nvim.client.files.disk import ReadRefused, read_text, slice_lines
 from tests.nvim.fs_calls import read
 
 TEXTS = [

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from acp_nvim.client.disk import ReadRefused, read_text
+from acp_nvim.client.files.disk import ReadRefused, read_text
 from tests.nvim.agent_io import Scripted, error, result
 from tests.nvim.conftest import Nvim
 from tests.nvim.probe import round_trips

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from acp_nvim.app import agent_log
-from acp_nvim.client.agent import AgentConnection
-from acp_nvim.client.process import AgentCommand
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.process import AgentCommand
 from acp_nvim.protocol import schema as s
 from tests.conftest import ROOT
 from tests.nvim.conftest import Nvim, setup_opts

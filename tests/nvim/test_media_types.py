@@ -1,11 +1,11 @@
-"""Media types have one owner, `acp_nvim/app/media_types.json`: what Lua calls an image or audio file (an
-@mention, `:AcpAttachImage`) is exactly what the host sends as one, with the same mime type."""
+"""Media types have one owner, `acp_nvim/app/sessions/media_types.json`: what Lua calls an image or audio file
+(an @mention, `:AcpAttachImage`) is exactly what the host sends as one, with the same mime type."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from acp_nvim.app.media_types import AUDIO_TYPES, IMAGE_TYPES
+from acp_nvim.app.sessions.media_types import AUDIO_TYPES, IMAGE_TYPES
 
 MEDIA_TYPE = "return { require('acp_nvim.ui.prompt').media_type(...) }"
 

@@ -504,7 +504,7 @@ def test_a_slow_registry_never_holds_neovim(nvim: Nvim, tmp_path: Path, served: 
 
 def test_registry_options_are_validated(nvim: Nvim, tmp_path: Path) -> None:
     opts = setup_opts(tmp_path, registry={"url": 3, "max_age": "soon", "enable": True})
-    # Named by the host, the options' owner (acp_nvim/app/config.py), once it runs.
+    # Named by the host, the options' owner (acp_nvim/app/config/options.py), once it runs.
     assert nvim.lua("return require('acp_nvim').setup(...)", opts) is True
     nvim.wait_configured()
     (message,) = nvim.errors()

@@ -1,4 +1,5 @@
-"""Which executable and arguments start a preset's agent (client/command.py), on real files in a temp dir."""
+"""Which executable and arguments start a preset's agent (client/agent/command.py), on real files in a temp
+dir."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_nvim.client.command import OlderArgs, resolve
-from acp_nvim.client.process import AgentCommand, AgentNotFound
+from acp_nvim.client.agent.command import OlderArgs, resolve
+from acp_nvim.client.agent.process import AgentCommand, AgentNotFound
 
 OLDER = OlderArgs(before="0.33.0", args=["--experimental-acp"], package="@google/gemini-cli")
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from acp_nvim.app.checkpoints.restore import Snapshots
 from acp_nvim.app.checkpoints.store import SessionRecord, Store
-from acp_nvim.app.config import CheckpointOptions
-from acp_nvim.client import restore_files
+from acp_nvim.app.config.options import CheckpointOptions
+from acp_nvim.client.files import restore_files
 from tests.conftest import ROOT
 from tests.nvim.test_checkpoints import git, git_bytes, make_project, state_of
 

@@ -14,10 +14,10 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_nvim.client.agent import AgentConnection
-from acp_nvim.client.agent_capabilities import Unsupported
-from acp_nvim.client.handshake import AgentExited, HandshakeTimeout, VersionMismatch
-from acp_nvim.client.process import AgentCommand, AgentNotFound, group_has_members
+from acp_nvim.client.agent.capabilities import Unsupported
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.handshake import AgentExited, HandshakeTimeout, VersionMismatch
+from acp_nvim.client.agent.process import AgentCommand, AgentNotFound, group_has_members
 from acp_nvim.protocol import schema as s
 from tests.conftest import NODE, ROOT, TS_EXAMPLE_AGENT
 from tests.process.recording_editor import RecordingEditor, choose

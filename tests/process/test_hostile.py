@@ -23,9 +23,9 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_nvim.client.agent import AgentConnection, InvalidAnswer
-from acp_nvim.client.handshake import HandshakeTimeout
-from acp_nvim.client.process import STDERR_LINE_MAX, AgentCommand, group_has_members
+from acp_nvim.client.agent.connection import AgentConnection, InvalidAnswer
+from acp_nvim.client.agent.handshake import HandshakeTimeout
+from acp_nvim.client.agent.process import STDERR_LINE_MAX, AgentCommand, group_has_members
 from acp_nvim.jsonrpc import ConnectionClosed
 from acp_nvim.protocol import schema as s
 from tests.conftest import ROOT

@@ -9,7 +9,13 @@ import sys
 import anyio
 import pytest
 
-from acp_nvim.client.process import AgentCommand, AgentNotFound, AgentProcess, StderrTail, group_has_members
+from acp_nvim.client.agent.process import (
+    AgentCommand,
+    AgentNotFound,
+    AgentProcess,
+    StderrTail,
+    group_has_members,
+)
 from tests.conftest import process_alive
 
 pytestmark = pytest.mark.anyio

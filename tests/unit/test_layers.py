@@ -153,7 +153,11 @@ def test_no_layer_imports_one_above_it() -> None:
 def test_every_module_is_walked() -> None:
     names = {module for _, module, _ in sources()}
     # The walk must see the layers it guards, or it would pass on nothing.
-    for expected in ("acp_nvim.protocol.codec", "acp_nvim.jsonrpc.connection", "acp_nvim.client.agent"):
+    for expected in (
+        "acp_nvim.protocol.codec",
+        "acp_nvim.jsonrpc.connection",
+        "acp_nvim.client.agent.connection",
+    ):
         assert expected in names
     assert any(name.startswith("acp_nvim.app.") for name in names)
     assert any(name.startswith("acp_nvim.nvim.") for name in names)
@@ -168,7 +172,7 @@ def test_every_module_is_walked() -> None:
         ("acp_nvim.client", "acp_nvim.nvim.bridge", True),
         ("acp_nvim.app", "acp_nvim.nvim.lua_api", True),
         ("acp_nvim.app", "pynvim", True),
-        ("acp_nvim.app", "acp_nvim.client.session", False),
+        ("acp_nvim.app", "acp_nvim.client.session.state", False),
         ("acp_nvim.nvim", "acp_nvim.app.port", False),
     ],
 )

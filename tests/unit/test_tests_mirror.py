@@ -3,7 +3,7 @@
 shows its stale tests here.
 
 A file may test one aspect of its module apart, `test_<module>_<aspect>.py`
-(`tests/unit/jsonrpc/test_connection_properties.py`, `tests/unit/client/test_session_chunk_runs.py`); it
+(`tests/unit/jsonrpc/test_connection_properties.py`, `tests/unit/client/session/test_state_chunk_runs.py`); it
 still names a module of its folder. At the top sit the tests of the package's own modules
 (`acp_nvim/probe.py`) and the checks that read the whole repository, or no one module, each listed below with
 why. Helpers beside the tests (`fakes.py`, `strategies.py`) are not tests and are not checked.

@@ -1,8 +1,9 @@
 """The checkpoints' snapshots, restores and diffs over the session's folders, one shadow repository each
-(`client/shadow_git.py`), a folder's operations one at a time (a restore and a snapshot never interleave).
+(`client/files/shadow_git.py`), a folder's operations one at a time (a restore and a snapshot never
+interleave).
 
 A restore first takes a checkpoint of the state it replaces (so that it can be undone), then puts back every
-file that differs (`client/restore_files.py`), then has Lua show the restored text in the loaded buffers
+file that differs (`client/files/restore_files.py`), then has Lua show the restored text in the loaded buffers
 (merged into those with unsaved edits). Files a snapshot left out (over the size limit, unreadable) are named
 and left as they are.
 """
@@ -18,7 +19,7 @@ from collections.abc import Callable
 import anyio
 
 from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, pruned
-from acp_nvim.app.config import CheckpointOptions
+from acp_nvim.app.config.options import CheckpointOptions
 from acp_nvim.app.port import (
     ERROR,
     INFO,
@@ -29,8 +30,8 @@ from acp_nvim.app.port import (
     QuickfixItem,
     Spawn,
 )
-from acp_nvim.client import restore_files
-from acp_nvim.client.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
+from acp_nvim.client.files import restore_files
+from acp_nvim.client.files.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
 
 log = logging.getLogger("acp_nvim.checkpoints")
 

@@ -2,8 +2,9 @@
 
 A checkpoint is the state of the folders *on disk* just before the agent gets the prompt (unsaved buffers are
 not in it: a restore merges into them). Taken by `take` before the prompt leaves; `:AcpCheckpoint` lists,
-restores and diffs them (`command`). The snapshots are a shadow git repository's (`client/shadow_git.py`),
-the files put back by `client/restore_files.py`, the loaded buffers updated by Lua (`NeovimPort.checkpoint`).
+restores and diffs them (`command`). The snapshots are a shadow git repository's
+(`client/files/shadow_git.py`), the files put back by `client/files/restore_files.py`, the loaded buffers
+updated by Lua (`NeovimPort.checkpoint`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import msgspec
 
 from acp_nvim.app.checkpoints.restore import Snapshots
 from acp_nvim.app.checkpoints.store import Checkpoint, SessionRecord, Store, digest
-from acp_nvim.app.config import CheckpointOptions
+from acp_nvim.app.config.options import CheckpointOptions
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort, Spawn
 from acp_nvim.app.runs import ChatSession, Runs
-from acp_nvim.client.shadow_git import GitError, git_path
-from acp_nvim.client.transcript import MessageItem
+from acp_nvim.client.files.shadow_git import GitError, git_path
+from acp_nvim.client.session.transcript import MessageItem
 
 log = logging.getLogger("acp_nvim.checkpoints")
 

@@ -10,9 +10,9 @@ that follows an allowed permission request showing a diff for that path is linke
 
 Who does the I/O: Lua reads and writes buffers (a write is saved atomically by temp file and rename in
 `fs/save.lua`: a failed one leaves the file, the buffer and the user's unsaved text as they were). The host
-reads and writes the files no buffer holds (`client/disk.py`): a read of such a file never passes its text
-through Neovim, and neither does a write larger than `fs.max_buffer_bytes` (or to a file larger than that),
-which would hold the editor longer than a frame; it is as atomic as the buffer path.
+reads and writes the files no buffer holds (`client/files/disk.py`): a read of such a file never passes its
+text through Neovim, and neither does a write larger than `fs.max_buffer_bytes` (or to a file larger than
+that), which would hold the editor longer than a frame; it is as atomic as the buffer path.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TypeVar
 
 import anyio.to_thread
 
+from acp_nvim.app.config.editor_options import EditorOptions
 from acp_nvim.app.editor import fs_rules
 from acp_nvim.app.editor.port import (
     EditorAnswerError,
@@ -36,10 +37,10 @@ from acp_nvim.app.editor.port import (
 )
 from acp_nvim.app.editor.sandbox import SessionSandboxes
 from acp_nvim.app.editor.sandbox_rules import PathRefused, resolve
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.app.permissions.rules import ALLOW_KINDS
 from acp_nvim.app.port import WARN
-from acp_nvim.client.disk import (
+from acp_nvim.client.agent.quirks import missing_file_reads_empty
+from acp_nvim.client.files.disk import (
     NotRegular,
     PathChanged,
     ReadRefused,
@@ -47,7 +48,6 @@ from acp_nvim.client.disk import (
     slice_lines,
     write_atomically,
 )
-from acp_nvim.client.quirks import missing_file_reads_empty
 from acp_nvim.jsonrpc import INTERNAL_ERROR, RpcError
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
@@ -162,7 +162,7 @@ class FileService:
         options: Callable[[], EditorOptions],
         agent_of: AgentOf = lambda session_id: None,
     ) -> None:
-        # The agentInfo of the agent running a session: a few agents need a quirk (client/quirks.py).
+        # The agentInfo of the agent running a session: a few agents need a quirk (client/agent/quirks.py).
         self._agent_of = agent_of
         self._sandboxes = sandboxes
         self._editor = editor

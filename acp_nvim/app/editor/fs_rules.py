@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 
 from acp_nvim.app.editor.sandbox_rules import PathRefused, validate
-from acp_nvim.client.disk import NotRegular, PathChanged
+from acp_nvim.client.files.disk import NotRegular, PathChanged
 from acp_nvim.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
 
 # The facts the editor reports (`lua/acp_nvim/editor/fs/init.lua` names them).

@@ -18,9 +18,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from acp_nvim.app.config.editor_options import EditorOptions
 from acp_nvim.app.editor.port import EditorPort, SandboxQuestion
 from acp_nvim.app.editor.sandbox_rules import PathRefused, Sandbox, Verdict, resolve
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.client.editor import unknown_session
 from acp_nvim.jsonrpc import INVALID_PARAMS, RpcError
 

@@ -12,19 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from acp_nvim.app.config.editor_options import EditorOptions
 from acp_nvim.app.editor.elicitation import ELICITATION_CAPABILITIES, ElicitationBroker
 from acp_nvim.app.editor.files import AgentOf, FileService
 from acp_nvim.app.editor.port import EditorPort
 from acp_nvim.app.editor.sandbox import RootsOf, SessionSandboxes
 from acp_nvim.app.editor.terminals import TerminalService
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.protocol import schema as s
 
 Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 
 
 class SessionRoutes(Protocol):
-    """Where what concerns a session goes: the application (`app/incoming.py`)."""
+    """Where what concerns a session goes: the application (`app/sessions/incoming.py`)."""
 
     def on_session_updates(self, notifications: list[s.SessionNotification]) -> None: ...
 
@@ -72,7 +72,7 @@ class AgentEditor:
         )
         # Elicitation (issue 5): forms and URLs, both served by elicitation.py.
         caps.elicitation = ELICITATION_CAPABILITIES
-        # Login and session capabilities are the application's (app/capabilities.py): it adds them.
+        # Login and session capabilities are the application's (app/client_capabilities.py): it adds them.
         return self._advertise(caps)
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from acp_nvim.client import shell
+from acp_nvim.client.session import shell
 
 # Keys whose string values are paths (relative ones against the session's cwd), alone or in lists.
 PATH_KEYS = frozenset(

@@ -2,9 +2,9 @@
 
 Read afresh before each use (another Neovim may have changed it), off the host's event loop, and only if it
 is a regular file of at most MAX_FILE_BYTES: a FIFO, a device, a symlink or a huge file is "a bad file" (one
-message, no rules), never a wait. Written through the host's atomic writer (`client/disk.py`): a temp file of
-an unpredictable name created exclusively, a rename over the file; a symlink in the file's place is refused,
-never written through.
+message, no rules), never a wait. Written through the host's atomic writer (`client/files/disk.py`): a temp
+file of an unpredictable name created exclusively, a rename over the file; a symlink in the file's place is
+refused, never written through.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import anyio
 import msgspec
 
 from acp_nvim.app.permissions.rules import Rule, RuleError, check
-from acp_nvim.client import disk
+from acp_nvim.client.files import disk
 
 FILE_VERSION = 1
 # Thousands of rules fit; more is not a file this plugin wrote.

@@ -15,7 +15,7 @@ from acp_nvim.app.permissions.rules_file import RuleFile
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import ChatSession, Runs
 from acp_nvim.app.views import PermissionChoice
-from acp_nvim.client.transcript import ToolCallItem
+from acp_nvim.client.session.transcript import ToolCallItem
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.permissions")

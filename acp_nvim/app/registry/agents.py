@@ -24,7 +24,7 @@ from acp_nvim.app.registry.entries import RegistryAgent
 from acp_nvim.app.registry.install import InstalledAgent, InstallError
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
-from acp_nvim.client.process import StartError
+from acp_nvim.client.agent.process import StartError
 
 log = logging.getLogger("acp_nvim.registry_agents")
 

@@ -63,7 +63,7 @@ class CatalogPort(Protocol):
         """The registry agents' ids, for :AcpStart's completion."""
 
     def start_agent(self, name: str) -> None:
-        """Starts the agent `name` as :AcpStart {name} does (the host resolves it, app/presets.py)."""
+        """Starts the agent `name` as :AcpStart {name} does (the host resolves it, app/config/presets.py)."""
 
 
 class Catalog:

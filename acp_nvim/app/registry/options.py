@@ -1,5 +1,5 @@
 """The ACP Registry as one start, picker or :AcpAgents uses it: `opts.registry` as the host validated it
-(`RegistrySettings` of `app/config.py`, the options' one owner) with the folders Neovim keeps it in.
+(`RegistrySettings` of `app/config/options.py`, the options' one owner) with the folders Neovim keeps it in.
 
 Apart from the registry's code (`catalog.py`, `agents.py` and what they import), which the host loads only
 when the registry is used: a start of a configured agent never pays for urllib, ssl and the archive modules.

@@ -76,7 +76,7 @@ end
 
 --- Whether the group has a member that is not a zombie. killpg(0) alone counts zombies, which a reaper-less
 --- init (containers) can keep forever; /proc tells them apart where it exists. For the terminals' groups, and
---- for the agents' when the host is gone; the host scans for its own agents (`client/process.py`).
+--- for the agents' when the host is gone; the host scans for its own agents (`client/agent/process.py`).
 ---@param pgid integer
 ---@return boolean
 function M.alive(pgid)

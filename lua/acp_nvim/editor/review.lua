@@ -14,7 +14,7 @@
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
 --- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
---- (declared with their defaults in acp_nvim/app/config.py).
+--- (declared with their defaults in acp_nvim/app/config/options.py).
 local M = {}
 -- The parts, each requiring only those before it: the marks, the records, recording, rejecting, the keys,
 -- moving among hunks. This module composes them and keeps the keys in step with the records.

@@ -2,7 +2,7 @@
 --- `tests/unit/test_boundary.py` fails when the two lists differ. Nothing requires this table at run time: it is
 --- the Lua reader's view of the boundary (a function listed here is one the host relies on; renaming it is a
 --- change of both sides). The shapes that cross are declared beside the Structs they come from (`lua_values.py`,
---- `app/views.py`, `app/chat_ops.py`, `app/editor/port.py`).
+--- `app/views.py`, `app/chat/ops.py`, `app/editor/port.py`).
 return {
   ["acp_nvim"] = { "start" },
   ["acp_nvim.config"] = { "configured" },

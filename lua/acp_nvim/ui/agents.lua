@@ -1,7 +1,7 @@
 -- The ACP Registry's agents on the Lua side: the ids the host last sent (for :AcpStart's completion) and
--- what :AcpAgents asks the host for. The host has the registry's options (acp_nvim/app/config.py) and
+-- what :AcpAgents asks the host for. The host has the registry's options (acp_nvim/app/config/options.py) and
 -- decides everything else: which agent a name starts, the picker of :AcpStart without a name and without a
--- default agent (acp_nvim/app/presets.py, app/registry/catalog.py, app/registry/agents.py).
+-- default agent (acp_nvim/app/config/presets.py, app/registry/catalog.py, app/registry/agents.py).
 
 local M = {}
 

@@ -1,4 +1,4 @@
--- The cut in the middle of a long message (acp_nvim/client/message_cut.py): its note, the message's end drawn
+-- The cut in the middle of a long message (acp_nvim/client/session/message_cut.py): its note, the message's end drawn
 -- after it, and the whole message opened read-only from the file the host keeps it in.
 
 local M = {}

@@ -139,7 +139,7 @@ function M.complete_config(lead, line)
   end
   for _, option in ipairs(options) do
     if option.id == words[2] then
-      -- The words the host accepts for it (app/session_modes.py parses them), sent with the chat's meta.
+      -- The words the host accepts for it (app/sessions/modes.py parses them), sent with the chat's meta.
       return starting(lead, option.values or {})
     end
   end

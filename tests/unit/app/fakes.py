@@ -11,7 +11,7 @@ from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import ChatInfo, PermissionView, Status
-from acp_nvim.client.session import SessionState
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s

@@ -22,9 +22,9 @@ from acp_nvim.app.agent_runs import AgentRuns
 from acp_nvim.app.application import Application
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import Status
-from acp_nvim.client.agent import AgentConnection
+from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.process import AgentCommand
 from acp_nvim.client.editor import Editor
-from acp_nvim.client.process import AgentCommand
 from acp_nvim.protocol import schema as s
 from tests.unit.app.fakes import FakeAgent, FakePort
 

@@ -10,7 +10,7 @@ import pytest
 
 from acp_nvim.app.port import WARN
 from acp_nvim.app.runs import NO_AGENT_RUNNING, NO_SESSION, AgentSpec
-from acp_nvim.app.turns import BUSY
+from acp_nvim.app.sessions.turns import BUSY
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 

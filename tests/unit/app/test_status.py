@@ -7,7 +7,7 @@ import typing
 import msgspec
 import pytest
 
-from acp_nvim.app.capabilities import advertise
+from acp_nvim.app.client_capabilities import advertise
 from acp_nvim.app.lifecycle import Phase
 from acp_nvim.app.status import build_status
 from acp_nvim.app.status_facts import BUSY, FACTS

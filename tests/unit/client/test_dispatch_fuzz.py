@@ -20,7 +20,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_nvim.client.diagnostics import Diagnostics
+from acp_nvim.client.agent.diagnostics import Diagnostics
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.jsonrpc import Connection, LineSplitter

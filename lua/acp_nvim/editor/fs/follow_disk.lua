@@ -1,5 +1,5 @@
 --- Edits the agent made on disk itself, carried into Neovim: the host decides which files and what they held
---- before (`acp_nvim/client/agent_edits.py`); this module makes each loaded buffer show the new text and puts
+--- before (`acp_nvim/client/files/agent_edits.py`); this module makes each loaded buffer show the new text and puts
 --- the edit in the review, like an `fs/write_text_file`. Edits no tool call names are found by
 --- `editor/fs/disk_watch.lua` and come back here through the host.
 ---

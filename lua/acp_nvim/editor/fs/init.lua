@@ -12,7 +12,7 @@
 --- Reads (`M.read`):
 ---   * a loaded buffer for the file (matched by real path, so symlinks and other spellings count) answers with
 ---     its current text, unsaved edits included; otherwise `{ ok = true, no_buffer = true }`: the host reads
----     the files no buffer holds (`acp_nvim/client/disk.py`), so their text never passes through Neovim;
+---     the files no buffer holds (`acp_nvim/client/files/disk.py`), so their text never passes through Neovim;
 ---   * line endings are always "\n" (a CRLF file's buffer has 'fileformat' dos);
 ---   * without `line`/`limit` the answer is the exact text, with the final newline if the file has one;
 ---   * with `line` and/or `limit` the answer is the selected lines joined by "\n" without a trailing newline

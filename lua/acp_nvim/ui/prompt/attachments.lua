@@ -7,7 +7,8 @@ local api = vim.api
 local mentions = require("acp_nvim.ui.prompt.mentions")
 local ns_attach = api.nvim_create_namespace("acp_nvim_prompt_attach")
 
---- Attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see acp_nvim/app/prompt_content.py).
+--- Attachments for the next prompt ({kind = "selection"|"image"|"audio", ...}, see
+--- acp_nvim/app/sessions/prompt_content.py).
 ---@type table[]
 local pending = {}
 

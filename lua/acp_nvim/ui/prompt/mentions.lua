@@ -4,10 +4,11 @@
 local M = {}
 
 --- Image and audio types by extension ("png" -> "image/png"): an @mention of one of these is sent as an
---- image or audio. The table is the host's (`acp_nvim/app/media_types.json`, which `acp_nvim/app/media_types.py`
---- reads too); read here from the plugin's own tree so attachments work before any host runs.
+--- image or audio. The table is the host's (`acp_nvim/app/sessions/media_types.json`, which
+--- `acp_nvim/app/sessions/media_types.py` reads too); read here from the plugin's own tree so attachments work before
+--- any host runs.
 local function media_table()
-  return require("acp_nvim.host.python_tables").read("media_types.json", { image = {}, audio = {} })
+  return require("acp_nvim.host.python_tables").read("sessions/media_types.json", { image = {}, audio = {} })
 end
 
 local media = media_table()

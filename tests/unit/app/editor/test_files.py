@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.app.config import FsOptions, SandboxOptions
+from acp_nvim.app.config.editor_options import EditorOptions
+from acp_nvim.app.config.options import FsOptions, SandboxOptions
 from acp_nvim.app.editor.files import FileService
 from acp_nvim.app.editor.sandbox import SessionSandboxes
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 from tests.unit.app.editor.fake_port import FakeEditorPort

@@ -1,6 +1,6 @@
 """Permission requests answered by the broker on an in-memory editor: a session's cancel answers its own
 requests only, an option the application added is a valid choice, a dismissal is the first reject. No Neovim.
-(The queue on Neovim's own adapter and its tokens: `tests/unit/client/test_session.py`.)"""
+(The queue on Neovim's own adapter and its tokens: `tests/unit/client/session/test_state.py`.)"""
 
 from __future__ import annotations
 

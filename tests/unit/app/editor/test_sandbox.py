@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_nvim.app.config import SandboxOptions
+from acp_nvim.app.config.editor_options import EditorOptions
+from acp_nvim.app.config.options import SandboxOptions
 from acp_nvim.app.editor.port import SandboxQuestion
 from acp_nvim.app.editor.sandbox import SessionSandboxes
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.jsonrpc import RpcError
 from tests.unit.app.editor.fake_port import FakeEditorPort
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.app.config import SandboxOptions
+from acp_nvim.app.config.editor_options import EditorOptions
+from acp_nvim.app.config.options import SandboxOptions
 from acp_nvim.app.editor.port import TerminalExit
 from acp_nvim.app.editor.sandbox import SessionSandboxes
 from acp_nvim.app.editor.terminal_rules import MAX_OUTPUT_BYTES
 from acp_nvim.app.editor.terminals import TerminalService
-from acp_nvim.app.editor_options import EditorOptions
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 from tests.unit.app.editor.fake_port import FakeEditorPort

@@ -17,7 +17,7 @@ from acp_nvim.app.permissions import rules, shell_words
 from acp_nvim.app.permissions.rules import Rule, RuleError
 from acp_nvim.app.permissions.rules_file import MAX_FILE_BYTES, RuleFile
 from acp_nvim.app.permissions.service import request_facts
-from acp_nvim.client.transcript import ToolCallItem
+from acp_nvim.client.session.transcript import ToolCallItem
 from acp_nvim.protocol import schema as s
 
 

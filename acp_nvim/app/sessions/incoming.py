@@ -1,0 +1,180 @@
+"""What the agents send that concerns a session: its updates, and its permission requests."""
+
+from __future__ import annotations
+
+import logging
+
+from acp_nvim.app.edits import EditFollower
+from acp_nvim.app.permissions.service import Permissions, one_line
+from acp_nvim.app.port import ERROR, WARN, NeovimPort
+from acp_nvim.app.runs import ChatSession, Runs
+from acp_nvim.app.status import StatusBoard
+from acp_nvim.app.views import PermissionChoice, PermissionView
+from acp_nvim.client.editor import unknown_session
+from acp_nvim.client.files.agent_edits import TOOL_CALL_UPDATES
+from acp_nvim.client.session.state import ChunkUpdate
+from acp_nvim.protocol import schema as s
+
+log = logging.getLogger("acp_nvim.incoming")
+
+# Update kinds that change what status() reports.
+STATUS_UPDATES = (
+    s.SessionUpdateCurrentModeUpdate,
+    s.SessionUpdateConfigOptionUpdate,
+    s.SessionUpdateSessionInfoUpdate,
+    s.SessionUpdateUsageUpdate,
+)
+# The stream's bulk, which concerns neither the status nor the edit follower: one set lookup decides that,
+# instead of six type checks per streamed chunk. Its types are `ChunkUpdate`'s (what the ignores below say).
+CHUNKS = frozenset(
+    (
+        s.SessionUpdateAgentMessageChunk,
+        s.SessionUpdateAgentThoughtChunk,
+        s.SessionUpdateUserMessageChunk,
+    )
+)
+# Of a notice told through a notification, the characters shown.
+NOTIFIED_CHARS = 300
+
+
+class Incoming:
+    def __init__(
+        self,
+        runs: Runs,
+        port: NeovimPort,
+        status: StatusBoard,
+        edits: EditFollower,
+        permissions: Permissions,
+    ) -> None:
+        self._permissions = permissions
+        self._runs = runs
+        self._port = port
+        self._status = status
+        self._edits = edits
+
+    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None:
+        """The updates of one read, in order: a run of one session's message chunks (the stream's bulk) is
+        applied in one call, and its chat told once."""
+        sessions = self._runs.sessions
+        session: ChatSession | None = None
+        chunks: list[ChunkUpdate] = []
+        for notification in notifications:
+            update = notification.update
+            if (
+                type(update) in CHUNKS
+                and session is not None
+                and notification.session_id == session.session_id
+            ):
+                chunks.append(update)  # type: ignore[arg-type]
+                continue
+            if session is not None and chunks:
+                self._stream(session, chunks)
+                chunks = []
+            session = sessions.get(notification.session_id)
+            if session is None:
+                # Possibly read before the session/new answer reached us: kept for the chat about to open.
+                self._runs.keep_early(notification)
+            elif type(update) in CHUNKS:
+                chunks.append(update)  # type: ignore[arg-type]
+            else:
+                self._update(session, update)
+        if session is not None and chunks:
+            self._stream(session, chunks)
+
+    def _stream(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+        chat = session.chat
+        if len(chunks) > 1 and chat.shows_at_once():
+            # The turn's first words (or the first after a pause) are shown alone, at once: drawing the whole
+            # read (hundreds of chunks when an agent sends fast) held them back by the parse of all of it;
+            # the rest of the read shares the next frame.
+            self._apply_chunks(session, chunks[:1])
+            chat.changed()
+            chunks = chunks[1:]
+        self._apply_chunks(session, chunks)
+        chat.changed()
+
+    def _apply_chunks(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+        try:
+            session.state.apply_chunks(chunks)
+        except Exception:
+            # A bug of ours, contained: the updates read after these still reach the chat.
+            log.exception("message chunks of session %s not applied", session.session_id)
+
+    def _update(self, session: ChatSession, update: s.SessionUpdate) -> None:
+        try:
+            session.state.apply(update)
+            # Only tool calls name files the agent may edit; a replayed history's were made long ago, and
+            # following them would put edits of that time in the review as the agent's of now.
+            if isinstance(update, TOOL_CALL_UPDATES) and not session.replaying:
+                self._edits.on_update(session.session_id, update)
+        except Exception:
+            log.exception("update %s of session %s not applied", type(update).__name__, session.session_id)
+        if isinstance(update, s.SessionUpdateNotice) and not session.replaying:
+            self._notify(session, update)
+        session.chat.changed()
+        if isinstance(update, STATUS_UPDATES) and session.session_id == self._runs.current_id:
+            self._status.push()
+
+    def _notify(self, session: ChatSession, notice: s.Notice) -> None:
+        """A warning or an error of the agent is told once beside the chat, which may not be in view."""
+        level = {"warning": WARN, "error": ERROR}.get(notice.severity)
+        text = notice.title + (f": {notice.description}" if notice.description else "")
+        if level is None or text in session.notified:
+            return
+        session.notified.add(text)
+        # One line, bounded: the chat has the whole text.
+        shown = " ".join(text.split())
+        if len(shown) > NOTIFIED_CHARS:
+            shown = shown[:NOTIFIED_CHARS] + "…"
+        self._port.notify(f"{session.agent}: {shown}", level)
+
+    async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
+        session = self._runs.sessions.get(request.session_id)
+        if session is None:
+            # A session not open here (never opened, or closed since): the agent's mistake, answered as
+            # every client method answers it, not hidden behind `cancelled`.
+            raise unknown_session(request.session_id)
+        if session.cancelling:
+            return s.RequestPermissionOutcomeCancelled()
+        state = session.state
+        # The request is about its tool call as it states it now (rawInput, title, content merged over the
+        # announcement): that is what a rule judges and what the picker and the chat show.
+        facts = self._permissions.facts(session, state.update_tool_call(request.tool_call), request.tool_call)
+        auto = await self._permissions.auto_answer(session, request.options, facts)
+        if auto is not None:
+            option_id, note = auto
+            item = state.update_tool_call(s.ToolCallUpdate(tool_call_id=request.tool_call.tool_call_id))
+            item.auto_allowed = note
+            session.chat.changed()
+            return s.RequestPermissionOutcomeSelected(option_id=option_id)
+        item = state.set_awaiting_permission(request.tool_call, True)
+        # The chat shows the tool call (and its diff) before the picker opens.
+        session.chat.flush()
+        view = PermissionView(
+            session_id=session.session_id,
+            item_id=item.key,
+            title=one_line(item.title) or "",
+            kind=facts.kind,
+            command=one_line(facts.command),
+            options=[
+                *(
+                    PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
+                    for option in request.options
+                ),
+                *self._permissions.choices(session, request.options, facts),
+            ],
+        )
+        session.permissions += 1
+        self._status.push()
+        try:
+            outcome = await self._port.ask_permission(request, view)
+            # An "always allow" chosen becomes a rule, and the agent's own allow option.
+            outcome = await self._permissions.settle(session, request.options, facts, outcome)
+        finally:
+            session.permissions -= 1
+            if self._runs.sessions.get(session.session_id) is session:
+                item.awaiting_permission = False
+                state.update_tool_call(s.ToolCallUpdate(tool_call_id=item.tool_call_id))
+                session.chat.changed()
+            self._status.push()
+        return outcome
