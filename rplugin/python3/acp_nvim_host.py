@@ -106,8 +106,8 @@ class AcpNvimPlugin:
         self._host.setup(options)
 
     @pynvim.rpc_export("acp_config_report", sync=True)
-    def config_report(self) -> dict[str, Any]:
-        return self._host.config_report()
+    def config_report(self, path: Any = None) -> dict[str, Any]:
+        return self._host.config_report(path)
 
     @pynvim.rpc_export("acp_registry_load")
     def registry_load(self) -> None:
