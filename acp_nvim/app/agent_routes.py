@@ -71,6 +71,10 @@ class CommandRoutes(msgspec.Struct, kw_only=True, frozen=True):
     needs: list[Missing]
 
 
+# What every codex-acp measured does the same way.
+_CODEX_READ = "reads files itself (never fs/read)"
+_CODEX_TERMINAL = "runs commands itself (exec_command; output only in the tool call)"
+
 # Each executable's rows, the newest versions first: the first is shown when the installed version is unknown.
 BY_COMMAND: dict[str, tuple[Routes, ...]] = {
     "claude-agent-acp": (
@@ -100,9 +104,9 @@ BY_COMMAND: dict[str, tuple[Routes, ...]] = {
             measured="@agentclientprotocol/codex-acp 2.6.0",
             package="@agentclientprotocol/codex-acp",
             since=(2, 0, 0),
-            read="reads files itself (never fs/read)",
+            read=_CODEX_READ,
             write="writes the disk itself (apply_patch; no fs/write)",
-            terminal="runs commands itself (exec_command; output only in the tool call)",
+            terminal=_CODEX_TERMINAL,
             permission='asks permission through Neovim only for what its default mode ("Auto review") finds'
             " unsafe: not for edits in the workspace or a harmless command",
         ),
@@ -111,9 +115,9 @@ BY_COMMAND: dict[str, tuple[Routes, ...]] = {
             measured="@zed-industries/codex-acp 0.16.0",
             package="@zed-industries/codex-acp",
             before=(1, 0, 0),
-            read="reads files itself (never fs/read)",
+            read=_CODEX_READ,
             write="writes the disk itself (apply_patch, after permission; no fs/write)",
-            terminal="runs commands itself (exec_command; output only in the tool call)",
+            terminal=_CODEX_TERMINAL,
             permission="asks permission through Neovim for edits and new files (its default read-only mode),"
             " not for a harmless command",
             needs=(
