@@ -13,7 +13,8 @@ from acp_nvim.app.port import ERROR, NeovimPort
 from acp_nvim.app.runs import AgentRun, Runs
 from acp_nvim.app.status_facts import FACTS
 from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
-from acp_nvim.client.session.state import SessionState, config_value_name
+from acp_nvim.client.session.config_options import config_value_name
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.status")

@@ -131,13 +131,13 @@ class Host:
         """setup() called while the host runs: the next start already follows the new table."""
         lua_api.config_configured(self._nvim, self._apply(table))
 
-    def config_report(self) -> LuaTable:
+    def config_report(self, path: str | None = None) -> LuaTable:
         """For :checkhealth: the bad fields of the table in force and every agent as a start would run it."""
-        return checkpoint_host.with_facts(self._stdpath, self.settings.report(self._launch(StartRequest())))
+        return checkpoint_host.with_facts(self._stdpath, self.settings.report(self._launch(), path))
 
-    def _launch(self, request: StartRequest, *, session: bool = True) -> Launch:
+    def _launch(self, request: StartRequest | None = None, *, session: bool = True) -> Launch:
         return Launch(
-            cwd=request.cwd or os.getcwd(),
+            cwd=(request.cwd if request else "") or os.getcwd(),
             interpreter=sys.executable,
             pythonpath=os.environ.get("PYTHONPATH", ""),
             session=session,

@@ -166,6 +166,12 @@ class RegistryAgents(Positional, frozen=True):
     agent_id: str = ""
 
 
+class ConfigReport(Positional, frozen=True):
+    """Neovim's $PATH: the installed versions of the agents are read where Neovim would find them."""
+
+    path: str | None = None
+
+
 class LogView(Positional, frozen=True):
     agent_name: str | None = None
 
@@ -338,7 +344,7 @@ METHODS: tuple[HostMethod, ...] = (
     method("acp_registry_load", NoArguments, lambda h, _: h.registry_load()),
     method("acp_registry_agents", RegistryAgents, lambda h, p: h.registry_agents(p.action, p.agent_id)),
     method("acp_registry_health", NoArguments, lambda h, _: h.registry_health(), sync=True),
-    method("acp_config_report", NoArguments, lambda h, _: h.config_report(), sync=True),
+    method("acp_config_report", ConfigReport, lambda h, p: h.config_report(p.path), sync=True),
     # :AcpLog, on pynvim's thread: the logs are read under their own lock
     method(
         "acp_log_view", LogView, lambda _, p: json_to_lua(agent_log.view(p.agent_name or None)), sync=True

@@ -42,7 +42,8 @@ Scenario (every key optional):
   "listPageSize": 2,                    # session/list page size (cursor = offset as a string)
   "setMode": {"refuse": ["code"], "error": {"code": -32602, "message": "no"}, "notify": true},
   "setConfigOption": {"refuse": [{"configId": "model", "value": "b"}],
-                      "error": {"code": -32602, "message": "no"}},
+                      "error": {"code": -32602, "message": "no"},
+                      "notify": true},          # also config_option_update before answering (codex-acp 2.6)
   "echo": true,
   "turns": [                            # the N-th session/prompt received (any session) runs turns[N]
     [{"text": "Hello ${PROMPT}"},
@@ -410,6 +411,10 @@ class ScriptedAgent:
                 break
         else:
             raise RequestError.invalid_params({"configId": config_id})
+        if conf.get("notify"):
+            await self.send_raw_update(
+                session_id, {"sessionUpdate": "config_option_update", "configOptions": live.config_options}
+            )
         return SetSessionConfigOptionResponse.model_validate({"configOptions": live.config_options})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

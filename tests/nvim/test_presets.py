@@ -156,25 +156,27 @@ def test_checkhealth_says_what_each_agent_routes_through_neovim(nvim: Nvim, tmp_
     assert f"OK claude: {claude}" in report, report
     assert (
         "claude: reads through Neovim; writes through Neovim; runs commands in Neovim terminals;"
-        " asks permission through Neovim (measured: @zed-industries/claude-code-acp 0.16.2)"
+        " asks permission through Neovim (measured: @zed-industries/claude-code-acp 0.16.2, describes every"
+        " version)"
     ) in report
     # The agents that are not installed too, as measured with the versions the real-agent tests pin.
     assert (
         "codex: reads files itself (never fs/read); writes the disk itself (apply_patch; no fs/write); runs"
         " commands itself (exec_command; output only in the tool call); asks permission through Neovim only"
         ' for what its default mode ("Auto review") finds unsafe: not for edits in the workspace or a'
-        " harmless command (measured: @agentclientprotocol/codex-acp 2.6.0)"
+        " harmless command (measured: @agentclientprotocol/codex-acp 2.6.0, describes 2.0.0 and later)"
     ) in report
     assert (
         "gemini: reads through Neovim only from its edit tools (replace, write_file); read_file reads the"
         " disk; writes through Neovim; runs commands itself (run_shell_command); asks permission through"
-        " Neovim for edits and shell commands (measured: @google/gemini-cli 0.61.0 (--acp))"
+        " Neovim for edits and shell commands (measured: @google/gemini-cli 0.61.0 (--acp), describes every"
+        " version)"
     ) in report
     assert (
         "opencode: reads files itself (never fs/read); writes the disk itself, and through Neovim (without"
         ' waiting for the answer) only when edits need permission (permission.edit = "ask"); runs commands'
         " itself (bash); asks permission through Neovim only as opencode.json configures it (by default for"
-        " nothing) (measured: opencode-ai 1.18.33)"
+        " nothing) (measured: opencode-ai 1.18.33, describes every version)"
     ) in report
     # codex is not installed: what it would need is no news.
     assert "bwrap" not in report
@@ -192,6 +194,35 @@ def test_checkhealth_warns_of_no_missing_bubblewrap_for_codex(nvim: Nvim, tmp_pa
     report = "\n".join(nvim.api.current.buffer[:])
     assert "codex: reads files itself" in report, report
     assert "bwrap" not in report, report
+
+
+@pytest.mark.parametrize(
+    ("package", "version", "says", "bwrap"),
+    [
+        ("@agentclientprotocol/codex-acp", "2.6.0", "not for edits in the workspace", False),
+        ("@zed-industries/codex-acp", "0.16.0", "for edits and new files (its default read-only mode)", True),
+    ],
+)
+def test_checkhealth_describes_the_codex_installed_on_neovims_path(
+    nvim: Nvim, tmp_path: Path, package: str, version: str, says: str, bwrap: bool
+) -> None:
+    """Issue 29: health describes the version installed (read from its package.json on Neovim's PATH, set
+    here after the host started): 2.6 as 2.6 and without "bwrap not found", 0.16 as 0.16 with it."""
+    argv_log = tmp_path / "argv.log"
+    folder = tmp_path / "lib" / "node_modules" / package
+    entry = fake_agent(folder / "dist", "index.js", scenario_file(tmp_path), argv_log)
+    (folder / "package.json").write_text(json.dumps({"name": package, "version": version}))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex-acp").symlink_to(entry)
+    assert nvim.lua("return require('acp_nvim').setup(...)", setup_opts(tmp_path, default_agent="codex"))
+    # Only the agent on PATH: no bwrap.
+    nvim.lua("vim.env.PATH = ...", str(bin_dir))
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    (line,) = [line for line in report.splitlines() if "codex: reads files itself" in line]
+    assert says in line and line.endswith(f"; installed: {package} {version})"), line
+    assert ("bwrap not found: codex-acp needs it on Linux" in report) == bwrap, report
 
 
 def test_checkhealth_shakes_hands_as_a_start_would(nvim: Nvim, tmp_path: Path) -> None:

@@ -398,3 +398,31 @@ def test_a_compaction_of_codex_shows_as_one_line_and_the_context_figure_follows(
     assert f"ctx {usage['used'] / 1000:.1f}k/{usage['size'] / 1000:.1f}k" in winbar, (winbar, usage)
     assert agent.escapes() == []
     assert nvim.errors() == []
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_a_mode_of_codex_is_set_through_its_config_option_and_said_once(
+    real_agent: RealAgent, tmp_path: Path
+) -> None:
+    """Issue 29: codex-acp 2.6 offers its mode as the config option `mode` (besides the legacy modes):
+    `:AcpMode` sets it with `session/set_config_option`, as the protocol asks, and the chat says the change
+    once (through `session/set_mode` it said it twice: our line, then the agent's `config_option_update`)."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    assert nvim.status()["mode"] == "agent", nvim.status()
+    nvim.api.command("AcpMode workspace-write")
+    nvim.wait("require('acp_nvim').status().mode == 'workspace-write'")
+    nvim.wait_chat("Mode: Workspace access")
+    agent.prompt("REPLY say hello", "Hello from the fake model.")
+    assert nvim.chat_text().count("Mode: Workspace access") == 1, nvim.chat_text()
+    assert nvim.status()["mode_name"] == "Workspace access"
+    saved = tmp_path / "traffic.ndjson"
+    nvim.api.command(f"AcpLog save {saved}")
+    nvim.wait(f"vim.fn.filereadable('{saved}') == 1")
+    sent = [json.loads(line) for line in saved.read_text().splitlines()]
+    methods = [entry.get("method") for entry in sent]
+    assert "session/set_mode" not in methods, methods
+    (change,) = [entry["message"] for entry in sent if entry.get("method") == "session/set_config_option"]
+    assert (change["params"]["configId"], change["params"]["value"]) == ("mode", "workspace-write"), change
+    assert agent.escapes() == []
+    assert nvim.errors() == []

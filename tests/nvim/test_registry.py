@@ -213,6 +213,33 @@ def test_update_and_remove(nvim: Nvim, tmp_path: Path, served: Served) -> None:
     wait_note(nvim, "no registry agent is installed")
 
 
+def test_agents_says_when_an_installed_agent_has_a_newer_version(
+    nvim: Nvim, tmp_path: Path, served: Served
+) -> None:
+    """Issue 29: `:AcpAgents` marks an installed agent the registry has a newer version of (from the list at
+    hand, never waiting on the network) and offers the update to it; an agent up to date is not marked."""
+    start_installed(nvim, tmp_path, served, registry={"url": served.url("/registry.json"), "max_age": 0})
+    stop(nvim)
+    nvim.api.command("AcpAgents")
+    wait_until(lambda: len(nvim.lua("return acp_test.selects")) == 1, 10, "the picker")
+    (up_to_date,) = nvim.lua("return acp_test.selects")[0]["items"]
+    assert up_to_date.startswith("tiny-agent  Test tiny-agent 1.0.0") and "newer" not in up_to_date
+    archive = tar_gz(launcher_members())
+    url = add_archive(served, "tiny-2.0.0.tar.gz", archive)
+    publish(served, binary_agent("tiny-agent", "2.0.0", url, digest=sha256(archive)))
+    # The stale list is fetched again behind the picker: the next one knows of 2.0.0.
+    nvim.api.command("AcpAgents")
+    wait_until(lambda: b'"2.0.0"' in cache_file().read_bytes(), 10, "the refreshed cache")
+    nvim.lua("acp_test.answers = { 'tiny-agent' }")
+    nvim.api.command("AcpAgents")
+    wait_until(lambda: len(nvim.lua("return acp_test.selects")) == 4, 10, "the pickers")
+    selects = nvim.lua("return acp_test.selects")
+    (item,) = selects[2]["items"]
+    assert item.startswith("tiny-agent  Test tiny-agent 1.0.0") and item.endswith("  newer: 2.0.0"), item
+    assert selects[3]["items"] == ["update to 2.0.0", "remove"]
+    assert nvim.errors() == []
+
+
 def outside_marker(tmp_path: Path) -> Path:
     return tmp_path / "outside" / "escaped.txt"
 

@@ -614,6 +614,79 @@ def test_modes_and_config_options(nvim: Nvim, tmp_path: Path, schema: dict[str, 
     agent.assert_all_valid(schema)
 
 
+def _mode_option(current: str) -> dict[str, Any]:
+    return {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": current,
+        "options": [
+            {"value": "ask", "name": "Ask"},
+            {"value": "code", "name": "Code", "description": "Writes code"},
+            {"value": "architect", "name": "Architect"},
+        ],
+    }
+
+
+def test_a_mode_offered_as_a_config_option_is_set_through_it_and_said_once(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    """Issue 29: an agent that offers its mode both as legacy modes and as a config option of category "mode"
+    (codex-acp 2.6) gets `session/set_config_option`, never `session/set_mode`; the chat says each change
+    once, whether the client made it or the agent reported it both ways."""
+    both_ways = [
+        {"update": {"sessionUpdate": "current_mode_update", "currentModeId": "ask"}},
+        {"update": {"sessionUpdate": "config_option_update", "configOptions": [_mode_option("ask")]}},
+        {"text": "ok"},
+    ]
+    agent = Agent(
+        tmp_path,
+        "s",
+        {
+            "echo": False,
+            "session": {"modes": MODES, "configOptions": [_mode_option("ask")]},
+            "setConfigOption": {"refuse": [{"configId": "mode", "value": "architect"}], "notify": True},
+            "turns": [both_ways],
+        },
+    )
+    setup(nvim, tmp_path, {"s": agent.config(mode="code")})
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    nvim.wait("require('acp_nvim').status().mode == 'code'")
+    wait_journal(nvim, agent, "session/set_config_option")
+    assert [e["params"] for e in agent.sent("session/set_config_option")] == [
+        {"sessionId": "sess-1", "configId": "mode", "value": "code"}
+    ]
+    assert nvim.status()["mode_name"] == "Code"
+    complete = "return vim.fn.getcompletion(..., 'cmdline')"
+    assert nvim.lua(complete, "AcpMode ") == ["ask", "code", "architect"]
+
+    # The agent reports a change of its own both ways (the legacy update, then the option): one line.
+    nvim.lua("require('acp_nvim').prompt('hi')")
+    nvim.wait_chat("ok")
+    nvim.wait_state("ready")
+    assert nvim.status()["mode"] == "ask"
+
+    # A refused mode is rolled back with a message (its answer waited for: no change is in flight after).
+    nvim.api.command("AcpMode architect")
+    nvim.wait_chat("Mode = Architect refused")
+    nvim.wait("require('acp_nvim').status().mode == 'ask'")
+
+    # The picker offers the option's choices.
+    nvim.lua("acp_test.answers = { 'code' }")
+    nvim.api.command("AcpMode")
+    wait_journal(nvim, agent, "session/set_config_option", 3)
+    nvim.wait("require('acp_nvim').status().mode == 'code'")
+    assert selects(nvim)[-1]["items"] == ["Ask  (current)", "Code — Writes code", "Architect"]
+
+    text = nvim.chat_text()
+    assert text.count("Mode: Code") == 2 and text.count("Mode: Ask") == 1, text
+    assert text.count("Mode: Architect") == 1, text
+    assert agent.sent("session/set_mode") == []
+    agent.assert_all_valid(schema)
+
+
 # ---- what an agent that advertises nothing gets ----------------------------------------------------------
 
 

@@ -34,8 +34,9 @@ from acp_nvim.app.chat.ops import (
     TermStatus,
 )
 from acp_nvim.app.chat.tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
+from acp_nvim.client.session.config_options import config_value_name, config_value_words
 from acp_nvim.client.session.message_cut import MessageCut
-from acp_nvim.client.session.state import SessionState, config_value_name, config_value_words
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.client.session.transcript import (
     Changes,
     CommandsItem,
@@ -259,7 +260,7 @@ def meta_op(state: SessionState, agent_name: str) -> MetaOp:
         header=header_text(state, agent_name),
         title=clip_line(state.title) if state.title else state.title,
         mode=state.current_mode,
-        modes=[ModeView(mode.id, mode.name) for mode in state.modes],
+        modes=[ModeView(mode.id, mode.name) for mode in state.offered_modes],
         commands=commands,
         config=[config_view(option) for option in state.config_options],
     )

@@ -82,7 +82,9 @@ class Settings:
             data_dir=data_dir,
         )
 
-    def report(self, launch: presets.Launch) -> ConfigReport:
+    def report(self, launch: presets.Launch, path: str | None = None) -> ConfigReport:
+        """Every agent as a start would run it; its routes in the row of the version installed on `path`
+        (Neovim's PATH: the host's may be older)."""
         agents = []
         for name in presets.agent_names(self.config):
             spec = self.agent_spec(name, launch)
@@ -99,7 +101,7 @@ class Settings:
                         routes={
                             cmd: routes
                             for cmd in (spec.cmd, *spec.fallbacks)
-                            if (routes := agent_routes.of_command(cmd)) is not None
+                            if (routes := agent_routes.of_command(cmd, path=path)) is not None
                         },
                     )
                 )

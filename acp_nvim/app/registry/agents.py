@@ -20,7 +20,7 @@ from acp_nvim.app.port import ERROR, INFO, WARN, Choice
 from acp_nvim.app.registry import entries as acp_registry
 from acp_nvim.app.registry import install as agent_install
 from acp_nvim.app.registry.catalog import Catalog, CatalogPort
-from acp_nvim.app.registry.entries import RegistryAgent
+from acp_nvim.app.registry.entries import Registry, RegistryAgent
 from acp_nvim.app.registry.install import InstalledAgent, InstallError
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
@@ -182,18 +182,28 @@ class RegistryAgents:
             if not installs:
                 self._port.notify("no registry agent is installed: :AcpStart {id} installs one", INFO)
                 return
+            # The list at hand (the cache; a stale one is fetched again behind): no wait on the network.
+            listed = await self._catalog.registry(options, background=True) if options.enabled else None
+            newer = {record.id: _newer(listed, record) for record in installs}
             choices = [
-                Choice(record.id, f"{record.id}  {record.name} {record.version}  ({record.folder})")
+                Choice(
+                    record.id,
+                    f"{record.id}  {record.name} {record.version}  ({record.folder})"
+                    + (f"  newer: {newer[record.id]}" if newer[record.id] else ""),
+                )
                 for record in installs
             ]
             chosen = await self._port.select("Installed agents", choices, "acp_nvim_installed")
             if chosen is None:
                 return
             agent_id = chosen
+            update = f"update to {newer[agent_id]}" if newer.get(agent_id) else "update"
+        else:
+            update = "update"
         if not action:
             picked = await self._port.select(
                 f"{agent_id}:",
-                [Choice("update", "update"), Choice("remove", "remove")],
+                [Choice("update", update), Choice("remove", "remove")],
                 "acp_nvim_agent_action",
             )
             if picked is None:
@@ -232,6 +242,20 @@ class RegistryAgents:
             await self.install(options, agent, plan.target)
         except StartError as err:
             self._port.notify(str(err), ERROR)
+
+
+def _newer(registry: Registry | None, record: InstalledAgent) -> str | None:
+    """The registry's version of an installed agent when it is newer than the one installed."""
+    agent = registry.find(record.id) if registry is not None else None
+    if agent is None or _release(agent.version) <= _release(record.version):
+        return None
+    return agent.version
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """MAJOR.MINOR.PATCH as numbers (a pre-release or build suffix does not make a version newer)."""
+    core = version.split("-", 1)[0].split("+", 1)[0]
+    return tuple(int(part) for part in core.split(".") if part.isdigit())
 
 
 def _local(url: str) -> bool:

@@ -1,4 +1,5 @@
-"""Session modes (legacy `session/set_mode`) and configuration options (`session/set_config_option`).
+"""Session modes and configuration options (`session/set_config_option`); a mode goes through the agent's
+mode option (category "mode") when it offers one, else through the legacy `session/set_mode`.
 
 A change shows at once — chat notice, window bar, status — and is rolled back, with a message, when the agent
 refuses it. Select options (grouped ones too) and boolean options are offered; options of a type we do not
@@ -18,7 +19,8 @@ from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import failure
 from acp_nvim.client.agent.capabilities import Unsupported
 from acp_nvim.client.agent.connection import AgentConnection
-from acp_nvim.client.session.state import SessionState, config_value_words
+from acp_nvim.client.session.config_options import config_value_words, select_choice_names
+from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
@@ -28,21 +30,10 @@ TRUE_WORDS = {"true", "on", "yes", "1"}
 FALSE_WORDS = {"false", "off", "no", "0"}
 
 
-def select_choices(option: s.SessionConfigOptionSelect) -> list[tuple[str, str]]:
-    """(value, label) of every choice, grouped ones labelled "Group / Name"."""
-    out: list[tuple[str, str]] = []
-    for entry in option.options:
-        if isinstance(entry, s.SessionConfigSelectGroup):
-            out.extend((choice.value, f"{entry.name} / {choice.name}") for choice in entry.options)
-        else:
-            out.append((entry.value, entry.name))
-    return out
-
-
 def value_label(option: s.SessionConfigOption) -> str:
     if isinstance(option, s.SessionConfigOptionBoolean):
         return "on" if option.current_value else "off"
-    for value, label in select_choices(option):
+    for value, label, _ in select_choice_names(option):
         if value == option.current_value:
             return label
     return option.current_value
@@ -63,7 +54,7 @@ def parse_value(option: s.SessionConfigOption, raw: str | bool) -> str | bool | 
         return None
     if isinstance(raw, bool):
         return None
-    values = [value for value, _ in select_choices(option)]
+    values = [value for value, _, _ in select_choice_names(option)]
     return raw if raw in values else None
 
 
@@ -82,13 +73,13 @@ class ModeCommands:
     async def mode(self, session: ChatSession, mode_id: str | None) -> None:
         state = session.state
         agent_name = self._agent_name(session)
-        if not state.modes:
+        if not state.offered_modes:
             self._port.notify(f"{agent_name} offers no modes for this session", WARN)
             return
         if mode_id is None:
             choices = [
                 Choice(mode.id, _mark(mode.name, mode.id == state.current_mode, mode.description))
-                for mode in state.modes
+                for mode in state.offered_modes
             ]
             mode_id = await self._port.select(f"Mode of {agent_name}", choices, "acp_nvim.mode")
             if mode_id is None:
@@ -97,10 +88,14 @@ class ModeCommands:
 
     async def set_mode(self, session: ChatSession, mode_id: str) -> bool:
         state = session.state
-        known = [mode.id for mode in state.modes]
+        known = [mode.id for mode in state.offered_modes]
         if mode_id not in known:
             self._port.notify(f"unknown mode {mode_id!r} (available: {', '.join(known)})", WARN)
             return False
+        option = state.mode_option
+        if option is not None:
+            # The protocol asks clients to prefer the config option; `session/set_mode` is legacy.
+            return await self.set_option(session, option.id, mode_id)
         previous = state.current_mode
         if mode_id == previous:
             return True
@@ -152,7 +147,7 @@ class ModeCommands:
             ]
         return [
             Choice(value, _mark(label, value == option.current_value))
-            for value, label in select_choices(option)
+            for value, label, _ in select_choice_names(option)
         ]
 
     async def set_option(self, session: ChatSession, option_id: str, raw: str | bool) -> bool:
@@ -199,7 +194,7 @@ class ModeCommands:
 
     async def apply_defaults(self, session: ChatSession, spec: AgentSpec) -> None:
         state = session.state
-        if spec.mode is not None and state.modes:
+        if spec.mode is not None and state.offered_modes:
             await self.set_mode(session, spec.mode)
         elif spec.mode is not None:
             log.info("default mode %s not applied: %s offers no modes", spec.mode, spec.name)
@@ -231,7 +226,7 @@ def _find(state: SessionState, option_id: str) -> s.SessionConfigOption | None:
 
 
 def _mode_name(state: SessionState, mode_id: str) -> str:
-    return next((mode.name for mode in state.modes if mode.id == mode_id), mode_id)
+    return next((mode.name for mode in state.offered_modes if mode.id == mode_id), mode_id)
 
 
 def _mark(label: str, current: bool, description: str | None = None) -> str:

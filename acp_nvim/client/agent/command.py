@@ -83,14 +83,16 @@ async def installed_version(
         return None
     if key in _versions:
         return _versions[key]
-    version = _package_version(Path(real), package) if package else None
+    version = package_version(Path(real), package) if package else None
     if version is None:
         version = await _asked_version(executable, env)
     _versions[key] = version
     return version
 
 
-def _package_version(real: Path, package: str) -> tuple[int, int, int] | None:
+def package_version(real: Path, package: str) -> tuple[int, int, int] | None:
+    """The version in the package.json of the npm package `package` holding the file `real` (a real path),
+    read without running anything; None when no such package holds it."""
     for folder in list(real.parents)[:PACKAGE_DEPTH]:
         manifest = folder / "package.json"
         try:

@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
 from msgspec import UnsetType
 
+from acp_nvim.client.session.config_options import (
+    config_value,
+    config_value_name,
+    config_value_words,
+    select_choice_names,
+)
 from acp_nvim.client.session.message_cut import HEAD_CHARS
 from acp_nvim.client.session.tool_calls import CANCELLED, ToolCallTranscript
 from acp_nvim.client.session.transcript import (
@@ -41,18 +48,47 @@ class SessionState(ToolCallTranscript):
         self._commands_item: CommandsItem | None = None
         self.commands: list[s.AvailableCommand] = []
         self.modes: list[s.SessionMode] = []
-        self.current_mode: str | None = None
+        self._legacy_mode: str | None = None
         self.config_options: list[s.SessionConfigOption] = []
         self.title: str | None = None
         self.updated_at: str | None = None
         self.usage: Usage | None = None
 
     @property
+    def mode_option(self) -> s.SessionConfigOptionSelect | None:
+        """The config option that is the session's mode (category "mode"), when the agent offers one: the
+        protocol asks clients to prefer it to the legacy modes."""
+        for option in self.config_options:
+            if isinstance(option, s.SessionConfigOptionSelect) and option.category == "mode":
+                return option
+        return None
+
+    @property
+    def offered_modes(self) -> list[s.SessionMode]:
+        """The modes `:AcpMode` offers: the mode option's choices (a grouped one "Group / Name"), else the
+        legacy modes."""
+        option = self.mode_option
+        if option is None:
+            return self.modes
+        return [
+            s.SessionMode(id=value, name=name, description=description)
+            for value, name, description in select_choice_names(option)
+        ]
+
+    @property
+    def current_mode(self) -> str | None:
+        option = self.mode_option
+        return option.current_value if option is not None else self._legacy_mode
+
+    @property
     def current_mode_name(self) -> str | None:
+        option = self.mode_option
+        if option is not None:
+            return config_value_name(option)
         for mode in self.modes:
-            if mode.id == self.current_mode:
+            if mode.id == self._legacy_mode:
                 return mode.name
-        return self.current_mode
+        return self._legacy_mode
 
     def apply(self, update: s.SessionUpdate) -> None:
         if isinstance(update, s.SessionUpdateAgentMessageChunk):
@@ -127,10 +163,21 @@ class SessionState(ToolCallTranscript):
         self.set_current_mode(modes.current_mode_id, announce=False)
 
     def set_current_mode(self, mode_id: str, *, announce: bool = True) -> None:
-        if mode_id == self.current_mode:
+        """The legacy mode (`current_mode_update`, `session/set_mode`). An agent that offers the mode as a
+        config option too reports the change both ways: the option follows here, so whichever comes second
+        says nothing."""
+        option = self.mode_option
+        follows = (
+            option is not None and option.current_value != mode_id and mode_id in config_value_words(option)
+        )
+        if mode_id == self._legacy_mode and not follows:
             return
-        self.current_mode = mode_id
+        self._legacy_mode = mode_id
         self._changes.meta.add("mode")
+        if option is not None and follows:
+            changed = msgspec.structs.replace(option, current_value=mode_id)
+            self.config_options = [changed if other is option else other for other in self.config_options]
+            self._changes.meta.add("config")
         if announce:
             self.add_notice(f"Mode: {self.current_mode_name}")
 
@@ -139,13 +186,19 @@ class SessionState(ToolCallTranscript):
     ) -> None:
         if options is None:
             return
-        before = {option.id: _config_value(option) for option in self.config_options}
+        before = {option.id: config_value(option) for option in self.config_options}
         self.config_options = list(options)
         self._changes.meta.add("config")
+        mode = self.mode_option
+        if mode is not None and mode.current_value != self._legacy_mode:
+            # The legacy mode follows the option (quietly: the option's own line below says the change).
+            if any(legacy.id == mode.current_value for legacy in self.modes):
+                self._legacy_mode = mode.current_value
+            self._changes.meta.add("mode")
         if not announce:
             return
         for option in options:
-            value = _config_value(option)
+            value = config_value(option)
             if option.id in before and before[option.id] != value:
                 self.add_notice(f"{option.name}: {config_value_name(option)}")
 
@@ -310,35 +363,3 @@ _ROLE_OF: dict[type[ChunkUpdate], MessageRole] = {
     s.SessionUpdateAgentThoughtChunk: "thought",
     s.SessionUpdateUserMessageChunk: "user",
 }
-
-
-def _config_value(option: s.SessionConfigOption) -> str | bool:
-    return option.current_value
-
-
-def config_value_name(option: s.SessionConfigOption) -> str:
-    """The name of the option's current value, as a person reads it (its value when it has none)."""
-    if isinstance(option, s.SessionConfigOptionBoolean):
-        return "on" if option.current_value else "off"
-    for choice in _select_choices(option):
-        if choice.value == option.current_value:
-            return choice.name
-    return option.current_value
-
-
-def config_value_words(option: s.SessionConfigOption) -> list[str]:
-    """What `:AcpConfig <option>` accepts and completes: a boolean's words, else every choice's value
-    (grouped ones too)."""
-    if isinstance(option, s.SessionConfigOptionBoolean):
-        return ["true", "false", "toggle"]
-    return [choice.value for choice in _select_choices(option)]
-
-
-def _select_choices(option: s.SessionConfigOptionSelect) -> list[s.SessionConfigSelectOption]:
-    choices: list[s.SessionConfigSelectOption] = []
-    for entry in option.options:
-        if isinstance(entry, s.SessionConfigSelectGroup):
-            choices.extend(entry.options)
-        else:
-            choices.append(entry)
-    return choices

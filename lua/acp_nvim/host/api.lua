@@ -257,10 +257,10 @@ function M.log_save(agent_name, path)
 end
 
 --- For :checkhealth: {errors, default_agent, agents = {{name, cmd, args, env, install_hint, fallbacks,
---- older_args}}}, or false and why.
+--- older_args, routes}}}, or false and why. Neovim's PATH goes with it: the host reads the installed versions there.
 ---@return boolean ok, any report_or_error
 function M.config_report()
-  return request("acp_config_report")
+  return request("acp_config_report", vim.env.PATH)
 end
 
 --- For :checkhealth: the ACP Registry's state as its cache says (no network): {enabled, url, cache, cache_age,

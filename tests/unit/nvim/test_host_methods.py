@@ -57,7 +57,7 @@ REAL_SHAPES: dict[str, list[list[object]]] = {
     "acp_registry_load": [[]],
     "acp_registry_agents": [["", ""], ["update", "some-agent"]],
     "acp_registry_health": [[]],
-    "acp_config_report": [[]],
+    "acp_config_report": [[], ["/usr/bin:/bin"]],
     "acp_log_view": [[""]],
     "acp_log_save": [["", "/tmp/log.ndjson"]],
     "acp_log_names": [[]],

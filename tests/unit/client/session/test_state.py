@@ -18,7 +18,7 @@ from acp_nvim.app.views import PermissionView
 from acp_nvim.client.session.message_cut import HEAD_CHARS, TAIL_CHARS
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.client.session.tool_calls import KEEP_TOOL_DETAILS
-from acp_nvim.client.session.transcript import Changes, Item, MessageItem, PlanItem, ToolCallItem
+from acp_nvim.client.session.transcript import Changes, Item, MessageItem, NoticeItem, PlanItem, ToolCallItem
 from acp_nvim.nvim.bridge import FRAME_SECONDS
 from acp_nvim.nvim.editor import NvimEditorPort
 from acp_nvim.nvim.lua_api import LuaApi
@@ -629,4 +629,52 @@ def test_meta_sends_of_config_options_only_what_lua_completes() -> None:
         {"id": "fast", "values": ["true", "false", "toggle"]},
         {"id": "model", "values": ["a"]},
         {"id": "effort", "values": ["b"]},
+    ]
+
+
+def _mode_option_update(current: str) -> dict[str, Any]:
+    return {
+        "sessionUpdate": "config_option_update",
+        "configOptions": [
+            {
+                "id": "mode",
+                "name": "Mode",
+                "category": "mode",
+                "type": "select",
+                "currentValue": current,
+                "options": [
+                    {"group": "sandbox", "name": "Sandbox", "options": [{"value": "ask", "name": "Ask"}]},
+                    {"group": "profiles", "name": "Profiles", "options": [{"value": "code", "name": "Code"}]},
+                ],
+            }
+        ],
+    }
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ask", "code"]), st.sampled_from(["legacy", "option", "both"]))))
+def test_a_mode_reported_both_ways_is_said_once_per_change(reports: list[tuple[str, str]]) -> None:
+    """Issue 29: an agent with legacy modes and a mode option reports a change as either, or both in turn:
+    the session's mode is the last reported, and the chat says each change once."""
+    state = SessionState("s")
+    state.set_modes(
+        s.SessionModeState(
+            current_mode_id="ask",
+            available_modes=[s.SessionMode(id="ask", name="Ask"), s.SessionMode(id="code", name="Code")],
+        )
+    )
+    state.apply(update(_mode_option_update("ask")))
+    expected, current = [], "ask"
+    for mode, way in reports:
+        if way in ("legacy", "both"):
+            state.apply(update({"sessionUpdate": "current_mode_update", "currentModeId": mode}))
+        if way in ("option", "both"):
+            state.apply(update(_mode_option_update(mode)))
+        if mode != current:
+            expected.append(f"Mode: {mode.capitalize()}")
+            current = mode
+    assert [item.text for item in state.items if isinstance(item, NoticeItem)] == expected
+    assert state.current_mode == current
+    assert [(mode.id, mode.name) for mode in state.offered_modes] == [
+        ("ask", "Sandbox / Ask"),
+        ("code", "Profiles / Code"),
     ]
