@@ -36,6 +36,7 @@ ROOTS: list[tuple[str, object]] = [
     ("Status", views.Status),
     ("ChatInfo", views.ChatInfo),
     ("PermissionView", views.PermissionView),
+    ("QueueView", views.QueueView),
     ("SelectRequest", lua_values.SelectRequest),
     ("LoginTerminalRequest", lua_values.LoginTerminalRequest),
     ("FsReadOptions", port.FsReadOptions),

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import msgspec
 
-from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
@@ -92,6 +92,9 @@ class NeovimPort(Protocol):
 
     def prompt_refused(self, message: str, text: str, attachments: list[JsonValue]) -> None:
         """The prompt was not sent: its text and attachments (the tables Lua sent) go back to the user."""
+
+    def show_queue(self, session_id: str, view: QueueView) -> None:
+        """The chat's queued prompts, drawn under its last item (an empty view: none)."""
 
     def session_ended(self, session_id: str) -> None:
         """What the editor services hold for the session (its terminals, its sandbox) ends."""

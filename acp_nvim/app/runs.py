@@ -22,6 +22,7 @@ from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.client.agent import command as agent_command
 from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.session.state import SessionState
+from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.runs")
@@ -85,6 +86,17 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     registry: RegistryOptions | None = None
 
 
+class QueuedPrompt(msgspec.Struct, kw_only=True):
+    """A prompt sent while its session's turn ran (`sessions/prompt_queue.py`): sent when the turn ends."""
+
+    id: int
+    text: str
+    # As Lua sent them: they go with the prompt when it is sent, built then.
+    attachments: list[JsonValue]
+    # How the chat shows it (`prompt_content.py`'s `shown`: the text and what is attached).
+    shown: str
+
+
 class ChatSession(msgspec.Struct):
     session_id: str
     agent: str
@@ -102,6 +114,8 @@ class ChatSession(msgspec.Struct):
     # The agent's warnings and errors (its notices) told through a notification: each text once, since an
     # agent may repeat one every turn; the chat shows every one.
     notified: set[str] = msgspec.field(default_factory=set)
+    # The prompts queued while a turn ran, in the order they go (app/sessions/prompt_queue.py).
+    queue: list[QueuedPrompt] = msgspec.field(default_factory=list)
 
 
 class AgentRun:

@@ -79,3 +79,14 @@ class PermissionView(msgspec.Struct, frozen=True):
     # The command the request runs, on one line with its newlines and other invisible characters written out
     # (`\n`, `\u2028`, …): what is asked about, whatever the title says.
     command: str | None = None
+
+
+class QueueView(msgspec.Struct, frozen=True):
+    """The prompts queued in a chat, drawn under its last item (not part of the transcript): `lines` as the
+    chat shows them (each a list of [text, highlight group]), and for each queued prompt by position its id
+    and whole text (what `:AcpQueue edit` opens). `steer`: the agent takes a prompt into its running turn."""
+
+    lines: list[list[tuple[str, str]]]
+    ids: list[int]
+    texts: list[str]
+    steer: bool

@@ -96,6 +96,17 @@ class Prompt(Positional, frozen=True):
     session_id: str | None = None
 
 
+class Queue(Positional, frozen=True):
+    """:AcpQueue: an action on the queued prompt `prompt_id` (None: the next to go); an edit's new text and
+    the files and media it mentions (checked where they are read, as a prompt's are)."""
+
+    session_id: str | None
+    action: str
+    prompt_id: int | None = None
+    text: str | None = None
+    mentions: object = None
+
+
 class Sessions(Positional, frozen=True):
     request: StartRequest
     action: str
@@ -303,6 +314,18 @@ METHODS: tuple[HostMethod, ...] = (
         lambda h, p: h.submit(lambda c: c.app.turns.prompt(p.text, p.selections, p.session_id)),
     ),
     method("acp_cancel", Target, lambda h, p: h.submit(lambda c: c.app.turns.cancel(p.session_id))),
+    method(
+        "acp_steer",
+        Prompt,
+        lambda h, p: h.submit(lambda c: c.app.turns.steer(p.text, p.selections, p.session_id)),
+    ),
+    method(
+        "acp_queue",
+        Queue,
+        lambda h, p: h.submit(
+            lambda c: c.app.turns.queue_action(p.session_id, p.action, p.prompt_id, p.text, p.mentions)
+        ),
+    ),
     # sessions, modes, options, login
     method("acp_sessions", Sessions, _sessions),
     method("acp_mode", Mode, lambda h, p: h.submit(lambda c: c.app.commands.mode(p.session_id, p.mode_id))),

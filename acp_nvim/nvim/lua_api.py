@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
-from acp_nvim.app.views import ChatInfo, Status
+from acp_nvim.app.views import ChatInfo, QueueView, Status
 from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
@@ -42,6 +42,7 @@ CHAT_RESET = "require('acp_nvim.ui.chat').reset(...)"
 CHAT_DESTROY = "require('acp_nvim.ui.chat').destroy(...)"
 CHAT_OPEN = "require('acp_nvim.ui.chat').open(...)"
 CHAT_APPLY = "require('acp_nvim.ui.chat').apply_json(...)"
+CHAT_QUEUE = "require('acp_nvim.ui.chat_queue').show(...)"
 STATUS_SET = "require('acp_nvim.ui.status').set(...)"
 NOTIFY = "vim.notify(...)"
 PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
@@ -128,6 +129,10 @@ class LuaApi:
     def chat_apply(self, session_id: str, chunks: Sequence[bytes]) -> None:
         """View operations, each chunk a JSON array Lua decodes itself (cheaper than msgpack tables)."""
         self._bridge.lua(CHAT_APPLY, session_id, chunks)
+
+    def chat_queue(self, session_id: str, view: QueueView) -> None:
+        """The chat's queued prompts, under its last item."""
+        self._bridge.lua(CHAT_QUEUE, session_id, to_lua(view))
 
     # status line, notifications
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
-from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -58,6 +58,9 @@ class NvimPort:
 
     def prompt_refused(self, message: str, text: str, attachments: LuaValue) -> None:
         self._lua.prompt_refused(message, text, attachments)
+
+    def show_queue(self, session_id: str, view: QueueView) -> None:
+        self._lua.chat_queue(session_id, view)
 
     def session_ended(self, session_id: str) -> None:
         self._session_ended(session_id)

@@ -131,20 +131,38 @@ end
 ---@param selections table[]|nil
 ---@return boolean sent
 function M.prompt(text, selections)
+  return M._send(text, selections, host_api.prompt)
+end
+
+--- Sends a prompt into the agent's running turn, where the agent takes it (else it is queued, and sent
+--- when the turn ends); with no turn running it is sent as any prompt.
+---@param text string
+---@param selections table[]|nil
+---@return boolean sent
+function M.steer(text, selections)
+  return M._send(text, selections, host_api.steer)
+end
+
+---@param text string
+---@param selections table[]|nil
+---@param send fun(text: string, selections: table[], session: string|userdata): boolean
+---@return boolean sent
+function M._send(text, selections, send)
   ensure_setup()
+  -- While a turn runs the prompt goes too: the host queues it (app/sessions/prompt_queue.py).
   local applies, refusal = status.applies("prompt_submitted")
-  if not applies then
-    notify.warn(refusal or "")
+  if not applies and refusal ~= nil then
+    notify.warn(refusal)
     return false
   end
   require("acp_nvim.ui.prompt").remember(text)
   local session = require("acp_nvim.ui.session_commands").current() or vim.NIL
   -- Before the host hears of the prompt: its watch of the files starts without holding the prompt back.
   require("acp_nvim.editor.fs.disk_watch").before_prompt()
-  if not host_api.prompt(text, selections or {}, session) then
+  if not send(text, selections or {}, session) then
     return false
   end
-  -- At once, not when the host confirms: a second send in between must already be refused.
+  -- At once, not when the host confirms: the statusline says "running" from the key on.
   status.record("prompt_submitted")
   return true
 end

@@ -22,6 +22,10 @@ Scenario (every key optional):
 {
   "protocolVersion": 1,                 # what initialize answers (e.g. 99 to test a mismatch)
   "agentInfo": {"name": "scripted", "title": "Scripted", "version": "1.0"},   # null/absent: not sent
+  "meta": {"steering": {"supported": true}},   # initialize's _meta; with "steering" in it, the agent takes
+                                        #   _session/steering (codex-acp's extension): "injected" while a
+                                        #   turn runs (it wakes an until_steered step), else
+                                        #   "promptRequired" when asked so (idleBehavior), else -32601
   "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": true},
                         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {},
                                                 "additionalDirectories": {}},
@@ -96,6 +100,7 @@ Scenario (every key optional):
                                          #   shape); a field given as null is left out of the request
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
+     {"until_steered": true},           # wait for a _session/steering prompt, then say "steered: TEXT"
      {"error": {"code": -32603, "message": "boom"}},   # answer session/prompt with this error
      {"exit": 3},                       # os._exit(3) mid-turn
      {"stop": "max_tokens"}]            # end the turn now with this stopReason (default end_turn)
@@ -181,6 +186,9 @@ class LiveSession:
         self.modes = copy.deepcopy(modes)
         self.config_options = copy.deepcopy(config_options)
         self.cancelled = asyncio.Event()
+        self.in_turn = False
+        # The prompts steered into the running turn, not yet taken by an until_steered step.
+        self.steered: asyncio.Queue[str] = asyncio.Queue()
 
 
 def substitute(value: Json, env: dict[str, str]) -> Json:
@@ -233,6 +241,8 @@ class ScriptedAgent:
                 return self._delete(params)
             if method == "logout" and not is_notification:
                 return self._logout()
+            if method == "_session/steering" and not is_notification:
+                return self._steer(params)
             return await inner(method, params, is_notification)
 
         conn._conn._handler = handler
@@ -247,7 +257,22 @@ class ScriptedAgent:
             raw["authMethods"] = self.sc["authMethods"]
         if self.sc.get("agentInfo") is not None:
             raw["agentInfo"] = self.sc["agentInfo"]
+        if self.sc.get("meta") is not None:
+            raw["_meta"] = self.sc["meta"]
         return InitializeResponse.model_validate(raw)
+
+    def _steer(self, params: dict[str, Any]) -> dict[str, Any]:
+        if "steering" not in (self.sc.get("meta") or {}):
+            raise RequestError.method_not_found("_session/steering")
+        live = self._live(params.get("sessionId", ""))
+        if live.in_turn:
+            text = " ".join(b.get("text", "") for b in params.get("prompt") or [] if b.get("type") == "text")
+            live.steered.put_nowait(text)
+            return {"outcome": "injected"}
+        idle = ((params.get("_meta") or {}).get("steering") or {}).get("idleBehavior")
+        if idle == "promptRequired":
+            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        return {"outcome": "failed"}
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> dict[str, Any]:
         ids = [m.get("id") for m in self.sc.get("authMethods") or [] if m.get("type") != "terminal"]
@@ -436,6 +461,7 @@ class ScriptedAgent:
         steps = turns[index] if index < len(turns) else [{"text": f"(no scripted turn {index + 1})"}]
         env = {"CWD": live.cwd, "PROMPT": text}
         stop = "end_turn"
+        live.in_turn = True
         try:
             for step in steps:
                 await self.run_step(live, substitute(step, env))
@@ -446,6 +472,8 @@ class ScriptedAgent:
         except PromptError as err:
             self.journal.write({"kind": "turn_error", "sessionId": session_id, "code": err.code})
             raise RequestError(err.code, err.message, err.data) from None
+        finally:
+            live.in_turn = False
         self.journal.write({"kind": "turn_end", "sessionId": session_id, "stopReason": stop})
         return PromptResponse.model_validate({"stopReason": stop})
 
@@ -542,6 +570,8 @@ class ScriptedAgent:
         elif "sleep_until_cancel" in step:
             await live.cancelled.wait()
             raise StopTurn("cancelled")
+        elif "until_steered" in step:
+            await self.say(sid, f"steered: {await live.steered.get()}")
         elif "stop" in step:
             raise StopTurn(step["stop"])
         elif "error" in step:

@@ -20,7 +20,7 @@ import pytest
 
 from bench.harness import wait_until
 from tests.fakemodel.agents import jail_config
-from tests.fakemodel.server import read_log
+from tests.fakemodel.server import read_log, responses_turns
 from tests.nvim.conftest import Nvim, setup_opts
 
 pytestmark = [
@@ -134,7 +134,15 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
         "MESS": "Made a mess.",
         "AFTER_READ": "Edited the third line.",
     }
-    script: dict[str, list[dict[str, Any]]] = {"REPLY": reply, "SLOW": slow}
+    # A turn held open (about 4 s) while a prompt is queued and another steered into it (codex-acp 2.6).
+    hold = [{"slow": "tick", "pieces": 20, "delay": 0.2}]
+    steered = [{"text": "Steered reply."}]
+    script: dict[str, list[dict[str, Any]]] = {
+        "REPLY": reply,
+        "SLOW": slow,
+        "STEERHOLD": hold,
+        "STEERKEY": steered,
+    }
     for key, call in calls.items():
         script[key] = [call, {"text": done[key]}]
     return script
@@ -424,5 +432,77 @@ def test_a_mode_of_codex_is_set_through_its_config_option_and_said_once(
     assert "session/set_mode" not in methods, methods
     (change,) = [entry["message"] for entry in sent if entry.get("method") == "session/set_config_option"]
     assert (change["params"]["configId"], change["params"]["value"]) == ("mode", "workspace-write"), change
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_codex_is_steered_mid_turn_and_a_queued_prompt_goes_after_the_turn(real_agent: RealAgent) -> None:
+    """Issue 29: codex-acp 2.6 advertises steering (`_session/steering`). While its turn streams, a prompt
+    sent is queued and goes when the turn ends; one steered goes into the running turn: the model's next
+    request of that same turn carries it, and the chat shows it where it went in."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    assert nvim.lua("return require('acp_nvim').prompt(...)", "STEERHOLD go slowly")
+    nvim.wait_chat("tick 0", TURN)
+    assert nvim.lua("return require('acp_nvim').prompt(...)", "REPLY queued one")
+    assert nvim.lua("return require('acp_nvim').steer(...)", "STEERKEY turn left")
+    nvim.wait_chat("Hello from the fake model.", TURN)
+    nvim.wait_state("ready", TURN)
+    text = nvim.chat_text()
+    order = [
+        "tick 0",
+        "Sent into the running turn:",
+        "▍ You\nSTEERKEY turn left",
+        "Steered reply.",
+        "▍ You\nREPLY queued one",
+        "Hello from the fake model.",
+    ]
+    assert [text.index(part) for part in order] == sorted(text.index(part) for part in order), text
+    assert "Not steered" not in text and "Turn ended" not in text, text
+    # The steer reached the model inside the first turn, as a user message after the first prompt; the queued
+    # prompt only after it.
+    inputs = [
+        [turn for turn, _ in responses_turns(entry["body"])]
+        for entry in read_log(agent.log)
+        if entry.get("path", "").split("?")[0].endswith("/responses")
+    ]
+    with_steer = [turns for turns in inputs if any("STEERKEY" in turn for turn in turns)]
+    assert with_steer, inputs
+    first = with_steer[0]
+    assert not any("REPLY queued one" in turn for turn in first), first
+    assert [i for i, turn in enumerate(first) if "STEERHOLD" in turn] < [
+        i for i, turn in enumerate(first) if "STEERKEY" in turn
+    ], first
+    assert (
+        nvim.lua(
+            "return #require('acp_nvim.ui.chat').chats[...].queued_view.ids", nvim.status()["session_id"]
+        )
+        == 0
+    )
+    assert agent.escapes() == []
+    assert nvim.errors() == []
+
+
+@pytest.mark.parametrize("real_agent", ["gemini", "opencode"], indirect=True)
+def test_an_agent_without_steering_is_offered_none_and_the_prompt_waits_for_the_turn(
+    real_agent: RealAgent,
+) -> None:
+    """Issue 29: gemini-cli and opencode advertise no steering: a steer is queued (and the user told), no
+    `_session/steering` is sent, and the prompt goes when the turn ends."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    assert nvim.lua("return require('acp_nvim').prompt(...)", "STEERHOLD go slowly")
+    nvim.wait_chat("tick 0", TURN)
+    assert nvim.lua("return require('acp_nvim').steer(...)", "REPLY after the turn")
+    nvim.wait("#acp_test.notes > 0 and acp_test.notes[#acp_test.notes].msg:find('cannot be steered') ~= nil")
+    session_id = nvim.status()["session_id"]
+    view = nvim.lua("return require('acp_nvim.ui.chat').chats[...].queued_view", session_id)
+    assert view["steer"] is False and len(view["ids"]) == 1, view
+    nvim.wait_chat("Hello from the fake model.", TURN)
+    nvim.wait_state("ready", TURN)
+    text = nvim.chat_text()
+    assert "Sent into the running turn" not in text
+    assert (
+        text.index("tick 0") < text.index("▍ You\nREPLY after the turn") < text.index("Hello from the fake")
+    )
     assert agent.escapes() == []
     assert nvim.errors() == []

@@ -90,6 +90,9 @@ class PromptKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     # Prompt window: send in normal mode / in insert mode, cancel the turn, walk the prompt history.
     send: str = "<CR>"
     send_insert: str = "<C-s>"
+    # Prompt window (normal and insert mode): send the prompt into the agent's running turn (steering), where
+    # the agent takes it; else it is queued like any prompt sent while the agent works.
+    steer: str = "<M-CR>"
     cancel: str = "<C-c>"
     history_prev: str = "<Up>"
     history_next: str = "<Down>"

@@ -214,18 +214,18 @@ def build_prompt(
     try:
         attachments = parse_attachments(raw_attachments)
     except msgspec.ValidationError as err:
-        refused(f"invalid attachment: {err}", text, _given_back(raw_attachments))
+        refused(f"invalid attachment: {err}", text, given_back(raw_attachments))
         return None
     caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
     try:
         built = prompt_content(text, attachments, caps, agent.display_name)
     except PromptRefused as err:
-        refused(str(err), text, _given_back(raw_attachments))
+        refused(str(err), text, given_back(raw_attachments))
         return None
     return built if built.blocks else None
 
 
-def _given_back(raw_attachments: object) -> list[JsonValue]:
+def given_back(raw_attachments: object) -> list[JsonValue]:
     """The attachments of a refused prompt as Lua sent them, to go back to its list: only its tables, since
     anything else in it was never an attachment."""
     items = raw_attachments if isinstance(raw_attachments, list) else []

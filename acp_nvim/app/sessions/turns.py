@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple, TypeAlias
 
 import anyio
 
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Runs
+from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, QueuedPrompt, Runs
+from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client.agent import failure
 from acp_nvim.client.agent.capabilities import Unsupported
 from acp_nvim.client.agent.connection import AgentConnection
+from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
+
+
+class Built(NamedTuple):
+    """A prompt as it goes (`prompt_content.py`'s `BuiltPrompt`, which is imported when a prompt comes)."""
+
+    blocks: list[s.ContentBlock]
+    shown: str
+
+
+STEERED = "Sent into the running turn:"
+
+#: A turn about to run: its session, its agent, the prompt's blocks.
+Begun: TypeAlias = "tuple[ChatSession, AgentConnection, list[s.ContentBlock]]"
 
 # How long a prompt waits for the call that shows it to leave for Neovim (a hop: ~0.3 ms) before it goes to
 # the agent all the same.
@@ -37,6 +53,7 @@ class Turns:
         self._status = status
         self._edits = edits
         self._checkpoints = checkpoints
+        self._queue = PromptQueue(port)
 
     def preload(self) -> None:
         """What a prompt imports on its first use, imported now (an agent is ready, nothing waits): the user's
@@ -44,21 +61,25 @@ class Turns:
         import acp_nvim.app.sessions.prompt_content  # noqa: F401
 
     async def prompt(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
-        begun: tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None = None
+        begun: Begun | None = None
         try:
             begun = self._begin(text, raw_attachments, session_id)
         finally:
             if begun is None:
-                # Lua showed what status_facts.json declares before this answer: a refused prompt puts the
-                # real state back.
+                # Lua showed what status_facts.json declares before this answer: a refused (or queued) prompt
+                # puts the real state back.
                 self._status.push()
-        if begun is not None:
-            await self._turn(*begun)
+        await self._run(begun)
 
-    def _begin(
-        self, text: str, raw_attachments: object, session_id: str | None
-    ) -> tuple[ChatSession, AgentConnection, list[s.ContentBlock]] | None:
-        """The prompt shown and the turn begun, or None (refused, and the user told why)."""
+    async def _run(self, begun: Begun | None) -> None:
+        """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""
+        while begun is not None:
+            session = begun[0]
+            stop_reason = await self._turn(*begun)
+            begun = self._next_queued(session, stop_reason)
+
+    def _begin(self, text: str, raw_attachments: object, session_id: str | None) -> Begun | None:
+        """The prompt shown and the turn begun, or None (refused, and the user told why, or queued)."""
         current = self._runs.current(session_id)
         session = current.session
         if session is None:
@@ -69,15 +90,25 @@ class Turns:
         if agent is None:
             self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
-        if session.in_turn:
-            self._port.notify(BUSY, WARN)
+        built = self._build(text, raw_attachments, agent)
+        if built is None:
             return None
+        if session.in_turn:
+            from acp_nvim.app.sessions.prompt_content import given_back
+
+            self._queue.add(session, text, given_back(raw_attachments), built.shown)
+            self._queue.show(session, agent.steerable)
+            return None
+        return self._start(session, agent, built)
+
+    def _build(self, text: str, raw_attachments: object, agent: AgentConnection) -> Built | None:
         # A prompt's needs (mimetypes, base64) are imported when there is one.
         from acp_nvim.app.sessions.prompt_content import build_prompt
 
         built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused)
-        if built is None:
-            return None
+        return None if built is None else Built(built.blocks, built.shown)
+
+    def _start(self, session: ChatSession, agent: AgentConnection, built: Built) -> Begun:
         state = session.state
         state.begin_turn()
         state.add_user_prompt(built.shown)
@@ -91,7 +122,28 @@ class Turns:
         session.chat.flush()
         return session, agent, built.blocks
 
-    async def _turn(self, session: ChatSession, agent: AgentConnection, blocks: list[s.ContentBlock]) -> None:
+    def _next_queued(self, session: ChatSession, stop_reason: str | None) -> Begun | None:
+        """The next queued prompt's turn begun when the turn before ended normally (not cancelled, not an
+        error, not the agent gone): a cancel or an error keeps the queue held until the user says."""
+        if stop_reason in (None, "cancelled") or not session.queue or session.in_turn:
+            return None
+        return self._start_queued(session, session.queue[0])
+
+    def _start_queued(self, session: ChatSession, queued: QueuedPrompt) -> Begun | None:
+        run = self._runs.agents.get(session.agent)
+        agent = run.connection if run is not None else None
+        if agent is None or self._runs.sessions.get(session.session_id) is not session:
+            return None
+        session.queue.remove(queued)
+        built = self._build(queued.text, queued.attachments, agent)
+        begun = self._start(session, agent, built) if built is not None else None
+        self._queue.show(session, agent.steerable)
+        return begun
+
+    async def _turn(
+        self, session: ChatSession, agent: AgentConnection, blocks: list[s.ContentBlock]
+    ) -> str | None:
+        """The turn run to its end; its stop reason (None: an error, or the agent gone)."""
         state = session.state
         stop_reason: str | None = None
         try:
@@ -105,7 +157,7 @@ class Turns:
                 await self._checkpoints.take(session)
             if session.cancelling:
                 # Cancelled in the meantime: the agent never gets it.
-                return
+                return "cancelled"
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
         except ConnectionClosed:
@@ -128,6 +180,9 @@ class Turns:
             # one call.
             self._status.push()
             session.chat.flush()
+            if session.queue:
+                self._queue.show(session, agent.steerable)
+        return stop_reason
 
     async def cancel(self, session_id: str | None = None) -> None:
         session = self._runs.current(session_id).session
@@ -141,3 +196,121 @@ class Turns:
         if run is not None and run.connection is not None:
             with contextlib.suppress(ConnectionClosed):
                 await run.connection.cancel(session.session_id)
+
+    # ---- the queue (sessions/prompt_queue.py) and steering -------------------------------------------------
+
+    async def queue_action(
+        self,
+        session_id: str | None,
+        action: str,
+        prompt_id: int | None = None,
+        text: str | None = None,
+        mentions: object = None,
+    ) -> None:
+        """`:AcpQueue ACTION`: on the queued prompt `prompt_id` (None: the next to go); `edit` with its new
+        `text` and the files and media that text mentions."""
+        current = self._runs.current(session_id)
+        session = current.session
+        if session is None:
+            self._port.notify(current.missing or "", WARN)
+            return
+        agent = current.connection
+        steerable = agent is not None and agent.steerable
+        queue = self._queue
+        if action not in ACTIONS:
+            self._port.notify(f"no :AcpQueue {action}: use {', '.join(ACTIONS)}", WARN)
+            return
+        if action == "list":
+            queue.list(session)
+            return
+        if action == "clear":
+            queue.clear(session)
+            queue.show(session, steerable)
+            return
+        queued = queue.find(session, prompt_id)
+        if queued is None:
+            return
+        if action == "send":
+            if session.in_turn:
+                self._port.notify(f"{BUSY}: the queue goes on when the turn ends", WARN)
+                return
+            await self._run(self._start_queued(session, queued))
+        elif action == "steer":
+            await self._steer(session, queued)
+        elif action == "edit":
+            if agent is None:
+                self._port.notify(NO_AGENT_RUNNING, WARN)
+                return
+            attachments = mentions if isinstance(mentions, list) else []
+            queue.edit(session, queued, text or "", attachments)
+            # Checked and shown again as it would go now: a refused edit gives the text back to the prompt.
+            built = self._build(queued.text, queued.attachments, agent)
+            if built is None:
+                queue.drop(session, queued)
+            else:
+                queued.shown = built.shown
+        elif action == "drop":
+            queue.drop(session, queued)
+        else:
+            queue.move(session, queued, -1 if action == "up" else 1)
+        queue.show(session, steerable)
+
+    async def steer(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
+        """The prompt typed sent into the running turn: queued as any prompt sent meanwhile, then steered.
+        With no turn running it is a prompt like any other."""
+        session = self._runs.current(session_id).session
+        if session is None or not session.in_turn:
+            await self.prompt(text, raw_attachments, session_id)
+            return
+        count = len(session.queue)
+        await self.prompt(text, raw_attachments, session_id)
+        if len(session.queue) > count:
+            await self._steer(session, session.queue[-1])
+
+    async def _steer(self, session: ChatSession, queued: QueuedPrompt) -> None:
+        run = self._runs.agents.get(session.agent)
+        agent = run.connection if run is not None else None
+        if agent is None:
+            self._port.notify(NO_AGENT_RUNNING, WARN)
+            return
+        if not agent.steerable:
+            self._port.notify(
+                f"{agent.display_name} cannot be steered: the prompt goes when the turn ends", WARN
+            )
+            return
+        if not session.in_turn:
+            await self._run(self._start_queued(session, queued))
+            return
+        built = self._build(queued.text, queued.attachments, agent)
+        if built is None:
+            self._queue.drop(session, queued)
+            self._queue.show(session, True)
+            return
+        # Shown where it goes in, before it is sent: the agent goes on with its turn at once, and what it says
+        # next may come before its answer.
+        session.queue.remove(queued)
+        session.state.add_notice(STEERED)
+        session.state.add_user_prompt(built.shown)
+        session.chat.flush()
+        self._queue.show(session, True)
+        try:
+            answer = await agent.steer(session.session_id, built.blocks)
+        except ConnectionClosed:
+            return
+        except RpcError as err:
+            answer = SteeringResponse(outcome="failed", reason=failure.describe(err))
+        if answer.outcome in ("injected", "startedNewTurn"):
+            return
+        if answer.outcome == "promptRequired":
+            # The turn ended before it went in: it goes as the next prompt.
+            session.state.add_notice("The turn had ended: it goes as the next prompt")
+            session.queue.insert(0, queued)
+            if not session.in_turn:
+                await self._run(self._start_queued(session, queued))
+                return
+        else:
+            reason = f" ({answer.reason})" if answer.reason else ""
+            session.state.add_notice(f"Not steered{reason}: it stays queued", "warning")
+            session.queue.insert(0, queued)
+        session.chat.flush()
+        self._queue.show(session, True)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import msgspec
 
 from acp_nvim.client.agent import capabilities as agent_capabilities
-from acp_nvim.client.agent import failure
+from acp_nvim.client.agent import failure, steering
 from acp_nvim.client.agent.capabilities import Unsupported
 from acp_nvim.client.agent.process import AgentProcess
 from acp_nvim.client.dispatch import Dispatcher
@@ -256,6 +256,19 @@ class AgentCalls:
         finally:
             # The user learns how much went wrong during the turn when it ends, not some seconds later.
             self.diagnostics.flush()
+
+    @property
+    def steerable(self) -> bool:
+        """Whether the agent takes a prompt into its running turn (`client/agent/steering.py`)."""
+        return steering.advertised(self.init)
+
+    async def steer(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> steering.SteeringResponse:
+        """Sends `prompt` into the session's running turn; the outcome says whether it went in."""
+        if not self.steerable:
+            raise Unsupported(f"{self.display_name} cannot take a prompt into its running turn")
+        agent_capabilities.check_prompt(self.capabilities, prompt, self.display_name)
+        request = steering.SteeringRequest(session_id=session_id, prompt=list(prompt))
+        return await self._call(steering.METHOD, request, steering.SteeringResponse)
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn; its pending permission requests are answered `cancelled` (the spec's

@@ -89,6 +89,27 @@ function M.cancel(session_id)
   return command("acp_cancel", session_id)
 end
 
+--- A prompt sent into the running turn (queued first, where the agent cannot take it).
+---@param text string
+---@param selections table[]
+---@param session_id string|userdata
+---@return boolean sent
+function M.steer(text, selections, session_id)
+  return command("acp_steer", text, selections, session_id)
+end
+
+--- :AcpQueue: `action` on the queued prompt `prompt_id` (vim.NIL: the next to go); `edit` with its new text
+--- and the files and media that text mentions.
+---@param session_id string|userdata
+---@param action string
+---@param prompt_id integer|userdata
+---@param text string|userdata
+---@param mentions table[]|userdata
+---@return boolean sent
+function M.queue(session_id, action, prompt_id, text, mentions)
+  return command("acp_queue", session_id, action, prompt_id, text, mentions)
+end
+
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
 ---@param request acp.StartRequest as for `start`: the agent listed when no chat says which

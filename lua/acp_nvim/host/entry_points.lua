@@ -19,6 +19,7 @@ return {
   ["acp_nvim.ui.agents"] = { "catalog" },
   ["acp_nvim.ui.ask"] = { "answer", "select", "terminal" },
   ["acp_nvim.ui.chat"] = { "apply_json", "create", "destroy", "open", "reset" },
+  ["acp_nvim.ui.chat_queue"] = { "show" },
   ["acp_nvim.ui.elicitation"] = { "ask", "close" },
   ["acp_nvim.ui.permission"] = { "ask" },
   ["acp_nvim.ui.prompt"] = { "refused" },

@@ -145,6 +145,12 @@
 ---@field id string
 ---@field label string
 
+---@class acp.QueueView
+---@field lines string[][][]
+---@field ids integer[]
+---@field texts string[]
+---@field steer boolean
+
 ---@class acp.ReplaceOp
 ---@field op "replace"
 ---@field item acp.ItemView

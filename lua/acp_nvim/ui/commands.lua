@@ -134,6 +134,15 @@ function M.create()
   command("AcpCancel", function()
     acp.cancel()
   end, { desc = "Cancel the agent's turn" })
+  command("AcpQueue", function(args)
+    require("acp_nvim.ui.chat_queue").command(args.fargs[1], args.fargs[2])
+  end, {
+    nargs = "*",
+    complete = function(lead, line)
+      return require("acp_nvim.ui.chat_queue").complete(lead, line)
+    end,
+    desc = "The prompts queued while the agent works: list, edit, drop, up, down, clear, send, steer [N]",
+  })
   command("AcpAgents", function(args)
     require("acp_nvim.ui.agents").command(args.fargs[1], args.fargs[2])
   end, {

@@ -42,6 +42,8 @@ M.groups = {
   -- the prompt window
   AcpPromptHint = "Comment",
   AcpPromptAttachment = "Special",
+  AcpChatQueueHeader = "Title",
+  AcpChatQueued = "Comment",
   -- the agent's edits under review
   AcpNvimReviewAdd = "DiffAdd",
   AcpNvimReviewChange = "DiffChange",

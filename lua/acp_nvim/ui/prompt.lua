@@ -32,14 +32,15 @@ M.refused = attachments.refused
 M.clipboard_image = attachments.clipboard_image
 
 ---@param buf integer
-local function send(buf)
+---@param how "prompt"|"steer"
+local function send(buf, how)
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local text = vim.trim(table.concat(lines, "\n"))
   if text == "" and not attachments.any_pending() then
     return
   end
   -- The text is cleared only once the prompt was handed over: a refused send keeps what the user wrote.
-  if require("acp_nvim").prompt(text, M.collect(text)) then
+  if require("acp_nvim")[how](text, M.collect(text)) then
     M.sent()
     api.nvim_buf_set_lines(buf, 0, -1, false, {})
     history.reset(buf)
@@ -54,11 +55,14 @@ local function set_keymaps(buf)
     vim.keymap.set(modes, lhs, rhs, { buffer = buf, desc = "acp.nvim: " .. desc })
   end
   map("n", keymaps.send, function()
-    send(buf)
+    send(buf, "prompt")
   end, "send the prompt")
   map({ "n", "i" }, keymaps.send_insert, function()
-    send(buf)
+    send(buf, "prompt")
   end, "send the prompt")
+  map({ "n", "i" }, keymaps.steer, function()
+    send(buf, "steer")
+  end, "send the prompt into the running turn")
   map("n", keymaps.cancel, function()
     require("acp_nvim").cancel()
   end, "cancel the turn")

@@ -7,10 +7,13 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
+
 from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
-from acp_nvim.app.views import ChatInfo, PermissionView, Status
+from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.jsonrpc.wire import JsonValue
@@ -55,6 +58,7 @@ class FakePort:
         self.permission_answer: s.RequestPermissionOutcome = s.RequestPermissionOutcomeCancelled()
         self.permission_views: list[PermissionView] = []
         self.status_while_asked: list[str] = []
+        self.queues: list[tuple[str, QueueView]] = []
 
     # what the application shows
 
@@ -81,6 +85,9 @@ class FakePort:
 
     def prompt_refused(self, message: str, text: str, attachments: list[JsonValue]) -> None:
         self.refused.append(message)
+
+    def show_queue(self, session_id: str, view: QueueView) -> None:
+        self.queues.append((session_id, view))
 
     def session_ended(self, session_id: str) -> None:
         self.ended.append(session_id)
@@ -141,6 +148,13 @@ class FakeAgent:
         self.modes: s.SessionModeState | None = None
         self.config_options: list[Any] | None = None
         self.stop_reason = "end_turn"
+        # The texts of the prompts received, in order; while `hold` is set, a prompt's turn waits for it.
+        self.prompts: list[str] = []
+        self.hold: anyio.Event | None = None
+        # Steering (client/agent/steering.py): whether it is advertised, and the outcome of each steer.
+        self.steerable = False
+        self.steer_outcome = "injected"
+        self.steered: list[str] = []
 
     def _maybe_refuse(self, method: str) -> None:
         err = self.refuse.pop(method, None)
@@ -182,8 +196,15 @@ class FakeAgent:
 
     async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> s.PromptResponse:
         self.calls.append(("prompt", session_id))
+        self.prompts.append(_text_of(blocks))
+        if self.hold is not None:
+            await self.hold.wait()
         self._maybe_refuse("prompt")
         return s.PromptResponse(stop_reason=self.stop_reason)
+
+    async def steer(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> SteeringResponse:
+        self.steered.append(_text_of(blocks))
+        return SteeringResponse(outcome=self.steer_outcome)
 
     async def cancel(self, session_id: str) -> None:
         self.calls.append(("cancel", session_id))
@@ -191,6 +212,10 @@ class FakeAgent:
     async def close_session(self, session_id: str) -> s.CloseSessionResponse:
         self.calls.append(("close_session", session_id))
         return s.CloseSessionResponse()
+
+
+def _text_of(blocks: Sequence[s.ContentBlock]) -> str:
+    return " ".join(block.text for block in blocks if isinstance(block, s.ContentBlockText))
 
 
 def msgspec_replace(option: Any, **changes: Any) -> Any:

@@ -10,7 +10,6 @@ import pytest
 
 from acp_nvim.app.port import WARN
 from acp_nvim.app.runs import NO_AGENT_RUNNING, NO_SESSION, AgentSpec
-from acp_nvim.app.sessions.turns import BUSY
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 
@@ -262,13 +261,14 @@ async def test_an_agent_without_additional_directories_is_named(tmp_path: Path) 
 # ---- turns and permissions ----------------------------------------------------------------------------
 
 
-async def test_a_prompt_runs_a_turn_and_a_second_one_meanwhile_is_refused() -> None:
+async def test_a_prompt_runs_a_turn_and_a_second_one_meanwhile_is_queued() -> None:
     app = App()
     agent = FakeAgent()
     _, session = await app.start("a", agent)
     session.in_turn = True
     await app.turns.prompt("again")
-    assert app.port.texts() == [BUSY]
+    assert app.port.texts() == [] and [queued.text for queued in session.queue] == ["again"]
+    session.queue.clear()
     session.in_turn = False
     await app.turns.prompt("hello")
     assert ("prompt", session.session_id) in agent.calls

@@ -36,6 +36,12 @@ REAL_SHAPES: dict[str, list[list[object]]] = {
     "acp_stop": [[None], ["session-1"]],
     "acp_prompt": [["hello", [], None], ["hello", [SELECTION], "session-1"]],
     "acp_cancel": [[None]],
+    "acp_steer": [["left", [], None], ["left", [SELECTION], "session-1"]],
+    "acp_queue": [
+        ["s1", "list", None, None, None],
+        ["s1", "drop", 3, None, None],
+        ["s1", "edit", 2, "new text", [{"kind": "file", "path": "/p/a", "name": "a", "mention": True}]],
+    ],
     "acp_sessions": [[START, "open", False, None], [START, "delete", True, "session-1"]],
     "acp_mode": [[None, None], ["session-1", "code"]],
     "acp_config": [[None, None, None], ["session-1", "model", "large"]],

@@ -163,6 +163,9 @@ local function drain_slice(chat, started, long)
     end
   end
   vim.bo[buf].modifiable = false
+  if chat.queue_mark ~= nil then
+    draw.place_queue(chat)
+  end
   guard_redraw(chat)
   local last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(follow) do

@@ -328,4 +328,23 @@ function M.set_meta(chat, op)
   refresh_header(chat)
 end
 
+--- The chat's queued prompts (`chat.queued_view`, from the host) drawn as virtual lines under its last line;
+--- again after each drawn slice, since what is added to the chat goes below the old last line.
+---@param chat AcpChat
+function M.place_queue(chat)
+  local buf, view = chat.buf, chat.queued_view
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  if view == nil or #view.lines == 0 then
+    api.nvim_buf_clear_namespace(buf, state.ns_queue, 0, -1)
+    chat.queue_mark = nil
+    return
+  end
+  chat.queue_mark = api.nvim_buf_set_extmark(buf, state.ns_queue, api.nvim_buf_line_count(buf) - 1, 0, {
+    id = chat.queue_mark,
+    virt_lines = view.lines,
+  })
+end
+
 return M

@@ -11,6 +11,8 @@ M.ns_items = api.nvim_create_namespace("acp_nvim_items")
 M.ns_hl = api.nvim_create_namespace("acp_nvim_hl")
 M.ns_loc = api.nvim_create_namespace("acp_nvim_loc")
 M.ns_term = api.nvim_create_namespace("acp_nvim_term")
+-- The prompts queued while a turn runs, under the last line (ui/chat_queue.lua): not part of the transcript.
+M.ns_queue = api.nvim_create_namespace("acp_nvim_queue")
 
 ---@class AcpChatItem
 ---@field kind string
@@ -36,6 +38,8 @@ M.ns_term = api.nvim_create_namespace("acp_nvim_term")
 ---@field prompt_buf integer|nil
 ---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see drain.lua's M.apply)
+---@field queued_view acp.QueueView|nil the prompts queued while a turn runs, as the host shows them (ui/chat_queue.lua)
+---@field queue_mark integer|nil the extmark under the last line that shows them (draw.lua's place_queue)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see drain.lua's guard_redraw)
 ---@field refold_from integer|nil first row whose folds wait for the end of Insert mode
 ---@field close_from integer|nil first row of the new folds that wait for it, to be closed
