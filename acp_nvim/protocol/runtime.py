@@ -48,7 +48,8 @@ class LenientList(metaclass=_ListMeta):
     item: ClassVar[object] = None
 
 
-Side = Literal["agent", "client", "protocol"]
+# "proxy": between a conductor and its proxies, only in the unstable table (`unstable_methods.PROXY_METHODS`).
+Side = Literal["agent", "client", "protocol", "proxy"]
 
 
 class MethodSpec(msgspec.Struct, frozen=True):
