@@ -21,9 +21,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generated_files import write_or_check
+
+if TYPE_CHECKING:
+    from gen_protocol_unstable import UnstableModule
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA = (
@@ -111,6 +114,8 @@ class Field:
     json_name: str
     annotation: str
     default: str | None  # Python source of the default, None when required
+    # Marked `x-deserialize-default-on-error`: only the unstable module acts on it (gen_protocol_unstable.py).
+    default_on_error: bool = False
 
 
 @dataclass
@@ -225,7 +230,9 @@ class Generator:
             return Field(json_name, ann, "None")
         if not ann.endswith("| None") and ann != "None":
             ann = f"{ann} | None"
-        return Field(json_name, ann, "None")
+        return Field(
+            json_name, ann, "None", default_on_error=bool(node.get("x-deserialize-default-on-error"))
+        )
 
     def default_source(self, node: JsonObj, value: Any) -> str:
         if isinstance(value, list):
@@ -690,25 +697,35 @@ def generate(schema_path: Path, output: Path, methods_output: Path) -> dict[Path
     return outputs | generate_unstable(schema_path, generator, package, set(types), output.parent)
 
 
+def unstable_module(schema_path: Path, stable: Generator, package: SchemaPackage) -> UnstableModule | None:
+    """What the ``schema.unstable.json`` beside ``schema_path`` adds to the stable schema (``stable`` has
+    run); None without one."""
+    from gen_protocol_unstable import UnstableModule
+
+    unstable_path = schema_path.with_name("schema.unstable.json")
+    if not unstable_path.is_file():
+        return None
+    schema = json.loads(unstable_path.read_text())
+    generator = Generator(schema, open_unions=frozenset(schema["$defs"]) - frozenset(stable.defs))
+    generator.run(package)
+    return UnstableModule(stable, generator)
+
+
 def generate_unstable(
     schema_path: Path, stable: Generator, package: SchemaPackage, stable_methods: set[str], folder: Path
 ) -> dict[Path, str]:
     """``unstable.py`` and ``unstable_methods.py`` from the ``schema.unstable.json`` beside the stable one."""
     from gen_protocol_unstable import (
-        UnstableModule,
         check_unstable_methods_agree,
         method_types_by_side,
         render_unstable_methods,
     )
 
     unstable_path = schema_path.with_name("schema.unstable.json")
-    if not unstable_path.is_file():
+    module = unstable_module(schema_path, stable, package)
+    if module is None:
         raise SystemExit(f"{package.stamp} has no unstable schema at {unstable_path}")
-    schema = json.loads(unstable_path.read_text())
-    new_defs = frozenset(schema["$defs"]) - frozenset(stable.defs)
-    generator = Generator(schema, open_unions=new_defs)
-    generator.run(package)
-    module = UnstableModule(stable, generator)
+    generator = module.gen
     types = method_types_by_side(generator)
     table = method_table(package, unstable_path, "unstable")
     check_unstable_methods_agree(table, types)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gen_protocol import Generator, MethodTable, MethodTypes, SchemaPackage, StructDef
+    from gen_protocol import Field, Generator, MethodTable, MethodTypes, SchemaPackage, StructDef
 
 UNSTABLE_RULES = """\
 Stable ACP is ``acp_nvim.protocol.schema`` (and ``methods``); this module is only what the unstable schema
@@ -35,11 +35,15 @@ Same rules as ``schema`` (names, lenient enums and lists, unions through ``codec
 - A new union with a catch-all variant (``StateUpdate``) has ``{Union}Other`` for a tag this build does not
   know, keeping it as a string; an object whose tag is a property of its own (``IdleStateUpdate``'s
   ``stopReason``) is one Struct with each variant's fields optional.
+- A field the unstable schema adds and marks ``x-deserialize-default-on-error`` (``SessionCapabilities.fork``,
+  ``PromptResponse.usage``, ``SubagentUpdate.state``, ...) is typed ``{Type}OrNone`` = ``Type | None``; at
+  run time a ``runtime.DefaultOnError`` marker: a value that does not decode is dropped (logged) and the
+  field is None, so an unstable field never makes a stable message undecodable.
 """
 
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")
 _ALIAS = re.compile(r"^\s*([A-Za-z0-9_]+): TypeAlias = ")
-_CLASS = re.compile(r"^\s*class ([A-Za-z0-9_]+)\(")
+_OPTIONAL = re.compile(r"^([A-Z][A-Za-z0-9]*) \| None$")
 
 
 @dataclass
@@ -93,6 +97,7 @@ class UnstableModule:
             self.names |= more
             grew = bool(more)
         self._extends: dict[str, bool] = {}
+        self.markers: dict[str, str] = {}  # `{Name}OrNone` -> Name, filled by `or_none`
 
     def new(self) -> list[str]:
         return [
@@ -140,9 +145,26 @@ class UnstableModule:
 
         return _NAME.sub(sub, text)
 
+    def or_none(self, f: Field) -> Field:
+        """An optional Struct or union field marked ``x-deserialize-default-on-error``, as its
+        ``DefaultOnError`` marker: a value that does not decode leaves None (runtime.DefaultOnError)."""
+        match = _OPTIONAL.match(f.annotation)
+        if not f.default_on_error or match is None or f.default != "None":
+            return f
+        name = match.group(1)
+        if self.all.get(name, Entry("", ())).kind not in ("struct", "alias", "untagged"):
+            return f
+        self.markers[f"{name}OrNone"] = name
+        return replace(f, annotation=f"{name}OrNone")
+
     def struct_source(self, sd: StructDef) -> str:
+        old_struct = self.stable_gen.structs.get(sd.name)
+        old = set() if old_struct is None else {f.json_name for f in old_struct.fields}
+        # The fields the unstable schema adds are lenient (as the reference SDK reads them); a stable field
+        # keeps the stable decoding.
+        fields = [f if f.json_name in old else self.or_none(f) for f in sd.fields]
+        sd = replace(sd, fields=fields)
         if sd.name in self.stable and self.extends(sd.name):
-            old = {f.json_name for f in self.stable_gen.structs[sd.name].fields}
             keep = [
                 f
                 for f in sd.fields
@@ -201,11 +223,14 @@ class UnstableModule:
         body.append("\n# Unions msgspec cannot express: dispatched by acp_nvim.protocol.codec.\n")
         marked = [n for n in pick if self.all[n].kind in ("untagged", "lenient")]
         body.append("if TYPE_CHECKING:\n")
-        body += [f"    {self.qualify(self.all[n].texts[0])}\n" for n in marked] or ["    pass\n"]
+        body += [f"    {self.qualify(self.all[n].texts[0])}\n" for n in marked]
+        body += [f"    {m}: TypeAlias = {self.qualify(n)} | None\n" for m, n in self.markers.items()]
         body.append("else:\n")
         body += [textwrap.indent(self.qualify(self.all[n].texts[1]), "    ") + "\n" for n in marked]
-        if not marked:
-            body.append("    pass\n")
+        body += [
+            f"    class {m}(DefaultOnError):\n        item: ClassVar[Any] = {self.qualify(n)}\n\n"
+            for m, n in self.markers.items()
+        ]
         text = "".join(body)
         return "".join(doc) + imports(text) + text
 
@@ -214,7 +239,11 @@ def imports(body: str) -> str:
     """The imports the body uses (an unused one would fail the linter)."""
     typing = [n for n in ("TYPE_CHECKING", "Any", "ClassVar", "Final", "Literal", "TypeAlias") if n in body]
     msgspec_names = [n for n in ("UNSET", "UnsetType") if re.search(rf"\b{n}\b", body)]
-    runtime = [n for n in ("AcpStruct", "LenientList", "UntaggedUnion") if re.search(rf"\b{n}\b", body)]
+    runtime = [
+        n
+        for n in ("AcpStruct", "DefaultOnError", "LenientList", "UntaggedUnion")
+        if re.search(rf"\b{n}\b", body)
+    ]
     out = ["from __future__ import annotations\n\n", f"from typing import {', '.join(typing)}\n\n"]
     if "msgspec." in body:
         out.append("import msgspec\n")

@@ -16,6 +16,10 @@ Same rules as ``schema`` (names, lenient enums and lists, unions through ``codec
 - A new union with a catch-all variant (``StateUpdate``) has ``{Union}Other`` for a tag this build does not
   know, keeping it as a string; an object whose tag is a property of its own (``IdleStateUpdate``'s
   ``stopReason``) is one Struct with each variant's fields optional.
+- A field the unstable schema adds and marks ``x-deserialize-default-on-error`` (``SessionCapabilities.fork``,
+  ``PromptResponse.usage``, ``SubagentUpdate.state``, ...) is typed ``{Type}OrNone`` = ``Type | None``; at
+  run time a ``runtime.DefaultOnError`` marker: a value that does not decode is dropped (logged) and the
+  field is None, so an unstable field never makes a stable message undecodable.
 
 Only in the unstable schema: ``ArchiveSessionRequest``, ``ArchiveSessionResponse``, ``AuthAccount``,
 ``AuthState``, ``AuthStatusCapabilities``, ``AuthStatusRequest``, ``AuthStatusResponse``,
@@ -56,7 +60,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeAlias
 import msgspec
 
 from acp_nvim.protocol import schema
-from acp_nvim.protocol.runtime import AcpStruct, UntaggedUnion
+from acp_nvim.protocol.runtime import AcpStruct, DefaultOnError, UntaggedUnion
 
 #: The npm package and version whose unstable schema this module was generated from.
 SCHEMA_PACKAGE: Final = "@agentclientprotocol/sdk"
@@ -113,7 +117,7 @@ class AgentCapabilities(schema.AgentCapabilities, kw_only=True):
         name="sessionCapabilities", default_factory=lambda: SessionCapabilities()
     )
     auth: AgentAuthCapabilities = msgspec.field(default_factory=lambda: AgentAuthCapabilities())
-    providers: ProvidersCapabilities | None = None
+    providers: ProvidersCapabilitiesOrNone = None
 
 
 class McpCapabilities(schema.McpCapabilities, kw_only=True):
@@ -125,24 +129,24 @@ class McpCapabilities(schema.McpCapabilities, kw_only=True):
 class SessionCapabilities(schema.SessionCapabilities, kw_only=True):
     """Session capabilities supported by the agent."""
 
-    system_prompt: SessionSystemPromptCapabilities | None = msgspec.field(name="systemPrompt", default=None)
-    fork: SessionForkCapabilities | None = None
-    archive: SessionArchiveCapabilities | None = None
-    status: SessionStatusCapabilities | None = None
-    title: SessionTitleCapabilities | None = None
+    system_prompt: SessionSystemPromptCapabilitiesOrNone = msgspec.field(name="systemPrompt", default=None)
+    fork: SessionForkCapabilitiesOrNone = None
+    archive: SessionArchiveCapabilitiesOrNone = None
+    status: SessionStatusCapabilitiesOrNone = None
+    title: SessionTitleCapabilitiesOrNone = None
 
 
 class SessionSystemPromptCapabilities(AcpStruct, kw_only=True):
     """**UNSTABLE**"""
 
-    mode: SessionSystemPromptModeCapabilities | None = None
+    mode: SessionSystemPromptModeCapabilitiesOrNone = None
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
 
 
 class SessionSystemPromptModeCapabilities(AcpStruct, kw_only=True):
     """**UNSTABLE**"""
 
-    override: SessionSystemPromptOverrideCapabilities | None = None
+    override: SessionSystemPromptOverrideCapabilitiesOrNone = None
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
 
 
@@ -179,7 +183,7 @@ class SessionTitleCapabilities(AcpStruct, kw_only=True):
 class AgentAuthCapabilities(schema.AgentAuthCapabilities, kw_only=True):
     """Authentication-related capabilities supported by the agent."""
 
-    status: AuthStatusCapabilities | None = None
+    status: AuthStatusCapabilitiesOrNone = None
 
 
 class AuthStatusCapabilities(AcpStruct, kw_only=True):
@@ -268,7 +272,7 @@ class ForkSessionResponse(AcpStruct, kw_only=True):
     """**UNSTABLE**"""
 
     session_id: schema.SessionId = msgspec.field(name="sessionId")
-    modes: schema.SessionModeState | None = None
+    modes: SessionModeStateOrNone = None
     config_options: schema.SessionConfigOptionList | None = msgspec.field(name="configOptions", default=None)
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
 
@@ -302,7 +306,7 @@ class SetSessionTitleResponse(AcpStruct, kw_only=True):
 class PromptResponse(schema.PromptResponse, kw_only=True):
     """Response from processing a user prompt."""
 
-    usage: Usage | None = None
+    usage: UsageOrNone = None
 
 
 class Usage(AcpStruct, kw_only=True):
@@ -353,8 +357,8 @@ class SubagentUpdate(AcpStruct, kw_only=True):
     session_id: schema.SessionId = msgspec.field(name="sessionId")
     title: str | None = None
     description: str | None = None
-    capabilities: SubagentSessionCapabilities | None = None
-    state: StateUpdate | None = None
+    capabilities: SubagentSessionCapabilitiesOrNone = None
+    state: StateUpdateOrNone = None
     cwd: str | None = None
     additional_directories: list[str] | None = msgspec.field(name="additionalDirectories", default=None)
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
@@ -437,7 +441,7 @@ class PlanUpdateContentMarkdown(PlanMarkdown, kw_only=True, tag="markdown", tag_
 class SubagentSessionCapabilities(AcpStruct, kw_only=True):
     """**UNSTABLE**"""
 
-    cancel: SessionCancelCapabilities | None = None
+    cancel: SessionCancelCapabilitiesOrNone = None
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
 
 
@@ -460,10 +464,10 @@ class StateUpdateRunning(RunningStateUpdate, kw_only=True, tag="running", tag_fi
 class IdleStateUpdate(AcpStruct, kw_only=True):
     """The child is ready to process another prompt."""
 
-    usage: Usage | None = None
+    usage: UsageOrNone = None
     meta: dict[str, Any] | None = msgspec.field(name="_meta", default=None)
     stop_reason: str | None = msgspec.field(name="stopReason", default=None)
-    error: schema.Error | None = None
+    error: ErrorOrNone = None
 
 
 class StateUpdateIdle(IdleStateUpdate, kw_only=True, tag="idle", tag_field="state"):
@@ -501,7 +505,7 @@ class StateUpdateOther(AcpStruct, kw_only=True):
 class ErrorStopReason(AcpStruct, kw_only=True):
     """**UNSTABLE**"""
 
-    error: schema.Error | None = None
+    error: ErrorOrNone = None
 
 
 class AuthStatusUpdateNotification(AcpStruct, kw_only=True):
@@ -523,8 +527,8 @@ class InitializeRequest(schema.InitializeRequest, kw_only=True):
 class ClientCapabilities(schema.ClientCapabilities, kw_only=True):
     """Capabilities supported by the client."""
 
-    subagents: SubagentCapabilities | None = None
-    plan: PlanCapabilities | None = None
+    subagents: SubagentCapabilitiesOrNone = None
+    plan: PlanCapabilitiesOrNone = None
 
 
 class SubagentCapabilities(AcpStruct, kw_only=True):
@@ -745,6 +749,23 @@ if TYPE_CHECKING:
     )
     McpServer: TypeAlias = schema.McpServerHttp | schema.McpServerSse | McpServerAcp | schema.McpServerStdio
     MessageMcpResponse: TypeAlias = MessageMcpResponseResult | MessageMcpResponseError
+    ProvidersCapabilitiesOrNone: TypeAlias = ProvidersCapabilities | None
+    SessionSystemPromptCapabilitiesOrNone: TypeAlias = SessionSystemPromptCapabilities | None
+    SessionForkCapabilitiesOrNone: TypeAlias = SessionForkCapabilities | None
+    SessionArchiveCapabilitiesOrNone: TypeAlias = SessionArchiveCapabilities | None
+    SessionStatusCapabilitiesOrNone: TypeAlias = SessionStatusCapabilities | None
+    SessionTitleCapabilitiesOrNone: TypeAlias = SessionTitleCapabilities | None
+    SessionSystemPromptModeCapabilitiesOrNone: TypeAlias = SessionSystemPromptModeCapabilities | None
+    SessionSystemPromptOverrideCapabilitiesOrNone: TypeAlias = SessionSystemPromptOverrideCapabilities | None
+    AuthStatusCapabilitiesOrNone: TypeAlias = AuthStatusCapabilities | None
+    SessionModeStateOrNone: TypeAlias = schema.SessionModeState | None
+    UsageOrNone: TypeAlias = Usage | None
+    SubagentSessionCapabilitiesOrNone: TypeAlias = SubagentSessionCapabilities | None
+    StateUpdateOrNone: TypeAlias = StateUpdate | None
+    SessionCancelCapabilitiesOrNone: TypeAlias = SessionCancelCapabilities | None
+    ErrorOrNone: TypeAlias = schema.Error | None
+    SubagentCapabilitiesOrNone: TypeAlias = SubagentCapabilities | None
+    PlanCapabilitiesOrNone: TypeAlias = PlanCapabilities | None
 else:
 
     class StateUpdate(UntaggedUnion):
@@ -773,3 +794,54 @@ else:
             MessageMcpResponseResult,
             MessageMcpResponseError,
         )
+
+    class ProvidersCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = ProvidersCapabilities
+
+    class SessionSystemPromptCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionSystemPromptCapabilities
+
+    class SessionForkCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionForkCapabilities
+
+    class SessionArchiveCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionArchiveCapabilities
+
+    class SessionStatusCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionStatusCapabilities
+
+    class SessionTitleCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionTitleCapabilities
+
+    class SessionSystemPromptModeCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionSystemPromptModeCapabilities
+
+    class SessionSystemPromptOverrideCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionSystemPromptOverrideCapabilities
+
+    class AuthStatusCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = AuthStatusCapabilities
+
+    class SessionModeStateOrNone(DefaultOnError):
+        item: ClassVar[Any] = schema.SessionModeState
+
+    class UsageOrNone(DefaultOnError):
+        item: ClassVar[Any] = Usage
+
+    class SubagentSessionCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SubagentSessionCapabilities
+
+    class StateUpdateOrNone(DefaultOnError):
+        item: ClassVar[Any] = StateUpdate
+
+    class SessionCancelCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SessionCancelCapabilities
+
+    class ErrorOrNone(DefaultOnError):
+        item: ClassVar[Any] = schema.Error
+
+    class SubagentCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = SubagentCapabilities
+
+    class PlanCapabilitiesOrNone(DefaultOnError):
+        item: ClassVar[Any] = PlanCapabilities
