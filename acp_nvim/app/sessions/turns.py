@@ -63,6 +63,7 @@ class Turns:
     async def prompt(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
         begun: Begun | None = None
         try:
+            raw_attachments = await self._with_diffs(raw_attachments, session_id)
             begun = self._begin(text, raw_attachments, session_id)
         finally:
             if begun is None:
@@ -70,6 +71,18 @@ class Turns:
                 # puts the real state back.
                 self._status.push()
         await self._run(begun)
+
+    async def _with_diffs(self, raw_attachments: object, session_id: str | None) -> object:
+        """`@diff` taken now, in the session's folder (git runs here, off Neovim's loop, before the prompt is
+        built or queued: a queued prompt sends the diff of when it was written)."""
+        if not isinstance(raw_attachments, list) or not any(
+            isinstance(item, dict) and item.get("kind") == "diff" for item in raw_attachments
+        ):
+            return raw_attachments
+        from acp_nvim.app.sessions.git_diff import with_diffs
+
+        session = self._runs.current(session_id).session
+        return await with_diffs(raw_attachments, session.cwd if session is not None else None)
 
     async def _run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""
@@ -90,7 +103,7 @@ class Turns:
         if agent is None:
             self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
-        built = self._build(text, raw_attachments, agent)
+        built = self._build(text, raw_attachments, agent, session)
         if built is None:
             return None
         if session.in_turn:
@@ -101,11 +114,14 @@ class Turns:
             return None
         return self._start(session, agent, built)
 
-    def _build(self, text: str, raw_attachments: object, agent: AgentConnection) -> Built | None:
+    def _build(
+        self, text: str, raw_attachments: object, agent: AgentConnection, session: ChatSession
+    ) -> Built | None:
         # A prompt's needs (mimetypes, base64) are imported when there is one.
         from acp_nvim.app.sessions.prompt_content import build_prompt
 
-        built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused)
+        roots = [session.cwd, *session.directories]
+        built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused, roots)
         return None if built is None else Built(built.blocks, built.shown)
 
     def _start(self, session: ChatSession, agent: AgentConnection, built: Built) -> Begun:
@@ -135,7 +151,7 @@ class Turns:
         if agent is None or self._runs.sessions.get(session.session_id) is not session:
             return None
         session.queue.remove(queued)
-        built = self._build(queued.text, queued.attachments, agent)
+        built = self._build(queued.text, queued.attachments, agent, session)
         begun = self._start(session, agent, built) if built is not None else None
         self._queue.show(session, agent.steerable)
         return begun
@@ -244,7 +260,7 @@ class Turns:
             attachments = mentions if isinstance(mentions, list) else []
             queue.edit(session, queued, text or "", attachments)
             # Checked and shown again as it would go now: a refused edit gives the text back to the prompt.
-            built = self._build(queued.text, queued.attachments, agent)
+            built = self._build(queued.text, queued.attachments, agent, session)
             if built is None:
                 queue.drop(session, queued)
             else:
@@ -281,7 +297,7 @@ class Turns:
         if not session.in_turn:
             await self._run(self._start_queued(session, queued))
             return
-        built = self._build(queued.text, queued.attachments, agent)
+        built = self._build(queued.text, queued.attachments, agent, session)
         if built is None:
             self._queue.drop(session, queued)
             self._queue.show(session, True)

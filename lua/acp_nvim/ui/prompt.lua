@@ -135,7 +135,7 @@ function M.open(chat, chat_win)
     vim.wo[win][0].winfixheight = true
     vim.wo[win][0].winfixbuf = true
     local keys = require("acp_nvim.config").options.keymaps
-    vim.wo[win][0].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
+    vim.wo[win][0].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files and mentions")
       :format(keys.send, keys.history_prev, keys.history_next)
       :gsub("<", "‹")
       :gsub(">", "›")
