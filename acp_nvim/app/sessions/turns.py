@@ -224,7 +224,7 @@ class Turns:
         mentions: object = None,
     ) -> None:
         """`:AcpQueue ACTION`: on the queued prompt `prompt_id` (None: the next to go); `edit` with its new
-        `text` and the files and media that text mentions."""
+        `text` and what that text mentions (files, media, what Neovim knows)."""
         current = self._runs.current(session_id)
         session = current.session
         if session is None:
@@ -257,8 +257,8 @@ class Turns:
             if agent is None:
                 self._port.notify(NO_AGENT_RUNNING, WARN)
                 return
-            attachments = mentions if isinstance(mentions, list) else []
-            queue.edit(session, queued, text or "", attachments)
+            taken = await self._with_diffs(mentions if isinstance(mentions, list) else [], session.session_id)
+            queue.edit(session, queued, text or "", taken if isinstance(taken, list) else [])
             # Checked and shown again as it would go now: a refused edit gives the text back to the prompt.
             built = self._build(queued.text, queued.attachments, agent, session)
             if built is None:
