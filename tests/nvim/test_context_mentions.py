@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bench.harness import wait_until
 from tests.nvim.conftest import Nvim
 from tests.nvim.test_prompt_blocks import prompt_buf, sent, start, type_and_send
 
@@ -280,3 +281,30 @@ def test_symbol_from_a_language_server(
     type_and_send(nvim, "and @symbol:farewell")
     blocks = sent(nvim, tmp_path, schema, 2)
     assert "def farewell():" in str(blocks)
+
+
+@pytest.mark.skipif(not PYLSP.exists(), reason="python-lsp-server not installed in the venv")
+def test_symbols_complete_as_you_type(nvim: Nvim, tmp_path: Path) -> None:
+    """Typing `@symbol:fare` in the prompt shows the server's matching symbols in the menu once it answers,
+    without a key to ask again, and the editor answers meanwhile."""
+    (tmp_path / "greeting.py").write_text(SOURCE)
+    start(nvim, tmp_path, None)
+    nvim.api.command(f"edit {tmp_path / 'greeting.py'}")
+    nvim.lua(
+        "local pylsp, root = ...\nvim.lsp.start({ name = 'pylsp', cmd = { pylsp }, root_dir = root })",
+        str(PYLSP),
+        str(tmp_path),
+    )
+    nvim.wait("#vim.lsp.get_clients({ name = 'pylsp' }) > 0 and vim.lsp.get_clients()[1].initialized", 30)
+    nvim.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf(...)[1])", prompt_buf(nvim))
+    nvim.api.feedkeys("ilook at @symbol:fare", "t", False)
+
+    def menu() -> list[str]:
+        info = nvim.lua("return vim.fn.complete_info({ 'items' })")
+        return [item["word"] for item in info.get("items", [])]
+
+    wait_until(lambda: menu() == ["@symbol:farewell"], 30, "the symbol in the menu")
+    # Nothing typed was replaced by a menu item.
+    assert nvim.lua("return vim.api.nvim_get_current_line()") == "look at @symbol:fare"
+    assert nvim.api.api.get_mode()["mode"].startswith("i")
+    assert nvim.errors() == []

@@ -97,6 +97,11 @@ local function set_keymaps(buf)
       M.update_hint(buf)
     end,
   })
+  -- The symbols follow what is typed after "@symbol:" (the menu of "@" only filters what it first had).
+  api.nvim_create_autocmd({ "TextChangedI", "TextChangedP" }, {
+    buffer = buf,
+    callback = completion.symbols_as_you_type,
+  })
 end
 
 --- The chat's prompt buffer, created on first use. Also called on its own, a tick before the windows open
@@ -113,6 +118,12 @@ function M.buffer(chat)
     pcall(api.nvim_buf_set_name, buf, api.nvim_buf_get_name(chat.buf) .. "/prompt")
     vim.bo[buf].filetype = "acp_nvim_prompt"
     vim.bo[buf].omnifunc = "v:lua.require'acp_nvim.ui.prompt'.omnifunc"
+    -- The menu "@" opens selects nothing: what is typed next narrows it (inserting its first item, the
+    -- default, would put "@diagnostics" before the letters typed).
+    local completeopt = vim.go.completeopt
+    if not completeopt:find("noselect", 1, true) then
+      vim.bo[buf].completeopt = completeopt .. (completeopt == "" and "" or ",") .. "noselect"
+    end
     set_keymaps(buf)
     chat.prompt_buf = buf
     attachments.show_pending()

@@ -142,6 +142,25 @@ local function complete_symbols(query)
   return vim.tbl_map(symbol_item, known or {})
 end
 
+--- While the word before the cursor is `@symbol:...` in Insert mode: the menu of the symbols matching it, at
+--- once from an earlier answer, refreshed when the language servers answer (never waited for).
+function M.symbols_as_you_type()
+  local col = api.nvim_win_get_cursor(0)[2]
+  local before = api.nvim_get_current_line():sub(1, col)
+  local start = before:find("@symbol:[^%s]*$")
+  if start == nil or (start > 1 and not before:sub(start - 1, start - 1):match("%s")) then
+    return
+  end
+  local items = complete_symbols(before:sub(start + 8))
+  if #items > 0 then
+    vim.schedule(function()
+      if vim.fn.mode() == "i" and api.nvim_get_current_line():sub(1, col) == before then
+        vim.fn.complete(start, items)
+      end
+    end)
+  end
+end
+
 --- The mentions of what Neovim knows whose word starts with `base`.
 ---@param base string what follows "@"
 ---@return table[]
