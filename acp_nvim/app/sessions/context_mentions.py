@@ -225,9 +225,9 @@ def _buffers(mention: BuffersMention, scope: Scope, embedded: bool) -> Rendered:
         return nothing("buffers", "; ".join(notes))
     lines = []
     for b in kept:
-        facts = [b.filetype or "no filetype", f"{b.lines} lines"] + (
-            ["modified, unsaved"] if b.modified else []
-        )
+        # A loaded buffer has at least one line: none is one listed but not loaded.
+        size = f"{b.lines} lines" if b.lines else "not loaded"
+        facts = [b.filetype or "no filetype", size] + (["modified, unsaved"] if b.modified else [])
         lines.append(f"{scope.relative(b.path) if b.path else '[No Name]'} ({', '.join(facts)})")
     unsaved = sum(b.modified for b in kept)
     shown = (

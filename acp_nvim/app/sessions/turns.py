@@ -54,6 +54,7 @@ class Turns:
         self._edits = edits
         self._checkpoints = checkpoints
         self._queue = PromptQueue(port)
+        self._in_order: anyio.Lock | None = None
 
     def preload(self) -> None:
         """What a prompt imports on its first use, imported now (an agent is ready, nothing waits): the user's
@@ -62,9 +63,13 @@ class Turns:
 
     async def prompt(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
         begun: Begun | None = None
+        if self._in_order is None:
+            self._in_order = anyio.Lock()
         try:
-            raw_attachments = await self._with_diffs(raw_attachments, session_id)
-            begun = self._begin(text, raw_attachments, session_id)
+            # In the order sent: a prompt whose `@diff` git is still taking is not overtaken by the next one.
+            async with self._in_order:
+                raw_attachments = await self._with_diffs(raw_attachments, session_id)
+                begun = self._begin(text, raw_attachments, session_id)
         finally:
             if begun is None:
                 # Lua showed what status_facts.json declares before this answer: a refused (or queued) prompt

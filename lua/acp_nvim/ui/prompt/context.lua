@@ -60,53 +60,79 @@ function M.origin_buf()
   return best
 end
 
----@param buf integer|nil nil: every loaded buffer's
+---@param counts table<integer, integer> by severity
+---@return integer
+local function total(counts)
+  local n = 0
+  for _, count in pairs(counts) do
+    n = n + count
+  end
+  return n
+end
+
+--- The diagnostics of `bufs`, in order of position, each buffer at a time: a buffer past `M.max_items` is
+--- only counted (copying diagnostics is what costs, ~2 us each).
+---@param bufs integer[]
 ---@return table[] items
 ---@return integer more beyond `M.max_items`
-local function diagnostics(buf)
-  local found = {}
-  for _, d in ipairs(vim.diagnostic.get(buf)) do
-    if api.nvim_buf_is_loaded(d.bufnr) then
-      table.insert(found, d)
+local function diagnostics(bufs)
+  local items, more = {}, 0
+  for _, buf in ipairs(bufs) do
+    if #items >= M.max_items then
+      more = more + total(vim.diagnostic.count(buf))
+    else
+      local found = vim.diagnostic.get(buf)
+      table.sort(found, function(a, b)
+        return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
+      end)
+      local path = api.nvim_buf_get_name(buf)
+      for _, d in ipairs(found) do
+        if #items >= M.max_items then
+          more = more + 1
+        else
+          items[#items + 1] = {
+            path = path,
+            lnum = d.lnum + 1,
+            col = d.col + 1,
+            severity = SEVERITY[d.severity] or "",
+            source = type(d.source) == "string" and d.source or "",
+            code = d.code ~= nil and tostring(d.code) or "",
+            message = tostring(d.message or ""),
+          }
+        end
+      end
     end
   end
-  table.sort(found, function(a, b)
-    if a.bufnr ~= b.bufnr then
-      return a.bufnr < b.bufnr
+  return items, more
+end
+
+--- The loaded buffers that have diagnostics, by name.
+---@return integer[]
+local function diagnosed_buffers()
+  local bufs = {}
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and next(vim.diagnostic.count(buf)) ~= nil then
+      table.insert(bufs, buf)
     end
-    if a.lnum ~= b.lnum then
-      return a.lnum < b.lnum
-    end
-    return a.col < b.col
+  end
+  table.sort(bufs, function(a, b)
+    return api.nvim_buf_get_name(a) < api.nvim_buf_get_name(b)
   end)
-  local items = {}
-  for i = 1, math.min(#found, M.max_items) do
-    local d = found[i]
-    table.insert(items, {
-      path = api.nvim_buf_get_name(d.bufnr),
-      lnum = d.lnum + 1,
-      col = d.col + 1,
-      severity = SEVERITY[d.severity] or "",
-      source = type(d.source) == "string" and d.source or "",
-      code = d.code ~= nil and tostring(d.code) or "",
-      message = tostring(d.message or ""),
-    })
-  end
-  return items, #found - #items
+  return bufs
 end
 
 ---@param all boolean
 ---@return table
 local function diagnostics_mention(all)
   if all then
-    local items, more = diagnostics(nil)
+    local items, more = diagnostics(diagnosed_buffers())
     return { kind = "diagnostics", mention = true, scope = "all", items = items, more = more }
   end
   local buf = M.origin_buf()
   if buf == nil then
     return { kind = "missing", mention = true, name = "diagnostics", fact = "no_buffer" }
   end
-  local items, more = diagnostics(buf)
+  local items, more = diagnostics({ buf })
   local path = api.nvim_buf_get_name(buf)
   return { kind = "diagnostics", mention = true, scope = "buffer", path = path, items = items, more = more }
 end
@@ -145,13 +171,15 @@ end
 ---@return table
 local function buffers_mention()
   local items = {}
-  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
-    if vim.bo[info.bufnr].buftype == "" then
+  -- Not getbufinfo(): it copies every buffer's variables, signs and windows (~0.3 ms a buffer).
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    local bo = vim.bo[buf]
+    if bo.buflisted and bo.buftype == "" then
       table.insert(items, {
-        path = info.name,
-        modified = info.changed == 1,
-        filetype = vim.bo[info.bufnr].filetype,
-        lines = info.linecount,
+        path = api.nvim_buf_get_name(buf),
+        modified = bo.modified,
+        filetype = bo.filetype,
+        lines = api.nvim_buf_is_loaded(buf) and api.nvim_buf_line_count(buf) or 0,
       })
     end
   end
