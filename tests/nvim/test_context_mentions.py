@@ -64,6 +64,23 @@ def test_diagnostics_as_link_and_text(nvim: Nvim, tmp_path: Path, schema: dict[s
     nvim.wait_chat("fix @diagnostics\n@diagnostics: 2 in app.py")
 
 
+def test_a_message_not_in_utf8_is_sent_with_replacement_characters(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("x = 1\n")
+    start(nvim, tmp_path, EMBEDDED)
+    nvim.api.command(f"edit {app}")
+    nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('latin1'), 0,"
+        " { { lnum = 0, col = 0, severity = 1, message = 'caf\\233 au lait' } })"
+    )
+    type_and_send(nvim, "@diagnostics")
+    blocks = sent(nvim, tmp_path, schema)
+    assert blocks[1]["resource"]["text"].endswith("app.py:1:1: error: caf\ufffd au lait")
+    assert nvim.errors() == []
+
+
 def test_diagnostics_embedded_and_all_buffers(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
     app = tmp_path / "app.py"
     app.write_text("x = 1\nprint(y)\n")
@@ -281,6 +298,12 @@ def test_symbol_from_a_language_server(
     type_and_send(nvim, "and @symbol:farewell")
     blocks = sent(nvim, tmp_path, schema, 2)
     assert "def farewell():" in str(blocks)
+    # A name no server knows is no error.
+    type_and_send(nvim, "and @symbol:Nobody")
+    assert sent(nvim, tmp_path, schema, 3)[1] == {
+        "type": "text",
+        "text": "@symbol:Nobody: none (no such symbol)",
+    }
 
 
 @pytest.mark.skipif(not PYLSP.exists(), reason="python-lsp-server not installed in the venv")

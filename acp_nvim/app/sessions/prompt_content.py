@@ -103,6 +103,24 @@ class BuiltPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
+def _valid_text(value: object) -> object:
+    """`value` with every string valid UTF-8: pynvim hands a buffer's non-UTF-8 bytes (a Latin-1 file, a
+    linter's message) over as surrogate escapes, which no JSON encoder takes; each becomes U+FFFD."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return value
+    if isinstance(value, list):
+        return [_valid_text(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _valid_text(item) for key, item in value.items()}
+    return value
+
+
 def parse_attachments(raw: object) -> list[Attachment]:
     """Attachments from Lua; an item without `kind` is a selection (what older callers send)."""
     items = raw if isinstance(raw, list) else []
@@ -110,7 +128,7 @@ def parse_attachments(raw: object) -> list[Attachment]:
         {"kind": "selection", **item} if isinstance(item, dict) and "kind" not in item else item
         for item in items
     ]
-    return msgspec.convert(tagged, list[Attachment])
+    return msgspec.convert(_valid_text(tagged), list[Attachment])
 
 
 def file_uri(path: str) -> str:
