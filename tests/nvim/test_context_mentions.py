@@ -331,3 +331,24 @@ def test_symbols_complete_as_you_type(nvim: Nvim, tmp_path: Path) -> None:
     assert nvim.lua("return vim.api.nvim_get_current_line()") == "look at @symbol:fare"
     assert nvim.api.api.get_mode()["mode"].startswith("i")
     assert nvim.errors() == []
+
+
+def test_a_queued_prompt_edited_reads_its_mentions_again(nvim: Nvim, tmp_path: Path) -> None:
+    from tests.nvim.test_prompt_queue import hold_first, prompts
+
+    journal = hold_first(nvim, tmp_path)
+    nvim.lua("require('acp_nvim').prompt(...)", "later")
+    nvim.wait("#acp_test_queue() == 2")
+    nvim.api.command("AcpQueue edit 1")
+    nvim.api.current.buffer[:] = ["later @quickfix @diff"]
+    nvim.api.command("write")
+    # The queue shows what it will send, the mentions read again.
+    nvim.wait("(acp_test_queue()[2] or ''):find('later @quickfix @diff ↵ @quickfix: none', 1, true)")
+    nvim.lua("acp_test.held({ id = 'allow' })")
+    nvim.wait_chat(
+        "later @quickfix @diff\n@quickfix: none (the list is empty)\n@diff: none (not a git repository)"
+    )
+    nvim.wait_state("ready")
+    assert prompts(journal)[1] == (
+        "later @quickfix @diff @quickfix: none (the list is empty) @diff: none (not a git repository)"
+    )
