@@ -63,6 +63,7 @@ class Settings:
             conflict=config.conflict,
             default_agent=config.default_agent,
             agent_names=presets.agent_names(config),
+            attention=config.attention,
         )
 
     def agent_spec(
