@@ -90,6 +90,25 @@ function M.age(seconds)
   return ("%d s"):format(math.floor(seconds))
 end
 
+--- How the user is told of what happens out of view (opts.attention, as the host validated it): the
+--- command it runs must be on Neovim's PATH.
+---@param attention table|nil {notify, command}
+function M.attention(attention)
+  if type(attention) ~= "table" or attention.notify == nil or attention.notify == "off" then
+    return
+  end
+  if attention.notify ~= "command" then
+    health.info("attention: " .. attention.notify)
+    return
+  end
+  local program = (attention.command or {})[1]
+  if program and vim.fn.executable(program) == 1 then
+    health.ok(("attention: runs %s"):format(vim.fn.exepath(program)))
+  else
+    health.warn(("attention.command: %s not found"):format(tostring(program)), "install it or fix the path")
+  end
+end
+
 --- The checkpoints' store and git, as the host found them.
 ---@param facts table|nil {git, git_version, root, bytes}
 function M.checkpoints(facts)
@@ -202,6 +221,7 @@ function M.check()
   elseif #errors == 0 then
     health.ok("setup() options valid")
   end
+  M.attention(config.options.attention)
   M.checkpoints(report.checkpoints)
 
   -- Warnings only for the agents the user configured (opts.agents, the default agent): the other presets

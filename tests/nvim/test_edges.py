@@ -146,3 +146,16 @@ def test_a_conflict_stays_known_through_typed_undo_and_redo(
     assert buf[29:31] == ["agent 25", "line 26"]
     assert conflicts_of(nvim, buf) == [(6, 10)]
     assert not [n for n in nvim.notes() if "no agent merge conflict" in n["msg"]]
+
+
+def test_checkhealth_checks_the_attention_command(nvim: Nvim, tmp_path: Path) -> None:
+    configure(nvim, tmp_path, attention={"notify": "command", "command": ["no-such-notifier", "-a"]})
+    nvim.wait_configured()
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "WARNING attention.command: no-such-notifier not found" in report, report
+    configure(nvim, tmp_path, attention={"notify": "command", "command": [sys.executable]})
+    nvim.wait_configured()
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert f"OK attention: runs {sys.executable}" in report, report
