@@ -70,3 +70,34 @@ def test_the_prompt_winbar_names_the_send_key_of_the_mode(
     assert "-- INSERT --" not in screen
     subprocess.run(["tmux", "send-keys", "-t", tmux, "A"], check=True)
     screen = wait_screen(tmux, ["-- INSERT --", insert])
+
+
+def test_the_prompt_winbar_names_the_steer_key_while_the_turn_takes_one(tmux: str, tmp_path: Path) -> None:
+    """A prompt queued while a turn of an agent that takes steering runs: the winbar names the steer key;
+    once the queue has gone, it no longer does."""
+    turns = [
+        [{"text": "working\n"}, {"until_steered": True}, {"text": " and done"}],
+        [{"text": "second done"}],
+    ]
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps({"echo": False, "turns": turns, "meta": {"steering": {"supported": True}}})
+    )
+    agent = json.dumps(json.dumps(scripted_config(scenario)))
+    init = plain_init(
+        tmp_path,
+        f'default_agent = "s", agents = {{ s = vim.json.decode({agent}) }},',
+        'vim.api.nvim_create_autocmd("VimEnter", { once = true, callback = function() vim.cmd("AcpStart")'
+        " end })",
+    )
+    start_nvim(tmux, tmp_path, init, "", size=(140, 40))
+    wait_screen(tmux, ["Prompt: ", "acp://s/sess-1/prompt"])
+    plain = shown("Prompt: <C-s> send, / commands, @ files")
+    keys = [":AcpChat", "Enter", "first", "C-s"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    wait_screen(tmux, ["working", plain])
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "second", "C-s"], check=True)
+    screen = wait_screen(tmux, ["Queued", shown("Prompt: <C-s> send, <M-CR> steer, / commands, @ files")])
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "go left", "M-Enter"], check=True)
+    screen = wait_screen(tmux, ["steered: go left", "second done"])
+    assert winbar(screen) == plain, screen

@@ -107,18 +107,32 @@ local function set_keymaps(buf)
   })
 end
 
+--- Whether the prompt's window is in Insert mode, by its winbar's last drawing.
+---@type table<integer, boolean>
+local inserting = {}
+
 --- The winbar of the prompt's windows: the keys that send in the mode the user is in (Insert mode sends
---- with `send_insert`: `<CR>` there is a new line), as the user mapped them.
+--- with `send_insert`: `<CR>` there is a new line), as the user mapped them; the steer key while the host's
+--- view of the chat's queue says the running turn takes a prompt (`steer`). `insert` nil: the mode as last
+--- shown (the queue changed).
 ---@param buf integer
----@param insert boolean
+---@param insert boolean|nil
 function M.show_keys(buf, insert)
+  if insert == nil then
+    insert = inserting[buf] == true
+  end
+  inserting[buf] = insert
   local keys = require("acp_nvim.config").options.keymaps
+  local chat = require("acp_nvim.ui.chat").chat_of_buf(buf)
+  local view = chat and chat.queued_view
+  local steer = (view and view.steer) and (", %s steer"):format(keys.steer) or ""
   local text
   if insert then
-    text = ("Prompt: %s send, / commands, @ files"):format(keys.send_insert)
+    text = ("Prompt: %s send%s, / commands, @ files"):format(keys.send_insert, steer)
   else
-    text = ("Prompt: %s send, %s/%s history, %s cancel"):format(
+    text = ("Prompt: %s send%s, %s/%s history, %s cancel"):format(
       keys.send,
+      steer,
       keys.history_prev,
       keys.history_next,
       keys.cancel
