@@ -37,6 +37,7 @@ ROOTS: list[tuple[str, object]] = [
     ("ChatInfo", views.ChatInfo),
     ("PermissionView", views.PermissionView),
     ("QueueView", views.QueueView),
+    ("Attention", views.Attention),
     ("SelectRequest", lua_values.SelectRequest),
     ("LoginTerminalRequest", lua_values.LoginTerminalRequest),
     ("FsReadOptions", port.FsReadOptions),

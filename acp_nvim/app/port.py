@@ -12,7 +12,7 @@ from typing import Protocol
 
 import msgspec
 
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
@@ -77,6 +77,10 @@ class NeovimPort(Protocol):
         """A one-line message to the user (the port names the plugin)."""
 
     def show_status(self, status: Status) -> None: ...
+
+    def attention(self, fact: Attention) -> None:
+        """A turn ended, a question waits, an agent failed (`app/attention.py`): Lua's `User` event and, as
+        the user chose, a notification. After what was shown before it (the status, the chat)."""
 
     async def sent(self) -> None:
         """Returns once what was shown so far has left for Neovim (a chat's flush, a status)."""

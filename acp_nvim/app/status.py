@@ -8,9 +8,10 @@ import logging
 
 import msgspec
 
+from acp_nvim.app import attention
 from acp_nvim.app.auth import login_methods
 from acp_nvim.app.port import ERROR, NeovimPort
-from acp_nvim.app.runs import AgentRun, Runs
+from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status_facts import FACTS
 from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
 from acp_nvim.client.session.config_options import config_value_name
@@ -55,7 +56,18 @@ def build_status(runs: Runs) -> Status:
         ),
         protocol_version=connection.protocol_version if connection else None,
         error=run.lifecycle.error if run is not None else None,
+        waiting=_waiting_elsewhere(runs, session),
     )
+
+
+def _waiting_elsewhere(runs: Runs, current: ChatSession | None) -> str | None:
+    """The permission questions waiting in the other sessions, in words (the current one's is its state)."""
+    agents = [other.agent for other in runs.sessions.values() if other.permissions and other is not current]
+    if not agents:
+        return None
+    if len(agents) == 1:
+        return f"{agents[0]} awaits permission"
+    return f"{len(agents)} sessions await permission"
 
 
 class StatusBoard:
@@ -94,6 +106,8 @@ class StatusBoard:
         self._port.notify(message, ERROR)
         run.lifecycle.fail(message)
         self.push()
+        ids = [sid for sid, session in self._runs.sessions.items() if session.agent == run.name]
+        self._port.attention(attention.failed(run.name, message, ids, told=True))
 
 
 def current_model(state: SessionState) -> str | None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 # What the application hands over to be shown (status, chat info): declared where it is decided.
-from acp_nvim.app.views import ChatInfo, QueueView, Status
+from acp_nvim.app.views import Attention, ChatInfo, QueueView, Status
 from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
@@ -44,6 +44,7 @@ CHAT_OPEN = "require('acp_nvim.ui.chat').open(...)"
 CHAT_APPLY = "require('acp_nvim.ui.chat').apply_json(...)"
 CHAT_QUEUE = "require('acp_nvim.ui.chat_queue').show(...)"
 STATUS_SET = "require('acp_nvim.ui.status').set(...)"
+ATTENTION = "require('acp_nvim.ui.attention').fire(...)"
 NOTIFY = "vim.notify(...)"
 PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
 REAPER_ADD = "require('acp_nvim.editor.agent_groups').add(...)"
@@ -139,6 +140,10 @@ class LuaApi:
     def status_set(self, status: Status) -> None:
         # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
         self._bridge.lua_later("status", STATUS_SET, to_lua(status))
+
+    def attention(self, fact: Attention) -> None:
+        # At once, after the calls waiting (the status): a handler of the event finds them shown.
+        self._bridge.lua(ATTENTION, to_lua(fact))
 
     def notify(self, message: str, level: int, title: str = "acp.nvim") -> None:
         self._bridge.lua(NOTIFY, message, level, {"title": title})

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -37,6 +37,9 @@ class NvimPort:
 
     def show_status(self, status: Status) -> None:
         self._lua.status_set(status)
+
+    def attention(self, fact: Attention) -> None:
+        self._lua.attention(fact)
 
     async def sent(self) -> None:
         await self._bridge.sent()

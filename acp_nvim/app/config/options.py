@@ -147,6 +147,15 @@ class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
     enabled: bool = True
 
 
+class AttentionOptions(msgspec.Struct, kw_only=True, frozen=True):
+    # How a turn's end, a permission or form waiting, or an agent's failure is told when its chat is in no
+    # window of the current tab or Neovim is not focused: "off", "notify" (vim.notify), "osc9" / "osc777" (a
+    # notification of the terminal Neovim runs in), "command" (runs `command`). The `User` events fire always.
+    notify: Literal["off", "notify", "osc9", "osc777", "command"] = "off"
+    # What "command" runs, without a shell, the message appended as its last argument: {"notify-send", "ACP"}.
+    command: list[str] = []
+
+
 class AgentOptions(msgspec.Struct, kw_only=True, frozen=True):
     """One entry of `opts.agents`: what the user set (None: the preset's, if any)."""
 
@@ -187,12 +196,13 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     conflict: ConflictOptions = ConflictOptions()
     registry: RegistrySettings = RegistrySettings()
     checkpoints: CheckpointOptions = CheckpointOptions()
+    attention: AttentionOptions = AttentionOptions()
 
 
 class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
     """What Lua draws with, handed to it after each validation (`configured` of lua/acp_nvim/config.lua):
     the chat's and prompt's sizes and keymaps, the review and conflict keymaps, the agent names :AcpStart
-    completes and the default one."""
+    completes and the default one, how the user is told of what happens out of view (`attention`)."""
 
     chat: ChatOptions
     keymaps: PromptKeymaps
@@ -200,3 +210,4 @@ class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
     conflict: ConflictOptions
     default_agent: str | None
     agent_names: list[str]
+    attention: AttentionOptions

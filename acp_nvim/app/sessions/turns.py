@@ -7,6 +7,7 @@ from typing import NamedTuple, TypeAlias
 
 import anyio
 
+from acp_nvim.app import attention
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
@@ -146,6 +147,8 @@ class Turns:
         """The turn run to its end; its stop reason (None: an error, or the agent gone)."""
         state = session.state
         stop_reason: str | None = None
+        # The agent answered the prompt with an error: said (User AcpNvimError) once the chat shows it.
+        failed: str | None = None
         try:
             # The prompt goes to the agent once the call that shows it (with the watch of the files) has left
             # for Neovim, a hop of ~0.3 ms: an agent that woke busy took the core pynvim's thread needed to
@@ -168,6 +171,7 @@ class Turns:
             self._port.notify(str(err), ERROR)
         except RpcError as err:
             state.add_notice(f"Error: {failure.describe(err)}", "error")
+            failed = f"{session.agent}: {failure.describe(err)}"
         finally:
             session.in_turn = False
             self._edits.turn_ended(session.session_id)
@@ -182,6 +186,11 @@ class Turns:
             session.chat.flush()
             if session.queue:
                 self._queue.show(session, agent.steerable)
+            if stop_reason is not None:
+                self._port.attention(attention.turn_ended(session.agent, session.session_id, stop_reason))
+            elif failed is not None:
+                ids = [session.session_id]
+                self._port.attention(attention.failed(session.agent, failed, ids, session.session_id))
         return stop_reason
 
     async def cancel(self, session_id: str | None = None) -> None:

@@ -20,6 +20,18 @@
 ---@field id string
 ---@field text string
 
+---@class acp.Attention
+---@field event "TurnEnd"|"Waiting"|"Error"
+---@field agent string
+---@field session_id? string|nil
+---@field session_ids? string[]
+---@field stop_reason? string|nil
+---@field kind? string|nil
+---@field about? string|nil
+---@field message string
+---@field notify? boolean
+---@field told? boolean
+
 ---@class acp.BootstrapOptions
 ---@field log? string|nil
 ---@field log_level? string|nil
@@ -189,6 +201,7 @@
 ---@field auth_methods string[]
 ---@field protocol_version integer|nil
 ---@field error string|nil
+---@field waiting? string|nil
 
 ---@class acp.TermExitOp
 ---@field op "term_exit"

@@ -12,7 +12,7 @@ import anyio
 from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
@@ -59,6 +59,7 @@ class FakePort:
         self.permission_views: list[PermissionView] = []
         self.status_while_asked: list[str] = []
         self.queues: list[tuple[str, QueueView]] = []
+        self.attentions: list[Attention] = []
 
     # what the application shows
 
@@ -67,6 +68,9 @@ class FakePort:
 
     def show_status(self, status: Status) -> None:
         self.statuses.append(status)
+
+    def attention(self, fact: Attention) -> None:
+        self.attentions.append(fact)
 
     async def sent(self) -> None:
         pass
