@@ -16,6 +16,7 @@ from acp_nvim.jsonrpc import Connection, ConnectionClosed, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 CLIENT_INFO = s.Implementation(name="acp.nvim", title="acp.nvim", version=__version__)
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -53,7 +54,9 @@ async def initialize(
     timeout: float,
     command: AgentCommand,
     stderr: StderrTail,
-) -> s.InitializeResponse:
+) -> tuple[s.InitializeResponse, u.AgentCapabilities]:
+    """The agent's answer, and what it advertises of the unstable schema (`session/fork`, titles, archive),
+    which the stable types leave out."""
     mark = stderr.count
     request = s.InitializeRequest(
         protocol_version=m.PROTOCOL_VERSION,
@@ -85,4 +88,12 @@ async def initialize(
             f"agent {command.name} speaks ACP protocol version {response.protocol_version}; "
             f"acp.nvim supports version {m.PROTOCOL_VERSION}"
         )
-    return response
+    return response, _unstable_capabilities(raw)
+
+
+def _unstable_capabilities(raw: msgspec.Raw) -> u.AgentCapabilities:
+    # Unstable: an agent that advertises them in a shape this client does not know gets none used.
+    try:
+        return codec.decode(raw, u.InitializeResponse).agent_capabilities
+    except (msgspec.ValidationError, RecursionError):
+        return u.AgentCapabilities()
