@@ -38,6 +38,7 @@ ROOTS: list[tuple[str, object]] = [
     ("PermissionView", views.PermissionView),
     ("QueueView", views.QueueView),
     ("SelectRequest", lua_values.SelectRequest),
+    ("InputRequest", lua_values.InputRequest),
     ("LoginTerminalRequest", lua_values.LoginTerminalRequest),
     ("FsReadOptions", port.FsReadOptions),
     ("FsReadAnswer", port.FsReadAnswer),
