@@ -35,6 +35,18 @@ acp_test.inputs = {}
 """
 
 
+# The cursor put in the chat of session args[1], on the line that holds args[2].
+ON_MESSAGE = r"""
+local chat = require('acp_nvim.ui.chat').chats[select(1, ...)]
+vim.api.nvim_set_current_win(vim.fn.win_findbuf(chat.buf)[1])
+for row, line in ipairs(vim.api.nvim_buf_get_lines(chat.buf, 0, -1, false)) do
+  if line:find(select(2, ...), 1, true) then
+    vim.api.nvim_win_set_cursor(0, { row, 0 })
+  end
+end
+"""
+
+
 @pytest.fixture
 def real_agent(request: pytest.FixtureRequest, nvim: Nvim, tmp_path: Path) -> RealAgent:
     agent = RealAgent(nvim, tmp_path, request.param)
@@ -73,7 +85,12 @@ def test_a_fork_opens_a_new_chat_whose_prompt_reaches_the_model_with_the_earlier
     agent.prompt("REPLY say hello", "Hello from the fake model.")
     source = nvim.status()["session_id"]
 
-    nvim.api.command("AcpFork")
+    if agent.agent == "opencode":
+        # The chat's key, on the agent's message (the whole session forks: the protocol names no point in it).
+        nvim.lua(ON_MESSAGE, source, "Hello from the fake model.")
+        nvim.lua("vim.api.nvim_feedkeys(vim.keycode('<leader>af'), 'mx', false)")
+    else:
+        nvim.api.command("AcpFork")
     nvim.wait("require('acp_nvim').status().session_id ~= args[1]", TURN, source)
     forked = nvim.status()["session_id"]
     nvim.wait_chat("Forked from", TURN)
