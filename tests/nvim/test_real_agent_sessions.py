@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import SCHEMA_PATH
 from tests.fakemodel.server import chat_turns, read_log, responses_turns
 from tests.nvim.conftest import Nvim
 from tests.nvim.test_real_agents import TURN, RealAgent, pytestmark  # noqa: F401
+from tests.schema_check import assert_valid
 
 FORKED = "FORKED what did I ask before?"
 # Pickers of these tests: the first session listed is chosen; a title asked for is typed.
@@ -56,6 +58,10 @@ def real_agent(request: pytest.FixtureRequest, nvim: Nvim, tmp_path: Path) -> Re
     return agent
 
 
+def _unstable_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.with_name("schema.unstable.json").read_text())  # type: ignore[no-any-return]
+
+
 def _sent(nvim: Nvim, tmp_path: Path) -> list[dict[str, Any]]:
     """What the client sent, from :AcpLog save."""
     saved = tmp_path / "traffic.ndjson"
@@ -77,7 +83,7 @@ def _model_turns(agent: RealAgent) -> list[list[str]]:
 
 @pytest.mark.parametrize("real_agent", ["opencode", "codex"], indirect=True)
 def test_a_fork_opens_a_new_chat_whose_prompt_reaches_the_model_with_the_earlier_conversation(
-    real_agent: RealAgent,
+    real_agent: RealAgent, tmp_path: Path
 ) -> None:
     agent, nvim = real_agent, real_agent.nvim
     agent.start()
@@ -111,6 +117,9 @@ def test_a_fork_opens_a_new_chat_whose_prompt_reaches_the_model_with_the_earlier
     assert any("REPLY say hello" in turn for turn in with_fork[0]), with_fork[0]
     # The source chat is as it was.
     assert "Fork reply." not in "\n".join(nvim.lua("return require('acp_nvim.ui.chat').lines(...)", source))
+    (fork,) = [e["message"] for e in _sent(nvim, tmp_path) if e.get("method") == "session/fork"]
+    assert fork["params"]["sessionId"] == source, fork
+    assert_valid(_unstable_schema(), "ForkSessionRequest", fork["params"])
     assert agent.escapes() == []
     assert nvim.errors() == []
 
@@ -145,6 +154,7 @@ def test_codex_titles_the_session_takes_a_rename_and_reports_each_turns_usage(
     assert asked["default"] == title, asked
     (change,) = [e["message"] for e in _sent(nvim, tmp_path) if e.get("method") == "session/set_title"]
     assert change["params"] == {"sessionId": session_id, "title": "Renamed by the test"}, change
+    assert_valid(_unstable_schema(), "SetSessionTitleRequest", change["params"])
     assert agent.escapes() == []
     assert nvim.errors() == []
 

@@ -25,6 +25,7 @@ from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
+from acp_nvim.protocol import unstable_methods as um
 
 T = TypeVar("T")
 # The two calls that reopen an existing session: their requests and answers.
@@ -35,9 +36,9 @@ Reopened = TypeVar("Reopened", s.LoadSessionResponse, s.ResumeSessionResponse)
 # `sessionCapabilities` entry (`offers`).
 SessionFeature = Literal["fork", "title", "archive"]
 UNSTABLE_METHODS: dict[SessionFeature, str] = {
-    "fork": "session/fork",
-    "title": "session/set_title",
-    "archive": "session/archive",
+    "fork": um.SESSION_FORK,
+    "title": um.SESSION_SET_TITLE,
+    "archive": um.SESSION_ARCHIVE,
 }
 
 
@@ -61,7 +62,8 @@ class AgentCalls:
         connection: Connection,
         dispatcher: Dispatcher,
         init: s.InitializeResponse,
-        unstable: u.AgentCapabilities | None = None,
+        *,
+        session_capability_names: frozenset[str] = frozenset(),
     ) -> None:
         self.process = process
         self.connection = connection
@@ -69,7 +71,8 @@ class AgentCalls:
         self.diagnostics = dispatcher.diagnostics
         self._dispatcher = dispatcher
         self.init = init
-        self._unstable = unstable or u.AgentCapabilities()
+        # Every key of the agent's `sessionCapabilities`, those the schema does not name included.
+        self.session_capability_names = session_capability_names
         self._agent = AgentRequests(self._call, connection.notify)
         # Which sessions offered modes / config options: set_mode and set_config_option need them.
         self._sessions_with_modes: set[str] = set()
@@ -90,8 +93,13 @@ class AgentCalls:
         return self.init.agent_capabilities or s.AgentCapabilities()
 
     def offers(self, feature: SessionFeature) -> bool:
-        """Whether the agent advertised the unstable session method of `feature` (`sessionCapabilities`)."""
-        return getattr(self._unstable.session_capabilities, feature, None) is not None
+        """Whether the agent advertised the unstable session method of `feature` (`unstable_session`)."""
+        return bool(getattr(self.unstable_session, feature))
+
+    @property
+    def unstable_session(self) -> agent_capabilities.UnstableSession:
+        """The unstable session features the agent advertised (`client/agent/capabilities.py`)."""
+        return agent_capabilities.unstable_session(self.capabilities, self.session_capability_names)
 
     @property
     def auth_methods(self) -> list[s.AuthMethod]:
@@ -268,9 +276,8 @@ class AgentCalls:
     async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> u.PromptResponse:
         """The turn; its answer read with the unstable schema's `usage` (the turn's tokens, where given)."""
         agent_capabilities.check_prompt(self.capabilities, prompt, self.display_name)
-        request = s.PromptRequest(session_id=session_id, prompt=list(prompt))
         try:
-            return await self._call(m.SESSION_PROMPT, request, u.PromptResponse)
+            return await self._agent.prompt(s.PromptRequest(session_id=session_id, prompt=list(prompt)))
         finally:
             # The user learns how much went wrong during the turn when it ends, not some seconds later.
             self.diagnostics.flush()
@@ -292,10 +299,11 @@ class AgentCalls:
         fork at). Like session/new, the new id is unknown until the answer: what the agent replays meanwhile
         is let through."""
         self._require_unstable("fork", "cannot fork sessions")
+        servers: list[u.McpServer] = [*agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers)]
         request = u.ForkSessionRequest(
             session_id=session_id,
             cwd=cwd,
-            mcp_servers=agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers),
+            mcp_servers=servers,
             additional_directories=agent_capabilities.additional_directories(
                 self.capabilities, additional_directories
             ),

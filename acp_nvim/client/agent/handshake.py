@@ -8,7 +8,7 @@ import anyio
 import msgspec
 
 from acp_nvim import __version__
-from acp_nvim.client.agent import failure
+from acp_nvim.client.agent import capabilities, failure
 from acp_nvim.client.agent.process import AgentCommand, StartError, StderrTail
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.session import shell
@@ -54,9 +54,9 @@ async def initialize(
     timeout: float,
     command: AgentCommand,
     stderr: StderrTail,
-) -> tuple[s.InitializeResponse, u.AgentCapabilities]:
-    """The agent's answer, and what it advertises of the unstable schema (`session/fork`, titles, archive),
-    which the stable types leave out."""
+) -> tuple[u.InitializeResponse, frozenset[str]]:
+    """The agent's answer, decoded as the unstable schema reads it (its unstable capabilities readable,
+    none of them used unless advertised), and the names of every session capability it advertised."""
     mark = stderr.count
     request = s.InitializeRequest(
         protocol_version=m.PROTOCOL_VERSION,
@@ -76,7 +76,7 @@ async def initialize(
         await failure.note_stderr(err, stderr, mark)
         raise HandshakeFailed(f"agent {command.name} refused initialize: {failure.describe(err)}") from None
     try:
-        response = codec.decode(raw, s.InitializeResponse)
+        response = codec.decode(raw, u.InitializeResponse)
     except msgspec.ValidationError as err:
         raise HandshakeFailed(f"agent {command.name} sent an invalid initialize answer: {err}") from None
     except RecursionError:
@@ -88,12 +88,4 @@ async def initialize(
             f"agent {command.name} speaks ACP protocol version {response.protocol_version}; "
             f"acp.nvim supports version {m.PROTOCOL_VERSION}"
         )
-    return response, _unstable_capabilities(raw)
-
-
-def _unstable_capabilities(raw: msgspec.Raw) -> u.AgentCapabilities:
-    # Unstable: an agent that advertises them in a shape this client does not know gets none used.
-    try:
-        return codec.decode(raw, u.InitializeResponse).agent_capabilities
-    except (msgspec.ValidationError, RecursionError):
-        return u.AgentCapabilities()
+    return response, capabilities.session_capability_names(raw)

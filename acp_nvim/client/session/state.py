@@ -93,7 +93,7 @@ class SessionState(ToolCallTranscript):
                 return mode.name
         return self._legacy_mode
 
-    def apply(self, update: s.SessionUpdate) -> None:
+    def apply(self, update: u.SessionUpdate) -> None:
         if isinstance(update, s.SessionUpdateAgentMessageChunk):
             self._chunk("agent", update.content, update.message_id)
         elif isinstance(update, s.SessionUpdateAgentThoughtChunk):
