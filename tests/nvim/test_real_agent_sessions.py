@@ -109,6 +109,15 @@ def test_a_fork_opens_a_new_chat_whose_prompt_reaches_the_model_with_the_earlier
         # codex-acp 2.6 replays nothing of a fork: the chat says so.
         assert "its history is not replayed" in text, text
     assert nvim.lua("return require('acp_nvim.ui.chat').chats[...] ~= nil", source)
+    # The fork came with the agent's options: its model shows as the source's did.
+    model = (
+        nvim.lua("return require('acp_nvim.ui.chat').chats[...].header", source)
+        .split("model: ")[1]
+        .split(" │")[0]
+    )
+    nvim.wait(
+        "require('acp_nvim.ui.chat').chats[args[1]].header:find(args[2], 1, true) ~= nil", 5, forked, model
+    )
 
     agent.prompt(FORKED, "Fork reply.")
     assert nvim.status()["session_id"] == forked

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SCHEMA_PATH
-from tests.nvim.conftest import Nvim
+from tests.nvim.conftest import Nvim, help_tags
 from tests.nvim.test_sessions import Agent, selects, setup, stored, wait_journal, wait_note
 from tests.schema_check import assert_valid
 
@@ -114,3 +114,9 @@ def test_an_agent_without_titles_or_archive_is_offered_neither_and_sent_neither(
         wait_note(nvim, why)
     assert not selects(nvim)
     assert agent.methods() == ["initialize", "session/new"]
+
+
+def test_help_tags_of_fork_rename_archive_and_usage(nvim: Nvim, tmp_path: Path) -> None:
+    tags = help_tags(nvim, tmp_path)
+    for tag in [":AcpFork", ":AcpSessions-rename", ":AcpSessions-archive", "acp_nvim-chat-usage"]:
+        assert tag in tags, tag

@@ -191,7 +191,7 @@ class FakeAgent:
             self.replay(
                 [s.SessionNotification(session_id=forked, update=update) for update in self.fork_updates]
             )
-        return u.ForkSessionResponse(session_id=forked)
+        return u.ForkSessionResponse(session_id=forked, modes=self.modes, config_options=self.config_options)
 
     async def set_session_title(self, session_id: str, title: str) -> u.SetSessionTitleResponse:
         self.calls.append(("set_session_title", (session_id, title)))

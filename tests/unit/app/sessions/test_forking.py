@@ -29,6 +29,10 @@ async def test_a_fork_opens_a_new_chat_with_what_the_agent_replayed_and_makes_it
     ]
     _, source = await app.start("a", agent)
     source.state.apply(s.SessionUpdateSessionInfoUpdate(title="The source"))
+    # The fork answers with the modes it has.
+    agent.modes = s.SessionModeState(
+        current_mode_id="ask", available_modes=[s.SessionMode(id="ask", name="Ask")]
+    )
 
     await app.forks.fork(source.session_id)
 
@@ -43,6 +47,7 @@ async def test_a_fork_opens_a_new_chat_with_what_the_agent_replayed_and_makes_it
         " the agent keeps its context",
     ]
     assert app.port.statuses[-1].session_id == forked.session_id
+    assert app.port.statuses[-1].mode_name == "Ask"
     # The source is untouched.
     assert source.session_id in app.runs.sessions and not _texts(source.state.items)
 
