@@ -177,6 +177,8 @@ def test_an_agent_without_fork_titles_or_archive_is_offered_none_and_sent_nothin
     assert nvim.status()["session_features"] == [], nvim.status()
     agent.prompt("REPLY say hello", "Hello from the fake model.")
     session_id = nvim.status()["session_id"]
+    # No usage reported: no line, no turn_usage.
+    assert "Usage:" not in nvim.chat_text() and "turn_usage" not in nvim.status()
     words = nvim.lua("return vim.fn.getcompletion('AcpSessions ', 'cmdline')")
     assert "rename" not in words and "archive" not in words, words
 
