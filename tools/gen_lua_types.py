@@ -39,6 +39,7 @@ ROOTS: list[tuple[str, object]] = [
     ("QueueView", views.QueueView),
     ("Attention", views.Attention),
     ("SelectRequest", lua_values.SelectRequest),
+    ("InputRequest", lua_values.InputRequest),
     ("LoginTerminalRequest", lua_values.LoginTerminalRequest),
     ("FsReadOptions", port.FsReadOptions),
     ("FsReadAnswer", port.FsReadAnswer),

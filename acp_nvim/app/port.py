@@ -106,6 +106,9 @@ class NeovimPort(Protocol):
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         """The id picked, or None when the picker was dismissed."""
 
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        """Free text from the user (`vim.ui.input`), or None when dismissed."""
+
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs a login command in a terminal; its exit code (-1 when it could not start)."""
 

@@ -34,6 +34,17 @@ class Usage(msgspec.Struct, frozen=True):
     cost: UsageCost | None = None
 
 
+class TurnUsage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The tokens of the session's last turn, as the agent reported them (unstable `PromptResponse.usage`)."""
+
+    total: int
+    input: int
+    output: int
+    thought: int | None = None
+    cached_read: int | None = None
+    cached_write: int | None = None
+
+
 class Status(msgspec.Struct, frozen=True, kw_only=True):
     """What `status.set` receives (`AcpStatus` in lua/acp_nvim/ui/status.lua), which drops the None fields."""
 
@@ -48,7 +59,10 @@ class Status(msgspec.Struct, frozen=True, kw_only=True):
     model_name: str | None
     title: str | None
     usage: Usage | None
+    turn_usage: TurnUsage | None
     sessions: int
+    # The unstable session methods the agent advertises, of "fork", "title" (rename), "archive".
+    session_features: list[str]
     auth_methods: list[str]
     protocol_version: int | None
     error: str | None

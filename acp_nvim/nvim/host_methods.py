@@ -328,6 +328,7 @@ METHODS: tuple[HostMethod, ...] = (
     ),
     # sessions, modes, options, login
     method("acp_sessions", Sessions, _sessions),
+    method("acp_fork", Target, lambda h, p: h.submit(lambda c: c.app.forks.fork(p.session_id))),
     method("acp_mode", Mode, lambda h, p: h.submit(lambda c: c.app.commands.mode(p.session_id, p.mode_id))),
     method(
         "acp_config",

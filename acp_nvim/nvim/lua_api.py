@@ -85,6 +85,7 @@ end)
 # Run by `Ui.ask(code, ...)`, which passes the answer's token first.
 ASK_SELECT = "require('acp_nvim.ui.ask').select(...)"
 ASK_TERMINAL = "require('acp_nvim.ui.ask').terminal(...)"
+ASK_INPUT = "require('acp_nvim.ui.ask').input(...)"
 ASK_PERMISSION = "require('acp_nvim.ui.permission').ask(...)"
 ASK_SANDBOX = "require('acp_nvim.ui.sandbox').ask(...)"
 ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"

@@ -71,6 +71,9 @@ class NvimPort:
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         return await self._ui.select(prompt, choices, kind)
 
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        return await self._ui.ask_text(prompt, default)
+
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         return await self._ui.terminal(title, argv, env)
 

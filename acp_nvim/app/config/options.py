@@ -100,6 +100,9 @@ class PromptKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     open_message: str = "<CR>"
     # Chat: on a prompt's header, offer to restore the files to before that prompt (or show the diff).
     checkpoint: Key = "<leader>ac"
+    # Chat: fork the chat's session into a new chat (where the agent offers session/fork; the whole session:
+    # the protocol forks no part of one).
+    fork: Key = "<leader>af"
 
 
 class ReviewKeymaps(msgspec.Struct, kw_only=True, frozen=True):

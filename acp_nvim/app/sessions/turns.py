@@ -13,6 +13,7 @@ from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, QueuedPrompt, Runs
 from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
+from acp_nvim.app.sessions.usage import usage_line
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client.agent import failure
@@ -163,6 +164,7 @@ class Turns:
                 return "cancelled"
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
+            state.turn_usage = result.usage
         except ConnectionClosed:
             # The agent died: its run reports it, once.
             pass
@@ -180,6 +182,9 @@ class Turns:
                 stop_reason = "cancelled"
             if stop_reason is not None:
                 state.end_turn(stop_reason)
+                line = usage_line(state.turn_usage, state.usage)
+                if line is not None:
+                    state.add_notice(line)
             # Before the flush, so that the status, the end of the watch and the turn's last changes go in
             # one call.
             self._status.push()

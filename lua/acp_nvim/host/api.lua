@@ -113,12 +113,19 @@ end
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
 ---@param request acp.StartRequest as for `start`: the agent listed when no chat says which
----@param action "open"|"delete"
+---@param action "open"|"delete"|"rename"|"archive"
 ---@param everywhere boolean
 ---@param session_id string|userdata
 ---@return boolean sent
 function M.sessions(request, action, everywhere, session_id)
   return command("acp_sessions", request, action, everywhere, session_id)
+end
+
+--- :AcpFork: the session forked into a new chat (the host says so where the agent cannot fork).
+---@param session_id string|userdata
+---@return boolean sent
+function M.fork(session_id)
+  return command("acp_fork", session_id)
 end
 
 ---@param session_id string|userdata

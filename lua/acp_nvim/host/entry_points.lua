@@ -17,7 +17,7 @@ return {
   ["acp_nvim.host"] = { "bootstrapped" },
   ["acp_nvim.host.batch"] = { "run" },
   ["acp_nvim.ui.agents"] = { "catalog" },
-  ["acp_nvim.ui.ask"] = { "answer", "select", "terminal" },
+  ["acp_nvim.ui.ask"] = { "answer", "select", "input", "terminal" },
   ["acp_nvim.ui.attention"] = { "fire" },
   ["acp_nvim.ui.chat"] = { "apply_json", "create", "destroy", "open", "reset" },
   ["acp_nvim.ui.chat_queue"] = { "show" },

@@ -91,6 +91,10 @@
 ---@field review? boolean
 ---@field view? string|nil
 
+---@class acp.InputRequest
+---@field prompt string
+---@field default string
+
 ---@class acp.ItemView
 ---@field id? string
 ---@field kind? string
@@ -197,7 +201,9 @@
 ---@field model_name string|nil
 ---@field title string|nil
 ---@field usage acp.Usage|nil
+---@field turn_usage acp.TurnUsage|nil
 ---@field sessions integer
+---@field session_features string[]
 ---@field auth_methods string[]
 ---@field protocol_version integer|nil
 ---@field error string|nil
@@ -259,6 +265,14 @@
 ---@field exit_status? acp.TerminalExit|nil
 ---@field pending? boolean
 ---@field fact? string|nil
+
+---@class acp.TurnUsage
+---@field total? integer
+---@field input? integer
+---@field output? integer
+---@field thought? integer|nil
+---@field cached_read? integer|nil
+---@field cached_write? integer|nil
 
 ---@class acp.Usage
 ---@field used integer

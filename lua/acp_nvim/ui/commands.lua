@@ -172,10 +172,13 @@ function M.create()
   end, {
     nargs = "*",
     complete = function(lead)
-      return starting(lead, { "delete", "all" })
+      return starting(lead, sessions.session_words())
     end,
-    desc = "List the agent's sessions and open (or delete) one",
+    desc = "List the agent's sessions and open, delete, rename or archive one",
   })
+  command("AcpFork", function()
+    acp.fork()
+  end, { desc = "Fork the chat's session into a new chat (where the agent can)" })
   command("AcpMode", function(args)
     acp.mode(args.args)
   end, { nargs = "?", complete = sessions.complete_mode, desc = "Set the session's mode" })

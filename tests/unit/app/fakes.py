@@ -18,6 +18,7 @@ from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 
 class FakeChat:
@@ -52,6 +53,9 @@ class FakePort:
         self.refused: list[str] = []
         self.cancelled: list[str] = []
         self.answers: deque[str | None] = deque()
+        # ask_text: the questions asked (prompt, default) and the texts typed, in order.
+        self.inputs: list[tuple[str, str]] = []
+        self.typed: deque[str | None] = deque()
         self.pickers: list[tuple[str, list[Choice]]] = []
         self.login_code = 0
         self.logins: list[list[str]] = []
@@ -108,6 +112,10 @@ class FakePort:
         self.pickers.append((prompt, list(choices)))
         return self.answers.popleft() if self.answers else None
 
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        self.inputs.append((prompt, default))
+        return self.typed.popleft() if self.typed else None
+
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         self.logins.append(list(argv))
         return self.login_code
@@ -159,6 +167,45 @@ class FakeAgent:
         self.steerable = False
         self.steer_outcome = "injected"
         self.steered: list[str] = []
+        # The unstable session methods advertised ("fork", "title", "archive"), the turn's usage answered, and
+        # what a fork replays (through `replay`, before it answers) and a rename stores.
+        self.features: set[str] = set()
+        self.usage: u.Usage | None = None
+        self.replay: Any = None
+        self.fork_updates: list[s.SessionUpdate] = []
+        self.stored_title: str | None = None
+        # What session/list answers.
+        self.listed: list[s.SessionInfo] = []
+
+    async def list_all_sessions(self, cwd: str | None = None) -> list[s.SessionInfo]:
+        self.calls.append(("list_sessions", cwd))
+        return list(self.listed)
+
+    def offers(self, feature: str) -> bool:
+        return feature in self.features
+
+    async def fork_session(
+        self, session_id: str, cwd: str, servers: Any, directories: Any
+    ) -> u.ForkSessionResponse:
+        self.calls.append(("fork_session", session_id))
+        self._maybe_refuse("fork_session")
+        self.next_session += 1
+        forked = f"{self.session_prefix}-{self.next_session}"
+        if self.replay is not None:
+            self.replay(
+                [s.SessionNotification(session_id=forked, update=update) for update in self.fork_updates]
+            )
+        return u.ForkSessionResponse(session_id=forked, modes=self.modes, config_options=self.config_options)
+
+    async def set_session_title(self, session_id: str, title: str) -> u.SetSessionTitleResponse:
+        self.calls.append(("set_session_title", (session_id, title)))
+        self._maybe_refuse("set_session_title")
+        return u.SetSessionTitleResponse(title=self.stored_title or title)
+
+    async def archive_session(self, session_id: str) -> u.ArchiveSessionResponse:
+        self.calls.append(("archive_session", session_id))
+        self._maybe_refuse("archive_session")
+        return u.ArchiveSessionResponse()
 
     def _maybe_refuse(self, method: str) -> None:
         err = self.refuse.pop(method, None)
@@ -198,13 +245,13 @@ class FakeAgent:
         self._maybe_refuse("authenticate")
         return s.AuthenticateResponse()
 
-    async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> s.PromptResponse:
+    async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> u.PromptResponse:
         self.calls.append(("prompt", session_id))
         self.prompts.append(_text_of(blocks))
         if self.hold is not None:
             await self.hold.wait()
         self._maybe_refuse("prompt")
-        return s.PromptResponse(stop_reason=self.stop_reason)
+        return u.PromptResponse(stop_reason=self.stop_reason, usage=self.usage)
 
     async def steer(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> SteeringResponse:
         self.steered.append(_text_of(blocks))
