@@ -27,6 +27,7 @@ local recorder = require("acp_nvim.editor.review.record")
 local revert = require("acp_nvim.editor.review.revert")
 local keymaps = require("acp_nvim.editor.review.keymaps")
 local navigate = require("acp_nvim.editor.review.navigate")
+local notes = require("acp_nvim.editor.review.notes")
 
 M.ns = marks.ns
 M.sign_ns = marks.sign_ns
@@ -100,8 +101,9 @@ end
 ---@param file acp_nvim.ReviewFile
 ---@param items { hunk: acp_nvim.ReviewHunk, row: integer, end_row: integer }[]
 ---@param keep boolean?
+---@param reason string? the user's words, kept with each rejection for the next prompt (review/notes.lua)
 ---@return boolean, string?
-local function restore(buf, sid, file, items, keep)
+local function restore(buf, sid, file, items, keep, reason)
   local refusal = revert.refusal(buf, file)
   if refusal then
     return false, refusal
@@ -109,28 +111,70 @@ local function restore(buf, sid, file, items, keep)
   local replacements, overlapping = revert.replacements(buf, items, keep)
   if overlapping > 0 then
     revert.ask_overlap(buf, file, items, overlapping, function(now, keep_mine)
-      restore(buf, sid, file, now, keep_mine)
+      restore(buf, sid, file, now, keep_mine, reason)
     end)
     return true, nil
   end
+  local agent = {}
+  for i, it in ipairs(items) do
+    agent[i] = it.hunk.new or api.nvim_buf_get_lines(buf, it.row, it.end_row, false)
+  end
   local last, unsaved = revert.put_back(buf, sid, file, items, replacements)
   update_keymaps(buf)
+  -- Bottom-up: the rows of the hunks above a put-back one did not move.
+  for i, it in ipairs(items) do
+    notes.rejected(buf, sid, it.hunk, agent[i], it.row, #replacements[i], reason)
+  end
   return revert.write_back(buf, file, last, unsaved)
 end
 
 --- Reject the hunk at `row` (0-based; default: the cursor's) of `buf` (default: current): its old lines come
---- back as one undoable edit and the file is written. Returns ok, error message.
+--- back as one undoable edit and the file is written; `reason` goes with the rejection's note to the next
+--- prompt (`:AcpReview send`). Returns ok, error message.
 ---@param buf integer?
 ---@param row integer?
+---@param reason string?
 ---@return boolean, string?
-function M.reject_hunk(buf, row)
+function M.reject_hunk(buf, row, reason)
   local b, r = where(buf, row)
   local sid, file, hunk = store.hunk_at(b, r)
   if not (sid and file and hunk) then
     return false, "no agent hunk here"
   end
   local s, e = marks.span(b, hunk)
-  return restore(b, sid, file, { { hunk = hunk, row = s, end_row = e } })
+  return restore(b, sid, file, { { hunk = hunk, row = s, end_row = e } }, nil, reason)
+end
+
+--- The reject key: the reason asked first (optional: an empty answer rejects without one; dismissing the
+--- question rejects nothing), then the hunk under the cursor rejected.
+function M.reject_hunk_asking()
+  local buf, row = where(nil, nil)
+  if not store.hunk_at(buf, row) then
+    require("acp_nvim.util.notify").warn("no agent hunk here")
+    return
+  end
+  vim.ui.input({ prompt = "Reason for rejecting (optional): " }, function(reason)
+    if reason ~= nil and api.nvim_buf_is_valid(buf) then
+      local ok, err = M.reject_hunk(buf, row, reason)
+      if not ok and err then
+        require("acp_nvim.util.notify").warn(err)
+      end
+    end
+  end)
+end
+
+--- The comment key: a comment on the hunk under the cursor (or, from Visual mode, on the lines selected); on
+--- a note: its words edited.
+function M.comment()
+  local mode = api.nvim_get_mode().mode
+  local buf = api.nvim_get_current_buf()
+  if mode:match("^[vV\22]") then
+    local first, last = vim.fn.line("v"), vim.fn.line(".")
+    api.nvim_feedkeys(api.nvim_replace_termcodes("<Esc>", true, false, true), "nx", false)
+    notes.comment(buf, math.min(first, last), math.max(first, last))
+  else
+    notes.comment(buf)
+  end
 end
 
 --- Accept every hunk of `buf` (default: current), of one session or all.
@@ -216,6 +260,7 @@ api.nvim_create_autocmd("BufWipeout", {
   callback = function(ev)
     store.wiped(ev.buf)
     keymaps.wiped(ev.buf)
+    notes.wiped(ev.buf)
   end,
 })
 
