@@ -57,6 +57,14 @@ def wait_shown(nvim: Nvim, count: int, text: str = "") -> list[list[Any]]:
     return shown(nvim)
 
 
+def wait_note(nvim: Nvim, message: str) -> None:
+    nvim.wait(
+        "vim.tbl_contains(vim.tbl_map(function(n) return n.msg end, acp_test.notes), args[1])",
+        5,
+        "acp.nvim: " + message,
+    )
+
+
 def qf_texts(nvim: Nvim) -> list[tuple[int, str]]:
     return [(e["lnum"], e["text"]) for e in nvim.lua("return vim.fn.getqflist()")]
 
@@ -195,24 +203,20 @@ def test_comment_without_a_hunk_or_a_session_says_so(nvim: Nvim, agent: Scripted
     nvim.api.command(f"edit {r}")
     nvim.api.current.window.cursor = (4, 0)
     nvim.api.command("AcpReview comment words")
-    nvim.wait(
-        "vim.tbl_contains(vim.tbl_map(function(n) return n.msg end, acp_test.notes), args[1])",
-        5,
-        "acp.nvim: no agent hunk here: put the cursor on one, or give lines (a range, Visual mode)",
-    )
+    wait_note(nvim, "no agent hunk here: put the cursor on one, or give lines (a range, Visual mode)")
     # An empty comment is refused by the host, nothing shown.
     nvim.lua("acp_test.input_answers = { '   ' }")
     nvim.api.current.window.cursor = (2, 0)
     nvim.api.command("AcpReview comment")
-    nvim.wait(
-        "vim.tbl_contains(vim.tbl_map(function(n) return n.msg end, acp_test.notes), args[1])",
-        5,
-        "acp.nvim: a comment needs words: nothing was added",
-    )
+    wait_note(nvim, "a comment needs words: nothing was added")
     assert shown(nvim) == []
     nvim.api.command("AcpReview send")
-    nvim.wait(
-        "vim.tbl_contains(vim.tbl_map(function(n) return n.msg end, acp_test.notes), args[1])",
-        5,
-        "acp.nvim: no review notes: comment on the agent's change (:AcpReview comment) or reject a hunk first",
+    wait_note(
+        nvim, "no review notes: comment on the agent's change (:AcpReview comment) or reject a hunk first"
     )
+    # With the session gone, a note has nowhere to go: said, nothing shown.
+    nvim.lua("require('acp_nvim').stop()")
+    nvim.wait_state("stopped")
+    nvim.api.command("AcpReview comment on a stopped session")
+    wait_note(nvim, "no session to review with: start an agent with :AcpStart")
+    assert shown(nvim) == []
