@@ -220,3 +220,28 @@ def test_comment_without_a_hunk_or_a_session_says_so(nvim: Nvim, agent: Scripted
     nvim.api.command("AcpReview comment on a stopped session")
     wait_note(nvim, "no session to review with: start an agent with :AcpStart")
     assert shown(nvim) == []
+
+
+def test_a_comment_stays_on_its_lines_when_their_hunk_is_rejected(
+    nvim: Nvim, agent: Scripted, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    r = project / "r.txt"
+    r.write_text(ORIGINAL)
+    agent.start([[{"write": {"path": str(r), "content": EDITED}}]], project)
+    agent.turn()
+    nvim.lua(INPUT)
+    nvim.api.command("AcpReview")
+    nvim.api.command("clast")
+    assert nvim.api.current.window.cursor[0] == 8
+    nvim.api.command("AcpReview comment why eight")
+    wait_shown(nvim, 1, "why eight")
+    # From the command, the reason given: nothing asked.
+    nvim.api.command("AcpReview reject eights are digits")
+    assert r.read_text() == "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n"
+    assert sorted(wait_shown(nvim, 2, "digits")) == [
+        [8, "  ✗ rejected (the old lines are back): eights are digits", "AcpNvimReviewRejected"],
+        [8, "  💬 why eight", "AcpNvimReviewComment"],
+    ]
+    assert nvim.lua("return acp_test.inputs") == []

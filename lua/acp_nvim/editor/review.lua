@@ -115,14 +115,17 @@ local function restore(buf, sid, file, items, keep, reason)
     end)
     return true, nil
   end
-  local agent = {}
+  local agent, noted = {}, {}
   for i, it in ipairs(items) do
     agent[i] = it.hunk.new or api.nvim_buf_get_lines(buf, it.row, it.end_row, false)
+    noted[i] = notes.within(buf, it.row, it.end_row)
   end
   local last, unsaved = revert.put_back(buf, sid, file, items, replacements)
   update_keymaps(buf)
-  -- Bottom-up: the rows of the hunks above a put-back one did not move.
+  -- Bottom-up: the rows of the hunks above a put-back one did not move. The notes on the agent's lines stay
+  -- on the lines put back in their place (replacing lines pushes marks past them).
   for i, it in ipairs(items) do
+    notes.put_on(buf, noted[i], it.row, it.row + math.max(#replacements[i], 1) - 1)
     notes.rejected(buf, sid, it.hunk, agent[i], it.row, #replacements[i], reason)
   end
   return revert.write_back(buf, file, last, unsaved)

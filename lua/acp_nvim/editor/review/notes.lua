@@ -98,6 +98,50 @@ function M.spans()
   return out
 end
 
+--- The notes whose first line is in 0-based rows [`row`, `end_row`) of `buf`: what replacing those lines would
+--- push past them (a reject puts the old lines back there; `put_on` sets them back on them after).
+---@param buf integer
+---@param row integer
+---@param end_row integer
+---@return integer[]
+function M.within(buf, row, end_row)
+  local ids = {}
+  for id, it in pairs(shown) do
+    if it.buf == buf then
+      local first = api.nvim_buf_get_extmark_by_id(buf, M.ns, it.mark, {})[1]
+      if first and first >= row and first < math.max(end_row, row + 1) then
+        ids[#ids + 1] = id
+      end
+    end
+  end
+  return ids
+end
+
+--- Sets the marks of `ids` on 0-based rows [`row`, `end_row`] of `buf`, keeping what they show.
+---@param buf integer
+---@param ids integer[]
+---@param row integer
+---@param end_row integer
+function M.put_on(buf, ids, row, end_row)
+  local last = api.nvim_buf_line_count(buf) - 1
+  row, end_row = math.min(row, last), math.min(math.max(row, end_row), last)
+  for _, id in ipairs(ids) do
+    local it = shown[id]
+    local m = it and api.nvim_buf_get_extmark_by_id(buf, M.ns, it.mark, { details = true })
+    if m and m[1] then
+      local details = m[3]
+      api.nvim_buf_set_extmark(buf, M.ns, row, 0, {
+        id = it.mark,
+        end_row = end_row,
+        end_col = #(api.nvim_buf_get_lines(buf, end_row, end_row + 1, false)[1] or ""),
+        strict = false,
+        virt_text = details.virt_text,
+        virt_text_pos = "eol",
+      })
+    end
+  end
+end
+
 --- The note whose lines hold 0-based `row` of `buf`, the innermost when several do.
 ---@param buf integer
 ---@param row integer
