@@ -96,7 +96,7 @@ def test_comment_reject_list_edit_remove_and_send(nvim: Nvim, agent: Scripted, t
     assert r.read_text() == "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n"
     assert [
         8,
-        "  ✗ rejected (the old lines are back): keep the digits",
+        "  ✗ rejected: keep the digits",
         "AcpNvimReviewRejected",
     ] in wait_shown(nvim, 2, "keep the digits")
 
@@ -241,7 +241,7 @@ def test_a_comment_stays_on_its_lines_when_their_hunk_is_rejected(
     nvim.api.command("AcpReview reject eights are digits")
     assert r.read_text() == "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n"
     assert sorted(wait_shown(nvim, 2, "digits")) == [
-        [8, "  ✗ rejected (the old lines are back): eights are digits", "AcpNvimReviewRejected"],
+        [8, "  ✗ rejected: eights are digits", "AcpNvimReviewRejected"],
         [8, "  💬 why eight", "AcpNvimReviewComment"],
     ]
     assert nvim.lua("return acp_test.inputs") == []

@@ -28,8 +28,16 @@ def mark_of(note: ReviewNote) -> NoteMark:
         end=note.end,
         kind=note.fact.kind,
         text=note.text,
-        shown=said(note) + (" (in a prompt)" if note.sent else ""),
+        shown=_shown(note),
     )
+
+
+def _shown(note: ReviewNote) -> str:
+    """The virtual text: short, beside the line."""
+    words = " ".join(note.text.split())
+    if note.fact.kind == "rejection":
+        words = f"rejected: {words}" if words else "rejected"
+    return words + (" (in a prompt)" if note.sent else "")
 
 
 class ReviewNotes:

@@ -168,6 +168,12 @@ function M.draft(session_id, text, items)
   if win ~= nil then
     api.nvim_set_current_win(win)
     api.nvim_win_set_cursor(win, { 1, 0 })
+    -- A draft longer than the window is shown whole (and the line of its attachments), up to half the screen:
+    -- it is there to be read and edited.
+    local height = math.min(#new + 2, math.floor(vim.o.lines / 2))
+    if height > api.nvim_win_get_height(win) then
+      api.nvim_win_set_height(win, height)
+    end
   end
   vim.cmd.stopinsert()
 end

@@ -24,6 +24,9 @@ local function attachment_label(attachment)
   if attachment.whole then
     return name
   end
+  if attachment.start == attachment["end"] then
+    return ("%s:%d"):format(name, attachment.start)
+  end
   return ("%s:%d-%d"):format(name, attachment.start, attachment["end"])
 end
 
