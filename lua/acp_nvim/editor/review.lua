@@ -13,11 +13,15 @@
 --- was recorded (made a link, or a folder on its way) is not written: the reject says so.
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
---- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
---- (declared with their defaults in acp_nvim/app/config/options.py).
+--- the cursor, accept / reject every hunk of the buffer, comment; `setup{ review = { keymaps = {...} } }` names
+--- the keys (declared with their defaults in acp_nvim/app/config/options.py).
+---
+--- The notes that go back to the agent (comments, rejections and their reasons) are the host's, per session
+--- (acp_nvim/app/review/); review/notes.lua shows them, asks their words and reports the facts, and every
+--- rejected hunk is reported there.
 local M = {}
 -- The parts, each requiring only those before it: the marks, the records, recording, rejecting, the keys,
--- moving among hunks. This module composes them and keeps the keys in step with the records.
+-- moving among hunks, the notes. This module composes them and keeps the keys in step with the records.
 
 local api = vim.api
 local opt = require("acp_nvim.editor.answer").opt
