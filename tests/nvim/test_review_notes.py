@@ -245,3 +245,11 @@ def test_a_comment_stays_on_its_lines_when_their_hunk_is_rejected(
         [8, "  💬 why eight", "AcpNvimReviewComment"],
     ]
     assert nvim.lua("return acp_test.inputs") == []
+
+    # From Visual mode, the key comments on the lines selected.
+    nvim.api.current.window.cursor = (3, 0)
+    nvim.lua("acp_test.input_answers = { 'three to five' }")
+    keys(nvim, "Vjj\\am")
+    assert nvim.lua("return acp_test.inputs")[-1]["prompt"] == "Comment on r.txt:3-5: "
+    assert [3, "  💬 three to five", "AcpNvimReviewComment"] in wait_shown(nvim, 3, "three to five")
+    assert nvim.lua("return vim.api.nvim_get_mode().mode") == "n"

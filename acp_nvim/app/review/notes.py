@@ -17,6 +17,7 @@ from acp_nvim.app.runs import ChatSession, Runs
 
 NO_NOTES = "no review notes: comment on the agent's change (:AcpReview comment) or reject a hunk first"
 EMPTY_COMMENT = "a comment needs words: nothing was added"
+NO_SESSION = "no session to review with: start an agent with :AcpStart"
 
 
 def mark_of(note: ReviewNote) -> NoteMark:
@@ -62,11 +63,11 @@ class ReviewNotes:
             else:
                 self.send(session)
 
-    def _session(self, session_id: str | None) -> ChatSession | None:
+    def _session(self, session_id: str | None, *, quiet: bool = False) -> ChatSession | None:
         session = self._runs.sessions.get(session_id) if session_id else None
         current = session or self._runs.current().session
-        if current is None:
-            self._port.notify("no session to review with: start an agent with :AcpStart", WARN)
+        if current is None and not quiet:
+            self._port.notify(NO_SESSION, WARN)
         return current
 
     def add(self, fact: NoteFact) -> None:
@@ -76,7 +77,8 @@ class ReviewNotes:
         if fact.kind == "comment" and not text:
             self._port.notify(EMPTY_COMMENT, WARN)
             return
-        session = self._session(fact.session_id)
+        # A reject without a reason is a reject first: with no session to tell, it says nothing more.
+        session = self._session(fact.session_id, quiet=fact.kind == "rejection" and not text)
         if session is None:
             return
         note = ReviewNote(id=next(self._ids), fact=fact, start=fact.start, end=fact.end, text=text)

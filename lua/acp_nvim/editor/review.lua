@@ -177,7 +177,7 @@ function M.comment()
   local buf = api.nvim_get_current_buf()
   if mode:match("^[vV\22]") then
     local first, last = vim.fn.line("v"), vim.fn.line(".")
-    api.nvim_feedkeys(api.nvim_replace_termcodes("<Esc>", true, false, true), "nx", false)
+    vim.cmd.normal({ args = { api.nvim_replace_termcodes("<Esc>", true, false, true) }, bang = true })
     notes.comment(buf, math.min(first, last), math.max(first, last))
   else
     notes.comment(buf)

@@ -44,6 +44,10 @@ async def test_a_comment_needs_words_and_a_session() -> None:
     app = App()
     await app.review.command(comment("/p/a.py", 1, "words"))
     assert app.port.notes[-1][0].startswith("no session to review with")
+    # A reject with no session and no reason to keep is only a reject: nothing more is said.
+    silent = NoteFact(kind="rejection", path="/p/a.py", start=1, end=1, hunk=True)
+    await app.review.command(ReviewRequest(action="add", note=silent))
+    assert len(app.port.notes) == 1
     _, session = await app.start("a", FakeAgent())
     await app.review.command(comment("/p/a.py", 1, "   "))
     assert app.port.notes[-1][0] == "a comment needs words: nothing was added"
