@@ -9,6 +9,7 @@ module keeps what each note says and decides what is shown, listed and sent.
 from __future__ import annotations
 
 import itertools
+import os
 
 from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.review.compose import compose, said, where
@@ -17,6 +18,7 @@ from acp_nvim.app.runs import ChatSession, Runs
 
 NO_NOTES = "no review notes: comment on the agent's change (:AcpReview comment) or reject a hunk first"
 EMPTY_COMMENT = "a comment needs words: nothing was added"
+NO_FILE = "this buffer has no file for the agent to find: nothing was added"
 NO_SESSION = "no session to review with: start an agent with :AcpStart"
 
 
@@ -76,6 +78,11 @@ class ReviewNotes:
         text = fact.text.strip()
         if fact.kind == "comment" and not text:
             self._port.notify(EMPTY_COMMENT, WARN)
+            return
+        if not os.path.isabs(fact.path):
+            # The agent is pointed at a file's lines: a buffer without one (a scratch, the chat) has none.
+            if fact.kind == "comment":
+                self._port.notify(NO_FILE, WARN)
             return
         # A reject without a reason is a reject first: with no session to tell, it says nothing more.
         session = self._session(fact.session_id, quiet=fact.kind == "rejection" and not text)

@@ -51,6 +51,8 @@ async def test_a_comment_needs_words_and_a_session() -> None:
     _, session = await app.start("a", FakeAgent())
     await app.review.command(comment("/p/a.py", 1, "   "))
     assert app.port.notes[-1][0] == "a comment needs words: nothing was added"
+    await app.review.command(comment("", 1, "on a scratch buffer"))
+    assert app.port.notes[-1][0] == "this buffer has no file for the agent to find: nothing was added"
     assert session.review_notes == [] and app.port.review_shown == []
 
 
