@@ -253,3 +253,10 @@ def test_a_comment_stays_on_its_lines_when_their_hunk_is_rejected(
     assert nvim.lua("return acp_test.inputs")[-1]["prompt"] == "Comment on r.txt:3-5: "
     assert [3, "  💬 three to five", "AcpNvimReviewComment"] in wait_shown(nvim, 3, "three to five")
     assert nvim.lua("return vim.api.nvim_get_mode().mode") == "n"
+
+    # Wiped out, then read again: the notes show again where they were.
+    before = sorted(shown(nvim))
+    nvim.api.command("enew")
+    nvim.api.command(f"bwipeout! {r.resolve()}")
+    nvim.api.command(f"edit {r}")
+    assert sorted(wait_shown(nvim, 3, "three to five")) == before

@@ -43,14 +43,16 @@ class MarkSpan(msgspec.Struct, kw_only=True, frozen=True):
 
 class ReviewRequest(msgspec.Struct, kw_only=True, frozen=True):
     """What `:AcpReview` and the review's keys ask of the notes: `add` a note, `edit` its text, `remove` it,
-    `list` them, `send` them into the prompt. `spans`: the marks where they are now (list, send)."""
+    `list` them, `send` them into the prompt; a buffer wiped out reports where its marks were (`moved`), and
+    one read again asks for the notes of its file (`show`, `path`). `spans`: the marks where they are now."""
 
-    action: Literal["add", "edit", "remove", "list", "send"]
+    action: Literal["add", "edit", "remove", "list", "send", "moved", "show"]
     session_id: str | None = None
     note: NoteFact | None = None
     note_id: int | None = None
     text: str | None = None
     spans: list[MarkSpan] = []
+    path: str | None = None
 
 
 class ReviewNote(msgspec.Struct, kw_only=True):

@@ -55,6 +55,12 @@ class ReviewNotes:
             self.add(request.note)
         elif request.action in ("edit", "remove") and request.note_id is not None:
             self.change(request.note_id, None if request.action == "remove" else (request.text or ""))
+        elif request.action == "moved":
+            for each in self._runs.sessions.values():
+                self._moved(each, request.spans)
+        elif request.action == "show" and request.path:
+            notes = [note for each in self._runs.sessions.values() for note in each.review_notes]
+            self._port.review_marks([mark_of(note) for note in notes if note.path == request.path])
         elif request.action in ("list", "send"):
             session = self._session(request.session_id)
             if session is None:

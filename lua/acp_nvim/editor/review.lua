@@ -270,5 +270,11 @@ api.nvim_create_autocmd("BufWipeout", {
     notes.wiped(ev.buf)
   end,
 })
+api.nvim_create_autocmd("BufReadPost", {
+  group = "acp_nvim_review",
+  callback = function(ev)
+    notes.read(ev.buf)
+  end,
+})
 
 return M

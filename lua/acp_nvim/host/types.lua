@@ -190,12 +190,13 @@
 ---@field item acp.ItemView
 
 ---@class acp.ReviewRequest
----@field action "add"|"edit"|"remove"|"list"|"send"
+---@field action "add"|"edit"|"remove"|"list"|"send"|"moved"|"show"
 ---@field session_id? string|nil
 ---@field note? acp.NoteFact|nil
 ---@field note_id? integer|nil
 ---@field text? string|nil
 ---@field spans? acp.MarkSpan[]
+---@field path? string|nil
 
 ---@class acp.SandboxQuestion
 ---@field path string

@@ -301,13 +301,33 @@ function M.command(action, session_id)
   tell_host({ action = action, session_id = session_id, spans = M.spans() })
 end
 
---- A wiped-out buffer's marks went with it; the host keeps the notes (their lines as last known).
+--- Files whose buffer was wiped out while it showed notes: read again, they get them back.
+---@type table<string, boolean>
+local orphaned = {}
+
+--- A buffer is being wiped out: the host learns where its marks were, which go with it; its notes stay.
 ---@param buf integer
 function M.wiped(buf)
-  for id, it in pairs(shown) do
-    if it.buf == buf then
-      shown[id] = nil
+  local spans = {}
+  for _, span in ipairs(M.spans()) do
+    if shown[span.id].buf == buf then
+      spans[#spans + 1] = span
+      shown[span.id] = nil
     end
+  end
+  if #spans > 0 then
+    orphaned[path_of(buf)] = true
+    require("acp_nvim.host.api").review({ action = "moved", spans = spans })
+  end
+end
+
+--- A file read into a buffer again: the host shows its notes there again.
+---@param buf integer
+function M.read(buf)
+  local path = path_of(buf)
+  if orphaned[path] then
+    orphaned[path] = nil
+    require("acp_nvim.host.api").review({ action = "show", path = path })
   end
 end
 
