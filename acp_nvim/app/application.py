@@ -13,6 +13,7 @@ from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.permissions.service import Permissions
 from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.review.notes import ReviewNotes
 from acp_nvim.app.runs import Runs
 from acp_nvim.app.sessions.forking import Forks
 from acp_nvim.app.sessions.incoming import Incoming
@@ -42,6 +43,7 @@ class Application:
         self.checkpoints = Checkpoints(runs, port)
         self.turns = Turns(runs, port, self.status, edits, self.checkpoints)
         self.permissions = Permissions(runs, port)
+        self.review = ReviewNotes(runs, port)
         self.incoming = Incoming(runs, port, self.status, edits, self.permissions)
         self.commands = Commands(
             runs,

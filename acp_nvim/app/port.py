@@ -12,6 +12,7 @@ from typing import Protocol
 
 import msgspec
 
+from acp_nvim.app.review.note import NoteItem, NoteMark
 from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
@@ -102,6 +103,19 @@ class NeovimPort(Protocol):
 
     def session_ended(self, session_id: str) -> None:
         """What the editor services hold for the session (its terminals, its sandbox) ends."""
+
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        """The review's notes shown (or shown anew) as virtual text on their lines."""
+
+    def review_drop(self, ids: list[int]) -> None:
+        """The marks of these notes go."""
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        """The review's notes in the quickfix list, opened."""
+
+    def prompt_draft(self, session_id: str, text: str, attachments: list[JsonValue]) -> None:
+        """A prompt made for the user (`:AcpReview send`): its text and attachments into the session's prompt
+        window, shown and focused, for the user to edit and send."""
 
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         """The id picked, or None when the picker was dismissed."""

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
+from acp_nvim.app.review.note import NoteItem, NoteMark
 from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import Bridge
@@ -67,6 +68,18 @@ class NvimPort:
 
     def session_ended(self, session_id: str) -> None:
         self._session_ended(session_id)
+
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        self._lua.review_marks(marks)
+
+    def review_drop(self, ids: list[int]) -> None:
+        self._lua.review_drop(ids)
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        self._lua.review_list(title, items)
+
+    def prompt_draft(self, session_id: str, text: str, attachments: LuaValue) -> None:
+        self._lua.prompt_draft(session_id, text, attachments)
 
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         return await self._ui.select(prompt, choices, kind)

@@ -113,6 +113,8 @@ class ReviewKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     reject_hunk: Key = "<leader>ar"
     accept_file: Key = "<leader>aA"
     reject_file: Key = "<leader>aR"
+    # Comment on the hunk under the cursor (or the lines selected, in Visual mode); on a comment: edit it.
+    comment: Key = "<leader>am"
 
 
 class ReviewOptions(msgspec.Struct, kw_only=True, frozen=True):

@@ -206,6 +206,19 @@ function M.checkpoint(session_id, args)
   return command("acp_checkpoint", session_id, args)
 end
 
+--- The review's notes (lua/acp_nvim/editor/review/notes.lua): a comment or rejection added, a note edited or
+--- removed, the notes listed or sent into the prompt. Notes belong to sessions, which only a running host has:
+--- without one nothing is sent (false).
+---@param request acp.ReviewRequest
+---@return boolean sent
+function M.review(request)
+  local channel = running_channel()
+  if channel == nil then
+    return false
+  end
+  return (pcall(vim.rpcnotify, channel, "acp_review", request))
+end
+
 --- Neovim is quitting: the host answers with `agent_groups.leaving_noted()` once it knows the agents' end is
 --- routine. Returns whether a running host was told.
 ---@return boolean

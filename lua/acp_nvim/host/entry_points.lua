@@ -13,6 +13,7 @@ return {
   ["acp_nvim.editor.fs.disk_watch"] = { "unwatch", "watch" },
   ["acp_nvim.editor.fs.follow_disk"] = { "apply" },
   ["acp_nvim.editor.fs.view"] = { "forget" },
+  ["acp_nvim.editor.review.notes"] = { "drop", "quickfix", "show" },
   ["acp_nvim.editor.terminal"] = { "create", "kill", "kill_many", "output", "release", "wait_for_exit" },
   ["acp_nvim.host"] = { "bootstrapped" },
   ["acp_nvim.host.batch"] = { "run" },
@@ -23,7 +24,7 @@ return {
   ["acp_nvim.ui.chat_queue"] = { "show" },
   ["acp_nvim.ui.elicitation"] = { "ask", "close" },
   ["acp_nvim.ui.permission"] = { "ask" },
-  ["acp_nvim.ui.prompt"] = { "refused" },
+  ["acp_nvim.ui.prompt"] = { "draft", "refused" },
   ["acp_nvim.ui.sandbox"] = { "ask" },
   ["acp_nvim.ui.status"] = { "set" },
 }

@@ -124,6 +124,11 @@
 ---@field argv string[]
 ---@field env table<string, string>
 
+---@class acp.MarkSpan
+---@field id integer
+---@field start integer
+---@field end integer
+
 ---@class acp.MetaOp
 ---@field op "meta"
 ---@field header string
@@ -136,6 +141,35 @@
 ---@class acp.ModeView
 ---@field id string
 ---@field name string
+
+---@class acp.NoteFact
+---@field kind "comment"|"rejection"
+---@field session_id? string|nil
+---@field bufnr? integer
+---@field path string
+---@field start integer
+---@field end integer
+---@field text? string
+---@field old? string[]
+---@field new? string[]
+---@field hunk? boolean
+---@field filetype? string
+
+---@class acp.NoteItem
+---@field filename string
+---@field lnum integer
+---@field end_lnum integer
+---@field text string
+
+---@class acp.NoteMark
+---@field id integer
+---@field bufnr integer
+---@field path string
+---@field start integer
+---@field end integer
+---@field kind "comment"|"rejection"
+---@field text string
+---@field shown string
 
 ---@class acp.NoteOp
 ---@field op "note"
@@ -170,6 +204,15 @@
 ---@class acp.ReplaceOp
 ---@field op "replace"
 ---@field item acp.ItemView
+
+---@class acp.ReviewRequest
+---@field action "add"|"edit"|"remove"|"list"|"send"|"moved"|"show"
+---@field session_id? string|nil
+---@field note? acp.NoteFact|nil
+---@field note_id? integer|nil
+---@field text? string|nil
+---@field spans? acp.MarkSpan[]
+---@field path? string|nil
 
 ---@class acp.SandboxQuestion
 ---@field path string

@@ -188,6 +188,41 @@ function M.open(chat, chat_win)
   api.nvim_set_current_win(win)
 end
 
+--- The host's entry point: a prompt made for the user (`:AcpReview send`) into the session's prompt window,
+--- after what the prompt already holds, with its attachments; the chat and prompt are shown and the prompt
+--- focused, in Normal mode, for the user to edit and send.
+---@param session_id string
+---@param text string
+---@param items table[]
+function M.draft(session_id, text, items)
+  local chats = require("acp_nvim.ui.chat")
+  local chat = chats.chats[session_id]
+  if chat == nil or not chats.open(session_id) then
+    require("acp_nvim.util.notify").warn("the session's chat is gone: nothing was put in a prompt")
+    return
+  end
+  local buf = M.buffer(chat)
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local new = vim.split(text, "\n")
+  if vim.trim(table.concat(lines, "\n")) ~= "" then
+    new = vim.list_extend(vim.list_extend(lines, { "" }), new)
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, new)
+  attachments.add(items or {})
+  local win = vim.fn.win_findbuf(buf)[1]
+  if win ~= nil then
+    api.nvim_set_current_win(win)
+    api.nvim_win_set_cursor(win, { 1, 0 })
+    -- A draft longer than the window is shown whole (and the line of its attachments), up to half the screen:
+    -- it is there to be read and edited.
+    local height = math.min(#new + 2, math.floor(vim.o.lines / 2))
+    if height > api.nvim_win_get_height(win) then
+      api.nvim_win_set_height(win, height)
+    end
+  end
+  vim.cmd.stopinsert()
+end
+
 --- After :AcpChat: Insert mode in the prompt it focused when that prompt is empty (option chat.start_insert),
 --- so a user who opens the chat and types is typing the prompt (in Normal mode, `show me ...` would substitute).
 --- A prompt holding a draft is left in Normal mode: the user may have come back to edit it.

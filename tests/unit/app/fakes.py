@@ -11,6 +11,7 @@ import anyio
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
+from acp_nvim.app.review.note import NoteItem, NoteMark
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.agent.steering import SteeringResponse
@@ -64,6 +65,10 @@ class FakePort:
         self.status_while_asked: list[str] = []
         self.queues: list[tuple[str, QueueView]] = []
         self.attentions: list[Attention] = []
+        self.review_shown: list[NoteMark] = []
+        self.review_dropped: list[int] = []
+        self.review_lists: list[tuple[str, list[NoteItem]]] = []
+        self.drafts: list[tuple[str, str, list[JsonValue]]] = []
 
     # what the application shows
 
@@ -99,6 +104,18 @@ class FakePort:
 
     def session_ended(self, session_id: str) -> None:
         self.ended.append(session_id)
+
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        self.review_shown.extend(marks)
+
+    def review_drop(self, ids: list[int]) -> None:
+        self.review_dropped.extend(ids)
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        self.review_lists.append((title, items))
+
+    def prompt_draft(self, session_id: str, text: str, attachments: list[JsonValue]) -> None:
+        self.drafts.append((session_id, text, attachments))
 
     def cancel_permissions(self, session_id: str) -> None:
         self.cancelled.append(session_id)

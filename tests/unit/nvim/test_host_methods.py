@@ -57,6 +57,28 @@ REAL_SHAPES: dict[str, list[list[object]]] = {
     "acp_close": [["session-1"]],
     "acp_permissions": [[None, []], ["session-1", ["revoke", "2"]]],
     "acp_checkpoint": [[None, ["restore", "1"]], ["session-1", ["offer", 7]]],
+    "acp_review": [
+        [{"action": "send", "spans": [{"id": 1, "start": 3, "end": 5}]}],
+        [{"action": "edit", "note_id": 2, "text": "shorter"}],
+        [
+            {
+                "action": "add",
+                "note": {
+                    "kind": "rejection",
+                    "session_id": "session-1",
+                    "bufnr": 3,
+                    "path": "/p/a.py",
+                    "start": 2,
+                    "end": 2,
+                    "text": "",
+                    "old": ["x"],
+                    "new": ["y"],
+                    "hunk": True,
+                    "filetype": "python",
+                },
+            }
+        ],
+    ],
     "acp_disk_changed": [["session-1", ["/project/a.lua"]]],
     "acp_leaving": [[]],
     "acp_reply": [[3, "allow"], [3, None], [3, 0], [3, {"name": "x"}], [3]],
