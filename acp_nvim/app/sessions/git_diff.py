@@ -7,6 +7,7 @@ import os
 import shutil
 
 import anyio
+import anyio.abc
 
 from acp_nvim.app.sessions.context_mentions import MAX_TEXT_CHARS, DiffMention
 
@@ -20,19 +21,29 @@ _ENV = {"GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0
 
 
 async def _run(args: list[str], cwd: str) -> tuple[int, bytes, int, bytes]:
-    """Exit code, the first MAX_READ_BYTES of stdout, stdout's whole size, and stderr's start."""
+    """Exit code, the first MAX_READ_BYTES of stdout, stdout's whole size, and stderr's start. Both streams
+    are read at once: git blocked on a full stderr pipe (a warning per file) would never close stdout."""
     env = {**os.environ, **_ENV}
-    async with await anyio.open_process(args, cwd=cwd, env=env) as process:
-        assert process.stdout is not None and process.stderr is not None
-        out, size = bytearray(), 0
-        async for chunk in process.stdout:
+    out, err = bytearray(), bytearray()
+    size = 0
+
+    async def read_out(stream: anyio.abc.ByteReceiveStream) -> None:
+        nonlocal size
+        async for chunk in stream:
             size += len(chunk)
             if len(out) < MAX_READ_BYTES:
-                out += chunk[: MAX_READ_BYTES - len(out)]
-        err = bytearray()
-        async for chunk in process.stderr:
+                out.extend(chunk[: MAX_READ_BYTES - len(out)])
+
+    async def read_err(stream: anyio.abc.ByteReceiveStream) -> None:
+        async for chunk in stream:
             if len(err) < 4096:
-                err += chunk
+                err.extend(chunk)
+
+    async with await anyio.open_process(args, cwd=cwd, env=env) as process:
+        assert process.stdout is not None and process.stderr is not None
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_out, process.stdout)
+            group.start_soon(read_err, process.stderr)
         code = await process.wait()
     return code, bytes(out), size, bytes(err)
 
