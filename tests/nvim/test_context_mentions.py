@@ -352,3 +352,24 @@ def test_a_queued_prompt_edited_reads_its_mentions_again(nvim: Nvim, tmp_path: P
     assert prompts(journal)[1] == (
         "later @quickfix @diff @quickfix: none (the list is empty) @diff: none (not a git repository)"
     )
+
+
+def test_diagnostics_beyond_the_limit_are_counted_and_the_folders_come_first(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-aaa-outside.py"
+    outside.write_text("".join(f"v{i} = 1\n" for i in range(2500)))
+    app = tmp_path / "zzz.py"
+    app.write_text("x\n")
+    start(nvim, tmp_path, EMBEDDED)
+    many = [{"lnum": i, "col": 0, "severity": 2, "message": f"outside {i}"} for i in range(2500)]
+    set_diagnostics(nvim, outside, many)
+    set_diagnostics(nvim, app, [{"lnum": 0, "col": 0, "severity": 1, "message": "the one inside"}])
+    type_and_send(nvim, "@diagnostics:all")
+    text = sent(nvim, tmp_path, schema)[1]["resource"]["text"]
+    # The buffer under the session's folder is gathered first, though its name sorts last.
+    assert "zzz.py:1:1: error: the one inside" in text and "outside 0" not in text
+    assert "not gathered" not in text
+    # The count is of the diagnostics inside: those outside, gathered or not, are only named.
+    nvim.wait_chat("@diagnostics:all: 1 in zzz.py; left out, outside the session's folders: " + str(outside))
+    os.unlink(outside)

@@ -36,14 +36,20 @@ class Diagnostic(msgspec.Struct, kw_only=True):
     message: str = ""
 
 
+class Skipped(msgspec.Struct, kw_only=True):
+    """How many diagnostics of a buffer Lua counted but did not gather (past its limit)."""
+
+    path: str
+    count: int
+
+
 class DiagnosticsMention(msgspec.Struct, kw_only=True, tag="diagnostics", tag_field="kind"):
     """`@diagnostics` (`scope` "buffer": the buffer the user came from, `path`) or `@diagnostics:all`."""
 
     scope: Literal["buffer", "all"] = "buffer"
     path: str = ""
     items: list[Diagnostic] = []
-    #: Diagnostics beyond what Lua gathers.
-    more: int = 0
+    skipped: list[Skipped] = []
 
 
 class BufferInfo(msgspec.Struct, kw_only=True):
@@ -200,17 +206,19 @@ def _diagnostics(mention: DiagnosticsMention, scope: Scope, embedded: bool) -> R
     if mention.scope == "buffer" and mention.path and not scope.inside(mention.path):
         return nothing(name, left_out([mention.path]))
     kept = [d for d in mention.items if scope.inside(d.path)]
+    more = sum(skip.count for skip in mention.skipped if scope.inside(skip.path))
     outside = [d.path or "[No Name]" for d in mention.items if not scope.inside(d.path)]
+    outside += [skip.path or "[No Name]" for skip in mention.skipped if not scope.inside(skip.path)]
     notes = [left_out(outside)] if outside else []
     if not kept:
         where = scope.relative(mention.path) if mention.scope == "buffer" and mention.path else ""
         return nothing(name, "; ".join([w for w in [where] if w] + notes))
     lines = [_diagnostic_line(d, scope) for d in kept]
-    if mention.more:
-        lines.append(f"[{mention.more} more diagnostics not gathered]")
+    if more:
+        lines.append(f"[{more} more diagnostics not gathered]")
     files = len({d.path for d in kept})
     where = scope.relative(kept[0].path) if files == 1 else f"{files} files"
-    total = len(kept) + mention.more
+    total = len(kept) + more
     shown = f"@{name}: {total} in {where}" + "".join(f"; {note}" for note in notes)
     uri = URI_BASE + ("diagnostics" if mention.scope == "buffer" else "diagnostics/all")
     header = f"Diagnostics (file:line:column: severity: message [source]), {total} in {where}:\n"
@@ -253,7 +261,9 @@ def _quickfix(mention: QuickfixMention, scope: Scope, embedded: bool) -> Rendere
     if mention.more:
         lines.append(f"[{mention.more} more entries not gathered]")
     title = f" ({mention.title})" if mention.title else ""
-    shown = f"@quickfix: {len(kept) + mention.more} entries" + "".join(f"; {n}" for n in notes)
+    # Entries past Lua's limit are not known to lie inside the folders: counted apart.
+    more = f", {mention.more} more not gathered" if mention.more else ""
+    shown = f"@quickfix: {len(kept)} entries{more}" + "".join(f"; {n}" for n in notes)
     body = f"The quickfix list{title}:\n" + "\n".join(lines)
     return Rendered(blocks=_text_blocks("quickfix", body, embedded, uri=URI_BASE + "quickfix"), shown=shown)
 

@@ -74,49 +74,56 @@ end
 --- only counted (copying diagnostics is what costs, ~2 us each).
 ---@param bufs integer[]
 ---@return table[] items
----@return integer more beyond `M.max_items`
+---@return table[] skipped { path, count } of the diagnostics past the limit, by buffer
 local function diagnostics(bufs)
-  local items, more = {}, 0
+  local items, skipped = {}, {}
   for _, buf in ipairs(bufs) do
+    local path = api.nvim_buf_get_name(buf)
     if #items >= M.max_items then
-      more = more + total(vim.diagnostic.count(buf))
+      table.insert(skipped, { path = path, count = total(vim.diagnostic.count(buf)) })
     else
       local found = vim.diagnostic.get(buf)
       table.sort(found, function(a, b)
         return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
       end)
-      local path = api.nvim_buf_get_name(buf)
-      for _, d in ipairs(found) do
-        if #items >= M.max_items then
-          more = more + 1
-        else
-          items[#items + 1] = {
-            path = path,
-            lnum = d.lnum + 1,
-            col = d.col + 1,
-            severity = SEVERITY[d.severity] or "",
-            source = type(d.source) == "string" and d.source or "",
-            code = d.code ~= nil and tostring(d.code) or "",
-            message = tostring(d.message or ""),
-          }
-        end
+      local room = M.max_items - #items
+      for i = 1, math.min(#found, room) do
+        local d = found[i]
+        items[#items + 1] = {
+          path = path,
+          lnum = d.lnum + 1,
+          col = d.col + 1,
+          severity = SEVERITY[d.severity] or "",
+          source = type(d.source) == "string" and d.source or "",
+          code = d.code ~= nil and tostring(d.code) or "",
+          message = tostring(d.message or ""),
+        }
+      end
+      if #found > room then
+        table.insert(skipped, { path = path, count = #found - room })
       end
     end
   end
-  return items, more
+  return items, skipped
 end
 
---- The loaded buffers that have diagnostics, by name.
+--- The loaded buffers that have diagnostics, by name, those under the session's directory first (the host
+--- leaves out what is outside its folders: they must not take the places the limit leaves).
 ---@return integer[]
 local function diagnosed_buffers()
-  local bufs = {}
+  local chats = require("acp_nvim.ui.chat")
+  local chat = chats.current and chats.chats[chats.current]
+  local prefix = ((chat and chat.cwd) or vim.fn.getcwd()):gsub("/$", "") .. "/"
+  local bufs, keys = {}, {}
   for _, buf in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(buf) and next(vim.diagnostic.count(buf)) ~= nil then
+      local name = api.nvim_buf_get_name(buf)
       table.insert(bufs, buf)
+      keys[buf] = (vim.startswith(name, prefix) and "0" or "1") .. name
     end
   end
   table.sort(bufs, function(a, b)
-    return api.nvim_buf_get_name(a) < api.nvim_buf_get_name(b)
+    return keys[a] < keys[b]
   end)
   return bufs
 end
@@ -125,16 +132,23 @@ end
 ---@return table
 local function diagnostics_mention(all)
   if all then
-    local items, more = diagnostics(diagnosed_buffers())
-    return { kind = "diagnostics", mention = true, scope = "all", items = items, more = more }
+    local items, skipped = diagnostics(diagnosed_buffers())
+    return { kind = "diagnostics", mention = true, scope = "all", items = items, skipped = skipped }
   end
   local buf = M.origin_buf()
   if buf == nil then
     return { kind = "missing", mention = true, name = "diagnostics", fact = "no_buffer" }
   end
-  local items, more = diagnostics({ buf })
+  local items, skipped = diagnostics({ buf })
   local path = api.nvim_buf_get_name(buf)
-  return { kind = "diagnostics", mention = true, scope = "buffer", path = path, items = items, more = more }
+  return {
+    kind = "diagnostics",
+    mention = true,
+    scope = "buffer",
+    path = path,
+    items = items,
+    skipped = skipped,
+  }
 end
 
 --- The last visual selection of the buffer the user works in, as a selection attachment.

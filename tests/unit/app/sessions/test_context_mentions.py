@@ -22,6 +22,7 @@ from acp_nvim.app.sessions.context_mentions import (
     MissingMention,
     QuickfixItem,
     QuickfixMention,
+    Skipped,
     SymbolMention,
     bounded,
     render,
@@ -59,15 +60,15 @@ def test_diagnostics_outside_the_folders_are_left_out_and_named(
             Diagnostic(path=inside, lnum=3, col=1, severity="error", message="bad\nsecond line"),
             Diagnostic(path="/etc/passwd", lnum=1, col=1, severity="error", message="SECRET"),
         ],
-        more=5,
+        skipped=[Skipped(path=inside, count=5), Skipped(path="/etc/shadow", count=3)],
     )
     rendered = render(mention, [str(tmp_path)], embedded=False)
     blocks = wire(rendered.blocks, schema)
     assert "SECRET" not in str(blocks)
     assert "a.py:3:1: error: bad\n    second line" in blocks[1]["text"]
     assert "[5 more diagnostics not gathered]" in blocks[1]["text"]
-    assert (
-        rendered.shown == "@diagnostics:all: 6 in a.py; left out, outside the session's folders: /etc/passwd"
+    assert rendered.shown == (
+        "@diagnostics:all: 6 in a.py; left out, outside the session's folders: /etc/passwd, /etc/shadow"
     )
 
 
