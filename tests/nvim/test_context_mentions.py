@@ -373,3 +373,18 @@ def test_diagnostics_beyond_the_limit_are_counted_and_the_folders_come_first(
     # The count is of the diagnostics inside: those outside, gathered or not, are only named.
     nvim.wait_chat("@diagnostics:all: 1 in zzz.py; left out, outside the session's folders: " + str(outside))
     os.unlink(outside)
+
+
+def test_a_characterwise_selection_keeps_whole_characters(
+    nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("say héllo wörld\n")
+    start(nvim, tmp_path, EMBEDDED)
+    nvim.api.command(f"edit {notes}")
+    # From the "h" to the "é" after it, then Escape: '< and '> hold the selection.
+    nvim.api.feedkeys(nvim.api.replace_termcodes("0fhvl<Esc>", True, False, True), "x", False)
+    type_and_send(nvim, "what is @selection?")
+    blocks = sent(nvim, tmp_path, schema)
+    assert blocks[1] == {"type": "resource", "resource": {"uri": notes.as_uri() + "#L1-L1", "text": "hé"}}
+    nvim.wait_chat("what is @selection?\n@selection: notes.txt:1")

@@ -161,9 +161,12 @@ local function selection_mention()
     return { kind = "missing", mention = true, name = "selection", fact = "no_selection" }
   end
   local lines = api.nvim_buf_get_lines(buf, first[1] - 1, last[1], false)
-  local mode = vim.fn.visualmode()
+  -- visualmode() is the current buffer's.
+  local mode = api.nvim_buf_call(buf, vim.fn.visualmode)
   if mode == "v" and #lines > 0 then
-    lines[#lines] = lines[#lines]:sub(1, last[2] + 1)
+    -- The mark is on the last character's first byte: its other bytes are in the selection too.
+    local stop = math.min(last[2] + 1, #lines[#lines])
+    lines[#lines] = lines[#lines]:sub(1, stop + (stop > 0 and vim.str_utf_end(lines[#lines], stop) or 0))
     lines[1] = lines[1]:sub(first[2] + 1)
   elseif mode == "\22" then
     local left, right = math.min(first[2], last[2]), math.max(first[2], last[2])
@@ -232,7 +235,13 @@ local function symbol_mention(name)
   if symbol == nil then
     return { kind = "missing", mention = true, name = "symbol:" .. name, fact = fact }
   end
-  local buf = vim.fn.bufnr(symbol.path)
+  -- By its exact name: bufnr() would read the path as a pattern.
+  local buf = -1
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_get_name(b) == symbol.path then
+      buf = b
+    end
+  end
   local lines
   if buf > 0 and api.nvim_buf_is_loaded(buf) then
     lines = api.nvim_buf_get_lines(buf, symbol.start_line - 1, symbol.end_line, false)
