@@ -84,6 +84,11 @@ class Dispatcher:
         handler, params_type = route
         # A msgspec.ValidationError escaping here is answered -32602 with the field path by the connection.
         decoded = codec.decode(params, params_type)
+        # Whatever the method, a session this client does not run is answered at once, before any service
+        # (or the user) sees the request: a subagent's request nobody answers would hang the agent's turn.
+        session_id = getattr(decoded, "session_id", None)
+        if isinstance(session_id, str):
+            self._check_session(session_id)
         return await handler(decoded)
 
     async def _until_turn_cancelled(
@@ -106,8 +111,8 @@ class Dispatcher:
             raise unknown_session(session_id)
 
     async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
-        # An error, not `cancelled`: nothing was cancelled, the agent named a session that is not open.
-        self._check_session(params.session_id)
+        # An unknown session was answered with an error by `on_request`, not `cancelled`: nothing was
+        # cancelled, the agent named a session that is not open.
         return await self._until_turn_cancelled(
             params.session_id,
             lambda: self.editor.request_permission(params),
@@ -121,7 +126,6 @@ class Dispatcher:
         session_id = params.session_id
         if session_id is None:
             return await self.editor.create_elicitation(params)
-        self._check_session(session_id)
         # Like a permission request, an elicitation of a session whose turn is cancelled is answered
         # `cancel` at once.
         return await self._until_turn_cancelled(
@@ -182,7 +186,7 @@ class Dispatcher:
         if session_id in self.sessions:
             return True
         log.debug("update for unknown session %r dropped", session_id)
-        self.diagnostics.report("unknown_session")
+        self.diagnostics.report("unknown_session", f"session {session_id!r}")
         return False
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:
