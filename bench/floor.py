@@ -21,6 +21,7 @@ from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.agent.process import AgentCommand
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 from bench.harness import BENCH, FLOOD_AGENT, NS_PER_S, NVIM, task_cpu_seconds, wait_until
 
 LUA_FLOOR = BENCH / "lua_floor.lua"
@@ -40,7 +41,7 @@ class FloorEditor(HeadlessEditor):
             return s.ClientCapabilities()
         return s.ClientCapabilities(fs=s.FileSystemCapabilities(read_text_file=True, write_text_file=True))
 
-    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
         self.updates += len(notifications)
         if self.done_at is not None:
             return

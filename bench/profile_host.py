@@ -33,6 +33,7 @@ from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 from bench.flood_agent import final_text
 from bench.floor import flood_command
 
@@ -82,7 +83,7 @@ class RenderingEditor(HeadlessEditor):
         self.renderer = ChatRenderer(self._bridge, self.state, "Flood agent", self._spawn)  # type: ignore[arg-type]
         return self.renderer
 
-    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
         if self.state is None or self.renderer is None:
             return
         updates = [notification.update for notification in notifications]

@@ -1,4 +1,5 @@
-"""Generate ``acp_nvim/protocol/schema.py`` and ``methods.py`` from the official ACP v1 npm package.
+"""Generate ``acp_nvim/protocol/schema.py`` and ``methods.py`` from the official ACP v1 npm package (and
+``unstable.py`` with ``unstable_methods.py`` from its unstable schema: ``tools/gen_protocol_unstable.py``).
 
 Usage: ``python tools/gen_protocol.py [--schema PATH] [--output PATH] [--methods-output PATH] [--check]``.
 The schema (``schema/v1/schema.json``) gives the msgspec Structs and each method's types; the package's
@@ -20,9 +21,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generated_files import write_or_check
+
+if TYPE_CHECKING:
+    from gen_protocol_unstable import UnstableModule
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCHEMA = (
@@ -110,6 +114,8 @@ class Field:
     json_name: str
     annotation: str
     default: str | None  # Python source of the default, None when required
+    # Marked `x-deserialize-default-on-error`: only the unstable module acts on it (gen_protocol_unstable.py).
+    default_on_error: bool = False
 
 
 @dataclass
@@ -131,8 +137,11 @@ class Variant:
 
 
 class Generator:
-    def __init__(self, schema: JsonObj) -> None:
+    def __init__(self, schema: JsonObj, open_unions: frozenset[str] = frozenset()) -> None:
         self.defs: dict[str, JsonObj] = schema["$defs"]
+        # Unions whose catch-all variant (``not: {...}``) becomes ``{Name}Other``, keeping an unknown tag (the
+        # unstable module's new unions: see UNSTABLE_RULES in tools/gen_protocol_unstable.py).
+        self.open_unions = open_unions
         self.primitive_aliases: list[str] = []
         self.known_values: list[str] = []
         self.structs: dict[str, StructDef] = {}
@@ -221,7 +230,9 @@ class Generator:
             return Field(json_name, ann, "None")
         if not ann.endswith("| None") and ann != "None":
             ann = f"{ann} | None"
-        return Field(json_name, ann, "None")
+        return Field(
+            json_name, ann, "None", default_on_error=bool(node.get("x-deserialize-default-on-error"))
+        )
 
     def default_source(self, node: JsonObj, value: Any) -> str:
         if isinstance(value, list):
@@ -295,6 +306,8 @@ class Generator:
             return "union" if arrays > 1 else "primitive"
         if "properties" in node and all(v.tag is None and v.ref for v in self.variants(node)):
             return "struct"  # object with an untagged "scope" choice: merged, see emit_struct
+        if self.tag_field_of(node) in node.get("properties", {}):
+            return "struct"  # its tag is a property of its own (IdleStateUpdate's stopReason): merged too
         return "union"
 
     # ---------------------------------------------------------------- emit
@@ -336,12 +349,14 @@ class Generator:
         fields = self.object_fields(node)
         # An untagged choice inside an object (ElicitationFormMode's session/request scope): every
         # alternative's properties become optional fields, since anyOf allows any combination.
+        # A choice tagged by a property of the object's own (IdleStateUpdate's stopReason) is merged the same
+        # way: the tag stays the plain (lenient) property, each variant adds its own as optional fields.
         for v in self.variants(node):
-            assert v.ref is not None
             have = {f.json_name for f in fields}
-            fields += [
-                f for f in self.object_fields(self.defs[v.ref], all_optional=True) if f.json_name not in have
-            ]
+            extra = self.object_fields({"properties": v.inline}, all_optional=True)
+            if v.ref is not None:
+                extra = self.object_fields(self.defs[v.ref], all_optional=True) + extra
+            fields += [f for f in extra if f.json_name not in have]
         tag, tag_field = self.self_tagged.get(name, (None, None))
         self.structs[name] = StructDef(
             name, fields=fields, tag=tag, tag_field=tag_field, doc=first_paragraph(node.get("description"))
@@ -386,6 +401,16 @@ class Generator:
                 t = self.type_of({k: val for k, val in (node.get("oneOf") or node["anyOf"])[index].items()})
                 untagged.append(t)
                 members.append(t)
+        catch_all = any("not" in item for item in node.get("oneOf") or node.get("anyOf") or [])
+        if name in self.open_unions and catch_all and tag_field is not None:
+            cls = f"{name}Other"
+            self.structs[cls] = StructDef(
+                cls,
+                fields=[Field(tag_field, "str", None), *base_fields],
+                doc=f"A `{tag_field}` this build does not know.",
+            )
+            untagged.append(cls)
+            members.append(cls)
         alias = " | ".join(members)
         if len(members) == 1 or not untagged:
             self.union_aliases.append(f"{name}: TypeAlias = {alias}")
@@ -530,19 +555,20 @@ class MethodTable:
     names: tuple[MethodName, ...]
 
 
-TABLE_SIDES = {"AGENT": "agent", "CLIENT": "client", "PROTOCOL": "protocol"}
-TABLE_START = re.compile(r"export const (AGENT|CLIENT|PROTOCOL)_METHODS = \{")
+TABLE_SIDES = {"AGENT": "agent", "CLIENT": "client", "PROTOCOL": "protocol", "PROXY": "proxy"}
+TABLE_START = re.compile(r"export const (AGENT|CLIENT|PROTOCOL|PROXY)_METHODS = \{")
 TABLE_ROW = re.compile(r'\s+([a-z][a-z0-9_]*): "([^"\\]+)",?')
 TABLE_VERSION = re.compile(r"export const PROTOCOL_VERSION = (\d+);")
 
 
-def method_table(package: SchemaPackage, schema_path: Path) -> MethodTable:
-    """Read the method tables the package's compiled schema module exports (``dist/v1/schema/index.js``).
+def method_table(package: SchemaPackage, schema_path: Path, feature_set: str = "") -> MethodTable:
+    """Read the method tables the package's compiled schema module exports (``dist/v1/schema/index.js``;
+    with ``feature_set="unstable"``, ``dist/v1/unstable/schema/index.js``).
 
     The file is generated by the SDK's own build, so its shape is fixed; anything unexpected inside a table
     stops the generator rather than dropping a method silently.
     """
-    source = package.root / "dist" / schema_path.parent.name / "schema" / "index.js"
+    source = package.root / "dist" / schema_path.parent.name / feature_set / "schema" / "index.js"
     if not source.is_file():
         raise SystemExit(f"{package.stamp} has no method table at {source}")
     names: list[MethodName] = []
@@ -654,7 +680,7 @@ def ruff_format(source: str, path: Path) -> str:
 
 
 def generate(schema_path: Path, output: Path, methods_output: Path) -> dict[Path, str]:
-    """The generated modules' text, by path."""
+    """The generated modules' text, by path: the stable ones, and the unstable ones beside them."""
     schema = json.loads(schema_path.read_text())
     package = package_of(schema_path)
     generator = Generator(schema)
@@ -662,9 +688,52 @@ def generate(schema_path: Path, output: Path, methods_output: Path) -> dict[Path
     types = generator.method_types()
     table = method_table(package, schema_path)
     check_methods_agree(table, types)
-    return {
+    outputs = {
         output: ruff_format(schema_code, output),
         methods_output: ruff_format(render_methods(package, table, types), methods_output),
+    }
+    if not schema_path.with_name("schema.unstable.json").is_file() and schema_path != DEFAULT_SCHEMA:
+        return outputs  # a package copy with the stable schema only (the generator's own tests)
+    return outputs | generate_unstable(schema_path, generator, package, set(types), output.parent)
+
+
+def unstable_module(schema_path: Path, stable: Generator, package: SchemaPackage) -> UnstableModule | None:
+    """What the ``schema.unstable.json`` beside ``schema_path`` adds to the stable schema (``stable`` has
+    run); None without one."""
+    from gen_protocol_unstable import UnstableModule
+
+    unstable_path = schema_path.with_name("schema.unstable.json")
+    if not unstable_path.is_file():
+        return None
+    schema = json.loads(unstable_path.read_text())
+    generator = Generator(schema, open_unions=frozenset(schema["$defs"]) - frozenset(stable.defs))
+    generator.run(package)
+    return UnstableModule(stable, generator)
+
+
+def generate_unstable(
+    schema_path: Path, stable: Generator, package: SchemaPackage, stable_methods: set[str], folder: Path
+) -> dict[Path, str]:
+    """``unstable.py`` and ``unstable_methods.py`` from the ``schema.unstable.json`` beside the stable one."""
+    from gen_protocol_unstable import (
+        check_unstable_methods_agree,
+        method_types_by_side,
+        render_unstable_methods,
+    )
+
+    unstable_path = schema_path.with_name("schema.unstable.json")
+    module = unstable_module(schema_path, stable, package)
+    if module is None:
+        raise SystemExit(f"{package.stamp} has no unstable schema at {unstable_path}")
+    generator = module.gen
+    types = method_types_by_side(generator)
+    table = method_table(package, unstable_path, "unstable")
+    check_unstable_methods_agree(table, types)
+    code = module.render(package)
+    methods_code = render_unstable_methods(package, table, types, stable_methods, module)
+    return {
+        folder / "unstable.py": ruff_format(code, folder / "unstable.py"),
+        folder / "unstable_methods.py": ruff_format(methods_code, folder / "unstable_methods.py"),
     }
 
 

@@ -29,6 +29,7 @@ from gen_protocol import (
     package_of,
     ruff_format,
     snake,
+    unstable_module,
 )
 from generated_files import write_or_check
 
@@ -74,6 +75,7 @@ import msgspec
 
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 if TYPE_CHECKING:
     from acp_nvim.protocol.runtime import TypeForm
@@ -134,6 +136,11 @@ def render(schema_path: Path) -> str:
     schema = json.loads(schema_path.read_text())
     package = package_of(schema_path)
     generator = Generator(schema)
+    generator.run(package)
+    unstable = unstable_module(schema_path, generator, package)
+    # A result the unstable schema extends (a subclass with fields such as `PromptResponse.usage`) is decoded
+    # as the unstable class: the same value for a stable agent, the added fields kept for one that sends them.
+    extended = set() if unstable is None else {n for n in unstable.names if unstable.extends(n)}
     types: dict[str, MethodTypes] = generator.method_types()
     table = method_table(package, schema_path)
     check_methods_agree(table, types)
@@ -198,8 +205,9 @@ def render(schema_path: Path) -> str:
             out.append(f"\n    async def {fn}(self, params: s.{row.params}) -> None:\n")
             out.append(f"        await self._notify(m.{name.constant}, params)\n")
         else:
-            out.append(f"\n    async def {fn}(self, params: s.{row.params}) -> s.{row.result}:\n")
-            out.append(f"        return await self._call(m.{name.constant}, params, s.{row.result})\n")
+            result = f"{'u' if row.result in extended else 's'}.{row.result}"
+            out.append(f"\n    async def {fn}(self, params: s.{row.params}) -> {result}:\n")
+            out.append(f"        return await self._call(m.{name.constant}, params, {result})\n")
     return "".join(out)
 
 

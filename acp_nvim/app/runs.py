@@ -24,6 +24,7 @@ from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 log = logging.getLogger("acp_nvim.runs")
 
@@ -180,7 +181,7 @@ class Runs:
         self._current_agent: str | None = None
         # Sessions by last use, most recent last: where "current" goes when a chat closes.
         self._recent: list[str] = []
-        self._early: dict[str, list[s.SessionUpdate]] = {}
+        self._early: dict[str, list[u.SessionUpdate]] = {}
         self._opening = 0
 
     # ---- the current session ---------------------------------------------------------------------
@@ -226,7 +227,7 @@ class Runs:
 
     # ---- sessions --------------------------------------------------------------------------------
 
-    def add(self, session: ChatSession) -> list[s.SessionUpdate]:
+    def add(self, session: ChatSession) -> list[u.SessionUpdate]:
         """Registers a session; returns the updates that arrived before it was known, oldest first."""
         self.sessions[session.session_id] = session
         return self._early.pop(session.session_id, [])
@@ -264,7 +265,7 @@ class Runs:
         finally:
             self._opening -= 1
 
-    def keep_early(self, notification: s.SessionNotification) -> None:
+    def keep_early(self, notification: u.SessionNotification) -> None:
         """An update for a session not open here: kept when one is being opened, else dropped."""
         if not self._opening:
             log.debug("update for unknown session %s dropped", notification.session_id)

@@ -19,6 +19,7 @@ from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, 
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 if TYPE_CHECKING:
     from acp_nvim.protocol.runtime import TypeForm
@@ -38,7 +39,7 @@ class SessionUpdateLine(RoutedNotification, kw_only=True, gc=False):
     cost less per line."""
 
     method: Literal["session/update"]
-    params: s.SessionNotification
+    params: u.SessionNotification
 
 
 class Dispatcher:
@@ -176,7 +177,7 @@ class Dispatcher:
             self._session_updates([notification])
         return None
 
-    def _session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def _session_updates(self, notifications: list[u.SessionNotification]) -> None:
         if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
             notifications = [n for n in notifications if self._known_session(n.session_id)]
         if notifications:

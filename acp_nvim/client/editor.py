@@ -12,6 +12,7 @@ from typing import Protocol
 from acp_nvim.client.surface import ClientHandlers, NothingServed
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 from acp_nvim.protocol.errors import RESOURCE_NOT_FOUND
 
 
@@ -30,7 +31,7 @@ class Editor(ClientHandlers, Protocol):
         """What this editor really implements; sent as `clientCapabilities` in `initialize`."""
         ...
 
-    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
         """`session/update` notifications whose update kind is known (unknown kinds never reach here), for
         sessions this client opened, in the order read: those read together come in one call (a call, let
         alone a coroutine, per update would be a cost per streamed chunk). Called inline: it must not wait;
@@ -48,7 +49,7 @@ class HeadlessEditor(NothingServed):
     def client_capabilities(self) -> s.ClientCapabilities:
         return s.ClientCapabilities()
 
-    def session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
         return None
 
     async def request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:

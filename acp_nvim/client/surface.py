@@ -14,6 +14,7 @@ import msgspec
 
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 if TYPE_CHECKING:
     from acp_nvim.protocol.runtime import TypeForm
@@ -179,8 +180,8 @@ class AgentRequests:
         self._call = call
         self._notify = notify
 
-    async def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
-        return await self._call(m.INITIALIZE, params, s.InitializeResponse)
+    async def initialize(self, params: s.InitializeRequest) -> u.InitializeResponse:
+        return await self._call(m.INITIALIZE, params, u.InitializeResponse)
 
     async def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
         return await self._call(m.AUTHENTICATE, params, s.AuthenticateResponse)
@@ -199,8 +200,8 @@ class AgentRequests:
     ) -> s.SetSessionConfigOptionResponse:
         return await self._call(m.SESSION_SET_CONFIG_OPTION, params, s.SetSessionConfigOptionResponse)
 
-    async def prompt(self, params: s.PromptRequest) -> s.PromptResponse:
-        return await self._call(m.SESSION_PROMPT, params, s.PromptResponse)
+    async def prompt(self, params: s.PromptRequest) -> u.PromptResponse:
+        return await self._call(m.SESSION_PROMPT, params, u.PromptResponse)
 
     async def cancel(self, params: s.CancelNotification) -> None:
         await self._notify(m.SESSION_CANCEL, params)

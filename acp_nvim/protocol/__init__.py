@@ -1,10 +1,12 @@
-"""Typed ACP v1 data: generated msgspec Structs, the method table and the codec. No I/O."""
+"""Typed ACP v1 data: generated msgspec Structs (stable `schema`, `unstable` apart), the method tables and the
+codec. No I/O."""
 
 from __future__ import annotations
 
-from acp_nvim.protocol import schema
+from acp_nvim.protocol import schema, unstable
 from acp_nvim.protocol.codec import (
     SESSION_UPDATE_KINDS,
+    UNSTABLE_SESSION_UPDATE_KINDS,
     convert,
     decode,
     decode_result,
@@ -27,6 +29,7 @@ __all__ = [
     "METHODS",
     "PROTOCOL_VERSION",
     "SESSION_UPDATE_KINDS",
+    "UNSTABLE_SESSION_UPDATE_KINDS",
     "MethodSpec",
     "convert",
     "decode",
@@ -36,4 +39,5 @@ __all__ = [
     "encode",
     "schema",
     "to_builtins",
+    "unstable",
 ]

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from acp_nvim.protocol import schema
-from acp_nvim.protocol.runtime import LenientList, UntaggedUnion
+from acp_nvim.protocol import schema, unstable
+from acp_nvim.protocol.runtime import DefaultOnError, LenientList, UntaggedUnion
 
 if TYPE_CHECKING:
     from acp_nvim.protocol.runtime import TypeForm
@@ -92,12 +92,24 @@ def _lenient_list(marker: type[LenientList], obj: object) -> list[object]:
     return items
 
 
+def _default_on_error(marker: type[DefaultOnError], obj: object) -> object:
+    if obj is None:
+        return None
+    try:
+        return msgspec.convert(obj, marker.item, dec_hook=_dec_hook)
+    except msgspec.ValidationError as error:
+        log.info("dropping invalid %s: %s", marker.__name__, error)
+        return None
+
+
 def _dec_hook(type_: object, obj: object) -> object:
     if isinstance(type_, type):
         if issubclass(type_, UntaggedUnion):
             return _dispatch(type_, obj)
         if issubclass(type_, LenientList):
             return _lenient_list(type_, obj)
+        if issubclass(type_, DefaultOnError):
+            return _default_on_error(type_, obj)
     raise NotImplementedError
 
 
@@ -172,18 +184,27 @@ class _PeekUpdate(msgspec.Struct):
 
 
 _peek = msgspec.json.Decoder(_PeekUpdate)
-_session_notification = decoder(schema.SessionNotification)
+# The unstable notification: its update union is the stable one's variants and the unstable kinds
+# (`subagent_update`, `plan_update`, ...), which only an agent using unstable features sends.
+_session_notification = decoder(unstable.SessionNotification)
 
-#: The ``sessionUpdate`` kinds this build understands.
+#: The stable ``sessionUpdate`` kinds.
 SESSION_UPDATE_KINDS: frozenset[str] = frozenset(
     str(member.__struct_config__.tag) for member in schema.SessionUpdate.__args__
 )
+#: The ``sessionUpdate`` kinds only the unstable schema has (decoded as ``unstable`` types).
+UNSTABLE_SESSION_UPDATE_KINDS: frozenset[str] = (
+    frozenset(str(member.__struct_config__.tag) for member in unstable.SessionUpdate.__args__)
+    - SESSION_UPDATE_KINDS
+)
+_KNOWN_KINDS = SESSION_UPDATE_KINDS | UNSTABLE_SESSION_UPDATE_KINDS
 
 
-def decode_session_update(raw: Raw | None) -> schema.SessionNotification | None:
+def decode_session_update(raw: Raw | None) -> unstable.SessionNotification | None:
     """Decode ``session/update`` params (``None``: the message had none, decoded as ``null``); ``None`` for an
     update kind this build does not know.
 
+    Decoded as ``unstable.SessionNotification``: a stable kind is the same ``schema`` variant either way.
     The v1 schema has no catch-all ``sessionUpdate`` variant and newer agents add kinds: an unknown kind is
     logged and skipped so the stream goes on. A known kind that is malformed raises
     ``msgspec.ValidationError``. The full decode runs first; the cheap peek only runs when it failed.
@@ -192,7 +213,7 @@ def decode_session_update(raw: Raw | None) -> schema.SessionNotification | None:
         raw = b"null"
     # A msgspec.Raw is a buffer: decoded in place, not copied to bytes first (this runs for every update).
     try:
-        notification: schema.SessionNotification = _session_notification.decode(raw)
+        notification: unstable.SessionNotification = _session_notification.decode(raw)
         return notification
     except msgspec.ValidationError as error:
         try:
@@ -200,7 +221,7 @@ def decode_session_update(raw: Raw | None) -> schema.SessionNotification | None:
         except msgspec.ValidationError:
             raise error from None
         name = None if kind is None else kind.session_update
-        if isinstance(name, str) and name not in SESSION_UPDATE_KINDS:
+        if isinstance(name, str) and name not in _KNOWN_KINDS:
             log.info("skipping unknown session update kind %r", name)
             return None
         raise

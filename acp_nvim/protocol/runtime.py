@@ -48,7 +48,22 @@ class LenientList(metaclass=_ListMeta):
     item: ClassVar[object] = None
 
 
-Side = Literal["agent", "client", "protocol"]
+class _OrNoneMeta(type):
+    def __instancecheck__(cls, obj: object) -> bool:
+        return True  # None, or what `codec` decoded as `item`
+
+
+class DefaultOnError(metaclass=_OrNoneMeta):
+    """Runtime marker for an optional ``item | None`` field the schema marks
+    ``x-deserialize-default-on-error``: a value that does not decode as ``item`` is dropped (and logged) by
+    ``codec``, leaving ``None``, like the reference SDK. Only the unstable module uses it: an unstable field a
+    stable message gains (an agent's ``sessionCapabilities.fork``) must never make the message undecodable."""
+
+    item: ClassVar[object] = None
+
+
+# "proxy": between a conductor and its proxies, only in the unstable table (`unstable_methods.PROXY_METHODS`).
+Side = Literal["agent", "client", "protocol", "proxy"]
 
 
 class MethodSpec(msgspec.Struct, frozen=True):

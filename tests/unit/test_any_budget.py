@@ -15,7 +15,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "acp_nvim", ROOT / "rplugin"]
-GENERATED = {ROOT / "acp_nvim" / "protocol" / "schema.py", ROOT / "acp_nvim" / "client" / "surface.py"}
+GENERATED = {
+    ROOT / "acp_nvim" / "protocol" / "schema.py",
+    ROOT / "acp_nvim" / "protocol" / "unstable.py",
+    ROOT / "acp_nvim" / "protocol" / "unstable_methods.py",
+    ROOT / "acp_nvim" / "client" / "surface.py",
+}
 BUDGET = 8
 
 

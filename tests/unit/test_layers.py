@@ -259,6 +259,8 @@ def test_jsonrpc_names_no_method_of_acp() -> None:
 GENERATED = {
     PACKAGE / "protocol" / "schema.py",
     PACKAGE / "protocol" / "methods.py",
+    PACKAGE / "protocol" / "unstable.py",
+    PACKAGE / "protocol" / "unstable_methods.py",
     PACKAGE / "client" / "surface.py",
 }
 MAX_MODULE_LINES = 400

@@ -19,6 +19,7 @@ from acp_nvim.app.editor.port import EditorPort
 from acp_nvim.app.editor.sandbox import RootsOf, SessionSandboxes
 from acp_nvim.app.editor.terminals import TerminalService
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 
@@ -26,7 +27,7 @@ Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 class SessionRoutes(Protocol):
     """Where what concerns a session goes: the application (`app/sessions/incoming.py`)."""
 
-    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None: ...
+    def on_session_updates(self, notifications: list[u.SessionNotification]) -> None: ...
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
 
@@ -62,7 +63,7 @@ class AgentEditor:
         self.files = services.files
         self.terminals = services.terminals
         # The stream's bulk goes straight to the application, without a call of ours per update.
-        self.session_updates: Callable[[list[s.SessionNotification]], None] = routes.on_session_updates
+        self.session_updates: Callable[[list[u.SessionNotification]], None] = routes.on_session_updates
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self._services.options

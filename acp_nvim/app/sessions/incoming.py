@@ -14,6 +14,7 @@ from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.files.agent_edits import TOOL_CALL_UPDATES
 from acp_nvim.client.session.state import ChunkUpdate
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 log = logging.getLogger("acp_nvim.incoming")
 
@@ -52,7 +53,7 @@ class Incoming:
         self._status = status
         self._edits = edits
 
-    def on_session_updates(self, notifications: list[s.SessionNotification]) -> None:
+    def on_session_updates(self, notifications: list[u.SessionNotification]) -> None:
         """The updates of one read, in order: a run of one session's message chunks (the stream's bulk) is
         applied in one call, and its chat told once."""
         sessions = self._runs.sessions
@@ -100,7 +101,7 @@ class Incoming:
             # A bug of ours, contained: the updates read after these still reach the chat.
             log.exception("message chunks of session %s not applied", session.session_id)
 
-    def _update(self, session: ChatSession, update: s.SessionUpdate) -> None:
+    def _update(self, session: ChatSession, update: u.SessionUpdate) -> None:
         try:
             session.state.apply(update)
             # Only tool calls name files the agent may edit; a replayed history's were made long ago, and

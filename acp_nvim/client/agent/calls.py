@@ -51,6 +51,8 @@ class AgentCalls:
         connection: Connection,
         dispatcher: Dispatcher,
         init: s.InitializeResponse,
+        *,
+        session_capability_names: frozenset[str] = frozenset(),
     ) -> None:
         self.process = process
         self.connection = connection
@@ -58,6 +60,8 @@ class AgentCalls:
         self.diagnostics = dispatcher.diagnostics
         self._dispatcher = dispatcher
         self.init = init
+        # Every key of the agent's `sessionCapabilities`, those the schema does not name included.
+        self.session_capability_names = session_capability_names
         self._agent = AgentRequests(self._call, connection.notify)
         # Which sessions offered modes / config options: set_mode and set_config_option need them.
         self._sessions_with_modes: set[str] = set()
@@ -76,6 +80,11 @@ class AgentCalls:
     @property
     def capabilities(self) -> s.AgentCapabilities:
         return self.init.agent_capabilities or s.AgentCapabilities()
+
+    @property
+    def unstable_session(self) -> agent_capabilities.UnstableSession:
+        """The unstable session features the agent advertised (`client/agent/capabilities.py`)."""
+        return agent_capabilities.unstable_session(self.capabilities, self.session_capability_names)
 
     @property
     def auth_methods(self) -> list[s.AuthMethod]:

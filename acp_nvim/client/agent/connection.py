@@ -121,10 +121,10 @@ class AgentConnection(AgentCalls):
                     ),
                 )
                 tasks.start_soon(connection.serve)
-                init = await initialize(
+                init, session_names = await initialize(
                     connection, editor, client_info, handshake_timeout, command, process.stderr
                 )
-                agent = cls(process, connection, dispatcher, init)
+                agent = cls(process, connection, dispatcher, init, session_capability_names=session_names)
                 diagnostics.agent_name = agent.display_name
                 log.info(
                     "initialized %s (protocol %d, capabilities %s)",

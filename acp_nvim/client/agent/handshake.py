@@ -8,7 +8,7 @@ import anyio
 import msgspec
 
 from acp_nvim import __version__
-from acp_nvim.client.agent import failure
+from acp_nvim.client.agent import capabilities, failure
 from acp_nvim.client.agent.process import AgentCommand, StartError, StderrTail
 from acp_nvim.client.editor import Editor
 from acp_nvim.client.session import shell
@@ -16,6 +16,7 @@ from acp_nvim.jsonrpc import Connection, ConnectionClosed, RpcError
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 CLIENT_INFO = s.Implementation(name="acp.nvim", title="acp.nvim", version=__version__)
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -53,7 +54,9 @@ async def initialize(
     timeout: float,
     command: AgentCommand,
     stderr: StderrTail,
-) -> s.InitializeResponse:
+) -> tuple[u.InitializeResponse, frozenset[str]]:
+    """The agent's answer, decoded as the unstable schema reads it (its unstable capabilities readable,
+    none of them used unless advertised), and the names of every session capability it advertised."""
     mark = stderr.count
     request = s.InitializeRequest(
         protocol_version=m.PROTOCOL_VERSION,
@@ -73,7 +76,7 @@ async def initialize(
         await failure.note_stderr(err, stderr, mark)
         raise HandshakeFailed(f"agent {command.name} refused initialize: {failure.describe(err)}") from None
     try:
-        response = codec.decode(raw, s.InitializeResponse)
+        response = codec.decode(raw, u.InitializeResponse)
     except msgspec.ValidationError as err:
         raise HandshakeFailed(f"agent {command.name} sent an invalid initialize answer: {err}") from None
     except RecursionError:
@@ -85,4 +88,4 @@ async def initialize(
             f"agent {command.name} speaks ACP protocol version {response.protocol_version}; "
             f"acp.nvim supports version {m.PROTOCOL_VERSION}"
         )
-    return response
+    return response, capabilities.session_capability_names(raw)

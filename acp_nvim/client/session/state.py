@@ -34,6 +34,7 @@ from acp_nvim.client.session.transcript import (
     content_text,
 )
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 
 class SessionState(ToolCallTranscript):
@@ -90,7 +91,7 @@ class SessionState(ToolCallTranscript):
                 return mode.name
         return self._legacy_mode
 
-    def apply(self, update: s.SessionUpdate) -> None:
+    def apply(self, update: u.SessionUpdate) -> None:
         if isinstance(update, s.SessionUpdateAgentMessageChunk):
             self._chunk("agent", update.content, update.message_id)
         elif isinstance(update, s.SessionUpdateAgentThoughtChunk):
