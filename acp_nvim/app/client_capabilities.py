@@ -5,12 +5,16 @@ from __future__ import annotations
 import msgspec
 
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 
-def advertise(caps: s.ClientCapabilities, terminal_auth: bool) -> s.ClientCapabilities:
+def advertise(
+    caps: s.ClientCapabilities, terminal_auth: bool, subagents: bool = False
+) -> s.ClientCapabilities:
     """What the application adds to the editor's capabilities for one agent: boolean config options,
-    notices and context compaction (always shown here: the chat, `client/session/state.py`), and terminal
-    login when enabled for it."""
+    notices and context compaction (always shown here: the chat, `client/session/state.py`), terminal
+    login when enabled for it, and subagents (unstable: `client/session/subagents.py`) to an agent known to
+    offer them."""
     session = caps.session or s.ClientSessionCapabilities()
     session = msgspec.structs.replace(
         session,
@@ -19,4 +23,7 @@ def advertise(caps: s.ClientCapabilities, terminal_auth: bool) -> s.ClientCapabi
         compaction=s.CompactionCapabilities(),
     )
     auth = msgspec.structs.replace(caps.auth, terminal=terminal_auth)
-    return msgspec.structs.replace(caps, session=session, auth=auth)
+    caps = msgspec.structs.replace(caps, session=session, auth=auth)
+    if not subagents:
+        return caps
+    return u.ClientCapabilities(**msgspec.structs.asdict(caps), subagents=u.SubagentCapabilities())

@@ -79,6 +79,8 @@ class PermissionView(msgspec.Struct, frozen=True):
     # The command the request runs, on one line with its newlines and other invisible characters written out
     # (`\n`, `\u2028`, …): what is asked about, whatever the title says.
     command: str | None = None
+    # The subagent that asks (its name), when the request is a subagent's (unstable child sessions).
+    subagent: str | None = None
 
 
 class QueueView(msgspec.Struct, frozen=True):

@@ -48,8 +48,11 @@ class Dispatcher:
     def __init__(self, editor: Editor, diagnostics: Diagnostics) -> None:
         self.editor = editor
         self.diagnostics = diagnostics
-        # Sessions this client opened: updates for any other are an agent bug and go no further.
+        # Sessions this client opened, and the subagents announced on them (unstable `subagent_update`):
+        # updates for any other are an agent bug and go no further.
         self.sessions: set[str] = set()
+        # Each subagent's parent session.
+        self.parents: dict[str, str] = {}
         # While a session/new is in flight its id is not known yet, and its first updates can be read before
         # the caller resumes with the answer: until then, updates for any session are let through.
         self._opening = 0
@@ -154,8 +157,22 @@ class Dispatcher:
             raise
 
     def cancel_permissions(self, session_id: str) -> None:
+        """The session's pending questions answered `cancelled`, and those of its subagents: cancelling the
+        parent cancels its children."""
         for scope in self._permission_scopes.get(session_id, ()):
             scope.cancel()
+        for child in self.children_of(session_id):
+            self.cancel_permissions(child)
+
+    def children_of(self, session_id: str) -> list[str]:
+        return [child for child, parent in self.parents.items() if parent == session_id]
+
+    def forget(self, session_id: str) -> None:
+        """A session closed: it and its subagents are no longer known."""
+        for child in self.children_of(session_id):
+            self.forget(child)
+        self.sessions.discard(session_id)
+        self.parents.pop(session_id, None)
 
     def route(self) -> NotificationRoute:
         """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
@@ -178,6 +195,17 @@ class Dispatcher:
         return None
 
     def _session_updates(self, notifications: list[u.SessionNotification]) -> None:
+        for notification in notifications:
+            update = notification.update
+            # A subagent announced on its parent, before any of its own traffic (the protocol's rule): from
+            # now on it is known, and its requests are answered.
+            if (
+                type(update) is u.SessionUpdateSubagentUpdate
+                and update.session_id not in self.sessions
+                and notification.session_id in self.sessions
+            ):
+                self.sessions.add(update.session_id)
+                self.parents[update.session_id] = notification.session_id
         if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
             notifications = [n for n in notifications if self._known_session(n.session_id)]
         if notifications:

@@ -255,7 +255,11 @@ class ScriptedAgent:
                 return self._logout()
             if method == "_session/steering" and not is_notification:
                 return self._steer(params)
-            return await inner(method, params, is_notification)
+            result = await inner(method, params, is_notification)
+            if method == "initialize" and "agentCapabilities" in self.sc:
+                # Verbatim: the SDK's models drop what they do not know (sessionCapabilities.subagents).
+                result = {**dump(result), "agentCapabilities": self.sc["agentCapabilities"]}
+            return result
 
         conn._conn._handler = handler
 

@@ -140,6 +140,10 @@ class PlanItem(msgspec.Struct):
     key: str
     entries: list[s.PlanEntry]
     opens_reply: bool = False
+    # A plan the agent sent as markdown (or a file's link) instead of entries (unstable `plan_update`).
+    text: str = ""
+    # The agent removed it (unstable `plan_removed`): shown so, no longer updated.
+    removed: bool = False
 
 
 class CommandsItem(msgspec.Struct):

@@ -140,6 +140,7 @@
 ---@field kind string|nil
 ---@field options acp.PermissionChoice[]
 ---@field command? string|nil
+---@field subagent? string|nil
 
 ---@class acp.PickerItem
 ---@field id string

@@ -12,8 +12,9 @@ local KIND_LABELS = {
   remember = "acp.nvim remembers it",
 }
 
---- Shows the request; `view` = {session_id, item_id, title, kind, command, options = {{id, name, kind}}}
---- (`command`: what the request runs, on one line, or vim.NIL). The choice
+--- Shows the request; `view` = {session_id, item_id, title, kind, command, options = {{id, name, kind}},
+--- subagent} (`command`: what the request runs, on one line, or vim.NIL; `subagent`: the name of the subagent
+--- that asks, or vim.NIL). The choice
 --- goes back with `token` (a request the host already answered, e.g. cancelled, drops it there).
 ---@param token integer
 ---@param view table
@@ -28,6 +29,10 @@ function M.ask(token, view)
     if type(view.command) == "string" then
       -- The command asked about, whatever the title says.
       prompt = ("Allow %s: %s  $ %s ?"):format(view.kind, view.title, view.command)
+    end
+    if type(view.subagent) == "string" then
+      -- A subagent asks: which one, before what it asks.
+      prompt = ("Subagent %s: %s"):format(view.subagent, prompt)
     end
     vim.ui.select(view.options, {
       prompt = prompt,

@@ -13,6 +13,7 @@ from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.client.agent.capabilities import UnstableSession
 from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
@@ -155,6 +156,8 @@ class FakeAgent:
         self.steerable = False
         self.steer_outcome = "injected"
         self.steered: list[str] = []
+        # The unstable session features its initialize answer advertised (client/agent/capabilities.py).
+        self.unstable_session = UnstableSession()
 
     def _maybe_refuse(self, method: str) -> None:
         err = self.refuse.pop(method, None)
