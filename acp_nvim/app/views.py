@@ -81,6 +81,8 @@ class PermissionView(msgspec.Struct, frozen=True):
     command: str | None = None
     # The subagent that asks (its name), when the request is a subagent's (unstable child sessions).
     subagent: str | None = None
+    # The picker's question when it is not "Allow KIND: TITLE?" (a plan to approve).
+    question: str | None = None
 
 
 class QueueView(msgspec.Struct, frozen=True):

@@ -91,3 +91,81 @@ def test_a_subagent_of_codex_asks_the_user_and_shows_under_its_parent(
     assert not [n for n in nvim.notes() if "not open" in str(n["msg"])], nvim.notes()
     assert agent.escapes() == []
     assert nvim.errors() == []
+
+
+PLAN = "# Fix the file\n\n1. Read a.txt\n2. Capitalise two\n3. Check the result\n4. Say what changed"
+# The pickers of the plan: the chat as it stood when each opened, then the choice made (by its kind).
+PLAN_PICKERS = r"""
+acp_test.plan_pickers = {}
+acp_test.plan_choice = {}
+vim.ui.select = function(items, opts, on_choice)
+  local entry = { prompt = opts.prompt, items = {}, chat = require('acp_nvim.ui.chat').lines() }
+  for _, item in ipairs(items) do
+    table.insert(entry.items, opts.format_item and opts.format_item(item) or tostring(item))
+  end
+  table.insert(acp_test.plan_pickers, entry)
+  local kind = table.remove(acp_test.plan_choice, 1)
+  for _, item in ipairs(items) do
+    if item.kind == kind then
+      return on_choice(item)
+    end
+  end
+  on_choice(nil)
+end
+vim.ui.input = function(opts, on_confirm)
+  acp_test.input_prompt = opts.prompt
+  on_confirm("REPLY make it shorter")
+end
+"""
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_a_plan_of_codex_is_shown_in_full_and_approved_rejected_or_answered(
+    real_agent: RealAgent, tmp_path: Path
+) -> None:
+    """codex-acp 2.6 in plan mode (`/plan`) asks "Implement this plan?" once the model proposed one: the
+    chat shows the plan in full under the request before the picker opens; the picker offers approve,
+    reject and reply, and no "always allow"; a reply rejects the plan and goes as the next prompt, an
+    approval lets codex implement it."""
+    agent, nvim = real_agent, real_agent.nvim
+    script(agent, {"PLANIT": [{"text": f"<proposed_plan>\n{PLAN}\n</proposed_plan>"}]})
+    agent.start()
+    nvim.lua(PLAN_PICKERS)
+    agent.prompt("/plan", "Collaboration mode: Plan")
+    nvim.lua("acp_test.plan_choice = { 'reply' }")
+    agent.prompt("PLANIT make a plan", "Implement this plan?")
+    nvim.wait_chat("Hello from the fake model.", TURN)
+    nvim.wait_state("ready", TURN)
+    (first,) = nvim.lua("return acp_test.plan_pickers")
+    assert first["prompt"] == "Plan: Implement this plan?"
+    assert first["items"] == [
+        "Yes, implement this plan (allow once)",
+        "No, and tell Codex what to do differently (reject once)",
+        "Reply: reject it and tell the agent what to change (then write your reply)",
+    ]
+    # The plan in full under the request, while it was asked.
+    shown = "\n".join(first["chat"])
+    asked = shown.index("Implement this plan?  switch_mode  awaiting permission")
+    assert "\n".join("    " + line if line else "" for line in PLAN.split("\n")) in shown[asked:], shown
+    assert nvim.lua("return acp_test.input_prompt") == "Reply to the plan: "
+    nvim.lua("acp_test.plan_choice = { 'allow_once' }")
+    agent.prompt("PLANIT again", "Collaboration mode: Default")
+    nvim.wait_state("ready", TURN)
+    traffic = sent(nvim, tmp_path)
+    asked_ids = [e["message"]["id"] for e in traffic if e.get("method") == "session/request_permission"]
+    outcomes = [
+        e["message"]["result"]["outcome"]
+        for e in traffic
+        if e["direction"] == "out" and e["message"].get("id") in asked_ids and "result" in e["message"]
+    ]
+    assert outcomes == [
+        {"outcome": "selected", "optionId": "revise_plan"},
+        {"outcome": "selected", "optionId": "implement_plan"},
+    ]
+    # The reply went to the model as the prompt after the rejected plan.
+    prompts = [
+        e["message"]["params"]["prompt"][0]["text"] for e in traffic if e.get("method") == "session/prompt"
+    ]
+    assert prompts == ["/plan", "PLANIT make a plan", "REPLY make it shorter", "PLANIT again"]
+    assert agent.escapes() == []
+    assert nvim.errors() == []

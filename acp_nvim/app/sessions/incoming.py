@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from acp_nvim.app.edits import EditFollower
+from acp_nvim.app.permissions import plan_review
 from acp_nvim.app.permissions.service import Permissions, one_line
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import MAX_SUBAGENT_DEPTH, ChatSession, Runs
@@ -194,8 +195,13 @@ class Incoming:
 
         # The request is about its tool call as it states it now (rawInput, title, content merged over the
         # announcement): that is what a rule judges and what the picker and the chat show.
-        facts = self._permissions.facts(session, state.update_tool_call(request.tool_call), request.tool_call)
-        auto = await self._permissions.auto_answer(session, request.options, facts)
+        stated = state.update_tool_call(request.tool_call)
+        facts = self._permissions.facts(session, stated, request.tool_call)
+        # A plan to approve is read by the user, every time: no rule answers it, none is offered.
+        plan = plan_review.plan_of(stated)
+        auto = (
+            None if plan is not None else await self._permissions.auto_answer(session, request.options, facts)
+        )
         if auto is not None:
             option_id, note = auto
             item = state.update_tool_call(s.ToolCallUpdate(tool_call_id=request.tool_call.tool_call_id))
@@ -203,6 +209,8 @@ class Incoming:
             changed()
             return s.RequestPermissionOutcomeSelected(option_id=option_id)
         item = state.set_awaiting_permission(request.tool_call, True)
+        if plan is not None:
+            item.plan = plan
         if child is not None:
             child.asking += 1
             changed()
@@ -215,21 +223,29 @@ class Incoming:
             title=one_line(item.title) or "",
             kind=facts.kind,
             command=one_line(facts.command),
-            options=[
-                *(
-                    PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
-                    for option in request.options
-                ),
-                *self._permissions.choices(session, request.options, facts),
-            ],
+            options=(
+                plan_review.choices(request.options)
+                if plan is not None
+                else [
+                    *(
+                        PermissionChoice(id=option.option_id, name=option.name, kind=option.kind)
+                        for option in request.options
+                    ),
+                    *self._permissions.choices(session, request.options, facts),
+                ]
+            ),
             subagent=one_line(child.name) if child is not None else None,
+            question=plan_review.question(one_line(item.title) or "") if plan is not None else None,
         )
         session.permissions += 1
         self._status.push()
         try:
             outcome = await self._port.ask_permission(request, view)
-            # An "always allow" chosen becomes a rule, and the agent's own allow option.
-            outcome = await self._permissions.settle(session, request.options, facts, outcome)
+            if plan is not None:
+                outcome = plan_review.settle(request.options, outcome)
+            else:
+                # An "always allow" chosen becomes a rule, and the agent's own allow option.
+                outcome = await self._permissions.settle(session, request.options, facts, outcome)
         finally:
             session.permissions -= 1
             if child is not None:

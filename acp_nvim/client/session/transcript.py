@@ -131,6 +131,8 @@ class ToolCallItem(msgspec.Struct):
     shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
+    # A plan it asks the user to approve (app/permissions/plan_review.py): shown in full under it.
+    plan: str = ""
     # Where it stands in the conversation (see Transcript._add).
     opens_reply: bool = False
     after_tool_call: bool = False

@@ -141,6 +141,7 @@
 ---@field options acp.PermissionChoice[]
 ---@field command? string|nil
 ---@field subagent? string|nil
+---@field question? string|nil
 
 ---@class acp.PickerItem
 ---@field id string
