@@ -13,8 +13,10 @@ def advertise(
 ) -> s.ClientCapabilities:
     """What the application adds to the editor's capabilities for one agent: boolean config options,
     notices and context compaction (always shown here: the chat, `client/session/state.py`), terminal
-    login when enabled for it, and subagents (unstable: `client/session/subagents.py`) to an agent known to
-    offer them."""
+    login when enabled for it, and, to an agent known to offer subagents (unstable:
+    `client/session/subagents.py`), subagents and plans by id (`plan_update`, which such an agent sends for
+    a plan it proposes: `client/session/unstable_updates.py`). The unstable schema has no agent capability
+    for plans: they go with the one unstable feature the agent is known to speak."""
     session = caps.session or s.ClientSessionCapabilities()
     session = msgspec.structs.replace(
         session,
@@ -26,4 +28,6 @@ def advertise(
     caps = msgspec.structs.replace(caps, session=session, auth=auth)
     if not subagents:
         return caps
-    return u.ClientCapabilities(**msgspec.structs.asdict(caps), subagents=u.SubagentCapabilities())
+    return u.ClientCapabilities(
+        **msgspec.structs.asdict(caps), subagents=u.SubagentCapabilities(), plan=u.PlanCapabilities()
+    )

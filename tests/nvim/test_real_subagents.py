@@ -136,6 +136,9 @@ def test_a_plan_of_codex_is_shown_in_full_and_approved_rejected_or_answered(
     agent.prompt("PLANIT make a plan", "Implement this plan?")
     nvim.wait_chat("Hello from the fake model.", TURN)
     nvim.wait_state("ready", TURN)
+    # Proposed as a plan by id (the client advertised `plan`), shown as the plan is.
+    text = nvim.chat_text()
+    assert "  Plan\n  # Fix the file" in text, text
     (first,) = nvim.lua("return acp_test.plan_pickers")
     assert first["prompt"] == "Plan: Implement this plan?"
     assert first["items"] == [
@@ -167,5 +170,20 @@ def test_a_plan_of_codex_is_shown_in_full_and_approved_rejected_or_answered(
         e["message"]["params"]["prompt"][0]["text"] for e in traffic if e.get("method") == "session/prompt"
     ]
     assert prompts == ["/plan", "PLANIT make a plan", "REPLY make it shorter", "PLANIT again"]
+    assert agent.escapes() == []
+    assert nvim.errors() == []
+
+
+@pytest.mark.parametrize("real_agent", ["gemini"], indirect=True)
+def test_an_agent_without_subagents_is_offered_none_of_them(real_agent: RealAgent, tmp_path: Path) -> None:
+    """gemini-cli 0.61 offers no subagents: neither they nor plans by id are advertised, and its turn goes as
+    ever."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    agent.prompt("REPLY say hello", "Hello from the fake model.")
+    traffic = sent(nvim, tmp_path)
+    (init,) = [e["message"] for e in traffic if e.get("method") == "initialize"]
+    caps = init["params"]["clientCapabilities"]
+    assert "subagents" not in caps and "plan" not in caps, caps
     assert agent.escapes() == []
     assert nvim.errors() == []

@@ -164,7 +164,10 @@ def test_an_agent_that_offers_no_subagents_is_advertised_none(
     nvim.api.command("AcpRestart")
     wait_until(lambda: len(inits(agent)) == 2, 20, "the restart's initialize")
     nvim.wait_state("ready")
-    assert all("subagents" not in init["clientCapabilities"] for init in inits(agent))
+    assert all(
+        "subagents" not in i["clientCapabilities"] and "plan" not in i["clientCapabilities"]
+        for i in inits(agent)
+    )
     agent.turns_done = 0
     agent.turn()
     nvim.wait_chat("plain")
