@@ -253,14 +253,26 @@ class Runs:
             seen += 1
         return session
 
+    def owner_id(self, session_id: str) -> str:
+        """The id of `owner`'s session (the id itself for a session not known here)."""
+        session = self.owner(session_id)
+        return session.session_id if session is not None else session_id
+
     def adopt(self, child: Subagent) -> None:
         """A subagent announced on a session open here: its requests and updates are that session's."""
         self.children[child.session_id] = child
 
+    def adopt_children(self, session: ChatSession) -> None:
+        """The subagents its transcript holds (announced before the session was known here, or before its
+        agent restarted)."""
+        for child in session.state.all_children():
+            self.adopt(child)
+
     def forget(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
-        for child in [c for c in self.children.values() if c.parent_id == session_id]:
-            self.children.pop(child.session_id, None)
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            for child in session.state.all_children():
+                self.children.pop(child.session_id, None)
         with contextlib.suppress(ValueError):
             self._recent.remove(session_id)
         if self._current == session_id:

@@ -167,13 +167,6 @@ class Dispatcher:
     def children_of(self, session_id: str) -> list[str]:
         return [child for child, parent in self.parents.items() if parent == session_id]
 
-    def forget(self, session_id: str) -> None:
-        """A session closed: it and its subagents are no longer known."""
-        for child in self.children_of(session_id):
-            self.forget(child)
-        self.sessions.discard(session_id)
-        self.parents.pop(session_id, None)
-
     def route(self) -> NotificationRoute:
         """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
         envelope in one pass and delivered at once; the others reach `on_notification`, which says why."""

@@ -40,6 +40,15 @@ def child_work(cwd: str) -> list[dict[str, Any]]:
         {"text": "child says hello"},
         {"update": plan},
         {"read": {"path": f"{cwd}/a.txt"}},
+        {"write": {"path": f"{cwd}/by-child.txt", "content": "written by the child\n"}},
+        {
+            "terminal": {
+                "command": "echo",
+                "args": ["from the child"],
+                "cwd": cwd,
+                "then": ["wait", "output", "release"],
+            }
+        },
         {"shell": {"command": "touch child.txt", "ask": "touch child.txt", "toolCallId": "c-run"}},
     ]
 
@@ -78,6 +87,10 @@ def test_a_subagents_transcript_and_permission_reach_the_user_under_its_tool_cal
     # The child's requests were served as the parent's: the file read through Neovim, the command allowed.
     read = next(a for a in answers if a["call"] == "fs/read_text_file")
     assert read["kind"] == "result" and read["result"]["content"] == "for the child\n"
+    assert (project / "by-child.txt").read_text() == "written by the child\n"
+    output = next(a for a in answers if a["call"] == "terminal/output")
+    assert output["kind"] == "result" and "from the child" in output["result"]["output"], answers
+    assert all(a["kind"] == "result" for a in answers), answers
     (picker,) = nvim.lua("return acp_test.selects")
     assert picker["prompt"] == "Subagent worker: Allow execute: touch child.txt  $ touch child.txt ?", picker
     assert (project / "child.txt").exists()

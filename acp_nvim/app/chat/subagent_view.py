@@ -8,11 +8,13 @@ from collections.abc import Callable
 
 from acp_nvim.app.chat.lines import Line, clip_line
 from acp_nvim.client.session.subagents import Subagent
-from acp_nvim.client.session.transcript import Item
+from acp_nvim.client.session.transcript import Item, MessageItem, rough_size
 from acp_nvim.client.session.unstable_updates import UnstableTranscript
 
-# Of a child's transcript, the newest items shown (it is drawn again whole when it changes).
+# Of a child's transcript, the newest items shown, and of a message its last characters (it is drawn again
+# whole when it changes).
 MAX_CHILD_ITEMS = 60
+MAX_CHILD_TEXT_CHARS = 8 * 1024
 INDENT = "    "
 WORD_GROUPS = {
     "running": "AcpChatStatusRunning",
@@ -56,6 +58,16 @@ def _nested(line: Line, folded: bool) -> Line:
     return shown
 
 
+def _bounded(item: Item) -> Item:
+    """A long message of the child as its end: the child is drawn again whole when it changes, so what it
+    streams must cost a bounded redraw (the whole message stays in its transcript)."""
+    if not isinstance(item, MessageItem) or item.size <= MAX_CHILD_TEXT_CHARS:
+        return item
+    text = item.text
+    shown = f"… {rough_size(len(text) - MAX_CHILD_TEXT_CHARS)} before\n" + text[-MAX_CHILD_TEXT_CHARS:]
+    return MessageItem(item.key, item.role, item.message_id, shown)
+
+
 def _names_agent(line: Line) -> bool:
     segments = line.get("s")
     return segments is not None and len(segments) > 0 and segments[0][1] == "AcpChatAgent"
@@ -84,7 +96,7 @@ def subagent_lines(child: Subagent, render: RenderItem) -> list[Line]:
         )
     for item in items:
         grandchildren = state.children_under(item.key)
-        lines = render(item, child.name, child.session_id, grandchildren)
+        lines = render(_bounded(item), child.name, child.session_id, grandchildren)
         # Its replies are under its own line: no header naming it again above each.
         body.extend(line for line in lines if not _names_agent(line))
     # While the child asks the user, its transcript is open; else a fold under its line.

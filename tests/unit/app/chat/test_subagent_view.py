@@ -56,3 +56,15 @@ def test_the_child_is_open_while_it_asks() -> None:
     lines = lines_of(state)
     header = lines.index(("    ↳ subagent worker  awaiting permission", None))
     assert lines[header + 1] == ("    child says hi", None)
+
+
+def test_a_long_message_of_the_child_is_drawn_as_its_end() -> None:
+    state = parent_with_child()
+    child = state.children[CHILD].state
+    assert isinstance(child, SessionState)
+    child.apply(chunk("x" * 20_000 + "THE END", message_id="m2"))
+    lines = lines_of(state)
+    texts = [text for text, _ in lines]
+    assert any(text.endswith("THE END") for text in texts)
+    assert sum(len(text) for text in texts) < 10_000
+    assert "    … 11 KiB before" in texts
