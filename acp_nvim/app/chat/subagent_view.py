@@ -87,8 +87,10 @@ def subagent_lines(child: Subagent, render: RenderItem) -> list[Line]:
     if not isinstance(state, UnstableTranscript):
         return [header]
     body: list[Line] = []
-    if child.description and child.title:
-        body.append({"s": [[INDENT * 2 + clip_line(child.description), "AcpChatNotice"]]})
+    if child.description and child.description != child.name:
+        # What it was asked to do, whole under its line (its name may be the start of it).
+        asked = child.description[:MAX_CHILD_TEXT_CHARS].strip("\n").split("\n")
+        body.extend({"s": [[INDENT * 2 + clip_line(part), "AcpChatNotice"]]} for part in asked)
     items = state.items[-MAX_CHILD_ITEMS:]
     if len(state.items) > len(items):
         body.append(

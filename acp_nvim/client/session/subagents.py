@@ -26,6 +26,8 @@ STATE_WORDS = {
     "unknown": "status unknown",
 }
 IDLE_WORDS = {"end_turn": "done", "cancelled": "cancelled", "error": "failed", "refusal": "refused"}
+# Of a child's name (a title, or a task it was given), the characters shown.
+MAX_NAME_CHARS = 60
 # Strings in a tool call's input looked at, at most, when finding the child it names.
 MAX_NAMES = 200
 
@@ -53,7 +55,11 @@ class Subagent:
 
     @property
     def name(self) -> str:
-        return self.title or self.description or self.session_id
+        """What the chat and the picker call it: its title, else the start of its description (codex-acp's
+        is the task it was given), else its session id."""
+        name = self.title or self.description or self.session_id
+        name = " ".join(name.split())
+        return name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 1] + "…"
 
     @property
     def running(self) -> bool:

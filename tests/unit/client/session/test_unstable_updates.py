@@ -115,3 +115,13 @@ def test_plans_by_id_show_as_the_plan_and_a_removed_one_says_so() -> None:
     assert state.take_changes().replaced == [plans[0].key, plans[1].key]
     # Unknown ids are no trouble.
     state.apply(update({"sessionUpdate": "plan_removed", "planId": "nope"}))
+
+
+def test_a_child_without_a_title_is_named_by_the_start_of_its_task() -> None:
+    state = SessionState("s")
+    state.apply(tool_call("spawn"))
+    task = "Look at every file\nof the project " + "and more " * 20
+    state.apply(announce(description=task))
+    (child,) = state.children.values()
+    assert len(child.name) == 60 and child.name.endswith("…") and "\n" not in child.name
+    assert child.name.startswith("Look at every file of the project and more")
