@@ -52,7 +52,10 @@ function M.ask(token, view)
         vim.schedule(function()
           vim.ui.input({ prompt = "Reply to the plan: " }, function(text)
             if text ~= nil and text:match("%S") then
-              require("acp_nvim").prompt(text)
+              -- To the session that asked, whichever chat the cursor is in.
+              require("acp_nvim")._send(text, nil, function(reply, selections)
+                return require("acp_nvim.host.api").prompt(reply, selections, view.session_id)
+              end)
             end
           end)
         end)
