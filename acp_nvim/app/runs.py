@@ -19,6 +19,7 @@ from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permissions.rules import Rule
 from acp_nvim.app.port import ChatView
 from acp_nvim.app.registry.options import RegistryOptions
+from acp_nvim.app.review.note import ReviewNote
 from acp_nvim.client.agent import command as agent_command
 from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.session.state import SessionState
@@ -122,6 +123,8 @@ class ChatSession(msgspec.Struct):
     notified: set[str] = msgspec.field(default_factory=set)
     # The prompts queued while a turn ran, in the order they go (app/sessions/prompt_queue.py).
     queue: list[QueuedPrompt] = msgspec.field(default_factory=list)
+    # The review's comments and rejections (app/review/notes.py), kept until the session ends.
+    review_notes: list[ReviewNote] = msgspec.field(default_factory=list)
 
 
 class AgentRun:

@@ -17,6 +17,7 @@ import msgspec
 from acp_nvim.app import agent_log
 from acp_nvim.app.config.presets import NO_AGENT_NAMED
 from acp_nvim.app.port import WARN
+from acp_nvim.app.review.note import ReviewRequest
 from acp_nvim.client import elicitation_forms
 from acp_nvim.client.elicitation_forms import FieldCheck
 from acp_nvim.nvim import lua_api
@@ -173,6 +174,10 @@ class ElicitationCheck(Positional, frozen=True):
     check: FieldCheck
     # The typed text, or the values chosen of a multi-select.
     answer: str | list[str] | None = None
+
+
+class Review(Positional, frozen=True):
+    request: ReviewRequest
 
 
 class Setup(Positional, frozen=True):
@@ -337,6 +342,7 @@ METHODS: tuple[HostMethod, ...] = (
     ),
     # sessions, modes, options, login
     method("acp_sessions", Sessions, _sessions),
+    method("acp_fork", Target, lambda h, p: h.submit(lambda c: c.app.forks.fork(p.session_id))),
     method("acp_mode", Mode, lambda h, p: h.submit(lambda c: c.app.commands.mode(p.session_id, p.mode_id))),
     method(
         "acp_config",
@@ -362,6 +368,7 @@ METHODS: tuple[HostMethod, ...] = (
         Words,
         lambda h, p: h.submit(lambda c: c.app.checkpoints.command(p.session_id, p.words())),
     ),
+    method("acp_review", Review, lambda h, p: h.submit(lambda c: c.app.review.command(p.request))),
     method("acp_disk_changed", DiskChanged, _disk_changed),
     method("acp_leaving", NoArguments, _leaving),
     method("acp_reply", Reply, _reply),

@@ -181,6 +181,10 @@ M.sessions = function(...)
   ensure_setup()
   require("acp_nvim.ui.session_commands").sessions(...)
 end
+M.fork = function()
+  ensure_setup()
+  require("acp_nvim.ui.session_commands").fork()
+end
 M.mode = function(...)
   ensure_setup()
   require("acp_nvim.ui.session_commands").mode(...)

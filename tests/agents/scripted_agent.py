@@ -123,7 +123,8 @@ reply with one text chunk and end_turn. In every step, strings have ``${CWD}`` r
 cwd, ``${PROMPT}`` by the prompt's text blocks joined with spaces and ``${TERMINAL}`` by the id of the last
 terminal the session created. A session/cancel that arrives during
 any step ends the turn with "cancelled" after that step. Methods gated by a capability the scenario does
-not advertise (session/load, list, resume, close, delete, logout) answer -32601.
+not advertise (session/load, list, resume, close, delete, logout; the unstable set_title and archive, whose
+capabilities it passes on as the scenario gives them) answer -32601.
 """
 
 from __future__ import annotations
@@ -159,6 +160,10 @@ log = logging.getLogger("scripted_agent")
 
 Json = Any
 Handler = Any
+
+
+# sessionCapabilities of the unstable schema the SDK drops (scenarios advertise them as they like).
+UNSTABLE_SESSION_CAPABILITIES = ("title", "archive", "subagents")
 
 
 class StopTurn(Exception):
@@ -255,11 +260,11 @@ class ScriptedAgent:
                 return self._logout()
             if method == "_session/steering" and not is_notification:
                 return self._steer(params)
-            result = await inner(method, params, is_notification)
-            if method == "initialize" and "agentCapabilities" in self.sc:
-                # Verbatim: the SDK's models drop what they do not know (sessionCapabilities.subagents).
-                result = {**dump(result), "agentCapabilities": self.sc["agentCapabilities"]}
-            return result
+            if method == "session/set_title" and not is_notification:
+                return self._set_title(params)
+            if method == "session/archive" and not is_notification:
+                return self._archive(params)
+            return await inner(method, params, is_notification)
 
         conn._conn._handler = handler
 
@@ -275,7 +280,14 @@ class ScriptedAgent:
             raw["agentInfo"] = self.sc["agentInfo"]
         if self.sc.get("meta") is not None:
             raw["_meta"] = self.sc["meta"]
-        return InitializeResponse.model_validate(raw)
+        response = InitializeResponse.model_validate(raw)
+        # The unstable capabilities the SDK's models do not know, kept as the scenario gives them.
+        unknown = {k: v for k, v in self.session_caps.items() if k in UNSTABLE_SESSION_CAPABILITIES}
+        if not unknown:
+            return response
+        dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        dumped.setdefault("agentCapabilities", {}).setdefault("sessionCapabilities", {}).update(unknown)
+        return dumped  # type: ignore[return-value]
 
     def _steer(self, params: dict[str, Any]) -> dict[str, Any]:
         if "steering" not in (self.sc.get("meta") or {}):
@@ -387,6 +399,32 @@ class ScriptedAgent:
         if live is None:
             raise RequestError.resource_not_found(session_id)
         live.cancelled.set()
+        return {}
+
+    def _set_title(self, params: Any) -> dict[str, Any]:
+        # The unstable session/set_title: the title stored with its runs of spaces collapsed (an agent may
+        # normalize it: the client shows what comes back).
+        self._require("title", "session/set_title")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        title = " ".join(str(params.get("title", "")).split()) if isinstance(params, dict) else ""
+        if not title:
+            raise RequestError.invalid_params({"title": title})
+        entry = next((e for e in self.stored if e.get("sessionId") == sid), None)
+        if entry is None:
+            raise RequestError.resource_not_found(sid)
+        entry["title"] = title
+        return {"title": title}
+
+    def _archive(self, params: Any) -> dict[str, Any]:
+        # The unstable session/archive: hidden from session/list from now on, a live session closed.
+        self._require("archive", "session/archive")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if not any(e.get("sessionId") == sid for e in self.stored) and sid not in self.sessions:
+            raise RequestError.resource_not_found(sid)
+        self.stored = [e for e in self.stored if e.get("sessionId") != sid]
+        live = self.sessions.pop(sid, None) if isinstance(sid, str) else None
+        if live is not None:
+            live.cancelled.set()
         return {}
 
     def _delete(self, params: Any) -> dict[str, Any]:

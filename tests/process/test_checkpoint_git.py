@@ -266,3 +266,56 @@ def test_an_unreadable_file_is_named_and_the_rest_is_restored(tmp_path: Path) ->
     assert "secret.txt" in result["report"] and "unreadable" in result["report"], result["report"]
     assert (root / "small.txt").read_text() == "small\n"
     assert secret.read_text() == "only its owner's\n" and secret.stat().st_mode & 0o777 == 0
+
+
+def test_a_store_inside_the_folder_is_never_snapshot_nor_restored(tmp_path: Path) -> None:
+    """A project at ~ holds the store (stdpath("state") is ~/.local/state): each snapshot held the objects
+    of the one before it, and the prompt's wait grew by about 100 ms a turn on a project of three files."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = root / ".local" / "state" / "nvim" / "acp_nvim" / "checkpoints"
+    shadow = snapshots(store)
+    record = SessionRecord(session_id="s", folders=[str(root)])
+    repo = shadow.repo(str(root))
+
+    async def files_of(commit: str) -> list[str]:
+        return (await repo.run("ls-tree", "-r", "--name-only", commit)).decode().split()
+
+    async def main() -> list[list[str]]:
+        trees = []
+        for turn in range(1, 4):
+            checkpoint = await shadow.take(record, str(turn), turn, "prompt", "go")
+            trees.append(await files_of(checkpoint.commits[str(root)]))
+        (root / "a.txt").write_text("two\n")
+        objects = sorted(p for p in store.rglob("*") if p.is_file())
+        sizes = {p: p.stat().st_size for p in objects}
+        counts = await shadow.changed_counts(record)
+        await shadow.restore(record, record.checkpoints[0], NoBuffers())  # type: ignore[arg-type]
+        # The restore put a.txt back and left every file of the store as it was (its own restore point
+        # added new ones).
+        assert all(p.exists() and p.stat().st_size == sizes[p] for p in objects if "objects" in p.parts)
+        assert counts == {"1": 1, "2": 1, "3": 1}, counts
+        return trees
+
+    trees = anyio.run(main)
+    assert trees == [["a.txt"]] * 3, trees
+    assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_a_store_an_older_snapshot_put_in_the_index_is_taken_out(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = root / "state" / "checkpoints"
+    shadow = snapshots(store)
+    repo = shadow.repo(str(root))
+
+    async def main() -> list[str]:
+        await repo.ensure()
+        # What a snapshot before the store was left out did: the store's files in the index.
+        await repo.run("add", "-A", "--", ".")
+        snapshot = await repo.snapshot(10_000_000)
+        return (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
+
+    assert anyio.run(main) == ["a.txt"]

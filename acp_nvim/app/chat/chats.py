@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.review.notes import forget_notes
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import ChatInfo
@@ -67,6 +68,8 @@ class Chats:
         its subagents."""
         session = self._runs.sessions.get(session_id)
         children = [child.session_id for child in session.state.all_children()] if session is not None else []
+        if session is not None:
+            forget_notes(self._port, session)
         self._runs.forget(session_id)
         self._edits.forget(session_id)
         # Its terminals, not the ones of other sessions: another agent may still be using its own.

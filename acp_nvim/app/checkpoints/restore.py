@@ -31,7 +31,7 @@ from acp_nvim.app.port import (
     Spawn,
 )
 from acp_nvim.client.files import restore_files
-from acp_nvim.client.files.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo
+from acp_nvim.client.files.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo, is_under
 
 log = logging.getLogger("acp_nvim.checkpoints")
 
@@ -120,7 +120,13 @@ class Snapshots:
         target = checkpoint.commits.get(folder)
         changes = await repo.diff(tree, target or EMPTY_TREE)
         left_out = {path for path, _ in skipped}
-        kept = [c for c in changes if GITLINK not in (c.old_mode, c.new_mode) and c.path not in left_out]
+        kept = [
+            c
+            for c in changes
+            if GITLINK not in (c.old_mode, c.new_mode)
+            and c.path not in left_out
+            and not is_under(c.path, repo.store_inside)
+        ]
         return kept, sorted(left_out)
 
     async def changed_counts(self, record: SessionRecord) -> dict[str, int]:
@@ -134,7 +140,8 @@ class Snapshots:
                     if target is None:
                         continue
                     changes = await repo.diff(now.tree, target)
-                    counts[checkpoint.id] = counts.get(checkpoint.id, 0) + len(changes)
+                    changed = [c for c in changes if not is_under(c.path, repo.store_inside)]
+                    counts[checkpoint.id] = counts.get(checkpoint.id, 0) + len(changed)
         return counts
 
     # ---- restore ---------------------------------------------------------------------------------------

@@ -240,4 +240,9 @@ def check(raw: object) -> tuple[c.Config, list[str]]:
         checker.errors.append(f"setup() takes a table, got {lua_type(raw)}")
         table = {}
     config = checker.struct(c.Config, table, "")
+    if config.attention.notify == "command" and not config.attention.command:
+        checker.errors.append(
+            '`attention.command` must name the program to run when `attention.notify` is "command"'
+        )
+        config = msgspec.structs.replace(config, attention=c.AttentionOptions())
     return config, sorted(checker.errors)

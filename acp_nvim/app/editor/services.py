@@ -31,6 +31,9 @@ class SessionRoutes(Protocol):
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
 
+    def elicitation_waits(self, request: s.CreateElicitationRequest) -> None:
+        """A form or URL is about to be asked of the user (`User AcpNvimWaiting`)."""
+
 
 class EditorServices:
     """Files, terminals, the sandbox and forms: one set for every agent."""
@@ -114,6 +117,7 @@ class AgentEditor:
     # ---- elicitation (issue 5) -------------------------------------------------------------------
 
     async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        self._routes.elicitation_waits(params)
         return await self._services.elicitations.ask(params)
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from acp_nvim.app import attention
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.permissions import plan_review
 from acp_nvim.app.permissions.service import Permissions, one_line
@@ -239,6 +240,8 @@ class Incoming:
         )
         session.permissions += 1
         self._status.push()
+        about = view.title or view.command or ""
+        self._port.attention(attention.waiting(session.agent, session.session_id, "permission", about))
         try:
             outcome = await self._port.ask_permission(request, view)
             if plan is not None:
@@ -256,3 +259,12 @@ class Incoming:
                 changed()
             self._status.push()
         return outcome
+
+    def elicitation_waits(self, request: s.CreateElicitationRequest) -> None:
+        """A form or URL the agent asks the user to fill in or open is about to be shown."""
+        session = self._runs.sessions.get(request.session_id) if request.session_id else None
+        # A request-scoped elicitation (a login, before any session) names no session: the agent started last.
+        run = self._runs.current().run
+        agent = session.agent if session is not None else run.name if run is not None else "agent"
+        session_id = session.session_id if session is not None else None
+        self._port.attention(attention.waiting(agent, session_id, "elicitation", request.message))

@@ -95,6 +95,10 @@ class ShadowRepo:
         exclude = project_exclude(work_tree)
         self._settings = [*SETTINGS, f"core.excludesFile={exclude or os.devnull}"]
         self._env = self._environment()
+        # The store of the shadow repositories, where the folder holds it (a project at ~ holds
+        # ~/.local/state): never part of a snapshot, or each snapshot would hold the objects of the one before
+        # it and grow without end; never touched by a restore.
+        self.store_inside = store_inside(os.path.dirname(git_dir), work_tree)
 
     def _environment(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
@@ -140,7 +144,9 @@ class ShadowRepo:
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository."""
         await self.ensure()
-        listed = await self.run("ls-files", "-z", "-m", "-o", "--exclude-standard")
+        store = self.store_inside
+        unlisted = [f"--exclude=/{store}/"] if store else []
+        listed = await self.run("ls-files", "-z", "-m", "-o", "--exclude-standard", *unlisted)
         skipped: list[tuple[str, str]] = []
         nested: list[str] = []
         for raw in dict.fromkeys(listed.split(b"\0")):
@@ -153,9 +159,12 @@ class ShadowRepo:
             reason = _left_out(os.path.join(self.work_tree, path), max_file_bytes)
             if reason is not None:
                 skipped.append((path, reason))
-        left_out = [path for path, _ in skipped] + nested
+        left_out = [path for path, _ in skipped] + nested + ([store] if store else [])
         specs = b"".join(os.fsencode(f":(exclude,literal){path}") + b"\0" for path in left_out)
         await self.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=b".\0" + specs)
+        if store:
+            # Out of the index too, where a snapshot taken before this rule put it.
+            await self.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", f":(literal){store}")
         if skipped:
             # A file tracked before that is now left out must not stay in the snapshot as it was.
             paths = b"".join(os.fsencode(path) + b"\0" for path, _ in skipped)
@@ -206,6 +215,19 @@ class ShadowRepo:
     async def collect_garbage(self) -> None:
         """Objects no checkpoint holds any more are deleted, the rest packed."""
         await self.run("gc", "--prune=now", "--quiet")
+
+
+def store_inside(store: str, folder: str) -> str | None:
+    """The store's path relative to the folder, where the folder holds it (else None)."""
+    store, folder = os.path.realpath(store), os.path.realpath(folder)
+    if os.path.commonpath([store, folder]) != folder or store == folder:
+        return None
+    return os.path.relpath(store, folder).replace(os.sep, "/")
+
+
+def is_under(path: str, folder: str | None) -> bool:
+    """Whether the snapshot path `path` is `folder` or inside it."""
+    return folder is not None and (path == folder or path.startswith(folder + "/"))
 
 
 def _left_out(path: str, max_file_bytes: int) -> str | None:

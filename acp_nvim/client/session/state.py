@@ -55,6 +55,8 @@ class SessionState(UnstableTranscript):
         self.title: str | None = None
         self.updated_at: str | None = None
         self.usage: Usage | None = None
+        # The last turn's tokens (the unstable `PromptResponse.usage`), where the agent gave them.
+        self.turn_usage: u.Usage | None = None
 
     @property
     def mode_option(self) -> s.SessionConfigOptionSelect | None:

@@ -193,3 +193,17 @@ def test_a_name_is_the_users_agent_a_preset_or_the_registrys() -> None:
     assert isinstance(refused, str) and refused.startswith('unknown agent "tiny" (known: ')
     goose = settings.agent_spec("goose", LAUNCH, off)
     assert isinstance(goose, AgentSpec) and goose.registry is None
+
+
+def test_the_attention_option_is_checked_like_any_other() -> None:
+    config, errors = check({"attention": {"notify": "command", "command": ["notify-send", "ACP"]}})
+    assert errors == [] and config.attention.command == ["notify-send", "ACP"]
+    _, errors = check({"attention": {"notify": "bell", "command": "notify-send"}})
+    assert errors == [
+        "`attention.command` must be a list of strings, got string",
+        '`attention.notify` must be one of "off", "notify", "osc9", "osc777", "command", got "bell"',
+    ]
+    # "command" with nothing to run: named, and nothing is run.
+    config, errors = check({"attention": {"notify": "command"}})
+    assert errors == ['`attention.command` must name the program to run when `attention.notify` is "command"']
+    assert config.attention.notify == "off"
