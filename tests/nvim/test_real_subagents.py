@@ -187,3 +187,40 @@ def test_an_agent_without_subagents_is_offered_none_of_them(real_agent: RealAgen
     assert "subagents" not in caps and "plan" not in caps, caps
     assert agent.escapes() == []
     assert nvim.errors() == []
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_a_subagent_of_codex_is_cancelled_alone(real_agent: RealAgent, tmp_path: Path) -> None:
+    """While codex's child streams a long answer it lets the client cancel it (`capabilities.cancel`):
+    `:AcpCancel subagent` cancels the child alone, which codex interrupts, and the chat says so."""
+    agent, nvim = real_agent, real_agent.nvim
+    spawn = {
+        "tool": "spawn_agent",
+        "namespace": "multi_agent_v1",
+        "args": {"message": "LAZYCHILD take your time"},
+    }
+    script(
+        agent,
+        {
+            "SPAWN": [{"search": "spawn agent"}, spawn, {"text": "Spawned the worker."}],
+            "LAZYCHILD": [{"slow": "tock", "pieces": 150, "delay": 0.2}],
+        },
+    )
+    agent.start()
+    assert nvim.lua("return require('acp_nvim').prompt(...)", "SPAWN please spawn a worker")
+    nvim.wait_chat("tock 2", TURN)
+    nvim.api.command("AcpCancel subagent")
+    nvim.wait_chat("↳ subagent LAZYCHILD take your time  cancelled", TURN)
+    assert "acp.nvim: subagent LAZYCHILD take your time cancelled" in [n["msg"] for n in nvim.notes()]
+    traffic = sent(nvim, tmp_path)
+    cancels = [e["message"]["params"]["sessionId"] for e in traffic if e.get("method") == "session/cancel"]
+    (child,) = {
+        e["message"]["params"]["update"]["sessionId"]
+        for e in traffic
+        if e.get("method") == "session/update"
+        and e["message"]["params"]["update"].get("sessionUpdate") == "subagent_update"
+    }
+    assert cancels == [child]
+    assert "tock 149" not in nvim.chat_text()
+    assert agent.escapes() == []
+    assert nvim.errors() == []
