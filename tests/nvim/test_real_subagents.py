@@ -192,7 +192,8 @@ def test_an_agent_without_subagents_is_offered_none_of_them(real_agent: RealAgen
 @pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
 def test_a_subagent_of_codex_is_cancelled_alone(real_agent: RealAgent, tmp_path: Path) -> None:
     """While codex's child streams a long answer it lets the client cancel it (`capabilities.cancel`):
-    `:AcpCancel subagent` cancels the child alone, which codex interrupts, and the chat says so."""
+    `:AcpCancel subagent` cancels the child alone, which codex interrupts, and the chat says so; `:AcpCancel`
+    after the parent's turn ended cancels the child still working."""
     agent, nvim = real_agent, real_agent.nvim
     spawn = {
         "tool": "spawn_agent",
@@ -222,5 +223,17 @@ def test_a_subagent_of_codex_is_cancelled_alone(real_agent: RealAgent, tmp_path:
     }
     assert cancels == [child]
     assert "tock 149" not in nvim.chat_text()
+    # Its parent's turn ended long ago; a new child works on: :AcpCancel stops it too.
+    nvim.wait_state("ready", TURN)
+    assert nvim.lua("return require('acp_nvim').prompt(...)", "SPAWN another worker")
+    nvim.wait(
+        "select(2, table.concat(require('acp_nvim.ui.chat').lines(), '\\n'):gsub('tock 2 ', '')) == 2", TURN
+    )
+    nvim.wait_state("ready", TURN)
+    nvim.api.command("AcpCancel")
+    nvim.wait(
+        "select(2, table.concat(require('acp_nvim.ui.chat').lines(), '\\n'):gsub('  cancelled', '')) == 2",
+        TURN,
+    )
     assert agent.escapes() == []
     assert nvim.errors() == []

@@ -212,7 +212,11 @@ class Turns:
         if what is not None:
             self._port.notify(f"nothing to cancel named {what!r}: :AcpCancel [subagent]", WARN)
             return
-        if session is None or not session.in_turn:
+        if session is None:
+            return
+        if not session.in_turn:
+            # The turn is over, its subagents may not be (codex-acp's go on after it): they are the work.
+            await subagents.cancel_children(session, self._port, agent)
             return
         session.cancelling = True
         self._port.cancel_permissions(session.session_id)
