@@ -75,7 +75,9 @@ class UnstableTranscript(ToolCallTranscript):
             self._replace(child.tool_call_key)
         own = self.tool_call(OWN_TOOL_CALL + child.session_id)
         if own is not None and child.work == "idle":
-            own.status = "failed" if child.stop_reason == "error" else "completed"
+            own.status = {"error": "failed", "cancelled": "cancelled"}.get(
+                child.stop_reason or "", "completed"
+            )
 
     def children_cancelled(self) -> None:
         """The parent's turn was cancelled, and its children with it: those still said to run are shown

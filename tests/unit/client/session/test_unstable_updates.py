@@ -53,6 +53,8 @@ def test_a_child_goes_under_the_tool_call_that_names_it_else_the_running_one_els
     alone.apply(announce(state={"state": "idle", "stopReason": "end_turn"}))
     assert own.status == "completed"
     assert alone.take_changes().replaced == [own.key]
+    alone.apply(announce(state={"state": "idle", "stopReason": "cancelled"}))
+    assert own.status == "cancelled"
 
 
 def test_the_parents_words_patch_the_child_and_say_its_state() -> None:
