@@ -12,6 +12,7 @@ from acp_nvim.client.agent.diagnostics import Diagnostics
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 from tests.unit.client.test_dispatch_fuzz import FuzzEditor
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +94,24 @@ async def test_updates_for_an_unknown_session_are_dropped_and_named() -> None:
         f"agent test sent updates for a session that is not open; they are ignored: session '{GHOST}'"
         " (see :AcpLog)"
     ]
+
+
+async def test_a_subagent_announced_on_an_open_session_is_known_and_one_on_a_ghost_is_not() -> None:
+    dispatch, editor, _ = dispatcher()
+    params = msgspec.Raw(msgspec.json.encode({"sessionId": "child", **REQUESTS["fs/read_text_file"]}))
+    with pytest.raises(RpcError):
+        await dispatch.on_request("fs/read_text_file", params)
+    announce = u.SessionUpdateSubagentUpdate(session_id="child")
+    stray = u.SessionUpdateSubagentUpdate(session_id="stray")
+    dispatch._session_updates(
+        [
+            u.SessionNotification(session_id=OPEN, update=announce),
+            u.SessionNotification(session_id=GHOST, update=stray),
+        ]
+    )
+    assert await dispatch.on_request("fs/read_text_file", params) == s.ReadTextFileResponse(
+        content="read /p/a.txt"
+    )
+    assert dispatch.children_of(OPEN) == ["child"]
+    assert "stray" not in dispatch.sessions
+    assert [n.session_id for n in editor.updates] == [OPEN]
