@@ -96,6 +96,10 @@ class PermissionView(msgspec.Struct, frozen=True):
     # The command the request runs, on one line with its newlines and other invisible characters written out
     # (`\n`, `\u2028`, …): what is asked about, whatever the title says.
     command: str | None = None
+    # The subagent that asks (its name), when the request is a subagent's (unstable child sessions).
+    subagent: str | None = None
+    # The picker's question when it is not "Allow KIND: TITLE?" (a plan to approve).
+    question: str | None = None
 
 
 class QueueView(msgspec.Struct, frozen=True):

@@ -85,6 +85,13 @@ class Target(Positional, frozen=True):
     session_id: str | None = None
 
 
+class CancelTarget(Positional, frozen=True):
+    """`:AcpCancel [what]`: the turn of a session (None: the current one), or `what` of it ("subagent")."""
+
+    session_id: str | None = None
+    what: str | None = None
+
+
 class Session(Positional, frozen=True):
     session_id: str
 
@@ -318,7 +325,9 @@ METHODS: tuple[HostMethod, ...] = (
         Prompt,
         lambda h, p: h.submit(lambda c: c.app.turns.prompt(p.text, p.selections, p.session_id)),
     ),
-    method("acp_cancel", Target, lambda h, p: h.submit(lambda c: c.app.turns.cancel(p.session_id))),
+    method(
+        "acp_cancel", CancelTarget, lambda h, p: h.submit(lambda c: c.app.turns.cancel(p.session_id, p.what))
+    ),
     method(
         "acp_steer",
         Prompt,

@@ -6,7 +6,9 @@ The script (a JSON file, read afresh on every request so that a test can change 
 to the steps of one conversation: the request whose last user message contains the key gets step N, where N
 is how many tool results follow that message (so a tool call's result brings the next step). A step is
 `{"text": ...}` (streamed in pieces), `{"tool": name, "args": {...}}` (a function call the model "decides",
-then the turn's text), or `{"slow": ..., "pieces": n, "delay": s}` (a stream slow enough to be cancelled).
+then the turn's text; `"namespace"`: the namespace of a deferred tool), `{"search": query}` (codex's
+`tool_search` of its deferred tools, which offers them from the next request on), or
+`{"slow": ..., "pieces": n, "delay": s}` (a stream slow enough to be cancelled).
 A request that names no key, or one that offers no tools when the step is a call (title and summary
 requests), is answered with `default_text`.
 
@@ -101,13 +103,18 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+# What answers a call of the model in the Responses API: a function's, a custom tool's, a shell's output, and
+# codex's own search of its deferred tools (`tool_search`, its multi-agent tools among them).
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output")
+
+
 def responses_turns(body: dict[str, Any]) -> list[tuple[str, int]]:
     turns: list[tuple[str, int]] = []
     for item in body.get("input") or []:
         kind = item.get("type")
         if item.get("role") == "user" and kind in (None, "message"):
             turns.append((_text_of(item.get("content")), 0))
-        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output") and turns:
+        elif kind in OUTPUTS and turns:
             text, results = turns[-1]
             turns[-1] = (text, results + 1)
     return turns
@@ -233,10 +240,23 @@ class Handler(BaseHTTPRequestHandler):
     def _responses_events(self, step: dict[str, Any]) -> Iterator[dict[str, Any]]:
         rid = f"resp_{self.server.next_id()}"
         yield {"type": "response.created", "response": {"id": rid}}
-        if "tool" in step:
+        if "search" in step:
+            # codex's `tool_search` (executed by codex itself): its deferred tools matching the query are
+            # offered from the next request on.
+            item: dict[str, Any] = {
+                "type": "tool_search_call",
+                "id": f"ts_{self.server.next_id()}",
+                "call_id": self._call_id(),
+                "status": "completed",
+                "execution": "client",
+                "arguments": {"query": step["search"]},
+            }
+            yield {"type": "response.output_item.added", "output_index": 0, "item": item}
+            yield {"type": "response.output_item.done", "output_index": 0, "item": item}
+        elif "tool" in step:
             call_id = self._call_id()
             if step.get("custom"):
-                item: dict[str, Any] = {
+                item = {
                     "type": "custom_tool_call",
                     "name": step["tool"],
                     "input": step["args"],
@@ -250,6 +270,8 @@ class Handler(BaseHTTPRequestHandler):
                     "arguments": json.dumps(step["args"]),
                     "call_id": call_id,
                 }
+                if step.get("namespace"):
+                    item["namespace"] = step["namespace"]
             yield {"type": "response.output_item.added", "output_index": 0, "item": item}
             yield {"type": "response.output_item.done", "output_index": 0, "item": item}
         else:

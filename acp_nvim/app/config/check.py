@@ -15,6 +15,7 @@ import msgspec
 
 from acp_nvim.app.config import options as c
 from acp_nvim.app.config.presets import PRESETS
+from acp_nvim.app.registry.options import valid_id
 from acp_nvim.app.runs import McpServerConfig
 
 AGENT_NAMES_MUST_BE_STRINGS = "`{field}`: agent names must be strings"
@@ -245,4 +246,14 @@ def check(raw: object) -> tuple[c.Config, list[str]]:
             '`attention.command` must name the program to run when `attention.notify` is "command"'
         )
         config = msgspec.structs.replace(config, attention=c.AttentionOptions())
+    bad = [name for name in config.registry.preview if not valid_id(name)]
+    if bad:
+        checker.errors.append(
+            f"`registry.preview` must list registry agent ids (lowercase letters, digits and '-'), got"
+            f" {', '.join(inspect(name) for name in bad)}"
+        )
+        registry = msgspec.structs.replace(
+            config.registry, preview=[n for n in config.registry.preview if n not in bad]
+        )
+        config = msgspec.structs.replace(config, registry=registry)
     return config, sorted(checker.errors)

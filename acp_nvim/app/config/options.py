@@ -150,6 +150,9 @@ class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
     max_age: float = 24 * 60 * 60
     # false: no registry agents (nothing is fetched).
     enabled: bool = True
+    # Registry agents (ids) that run their preview channel, an entry's unstable release, when it has one
+    # newer than its stable version: { "codex-acp" }. The others run their stable version.
+    preview: list[str] = []
 
 
 class AttentionOptions(msgspec.Struct, kw_only=True, frozen=True):

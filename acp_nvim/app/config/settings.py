@@ -82,6 +82,7 @@ class Settings:
             url=registry.url,
             max_age=float(registry.max_age),
             enabled=registry.enabled,
+            preview=list(registry.preview),
             cache_dir=cache_dir,
             data_dir=data_dir,
         )

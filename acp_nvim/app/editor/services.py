@@ -38,9 +38,16 @@ class SessionRoutes(Protocol):
 class EditorServices:
     """Files, terminals, the sandbox and forms: one set for every agent."""
 
-    def __init__(self, editor: EditorPort, roots_of: RootsOf, agent_of: AgentOf) -> None:
+    def __init__(
+        self,
+        editor: EditorPort,
+        roots_of: RootsOf,
+        agent_of: AgentOf,
+        owner_of: Callable[[str], str] = lambda session_id: session_id,
+    ) -> None:
+        """`owner_of`: the session a session id is part of (a subagent's: its parent's chat session)."""
         self.options = EditorOptions()
-        self.sandboxes = SessionSandboxes(editor, lambda: self.options, roots_of)
+        self.sandboxes = SessionSandboxes(editor, lambda: self.options, roots_of, owner_of)
         self.files = FileService(editor, self.sandboxes, lambda: self.options, agent_of)
         self.terminals = TerminalService(editor, self.sandboxes)
         self.elicitations = ElicitationBroker(editor)

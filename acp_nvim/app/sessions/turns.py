@@ -12,6 +12,7 @@ from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, QueuedPrompt, Runs
+from acp_nvim.app.sessions import subagents
 from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
 from acp_nvim.app.sessions.usage import usage_line
 from acp_nvim.app.status import StatusBoard
@@ -219,18 +220,33 @@ class Turns:
                 self._port.attention(attention.failed(session.agent, failed, ids, session.session_id))
         return stop_reason
 
-    async def cancel(self, session_id: str | None = None) -> None:
-        session = self._runs.current(session_id).session
-        if session is None or not session.in_turn:
+    async def cancel(self, session_id: str | None = None, what: str | None = None) -> None:
+        """`:AcpCancel`: the session's turn, and its subagents with it; `what` "subagent": one of its
+        subagents alone."""
+        current = self._runs.current(session_id)
+        session = current.session
+        agent = current.connection
+        if what == "subagent":
+            if session is not None:
+                await subagents.cancel_one(session, self._port, agent)
             return
-        run = self._runs.agents.get(session.agent)
+        if what is not None:
+            self._port.notify(f"nothing to cancel named {what!r}: :AcpCancel [subagent]", WARN)
+            return
+        if session is None:
+            return
+        if not session.in_turn:
+            # The turn is over, its subagents may not be (codex-acp's go on after it): they are the work.
+            await subagents.cancel_children(session, self._port, agent)
+            return
         session.cancelling = True
         self._port.cancel_permissions(session.session_id)
         session.state.cancel_unfinished()
         session.chat.flush()
-        if run is not None and run.connection is not None:
+        if agent is not None:
             with contextlib.suppress(ConnectionClosed):
-                await run.connection.cancel(session.session_id)
+                await agent.cancel(session.session_id)
+        await subagents.cancel_children(session, self._port, agent)
 
     # ---- the queue (sessions/prompt_queue.py) and steering -------------------------------------------------
 

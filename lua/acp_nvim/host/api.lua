@@ -84,9 +84,10 @@ function M.prompt(text, selections, session_id)
 end
 
 ---@param session_id string|userdata
+---@param what string|userdata "subagent": one of the session's subagents alone
 ---@return boolean sent
-function M.cancel(session_id)
-  return command("acp_cancel", session_id)
+function M.cancel(session_id, what)
+  return command("acp_cancel", session_id, what)
 end
 
 --- A prompt sent into the running turn (queued first, where the agent cannot take it).

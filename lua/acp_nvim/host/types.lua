@@ -190,6 +190,8 @@
 ---@field kind string|nil
 ---@field options acp.PermissionChoice[]
 ---@field command? string|nil
+---@field subagent? string|nil
+---@field question? string|nil
 
 ---@class acp.PickerItem
 ---@field id string

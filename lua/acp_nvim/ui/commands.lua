@@ -131,9 +131,15 @@ function M.create()
   command("AcpAttachClear", function()
     require("acp_nvim.ui.prompt").clear_attachments()
   end, { desc = "Drop the attachments of the next prompt" })
-  command("AcpCancel", function()
-    acp.cancel()
-  end, { desc = "Cancel the agent's turn" })
+  command("AcpCancel", function(args)
+    acp.cancel(args.args ~= "" and args.args or nil)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "subagent" }
+    end,
+    desc = "Cancel the agent's turn (and its subagents), or one subagent alone: :AcpCancel subagent",
+  })
   command("AcpQueue", function(args)
     require("acp_nvim.ui.chat_queue").command(args.fargs[1], args.fargs[2])
   end, {

@@ -14,6 +14,7 @@ from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
 from acp_nvim.app.review.note import NoteItem, NoteMark
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.client.agent.capabilities import UnstableSession
 from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
@@ -184,6 +185,8 @@ class FakeAgent:
         self.steerable = False
         self.steer_outcome = "injected"
         self.steered: list[str] = []
+        # The unstable session features its initialize answer advertised (client/agent/capabilities.py).
+        self.unstable_session = UnstableSession()
         # The unstable session methods advertised ("fork", "title", "archive"), the turn's usage answered, and
         # what a fork replays (through `replay`, before it answers) and a rename stores.
         self.features: set[str] = set()

@@ -35,7 +35,7 @@ REAL_SHAPES: dict[str, list[list[object]]] = {
     "acp_restart": [[START]],
     "acp_stop": [[None], ["session-1"]],
     "acp_prompt": [["hello", [], None], ["hello", [SELECTION], "session-1"]],
-    "acp_cancel": [[None]],
+    "acp_cancel": [[None], [None, None], ["session-1", "subagent"]],
     "acp_steer": [["left", [], None], ["left", [SELECTION], "session-1"]],
     "acp_queue": [
         ["s1", "list", None, None, None],
