@@ -12,6 +12,7 @@ end
 
 require("acp_nvim.ui.commands").create()
 require("acp_nvim.ui.session_commands").track_chats()
+require("acp_nvim.ui.prompt.context").track()
 require("acp_nvim.ui.highlights").setup()
 require("acp_nvim.wiring").setup()
 require("acp_nvim.host").register()

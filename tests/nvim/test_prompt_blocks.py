@@ -119,7 +119,8 @@ def test_at_completion_lists_project_files(nvim: Nvim, tmp_path: Path) -> None:
     items = nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '@sr')")
     assert [(i["word"], i["menu"]) for i in items] == [("@src/app.py", "[file]")]
     every = nvim.lua("return require('acp_nvim.ui.prompt').omnifunc(0, '@')")
-    words = [i["word"] for i in every]
+    # The mentions of what Neovim knows come first (tests/nvim/test_context_mentions.py), then the files.
+    words = [i["word"] for i in every if i["menu"] != "[neovim]"]
     assert words == sorted(words) and "@src/app.py" in words
     assert not [w for w in words if "secret" in w]  # hidden folders are skipped
     assert [i["menu"] for i in every if i["word"] == "@shot.png"] == ["[image]"]

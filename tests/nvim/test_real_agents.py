@@ -585,3 +585,32 @@ def _request_text(entry: dict[str, Any]) -> str:
                 yield from strings(item)
 
     return "\n".join(strings(entry["body"]))
+
+
+@pytest.mark.parametrize("real_agent", ["codex", "gemini"], indirect=True)
+def test_a_diagnostics_mention_reaches_the_model(real_agent: RealAgent) -> None:
+    """Issue 28: `@diagnostics` in a prompt sends the buffer's diagnostics (from `vim.diagnostic`) in the
+    blocks the agent accepts; the agent hands them on, and the fake model reads them in the request."""
+    agent, nvim = real_agent, real_agent.nvim
+    agent.start()
+    nvim.api.command("edit a.txt")
+    nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('acp_test_lint'), 0, {"
+        " { lnum = 1, col = 0, severity = vim.diagnostic.severity.ERROR, source = 'lint',"
+        "   message = 'the word two is misspelt-zq' } })"
+    )
+    text = "REPLY what is wrong? @diagnostics"
+    sent = nvim.lua(
+        "local text = ...\n"
+        "return require('acp_nvim').prompt(text, require('acp_nvim.ui.prompt').collect(text))",
+        text,
+    )
+    assert sent, nvim.notes()
+    nvim.wait_chat("@diagnostics: 1 in a.txt", TURN)
+    nvim.wait_chat("Hello from the fake model.", TURN)
+    nvim.wait_state("ready", TURN)
+    bodies = [json.dumps(entry.get("body")) for entry in read_log(agent.log)]
+    line = "a.txt:2:1: error: the word two is misspelt-zq [lint]"
+    assert [body for body in bodies if "REPLY what is wrong" in body and line in body], bodies[-1][-2000:]
+    assert agent.escapes() == []
+    assert nvim.errors() == []

@@ -6,7 +6,10 @@ Lua sends the text and a list of attachments, each tagged by `kind`:
 - `image`: an image file (`:AcpAttachImage {path}`, an `@shot.png` mention) or clipboard data (base64);
 - `audio`: an audio file (`:AcpAttachAudio {path}`, an `@note.wav` mention);
 - `reference`: lines of a file named without their text, a `resource_link` to them (the review's notes, which
-  quote the lines in the prompt's text: `app/review/compose.py`).
+  quote the lines in the prompt's text: `app/review/compose.py`);
+- what Neovim knows, @mentioned: `diagnostics`, `buffers`, `quickfix`, `symbol`, `diff` (taken by the host,
+  `git_diff.py`), `missing` (a mention with nothing behind it), each made blocks by `context_mentions.py`;
+  `@selection` comes as a `selection` with `mention` set.
 
 Nothing leaves here that the agent's `promptCapabilities` do not allow: a selection falls back to a
 `resource_link` plus its text when embedded context is not accepted, and an image or audio the agent cannot
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import msgspec
 
+from acp_nvim.app.sessions.context_mentions import ContextMention, Scope, left_out, nothing, render
 from acp_nvim.app.sessions.media_types import AUDIO_TYPES, IMAGE_TYPES
 from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.jsonrpc.wire import JsonValue
@@ -42,6 +46,8 @@ class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_fie
     text: str
     filetype: str = ""
     whole: bool = False
+    #: `@selection` in the text (the last visual selection): only sent from inside the session's folders.
+    mention: bool = False
 
     @property
     def label(self) -> str:
@@ -116,7 +122,14 @@ class AudioAttachment(MediaAttachment, kw_only=True, tag="audio", tag_field="kin
     """An audio file."""
 
 
-Attachment = SelectionAttachment | ReferenceAttachment | FileAttachment | ImageAttachment | AudioAttachment
+Attachment = (
+    SelectionAttachment
+    | ReferenceAttachment
+    | FileAttachment
+    | ImageAttachment
+    | AudioAttachment
+    | ContextMention
+)
 
 
 class PromptRefused(Exception):
@@ -129,6 +142,24 @@ class BuiltPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
+def _valid_text(value: object) -> object:
+    """`value` with every string valid UTF-8: pynvim hands a buffer's non-UTF-8 bytes (a Latin-1 file, a
+    linter's message) over as surrogate escapes, which no JSON encoder takes; each becomes U+FFFD."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return value
+    if isinstance(value, list):
+        return [_valid_text(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _valid_text(item) for key, item in value.items()}
+    return value
+
+
 def parse_attachments(raw: object) -> list[Attachment]:
     """Attachments from Lua; an item without `kind` is a selection (what older callers send)."""
     items = raw if isinstance(raw, list) else []
@@ -136,7 +167,7 @@ def parse_attachments(raw: object) -> list[Attachment]:
         {"kind": "selection", **item} if isinstance(item, dict) and "kind" not in item else item
         for item in items
     ]
-    return msgspec.convert(tagged, list[Attachment])
+    return msgspec.convert(_valid_text(tagged), list[Attachment])
 
 
 def file_uri(path: str) -> str:
@@ -191,11 +222,16 @@ def _file_link(mention: FileAttachment) -> s.ContentBlockResourceLink:
 
 
 def prompt_content(
-    text: str, attachments: list[Attachment], caps: s.PromptCapabilities, agent_name: str = "the agent"
+    text: str,
+    attachments: list[Attachment],
+    caps: s.PromptCapabilities,
+    agent_name: str = "the agent",
+    roots: list[str] | None = None,
 ) -> BuiltPrompt:
     """The user's text first (the `@path` mentions stay in it, so the agent reads where the user pointed),
     then one block (or two) per attachment in order. Raises `PromptRefused` for content the agent does
-    not accept: images without `promptCapabilities.image`, audio without `promptCapabilities.audio`."""
+    not accept: images without `promptCapabilities.image`, audio without `promptCapabilities.audio`. `roots`:
+    the session's folders, outside which no mention of what Neovim knows is sent."""
     blocks: list[s.ContentBlock] = []
     refs: list[str] = []
     if text:
@@ -212,8 +248,17 @@ def prompt_content(
                 f"Remove the {one} (:AcpAttachClear) or mention the file without @."
             )
     seen: set[str] = set()
+    mentioned: list[str] = []
     for attachment in attachments:
-        if isinstance(attachment, SelectionAttachment):
+        if isinstance(attachment, SelectionAttachment) and attachment.mention:
+            if attachment.path and not Scope(roots or []).inside(attachment.path):
+                said = nothing("selection", left_out([attachment.path]))
+                blocks.extend(said.blocks)
+                mentioned.append(said.shown)
+                continue
+            blocks.extend(_selection_blocks(attachment, caps.embedded_context))
+            mentioned.append("@selection: " + attachment.label)
+        elif isinstance(attachment, SelectionAttachment):
             blocks.extend(_selection_blocks(attachment, caps.embedded_context))
             refs.append("@" + attachment.label)
         elif isinstance(attachment, ReferenceAttachment):
@@ -227,13 +272,18 @@ def prompt_content(
                 continue
             seen.add(attachment.path)
             blocks.append(_file_link(attachment))
-        else:
+        elif isinstance(attachment, (ImageAttachment, AudioAttachment)):
             blocks.append(_media_block(attachment))
             # Mentioned media already show as @name in the text; clipboard and :AcpAttach* ones do not.
             if "@" + attachment.name not in text:
                 noun = "audio" if isinstance(attachment, AudioAttachment) else "image"
                 refs.append(f"[{noun} {attachment.name}]")
-    shown = "\n".join(part for part in [text, " ".join(refs)] if part)
+        else:
+            rendered = render(attachment, roots or [], caps.embedded_context)
+            blocks.extend(rendered.blocks)
+            mentioned.append(rendered.shown)
+    # What Neovim knows goes one mention a line: each says what it sent, or that there was nothing.
+    shown = "\n".join(part for part in [text, " ".join(refs), *mentioned] if part)
     return BuiltPrompt(blocks=blocks, shown=shown)
 
 
@@ -242,6 +292,7 @@ def build_prompt(
     raw_attachments: object,
     agent: AgentConnection,
     refused: Callable[[str, str, list[JsonValue]], None],
+    roots: list[str] | None = None,
 ) -> BuiltPrompt | None:
     """The one call a turn makes: the blocks to send, or None when there is nothing to send or the prompt
     was refused — then `refused(why, text, attachments)` tells the user and gives both back in the prompt."""
@@ -252,7 +303,7 @@ def build_prompt(
         return None
     caps = agent.capabilities.prompt_capabilities or s.PromptCapabilities()
     try:
-        built = prompt_content(text, attachments, caps, agent.display_name)
+        built = prompt_content(text, attachments, caps, agent.display_name, roots)
     except PromptRefused as err:
         refused(str(err), text, given_back(raw_attachments))
         return None

@@ -57,6 +57,7 @@ class Turns:
         self._edits = edits
         self._checkpoints = checkpoints
         self._queue = PromptQueue(port)
+        self._in_order: anyio.Lock | None = None
 
     def preload(self) -> None:
         """What a prompt imports on its first use, imported now (an agent is ready, nothing waits): the user's
@@ -65,14 +66,31 @@ class Turns:
 
     async def prompt(self, text: str, raw_attachments: object = None, session_id: str | None = None) -> None:
         begun: Begun | None = None
+        if self._in_order is None:
+            self._in_order = anyio.Lock()
         try:
-            begun = self._begin(text, raw_attachments, session_id)
+            # In the order sent: a prompt whose `@diff` git is still taking is not overtaken by the next one.
+            async with self._in_order:
+                raw_attachments = await self._with_diffs(raw_attachments, session_id)
+                begun = self._begin(text, raw_attachments, session_id)
         finally:
             if begun is None:
                 # Lua showed what status_facts.json declares before this answer: a refused (or queued) prompt
                 # puts the real state back.
                 self._status.push()
         await self._run(begun)
+
+    async def _with_diffs(self, raw_attachments: object, session_id: str | None) -> object:
+        """`@diff` taken now, in the session's folder (git runs here, off Neovim's loop, before the prompt is
+        built or queued: a queued prompt sends the diff of when it was written)."""
+        if not isinstance(raw_attachments, list) or not any(
+            isinstance(item, dict) and item.get("kind") == "diff" for item in raw_attachments
+        ):
+            return raw_attachments
+        from acp_nvim.app.sessions.git_diff import with_diffs
+
+        session = self._runs.current(session_id).session
+        return await with_diffs(raw_attachments, session.cwd if session is not None else None)
 
     async def _run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""
@@ -93,7 +111,7 @@ class Turns:
         if agent is None:
             self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
-        built = self._build(text, raw_attachments, agent)
+        built = self._build(text, raw_attachments, agent, session)
         if built is None:
             return None
         if session.in_turn:
@@ -104,11 +122,14 @@ class Turns:
             return None
         return self._start(session, agent, built)
 
-    def _build(self, text: str, raw_attachments: object, agent: AgentConnection) -> Built | None:
+    def _build(
+        self, text: str, raw_attachments: object, agent: AgentConnection, session: ChatSession
+    ) -> Built | None:
         # A prompt's needs (mimetypes, base64) are imported when there is one.
         from acp_nvim.app.sessions.prompt_content import build_prompt
 
-        built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused)
+        roots = [session.cwd, *session.directories]
+        built = build_prompt(text, raw_attachments, agent, self._port.prompt_refused, roots)
         return None if built is None else Built(built.blocks, built.shown)
 
     def _start(self, session: ChatSession, agent: AgentConnection, built: Built) -> Begun:
@@ -138,7 +159,7 @@ class Turns:
         if agent is None or self._runs.sessions.get(session.session_id) is not session:
             return None
         session.queue.remove(queued)
-        built = self._build(queued.text, queued.attachments, agent)
+        built = self._build(queued.text, queued.attachments, agent, session)
         begun = self._start(session, agent, built) if built is not None else None
         self._queue.show(session, agent.steerable)
         return begun
@@ -238,7 +259,7 @@ class Turns:
         mentions: object = None,
     ) -> None:
         """`:AcpQueue ACTION`: on the queued prompt `prompt_id` (None: the next to go); `edit` with its new
-        `text` and the files and media that text mentions."""
+        `text` and what that text mentions (files, media, what Neovim knows)."""
         current = self._runs.current(session_id)
         session = current.session
         if session is None:
@@ -271,10 +292,10 @@ class Turns:
             if agent is None:
                 self._port.notify(NO_AGENT_RUNNING, WARN)
                 return
-            attachments = mentions if isinstance(mentions, list) else []
-            queue.edit(session, queued, text or "", attachments)
+            taken = await self._with_diffs(mentions if isinstance(mentions, list) else [], session.session_id)
+            queue.edit(session, queued, text or "", taken if isinstance(taken, list) else [])
             # Checked and shown again as it would go now: a refused edit gives the text back to the prompt.
-            built = self._build(queued.text, queued.attachments, agent)
+            built = self._build(queued.text, queued.attachments, agent, session)
             if built is None:
                 queue.drop(session, queued)
             else:
@@ -311,7 +332,7 @@ class Turns:
         if not session.in_turn:
             await self._run(self._start_queued(session, queued))
             return
-        built = self._build(queued.text, queued.attachments, agent)
+        built = self._build(queued.text, queued.attachments, agent, session)
         if built is None:
             self._queue.drop(session, queued)
             self._queue.show(session, True)

@@ -60,6 +60,7 @@ local function open_edit(chat, id, text)
       callback = function()
         local new = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
         local mentions = require("acp_nvim.ui.prompt").mentions(new)
+        vim.list_extend(mentions, require("acp_nvim.ui.prompt.context").gather(new))
         if require("acp_nvim.host.api").queue(chat.session_id, "edit", id, new, mentions) then
           vim.bo[buf].modified = false
         end

@@ -1,7 +1,8 @@
--- The prompt window under the chat: write, send, walk the history, complete the agent's /commands and
--- @file mentions, and the attachments that go with the next prompt (buffers, selections, images, audio).
--- The parts are in ui/prompt/ (history, mentions, attachments, completion, each requiring only those before
--- it); this module is the prompt's buffer and window, and the name the rest of the plugin requires.
+-- The prompt window under the chat: write, send, walk the history, complete the agent's /commands, @file
+-- mentions and the mentions of what Neovim knows (@diagnostics, @symbol:, ...), and the attachments that go
+-- with the next prompt (buffers, selections, images, audio). The parts are in ui/prompt/ (history, symbols,
+-- context, mentions, attachments, completion, each requiring only those before it); this module is the
+-- prompt's buffer and window, and the name the rest of the plugin requires.
 
 local M = {}
 
@@ -81,7 +82,7 @@ local function set_keymaps(buf)
     end
     return "/"
   end, { buffer = buf, expr = true, desc = "acp.nvim: complete agent commands" })
-  -- "@" at the start of a word offers the project's files.
+  -- "@" at the start of a word offers the mentions of what Neovim knows and the project's files.
   vim.keymap.set("i", "@", function()
     local col = api.nvim_win_get_cursor(0)[2]
     local before = api.nvim_get_current_line():sub(1, col)
@@ -89,7 +90,7 @@ local function set_keymaps(buf)
       return "@<C-x><C-o>"
     end
     return "@"
-  end, { buffer = buf, expr = true, desc = "acp.nvim: complete project files" })
+  end, { buffer = buf, expr = true, desc = "acp.nvim: complete mentions and project files" })
   -- The winbar names the keys of the mode the user is in.
   api.nvim_create_autocmd({ "InsertEnter", "InsertLeave", "ModeChanged" }, {
     buffer = buf,
@@ -104,6 +105,11 @@ local function set_keymaps(buf)
     callback = function()
       M.update_hint(buf)
     end,
+  })
+  -- The symbols follow what is typed after "@symbol:" (the menu of "@" only filters what it first had).
+  api.nvim_create_autocmd({ "TextChangedI", "TextChangedP" }, {
+    buffer = buf,
+    callback = completion.symbols_as_you_type,
   })
 end
 
@@ -161,6 +167,12 @@ function M.buffer(chat)
     pcall(api.nvim_buf_set_name, buf, api.nvim_buf_get_name(chat.buf) .. "/prompt")
     vim.bo[buf].filetype = "acp_nvim_prompt"
     vim.bo[buf].omnifunc = "v:lua.require'acp_nvim.ui.prompt'.omnifunc"
+    -- The menu "@" opens selects nothing: what is typed next narrows it (inserting its first item, the
+    -- default, would put "@diagnostics" before the letters typed).
+    local completeopt = vim.go.completeopt
+    if not completeopt:find("noselect", 1, true) then
+      vim.bo[buf].completeopt = completeopt .. (completeopt == "" and "" or ",") .. "noselect"
+    end
     set_keymaps(buf)
     chat.prompt_buf = buf
     attachments.show_pending()

@@ -89,13 +89,15 @@ function M.clear_attachments()
 end
 
 --- Everything that goes with a prompt: `selections` (from a range), the pending attachments, then the
---- @mentions of `text`. Call `M.sent()` once the prompt was handed over.
+--- @mentions of `text`: files, then what Neovim knows (`@diagnostics`, ...: ui/prompt/context.lua). Call
+--- `M.sent()` once the prompt was handed over.
 ---@param text string
 ---@param selections table[]|nil
 ---@return table[]
 function M.collect(text, selections)
   local all = vim.list_extend(vim.list_extend({}, selections or {}), pending)
-  return vim.list_extend(all, mentions.mentions(text))
+  vim.list_extend(all, mentions.mentions(text))
+  return vim.list_extend(all, require("acp_nvim.ui.prompt.context").gather(text))
 end
 
 --- The prompt went to the host: the pending attachments went with it.

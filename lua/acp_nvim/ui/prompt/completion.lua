@@ -1,5 +1,6 @@
--- Completion in the prompt (ui/prompt.lua): the agent's /commands at its start, the project's files after
--- "@", and the hint of a completed /command that takes input.
+-- Completion in the prompt (ui/prompt.lua): the agent's /commands at its start, after "@" the mentions of
+-- what Neovim knows (`@diagnostics`, `@symbol:` and the language servers' symbols, ...) and the project's
+-- files, and the hint of a completed /command that takes input.
 
 local M = {}
 
@@ -99,6 +100,80 @@ local function complete_commands(base, chat)
   return items
 end
 
+---@param symbol table
+---@return table
+local function symbol_item(symbol)
+  local where = vim.fn.fnamemodify(symbol.path, ":t") .. ":" .. symbol.start_line
+  return {
+    word = "@symbol:" .. symbol.name,
+    abbr = symbol.name,
+    menu = ("[%s] %s"):format(symbol.symbol_kind, where),
+    info = symbol.container ~= "" and ("in " .. symbol.container) or nil,
+  }
+end
+
+--- `@symbol:` completion: what an earlier answer found at once; the language servers are asked meanwhile
+--- and the menu is refreshed with their answer while the user is still at this word.
+---@param query string what follows "@symbol:"
+---@return table[]
+local function complete_symbols(query)
+  local symbols = require("acp_nvim.ui.prompt.symbols")
+  local known = symbols.known(query)
+  local buf, row = api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1]
+  local returned = false
+  symbols.ask(query, function(found)
+    -- An answer known already comes at once, inside this call: the menu is what this call returns.
+    if not returned then
+      return
+    end
+    local col = api.nvim_win_get_cursor(0)[2]
+    local before = api.nvim_get_current_line():sub(1, col)
+    local start = before:find("@symbol:[^%s]*$")
+    local still = api.nvim_get_current_buf() == buf
+      and api.nvim_win_get_cursor(0)[1] == row
+      and vim.fn.mode() == "i"
+      and start ~= nil
+      and before:sub(start + 8) == query
+    if still then
+      vim.fn.complete(start, vim.tbl_map(symbol_item, found))
+    end
+  end)
+  returned = true
+  return vim.tbl_map(symbol_item, known or {})
+end
+
+--- While the word before the cursor is `@symbol:...` in Insert mode: the menu of the symbols matching it, at
+--- once from an earlier answer, refreshed when the language servers answer (never waited for).
+function M.symbols_as_you_type()
+  local col = api.nvim_win_get_cursor(0)[2]
+  local before = api.nvim_get_current_line():sub(1, col)
+  local start = before:find("@symbol:[^%s]*$")
+  if start == nil or (start > 1 and not before:sub(start - 1, start - 1):match("%s")) then
+    return
+  end
+  local items = complete_symbols(before:sub(start + 8))
+  if #items > 0 then
+    vim.schedule(function()
+      if vim.fn.mode() == "i" and api.nvim_get_current_line():sub(1, col) == before then
+        vim.fn.complete(start, items)
+      end
+    end)
+  end
+end
+
+--- The mentions of what Neovim knows whose word starts with `base`.
+---@param base string what follows "@"
+---@return table[]
+local function complete_context(base)
+  local items = {}
+  for _, mention in ipairs(require("acp_nvim.ui.prompt.context").mentions) do
+    if vim.startswith(mention.word, base) then
+      table.insert(items, { word = "@" .. mention.word, menu = "[neovim]", info = mention.info })
+    end
+  end
+  return items
+end
+
 --- 'omnifunc' of the prompt: the agent's /commands at the start of the prompt, project files after "@".
 ---@param findstart integer
 ---@param base string
@@ -118,8 +193,11 @@ function M.omnifunc(findstart, base)
     end
     return start - 1
   end
+  if vim.startswith(base, "@symbol:") then
+    return complete_symbols(base:sub(9))
+  end
   if vim.startswith(base, "@") then
-    return complete_files(base:sub(2))
+    return vim.list_extend(complete_context(base:sub(2)), complete_files(base:sub(2)))
   end
   return complete_commands(base, require("acp_nvim.ui.chat").chat_of_buf(api.nvim_get_current_buf()))
 end

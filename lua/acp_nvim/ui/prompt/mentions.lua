@@ -70,9 +70,11 @@ end
 function M.mentions(text, cwd)
   cwd = cwd or M.session_cwd()
   local found, seen = {}, {}
+  local context = require("acp_nvim.ui.prompt.context")
   for token in (" " .. text):gmatch("%s@([^%s]+)") do
-    local path = resolve(token, cwd)
-    while path == nil and token:match("[%.,;:!%?%)%]}'\"`]$") do
+    -- `@diagnostics`, `@diff`, ... name what Neovim knows, even where a file has that name (`@./diff` is the file).
+    local path = context.word(token) == nil and resolve(token, cwd) or nil
+    while path == nil and context.word(token) == nil and token:match("[%.,;:!%?%)%]}'\"`]$") do
       token = token:sub(1, -2)
       path = resolve(token, cwd)
     end
