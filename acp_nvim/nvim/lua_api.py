@@ -58,6 +58,14 @@ START_AGENT = "require('acp_nvim').start(...)"
 
 FS_READ = "return require('acp_nvim.editor.fs').read(...)"
 FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
+
+# What the MCP server (`python -m acp_nvim mcp`) runs over its own channel (`nvim/mcp_link.py`), not the
+# host's.
+MCP_DIAGNOSTICS = "return require('acp_nvim.editor.mcp').diagnostics(...)"
+MCP_BUFFERS = "return require('acp_nvim.editor.mcp').buffers()"
+MCP_SELECTION = "return require('acp_nvim.editor.mcp').selection()"
+MCP_LSP = "return require('acp_nvim.editor.mcp').lsp(...)"
+MCP_CANCEL = "require('acp_nvim.editor.mcp').cancel(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
 FS_FORGET_VIEWS = "require('acp_nvim.editor.fs.view').forget(...)"
