@@ -245,3 +245,15 @@ def test_opts_mcp_turns_the_server_off_and_chooses_its_tools(
     assert any(
         "`mcp.tools` must be a list of the Neovim MCP server's tools" in n["msg"] for n in nvim.notes()
     )
+
+
+def test_checkhealth_shows_what_sessions_are_offered(nvim: Nvim, agent: Scripted, project: Path) -> None:
+    agent.start(
+        [], project, mcp={"tools": ["diagnostics", "hover"], "servers": [{"name": "mine", "command": "x"}]}
+    )
+    nvim.api.command("checkhealth acp_nvim")
+    report = "\n".join(nvim.api.current.buffer[:])
+    assert "MCP servers offered to agents" in report, report
+    address = nvim.lua("return vim.v.servername")
+    assert f"neovim: diagnostics, hover; connects back to {address}" in report, report
+    assert "yours: mine (stdio)" in report, report
