@@ -101,13 +101,21 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+_RESULTS = (
+    "function_call_output",
+    "custom_tool_call_output",
+    "local_shell_call_output",
+    "tool_search_output",
+)
+
+
 def responses_turns(body: dict[str, Any]) -> list[tuple[str, int]]:
     turns: list[tuple[str, int]] = []
     for item in body.get("input") or []:
         kind = item.get("type")
         if item.get("role") == "user" and kind in (None, "message"):
             turns.append((_text_of(item.get("content")), 0))
-        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output") and turns:
+        elif kind in _RESULTS and turns:
             text, results = turns[-1]
             turns[-1] = (text, results + 1)
     return turns
@@ -233,7 +241,18 @@ class Handler(BaseHTTPRequestHandler):
     def _responses_events(self, step: dict[str, Any]) -> Iterator[dict[str, Any]]:
         rid = f"resp_{self.server.next_id()}"
         yield {"type": "response.created", "response": {"id": rid}}
-        if "tool" in step:
+        if "tool_search" in step:
+            # codex's client-run `tool_search` (it defers MCP tools behind it): the search the model asks for.
+            search = {
+                "type": "tool_search_call",
+                "call_id": self._call_id(),
+                "execution": "client",
+                "arguments": {"query": step["tool_search"], "limit": 8},
+                "status": "completed",
+            }
+            yield {"type": "response.output_item.added", "output_index": 0, "item": search}
+            yield {"type": "response.output_item.done", "output_index": 0, "item": search}
+        elif "tool" in step:
             call_id = self._call_id()
             if step.get("custom"):
                 item: dict[str, Any] = {
@@ -250,6 +269,8 @@ class Handler(BaseHTTPRequestHandler):
                     "arguments": json.dumps(step["args"]),
                     "call_id": call_id,
                 }
+                if "namespace" in step:
+                    item["namespace"] = step["namespace"]
             yield {"type": "response.output_item.added", "output_index": 0, "item": item}
             yield {"type": "response.output_item.done", "output_index": 0, "item": item}
         else:
