@@ -586,3 +586,39 @@ def test_the_model_calls_the_neovim_servers_diagnostics_and_gets_the_buffers(rea
 def _inputs(entry: dict[str, Any]) -> list[dict[str, Any]]:
     items = entry["body"].get("input") or []
     return [item for item in items if isinstance(item, dict)]
+
+
+@pytest.mark.parametrize("real_agent", ["gemini", "opencode"], indirect=True)
+def test_the_model_of_gemini_or_opencode_gets_the_buffers_diagnostics(real_agent: RealAgent) -> None:
+    """Issue 28, as the codex test above, for agents that list MCP tools upfront: the model finds the
+    `neovim` server's diagnostics tool among the tools of its request, calls it, and gets the diagnostic."""
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    (work / "main.py").write_text("print(frobnicate)\n")
+    nvim.api.command("edit main.py")
+    nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
+        " source = 'lint', message = ...}})",
+        DIAGNOSTIC,
+    )
+    agent.start()
+    agent.prompt("REPLY say hello", "Hello from the fake model.")
+    requests = [entry["body"] for entry in read_log(agent.log) if entry.get("method") == "POST"]
+    listed = {
+        name for body in requests for name in _tool_names(body.get("tools", [])) if "diagnostics" in name
+    }
+    assert len(listed) == 1, listed
+    (tool,) = listed
+    script = json.loads(agent.script.read_text())
+    script["steps"]["DIAGS"] = [
+        {"tool": tool, "args": {"path": "main.py"}},
+        {"text": "Read the diagnostics."},
+    ]
+    agent.script.write_text(json.dumps(script))
+    agent.prompt("DIAGS what does Neovim report", "Read the diagnostics.")
+    after = [json.dumps(entry["body"]) for entry in read_log(agent.log) if entry.get("method") == "POST"]
+    answered = [body for body in after if "DIAGS" in body and "frobnicate" in body]
+    assert any(json.dumps(DIAGNOSTIC)[1:-1] in body and str(work / "main.py") in body for body in answered), (
+        tool
+    )
+    assert agent.escapes() == []
+    assert nvim.errors() == []
