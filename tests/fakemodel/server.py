@@ -6,7 +6,9 @@ The script (a JSON file, read afresh on every request so that a test can change 
 to the steps of one conversation: the request whose last user message contains the key gets step N, where N
 is how many tool results follow that message (so a tool call's result brings the next step). A step is
 `{"text": ...}` (streamed in pieces), `{"tool": name, "args": {...}}` (a function call the model "decides",
-then the turn's text), or `{"slow": ..., "pieces": n, "delay": s}` (a stream slow enough to be cancelled).
+then the turn's text; `"namespace"` beside it for a tool a search exposed in one), `{"tool_search": query}`
+(codex's client-run tool search, which exposes its deferred MCP tools), or `{"slow": ..., "pieces": n,
+"delay": s}` (a stream slow enough to be cancelled).
 A request that names no key, or one that offers no tools when the step is a call (title and summary
 requests), is answered with `default_text`.
 

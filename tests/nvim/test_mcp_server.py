@@ -257,3 +257,62 @@ def test_checkhealth_shows_what_sessions_are_offered(nvim: Nvim, agent: Scripted
     address = nvim.lua("return vim.v.servername")
     assert f"neovim: diagnostics, hover; connects back to {address}" in report, report
     assert "yours: mine (stdio)" in report, report
+
+
+# A language server inside Neovim (`vim.lsp.start` with a function as `cmd`) that answers workspace/symbol,
+# which pylsp does not: one symbol in the project, one outside it.
+SYMBOL_SERVER = r"""
+local inside, outside, root = ...
+local function at(path, name)
+  local start = { line = 0, character = 4 }
+  return { name = name, kind = 12, location = { uri = vim.uri_from_fname(path),
+    range = { start = start, ["end"] = { line = 0, character = 9 } } } }
+end
+local function server(dispatchers)
+  local closing = false
+  return {
+    request = function(method, params, callback)
+      if method == "initialize" then
+        callback(nil, { capabilities = { workspaceSymbolProvider = true } })
+      elseif method == "workspace/symbol" then
+        callback(nil, { at(inside, params.query), at(outside, params.query .. "_elsewhere") })
+      else
+        callback(nil, vim.NIL)
+      end
+      return true, 1
+    end,
+    notify = function(method)
+      if method == "exit" then
+        dispatchers.on_exit(0, 15)
+      end
+      return true
+    end,
+    is_closing = function() return closing end,
+    terminate = function() closing = true end,
+  }
+end
+vim.lsp.start({ name = "symbols", cmd = server, root_dir = root }, { bufnr = vim.fn.bufnr(inside) })
+"""
+
+
+def test_workspace_symbols_are_what_the_servers_say_inside_the_folders(
+    nvim: Nvim, project: Path, tmp_path: Path
+) -> None:
+    make_project(project)
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("def greet_elsewhere(): pass\n")
+    open_with_pylsp(nvim, project)
+    with mcp_client(server_params(nvim, project)) as session:
+        session.initialize()
+        # pylsp answers no workspace/symbol: the tool says so.
+        refused = session.call_tool("workspace_symbols", {"query": "greet"})
+        assert refused.is_error and "do not support workspace/symbol" in refused.content[0].text
+        nvim.lua(SYMBOL_SERVER, str(project / "pkg.py"), str(outside), str(project))
+        nvim.wait("#vim.lsp.get_clients({name = 'symbols'}) > 0")
+        found = session.call_tool("workspace_symbols", {"query": "greet"})
+        symbols = structured(found)["symbols"]
+        assert [(s["path"], s["line"], s["column"], s["name"]) for s in symbols] == [
+            (str(project / "pkg.py"), 1, 5, "[Function] greet")
+        ]
+        assert structured(found)["left_out"] == 1
+        assert "elsewhere" not in found.model_dump_json()
