@@ -71,10 +71,13 @@ class LspResult(msgspec.Struct, kw_only=True):
 class LspAnswer(msgspec.Struct, kw_only=True):
     ok: bool
     results: list[LspResult] = []
+    # Why the servers' answers could not be read (a Lua error turning them into items).
+    error: str | None = None
 
 
 class Unreachable(Exception):
-    """No language server could be asked: the fact ("not_found", "no_server", "unsupported", "timeout")."""
+    """No language server could be asked: the fact ("not_found", "too_large", "no_server", "unsupported",
+    "timeout")."""
 
     def __init__(self, fact: str) -> None:
         super().__init__(fact)

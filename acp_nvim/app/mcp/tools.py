@@ -138,6 +138,7 @@ INSTRUCTIONS = (
 _SEVERITY_RANK = {"error": 1, "warning": 2, "info": 3, "hint": 4}
 _UNREACHABLE = {
     "not_found": "{path}: no such file",
+    "too_large": "{path} is not open in Neovim and too large to load for its language servers: open it first",
     "no_server": "no language server is attached to {path} in Neovim",
     "unsupported": "the language servers attached to {path} do not support {method}",
     "timeout": "the language server did not answer {method} in time",
@@ -288,10 +289,14 @@ class NeovimTools:
         query: str | None = None,
     ) -> LspAnswer:
         try:
-            return await self._neovim.lsp(method, path, line, column, query)
+            answer = await self._neovim.lsp(method, path, line, column, query)
         except Unreachable as err:
             words = _UNREACHABLE.get(err.fact, "no language server answered {method} for {path}")
             raise ToolError(words.format(path=path or "the project", method=method)) from None
+        if not answer.ok:
+            why = (answer.error or "").splitlines()[0] if answer.error else "unknown"
+            raise ToolError(f"Neovim could not read the language servers' answer to {method}: {why}")
+        return answer
 
     def _locations(self, answer: LspAnswer) -> CallToolResult:
         kept: list[dict[str, object]] = []

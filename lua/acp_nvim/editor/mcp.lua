@@ -32,16 +32,31 @@ local function buf_path(buf)
   return name ~= "" and vim.fs.normalize(name) or ""
 end
 
---- The loaded buffer holding `path`, loaded if it is not (hidden, unlisted: the user's list is not changed).
+-- A file no buffer holds is loaded for the language servers only up to this size: reading a larger one would
+-- hold Neovim longer than a frame.
+local LOAD_MAX_BYTES = 1024 * 1024
+
 ---@param path string
----@return integer? buf
+---@return integer?
+local function find_buffer(path)
+  return require("acp_nvim.editor.fs.path").find_buffer(path)
+end
+
+--- The loaded buffer holding `path`, loaded if it is not (hidden, unlisted: the user's list is not changed);
+--- or the fact that stops it: "not_found", "too_large".
+---@param path string
+---@return integer? buf, string? fact
 local function buffer_of(path)
-  local buf = vim.fn.bufnr(path)
-  if buf ~= -1 and api.nvim_buf_is_loaded(buf) then
+  local buf = find_buffer(path)
+  if buf ~= nil then
     return buf
   end
-  if vim.uv.fs_stat(path) == nil then
-    return nil
+  local stat = vim.uv.fs_stat(path)
+  if stat == nil or stat.type ~= "file" then
+    return nil, "not_found"
+  end
+  if stat.size > LOAD_MAX_BYTES then
+    return nil, "too_large"
   end
   buf = vim.fn.bufadd(path)
   vim.fn.bufload(buf)
@@ -57,10 +72,7 @@ function M.diagnostics(paths)
   if paths ~= nil then
     wanted = {}
     for _, path in ipairs(paths) do
-      local buf = vim.fn.bufnr(path)
-      if buf ~= -1 then
-        wanted[#wanted + 1] = buf
-      end
+      wanted[#wanted + 1] = find_buffer(path)
     end
   end
   local names, out = {}, {}
@@ -226,7 +238,8 @@ end
 --- Starts `method` on the language servers of the buffer holding `path` (at `line`, `column`: 1-based, the
 --- column in bytes; nil for a request on the whole document; `query` for workspace/symbol, whose `path` is
 --- nil); the answer goes to `channel` as `token`'s.
---- Returns at once: `{ok = true}`, or `{ok = false, fact = "not_found" | "no_server" | "unsupported"}`.
+--- Returns at once: `{ok = true}`, or `{ok = false, fact = "not_found" | "too_large" | "no_server" |
+--- "unsupported"}`.
 ---@param channel integer
 ---@param token integer
 ---@param method string
@@ -241,9 +254,10 @@ function M.lsp(channel, token, method, path, line, column, query)
   if path == nil then
     buf = 0
   else
-    buf = buffer_of(path)
+    local fact
+    buf, fact = buffer_of(path)
     if buf == nil then
-      return { ok = false, fact = "not_found" }
+      return { ok = false, fact = fact }
     end
   end
   local clients = vim.lsp.get_clients({ bufnr = path and buf or nil, method = method })
@@ -280,7 +294,8 @@ function M.lsp(channel, token, method, path, line, column, query)
     target = next(clients[1].attached_buffers) or target
   end
   pending[token] = vim.lsp.buf_request_all(target, method, params, function(results)
-    reply(channel, token, { ok = true, results = per_client(method, results, target) })
+    local ok, items = pcall(per_client, method, results, target)
+    reply(channel, token, ok and { ok = true, results = items } or { ok = false, error = tostring(items) })
   end)
   return { ok = true }
 end
