@@ -81,7 +81,7 @@ def mcp_server(config: Config) -> Result:
         nv.lua(WRAP)
         starts: list[float] = []
         calls: list[float] = []
-        for _ in range(max(config.runs, 3)):
+        for _ in range(config.size(max(config.runs, 3), 1)):
             began = time.perf_counter()
             server = _spawn(nv.socket, workdir)
             try:

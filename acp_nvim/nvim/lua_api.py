@@ -14,11 +14,13 @@ answer's token: for them this module declares the code the `Ui` runs (the `ASK_*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-# What the application hands over to be shown (status, chat info): declared where it is decided.
-from acp_nvim.app.views import ChatInfo, QueueView, Status
-from acp_nvim.client.files.agent_edits import FileEdit
+if TYPE_CHECKING:
+    # What the application hands over to be shown (status, chat info): declared where it is decided. For
+    # annotations only: the MCP server imports this module for its chunks, and starts faster without them.
+    from acp_nvim.app.views import ChatInfo, QueueView, Status
+    from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
     FsReadOptions,

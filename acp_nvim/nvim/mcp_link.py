@@ -10,6 +10,7 @@ whole messages).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 
@@ -152,11 +153,15 @@ class NeovimLink:
         if not started.ok:
             self._answers.pop(token, None)
             raise Unreachable(started.fact or "no_server")
-        with anyio.move_on_after(timeout) as scope:
-            await event.wait()
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                await event.wait()
+        finally:
+            # Timed out, or the client cancelled the call: the servers' requests are cancelled too.
+            if self._answers.pop(token, None) is not None and not self.closed.is_set():
+                with anyio.CancelScope(shield=True), contextlib.suppress(NeovimGone, NeovimError):
+                    await self.lua(lua_api.MCP_CANCEL, token)
         if scope.cancelled_caught:
-            self._answers.pop(token, None)
-            await self.lua(lua_api.MCP_CANCEL, token)
             raise Unreachable("timeout")
         if not box:
             raise NeovimGone("Neovim has quit")
