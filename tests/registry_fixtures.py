@@ -201,3 +201,25 @@ def serve(routes: Routes) -> Iterator[Served]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# A package of two executables: its default one (named as the package) and `preview-agent`; each appends its
+# channel to the file $ACP_TEST_MARK before it runs the demo agent (which one a start ran, for the tests).
+MARKING_BIN = f"""#!/usr/bin/env node
+const {{ spawnSync }} = require("child_process");
+require("fs").appendFileSync(process.env.ACP_TEST_MARK, "%s\\n");
+const python = {json.dumps(sys.executable)};
+const result = spawnSync(python, ["-m", "acp_nvim.agents.demo"], {{ stdio: "inherit" }});
+process.exit(result.status === null ? 1 : result.status);
+"""
+
+
+def marking_npx_package(folder: Path, name: str = "acp-test-channels") -> Path:
+    folder.mkdir(parents=True)
+    bins = {name: "stable.js", "preview-agent": "preview.js"}
+    (folder / "package.json").write_text(json.dumps({"name": name, "version": "3.1.0", "bin": bins}))
+    for channel in ("stable", "preview"):
+        script = folder / f"{channel}.js"
+        script.write_text(MARKING_BIN % channel)
+        script.chmod(0o755)
+    return folder

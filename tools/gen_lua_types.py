@@ -24,6 +24,7 @@ from generated_files import write_or_check  # noqa: E402
 from acp_nvim.app import views  # noqa: E402
 from acp_nvim.app.chat import ops as chat_ops  # noqa: E402
 from acp_nvim.app.editor import port  # noqa: E402
+from acp_nvim.app.review import note  # noqa: E402
 from acp_nvim.nvim import host_methods, lua_values  # noqa: E402
 
 OUTPUT = ROOT / "lua" / "acp_nvim" / "host" / "types.lua"
@@ -37,7 +38,9 @@ ROOTS: list[tuple[str, object]] = [
     ("ChatInfo", views.ChatInfo),
     ("PermissionView", views.PermissionView),
     ("QueueView", views.QueueView),
+    ("Attention", views.Attention),
     ("SelectRequest", lua_values.SelectRequest),
+    ("InputRequest", lua_values.InputRequest),
     ("LoginTerminalRequest", lua_values.LoginTerminalRequest),
     ("FsReadOptions", port.FsReadOptions),
     ("FsReadAnswer", port.FsReadAnswer),
@@ -50,9 +53,12 @@ ROOTS: list[tuple[str, object]] = [
     ("TerminalDone", port.TerminalDone),
     ("SandboxQuestion", port.SandboxQuestion),
     ("ElicitationAnswer", port.ElicitationAnswer),
+    ("NoteMark", note.NoteMark),
+    ("NoteItem", note.NoteItem),
     # The tables Lua sends the host (the positional arguments of each method: nvim/host_methods.py).
     ("StartRequest", host_methods.StartRequest),
     ("BootstrapOptions", host_methods.BootstrapOptions),
+    ("ReviewRequest", note.ReviewRequest),
 ]
 
 

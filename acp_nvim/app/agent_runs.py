@@ -140,7 +140,12 @@ class AgentRuns:
             spec.older_args,
         )
         # Advertised to this agent only: another one may be configured without terminal login.
-        editor = self._host.editor(lambda caps: advertise(caps, spec.terminal_auth))
+        runs = self._app.runs
+        editor = self._host.editor(
+            lambda caps: advertise(
+                caps, spec.terminal_auth, spec.subagents or spec.name in runs.offered_subagents
+            )
+        )
         status, chats = self._app.status, self._app.chats
         first_session = spec.session
         lifecycle = run.lifecycle
@@ -155,6 +160,8 @@ class AgentRuns:
                 on_trouble=lambda message: self._app.port.notify(message, WARN),
             ) as agent:
                 run.connection, run.info = agent, agent.agent_info
+                if agent.unstable_session.subagents:
+                    runs.offered_subagents.add(spec.name)
                 lifecycle.connected(open_first_session=first_session)
                 status.push()
                 if first_session:

@@ -13,7 +13,9 @@ from acp_nvim.app.commands import AgentRunner, Commands
 from acp_nvim.app.edits import EditFollower, NoFollower
 from acp_nvim.app.permissions.service import Permissions
 from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.review.notes import ReviewNotes
 from acp_nvim.app.runs import Runs
+from acp_nvim.app.sessions.forking import Forks
 from acp_nvim.app.sessions.incoming import Incoming
 from acp_nvim.app.sessions.modes import ModeCommands
 from acp_nvim.app.sessions.opening import SessionCommands
@@ -37,9 +39,11 @@ class Application:
         self.auth = AuthFlow(port)
         self.modes = ModeCommands(runs, port, self.status)
         self.sessions = SessionCommands(runs, port, self.status, self.chats, self.auth, self.modes)
+        self.forks = Forks(runs, port, self.status, self.chats, self.sessions)
         self.checkpoints = Checkpoints(runs, port)
         self.turns = Turns(runs, port, self.status, edits, self.checkpoints)
         self.permissions = Permissions(runs, port)
+        self.review = ReviewNotes(runs, port)
         self.incoming = Incoming(runs, port, self.status, edits, self.permissions)
         self.commands = Commands(
             runs,

@@ -16,6 +16,7 @@ from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
+from acp_nvim.app.sessions.extras import ACTIONS, Action
 from acp_nvim.app.sessions.modes import ModeCommands
 from acp_nvim.app.sessions.opening import SessionCommands
 from acp_nvim.app.sessions.turns import Turns
@@ -111,7 +112,7 @@ class Commands:
         await run.lifecycle.wait_connected()
         if run.connection is None:
             return
-        await self._sessions.command(run, "delete" if action == "delete" else "open", everywhere)
+        await self._sessions.command(run, _session_action(action), everywhere)
 
     async def close_session(self, session_id: str) -> None:
         """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
@@ -205,3 +206,10 @@ class Commands:
         run = self._running(session_id)
         if run is not None:
             await self._auth.logout(run)
+
+
+def _session_action(word: str) -> Action:
+    for action in ACTIONS:
+        if action == word:
+            return action
+    return "open"

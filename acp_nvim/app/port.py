@@ -12,7 +12,8 @@ from typing import Protocol
 
 import msgspec
 
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.review.note import NoteItem, NoteMark
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
@@ -78,6 +79,10 @@ class NeovimPort(Protocol):
 
     def show_status(self, status: Status) -> None: ...
 
+    def attention(self, fact: Attention) -> None:
+        """A turn ended, a question waits, an agent failed (`app/attention.py`): Lua's `User` event and, as
+        the user chose, a notification. After what was shown before it (the status, the chat)."""
+
     async def sent(self) -> None:
         """Returns once what was shown so far has left for Neovim (a chat's flush, a status)."""
 
@@ -99,8 +104,24 @@ class NeovimPort(Protocol):
     def session_ended(self, session_id: str) -> None:
         """What the editor services hold for the session (its terminals, its sandbox) ends."""
 
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        """The review's notes shown (or shown anew) as virtual text on their lines."""
+
+    def review_drop(self, ids: list[int]) -> None:
+        """The marks of these notes go."""
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        """The review's notes in the quickfix list, opened."""
+
+    def prompt_draft(self, session_id: str, text: str, attachments: list[JsonValue]) -> None:
+        """A prompt made for the user (`:AcpReview send`): its text and attachments into the session's prompt
+        window, shown and focused, for the user to edit and send."""
+
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         """The id picked, or None when the picker was dismissed."""
+
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        """Free text from the user (`vim.ui.input`), or None when dismissed."""
 
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs a login command in a terminal; its exit code (-1 when it could not start)."""

@@ -19,15 +19,19 @@ from acp_nvim.app.lifecycle import Lifecycle, Phase
 from acp_nvim.app.permissions.rules import Rule
 from acp_nvim.app.port import ChatView
 from acp_nvim.app.registry.options import RegistryOptions
+from acp_nvim.app.review.note import ReviewNote
 from acp_nvim.client.agent import command as agent_command
 from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.session.state import SessionState
+from acp_nvim.client.session.subagents import Subagent
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
 
 log = logging.getLogger("acp_nvim.runs")
 
+# Subagents of subagents followed up to this depth to their chat session.
+MAX_SUBAGENT_DEPTH = 16
 # Updates for a session whose session/new answer is still on its way (at most this many are kept).
 EARLY_UPDATES_MAX = 1000
 
@@ -93,6 +97,8 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     terminal_auth: bool = True
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
+    # The agent is known to offer subagents (its preset): the client capability is advertised to it.
+    subagents: bool = False
     # The ACP Registry this start may use (app/config/presets.py): a registry agent (`name` is its id, `cmd`
     # empty), or a preset that runs the registry's agent of its name when its own command is not installed.
     # Its command is decided when it starts (app/registry/agents.py).
@@ -129,6 +135,8 @@ class ChatSession(msgspec.Struct):
     notified: set[str] = msgspec.field(default_factory=set)
     # The prompts queued while a turn ran, in the order they go (app/sessions/prompt_queue.py).
     queue: list[QueuedPrompt] = msgspec.field(default_factory=list)
+    # The review's comments and rejections (app/review/notes.py), kept until the session ends.
+    review_notes: list[ReviewNote] = msgspec.field(default_factory=list)
 
 
 class AgentRun:
@@ -194,6 +202,11 @@ class Runs:
         # Sessions by last use, most recent last: where "current" goes when a chat closes.
         self._recent: list[str] = []
         self._early: dict[str, list[u.SessionUpdate]] = {}
+        # The subagents of the open sessions (and theirs), by their session id.
+        self.children: dict[str, Subagent] = {}
+        # The agents (by name) whose last initialize answer offered subagents: advertised to them from their
+        # next start (a client's capabilities go before the agent's, in the same handshake).
+        self.offered_subagents: set[str] = set()
         self._opening = 0
 
     # ---- the current session ---------------------------------------------------------------------
@@ -244,8 +257,37 @@ class Runs:
         self.sessions[session.session_id] = session
         return self._early.pop(session.session_id, [])
 
+    def owner(self, session_id: str) -> ChatSession | None:
+        """The chat session of a session id: the session itself, or the one a subagent (of any depth) belongs
+        to."""
+        session = self.sessions.get(session_id)
+        seen = 0
+        while session is None and session_id in self.children and seen < MAX_SUBAGENT_DEPTH:
+            session_id = self.children[session_id].parent_id
+            session = self.sessions.get(session_id)
+            seen += 1
+        return session
+
+    def owner_id(self, session_id: str) -> str:
+        """The id of `owner`'s session (the id itself for a session not known here)."""
+        session = self.owner(session_id)
+        return session.session_id if session is not None else session_id
+
+    def adopt(self, child: Subagent) -> None:
+        """A subagent announced on a session open here: its requests and updates are that session's."""
+        self.children[child.session_id] = child
+
+    def adopt_children(self, session: ChatSession) -> None:
+        """The subagents its transcript holds (announced before the session was known here, or before its
+        agent restarted)."""
+        for child in session.state.all_children():
+            self.adopt(child)
+
     def forget(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            for child in session.state.all_children():
+                self.children.pop(child.session_id, None)
         with contextlib.suppress(ValueError):
             self._recent.remove(session_id)
         if self._current == session_id:
@@ -258,13 +300,14 @@ class Runs:
 
     def roots(self, session_id: str) -> list[str] | None:
         """The roots of a session — its cwd and the additional directories sent for it — or None for a
-        session not open here. The sandbox asks on every fs/terminal request."""
-        session = self.sessions.get(session_id)
+        session not open here. The sandbox asks on every fs/terminal request; a subagent's are its root
+        session's (the same sandbox as its parent's folders)."""
+        session = self.owner(session_id)
         return None if session is None else [session.cwd, *session.directories]
 
     def agent_info(self, session_id: str) -> s.Implementation | None:
         """The agentInfo of the agent that runs a session (None when unknown): for client/agent/quirks.py."""
-        session = self.sessions.get(session_id)
+        session = self.owner(session_id)
         run = self.agents.get(session.agent) if session is not None else None
         return run.info if run is not None else None
 

@@ -8,16 +8,20 @@ import logging
 
 import msgspec
 
+from acp_nvim.app import attention
 from acp_nvim.app.auth import login_methods
 from acp_nvim.app.port import ERROR, NeovimPort
-from acp_nvim.app.runs import AgentRun, Runs
+from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status_facts import FACTS
-from acp_nvim.app.views import AgentIdentity, State, Status, Usage, UsageCost
+from acp_nvim.app.views import AgentIdentity, State, Status, TurnUsage, Usage, UsageCost
+from acp_nvim.client.agent.calls import UNSTABLE_METHODS
 from acp_nvim.client.session.config_options import config_value_name
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.protocol import schema as s
 
 log = logging.getLogger("acp_nvim.status")
+
+SESSION_FEATURES = tuple(UNSTABLE_METHODS)
 
 
 def build_status(runs: Runs) -> Status:
@@ -47,7 +51,13 @@ def build_status(runs: Runs) -> Status:
         model_name=current_model_name(session.state) if session else None,
         title=session.state.title if session else None,
         usage=_usage(session.state) if session else None,
+        turn_usage=_turn_usage(session.state) if session else None,
         sessions=len(runs.sessions),
+        session_features=(
+            [feature for feature in SESSION_FEATURES if connection.offers(feature)]
+            if connection is not None
+            else []
+        ),
         auth_methods=(
             [method.id for method in login_methods(connection, run.spec.terminal_auth)]
             if connection is not None and run is not None
@@ -55,7 +65,18 @@ def build_status(runs: Runs) -> Status:
         ),
         protocol_version=connection.protocol_version if connection else None,
         error=run.lifecycle.error if run is not None else None,
+        waiting=_waiting_elsewhere(runs, session),
     )
+
+
+def _waiting_elsewhere(runs: Runs, current: ChatSession | None) -> str | None:
+    """The permission questions waiting in the other sessions, in words (the current one's is its state)."""
+    agents = [other.agent for other in runs.sessions.values() if other.permissions and other is not current]
+    if not agents:
+        return None
+    if len(agents) == 1:
+        return f"{agents[0]} awaits permission"
+    return f"{len(agents)} sessions await permission"
 
 
 class StatusBoard:
@@ -94,6 +115,8 @@ class StatusBoard:
         self._port.notify(message, ERROR)
         run.lifecycle.fail(message)
         self.push()
+        ids = [sid for sid, session in self._runs.sessions.items() if session.agent == run.name]
+        self._port.attention(attention.failed(run.name, message, ids, told=True))
 
 
 def current_model(state: SessionState) -> str | None:
@@ -126,3 +149,17 @@ def _usage(state: SessionState) -> Usage | None:
         else None
     )
     return Usage(used=usage.used, size=usage.size, cost=cost)
+
+
+def _turn_usage(state: SessionState) -> TurnUsage | None:
+    usage = state.turn_usage
+    if usage is None:
+        return None
+    return TurnUsage(
+        total=usage.total_tokens,
+        input=usage.input_tokens,
+        output=usage.output_tokens,
+        thought=usage.thought_tokens,
+        cached_read=usage.cached_read_tokens,
+        cached_write=usage.cached_write_tokens,
+    )

@@ -34,6 +34,17 @@ class Usage(msgspec.Struct, frozen=True):
     cost: UsageCost | None = None
 
 
+class TurnUsage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The tokens of the session's last turn, as the agent reported them (unstable `PromptResponse.usage`)."""
+
+    total: int
+    input: int
+    output: int
+    thought: int | None = None
+    cached_read: int | None = None
+    cached_write: int | None = None
+
+
 class Status(msgspec.Struct, frozen=True, kw_only=True):
     """What `status.set` receives (`AcpStatus` in lua/acp_nvim/ui/status.lua), which drops the None fields."""
 
@@ -48,10 +59,16 @@ class Status(msgspec.Struct, frozen=True, kw_only=True):
     model_name: str | None
     title: str | None
     usage: Usage | None
+    turn_usage: TurnUsage | None
     sessions: int
+    # The unstable session methods the agent advertises, of "fork", "title" (rename), "archive".
+    session_features: list[str]
     auth_methods: list[str]
     protocol_version: int | None
     error: str | None
+    # A permission question waiting in a session other than the current one, in words ("codex awaits
+    # permission"): the statusline shows it whichever session is current.
+    waiting: str | None = None
 
 
 class ChatInfo(msgspec.Struct, frozen=True):
@@ -79,6 +96,10 @@ class PermissionView(msgspec.Struct, frozen=True):
     # The command the request runs, on one line with its newlines and other invisible characters written out
     # (`\n`, `\u2028`, …): what is asked about, whatever the title says.
     command: str | None = None
+    # The subagent that asks (its name), when the request is a subagent's (unstable child sessions).
+    subagent: str | None = None
+    # The picker's question when it is not "Allow KIND: TITLE?" (a plan to approve).
+    question: str | None = None
 
 
 class QueueView(msgspec.Struct, frozen=True):
@@ -90,3 +111,33 @@ class QueueView(msgspec.Struct, frozen=True):
     ids: list[int]
     texts: list[str]
     steer: bool
+
+
+#: What `User AcpNvim<event>` says happened: a turn ended, a question waits for the user, an agent failed.
+AttentionEvent = Literal["TurnEnd", "Waiting", "Error"]
+
+
+class Attention(msgspec.Struct, frozen=True, kw_only=True):
+    """Something the user may want to know of while looking elsewhere, decided here (`app/attention.py`):
+    Lua fires `User AcpNvim<event>` with these fields as its `data` and, with `opts.attention.notify`, tells
+    the user `message` when none of `session_ids`' chats is in view of the current tab or Neovim is not
+    focused (and `notify`)."""
+
+    event: AttentionEvent
+    # The configured name of the agent (an `opts.agents` key or a preset's).
+    agent: str
+    # The session it happened in (None: the agent's, before or outside a session).
+    session_id: str | None = None
+    # The chats where it shows: the session's, or an agent's error in each of its sessions.
+    session_ids: list[str] = []
+    # TurnEnd: the agent's stopReason ("end_turn", "max_tokens", "refusal", "cancelled", ...).
+    stop_reason: str | None = None
+    # Waiting: "permission" or "elicitation", and what it is about (the tool call, the form's message).
+    kind: str | None = None
+    about: str | None = None
+    # The one line a notification says.
+    message: str
+    # Whether it is worth a notification (a turn the user cancelled is not).
+    notify: bool = True
+    # The message was already shown as a notification of Neovim's (an agent's failure): not again.
+    told: bool = False

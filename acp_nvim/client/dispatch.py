@@ -48,8 +48,11 @@ class Dispatcher:
     def __init__(self, editor: Editor, diagnostics: Diagnostics) -> None:
         self.editor = editor
         self.diagnostics = diagnostics
-        # Sessions this client opened: updates for any other are an agent bug and go no further.
+        # Sessions this client opened, and the subagents announced on them (unstable `subagent_update`):
+        # updates for any other are an agent bug and go no further.
         self.sessions: set[str] = set()
+        # Each subagent's parent session.
+        self.parents: dict[str, str] = {}
         # While a session/new is in flight its id is not known yet, and its first updates can be read before
         # the caller resumes with the answer: until then, updates for any session are let through.
         self._opening = 0
@@ -85,6 +88,11 @@ class Dispatcher:
         handler, params_type = route
         # A msgspec.ValidationError escaping here is answered -32602 with the field path by the connection.
         decoded = codec.decode(params, params_type)
+        # Whatever the method, a session this client does not run is answered at once, before any service
+        # (or the user) sees the request: a subagent's request nobody answers would hang the agent's turn.
+        session_id = getattr(decoded, "session_id", None)
+        if isinstance(session_id, str):
+            self._check_session(session_id)
         return await handler(decoded)
 
     async def _until_turn_cancelled(
@@ -107,8 +115,8 @@ class Dispatcher:
             raise unknown_session(session_id)
 
     async def _request_permission(self, params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
-        # An error, not `cancelled`: nothing was cancelled, the agent named a session that is not open.
-        self._check_session(params.session_id)
+        # An unknown session was answered with an error by `on_request`, not `cancelled`: nothing was
+        # cancelled, the agent named a session that is not open.
         return await self._until_turn_cancelled(
             params.session_id,
             lambda: self.editor.request_permission(params),
@@ -122,7 +130,6 @@ class Dispatcher:
         session_id = params.session_id
         if session_id is None:
             return await self.editor.create_elicitation(params)
-        self._check_session(session_id)
         # Like a permission request, an elicitation of a session whose turn is cancelled is answered
         # `cancel` at once.
         return await self._until_turn_cancelled(
@@ -150,8 +157,15 @@ class Dispatcher:
             raise
 
     def cancel_permissions(self, session_id: str) -> None:
+        """The session's pending questions answered `cancelled`, and those of its subagents: cancelling the
+        parent cancels its children."""
         for scope in self._permission_scopes.get(session_id, ()):
             scope.cancel()
+        for child in self.children_of(session_id):
+            self.cancel_permissions(child)
+
+    def children_of(self, session_id: str) -> list[str]:
+        return [child for child, parent in self.parents.items() if parent == session_id]
 
     def route(self) -> NotificationRoute:
         """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
@@ -174,6 +188,17 @@ class Dispatcher:
         return None
 
     def _session_updates(self, notifications: list[u.SessionNotification]) -> None:
+        for notification in notifications:
+            update = notification.update
+            # A subagent announced on its parent, before any of its own traffic (the protocol's rule): from
+            # now on it is known, and its requests are answered.
+            if (
+                type(update) is u.SessionUpdateSubagentUpdate
+                and update.session_id not in self.sessions
+                and notification.session_id in self.sessions
+            ):
+                self.sessions.add(update.session_id)
+                self.parents[update.session_id] = notification.session_id
         if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
             notifications = [n for n in notifications if self._known_session(n.session_id)]
         if notifications:
@@ -183,7 +208,7 @@ class Dispatcher:
         if session_id in self.sessions:
             return True
         log.debug("update for unknown session %r dropped", session_id)
-        self.diagnostics.report("unknown_session")
+        self.diagnostics.report("unknown_session", f"session {session_id!r}")
         return False
 
     async def _other_notification(self, method: str, params: msgspec.Raw | None) -> None:

@@ -39,7 +39,9 @@ class Controller:
         self.ui = Ui(bridge.lua)
         self.editor_port = NvimEditorPort(self.lua, self.ui)
         self.broker = PermissionBroker(self.editor_port, lambda busy: self.app.status.push())
-        self.services = EditorServices(self.editor_port, self.runs.roots, self.runs.agent_info)
+        self.services = EditorServices(
+            self.editor_port, self.runs.roots, self.runs.agent_info, self.runs.owner_id
+        )
         self.port = NvimPort(bridge, spawn, self.ui, self.broker, self.services.session_ended)
         # The agent's own edits on disk, followed into buffers and the review (client/files/agent_edits.py).
         self.agent_edits = AgentEdits(

@@ -17,6 +17,7 @@ import msgspec
 from acp_nvim.app import agent_log
 from acp_nvim.app.config.presets import NO_AGENT_NAMED
 from acp_nvim.app.port import WARN
+from acp_nvim.app.review.note import ReviewRequest
 from acp_nvim.client import elicitation_forms
 from acp_nvim.client.elicitation_forms import FieldCheck
 from acp_nvim.nvim import lua_api
@@ -84,6 +85,13 @@ class Target(Positional, frozen=True):
     """The session a command is for (None: the current one)."""
 
     session_id: str | None = None
+
+
+class CancelTarget(Positional, frozen=True):
+    """`:AcpCancel [what]`: the turn of a session (None: the current one), or `what` of it ("subagent")."""
+
+    session_id: str | None = None
+    what: str | None = None
 
 
 class Session(Positional, frozen=True):
@@ -168,6 +176,10 @@ class ElicitationCheck(Positional, frozen=True):
     check: FieldCheck
     # The typed text, or the values chosen of a multi-select.
     answer: str | list[str] | None = None
+
+
+class Review(Positional, frozen=True):
+    request: ReviewRequest
 
 
 class Setup(Positional, frozen=True):
@@ -315,7 +327,9 @@ METHODS: tuple[HostMethod, ...] = (
         Prompt,
         lambda h, p: h.submit(lambda c: c.app.turns.prompt(p.text, p.selections, p.session_id)),
     ),
-    method("acp_cancel", Target, lambda h, p: h.submit(lambda c: c.app.turns.cancel(p.session_id))),
+    method(
+        "acp_cancel", CancelTarget, lambda h, p: h.submit(lambda c: c.app.turns.cancel(p.session_id, p.what))
+    ),
     method(
         "acp_steer",
         Prompt,
@@ -330,6 +344,7 @@ METHODS: tuple[HostMethod, ...] = (
     ),
     # sessions, modes, options, login
     method("acp_sessions", Sessions, _sessions),
+    method("acp_fork", Target, lambda h, p: h.submit(lambda c: c.app.forks.fork(p.session_id))),
     method("acp_mode", Mode, lambda h, p: h.submit(lambda c: c.app.commands.mode(p.session_id, p.mode_id))),
     method(
         "acp_config",
@@ -355,6 +370,7 @@ METHODS: tuple[HostMethod, ...] = (
         Words,
         lambda h, p: h.submit(lambda c: c.app.checkpoints.command(p.session_id, p.words())),
     ),
+    method("acp_review", Review, lambda h, p: h.submit(lambda c: c.app.review.command(p.request))),
     method("acp_disk_changed", DiskChanged, _disk_changed),
     method("acp_leaving", NoArguments, _leaving),
     method("acp_reply", Reply, _reply),

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    # What the application hands over to be shown (status, chat info): declared where it is decided. For
-    # annotations only: the MCP server imports this module for its chunks, and starts faster without them.
-    from acp_nvim.app.views import ChatInfo, QueueView, Status
+    # What the application hands over to be shown (status, chat info, attention, the review's notes): declared
+    # where it is decided. For annotations only: the MCP server imports this module for its chunks, and
+    # starts faster without them.
+    from acp_nvim.app.review.note import NoteItem, NoteMark
+    from acp_nvim.app.views import Attention, ChatInfo, QueueView, Status
     from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
@@ -46,8 +48,13 @@ CHAT_OPEN = "require('acp_nvim.ui.chat').open(...)"
 CHAT_APPLY = "require('acp_nvim.ui.chat').apply_json(...)"
 CHAT_QUEUE = "require('acp_nvim.ui.chat_queue').show(...)"
 STATUS_SET = "require('acp_nvim.ui.status').set(...)"
+ATTENTION = "require('acp_nvim.ui.attention').fire(...)"
 NOTIFY = "vim.notify(...)"
 PROMPT_REFUSED = "require('acp_nvim.ui.prompt').refused(...)"
+PROMPT_DRAFT = "require('acp_nvim.ui.prompt').draft(...)"
+REVIEW_MARKS = "require('acp_nvim.editor.review.notes').show(...)"
+REVIEW_DROP = "require('acp_nvim.editor.review.notes').drop(...)"
+REVIEW_LIST = "require('acp_nvim.editor.review.notes').quickfix(...)"
 REAPER_ADD = "require('acp_nvim.editor.agent_groups').add(...)"
 REAPER_REMOVE = "require('acp_nvim.editor.agent_groups').remove(...)"
 HOST_BOOTSTRAPPED = "require('acp_nvim.host').bootstrapped(...)"
@@ -94,6 +101,7 @@ end)
 # Run by `Ui.ask(code, ...)`, which passes the answer's token first.
 ASK_SELECT = "require('acp_nvim.ui.ask').select(...)"
 ASK_TERMINAL = "require('acp_nvim.ui.ask').terminal(...)"
+ASK_INPUT = "require('acp_nvim.ui.ask').input(...)"
 ASK_PERMISSION = "require('acp_nvim.ui.permission').ask(...)"
 ASK_SANDBOX = "require('acp_nvim.ui.sandbox').ask(...)"
 ASK_ELICITATION = "require('acp_nvim.ui.elicitation').ask(...)"
@@ -150,12 +158,31 @@ class LuaApi:
         # Within a frame, with the next call: a stream's status changes ride along with its chat updates.
         self._bridge.lua_later("status", STATUS_SET, to_lua(status))
 
+    def attention(self, fact: Attention) -> None:
+        # At once, after the calls waiting (the status): a handler of the event finds them shown.
+        self._bridge.lua(ATTENTION, to_lua(fact))
+
     def notify(self, message: str, level: int, title: str = "acp.nvim") -> None:
         self._bridge.lua(NOTIFY, message, level, {"title": title})
 
     def prompt_refused(self, message: str, text: str, attachments: LuaValue) -> None:
         """The prompt was not sent: Lua gives the text and attachments back to the user."""
         self._bridge.lua(PROMPT_REFUSED, message, text, attachments)
+
+    def prompt_draft(self, session_id: str, text: str, attachments: LuaValue) -> None:
+        """A prompt made for the user: into the session's prompt window, to edit and send."""
+        self._bridge.lua(PROMPT_DRAFT, session_id, text, attachments)
+
+    # the review's notes (lua/acp_nvim/editor/review/notes.lua)
+
+    def review_marks(self, marks: Sequence[NoteMark]) -> None:
+        self._bridge.lua(REVIEW_MARKS, [to_lua(mark) for mark in marks])
+
+    def review_drop(self, ids: Sequence[int]) -> None:
+        self._bridge.lua(REVIEW_DROP, list(ids))
+
+    def review_list(self, title: str, items: Sequence[NoteItem]) -> None:
+        self._bridge.lua(REVIEW_LIST, title, [to_lua(item) for item in items])
 
     def elicitation_close(self, token: int) -> None:
         self._bridge.lua(ELICITATION_CLOSE, token)

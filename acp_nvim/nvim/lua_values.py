@@ -34,6 +34,7 @@ __all__ = [
     "FsReadOptions",
     "FsWriteAnswer",
     "FsWriteOptions",
+    "InputRequest",
     "LoginTerminalRequest",
     "LuaAnswerError",
     "LuaTable",
@@ -74,6 +75,13 @@ class SelectRequest(msgspec.Struct, frozen=True):
     prompt: str
     kind: str
     items: list[PickerItem]
+
+
+class InputRequest(msgspec.Struct, frozen=True):
+    """A `ui.input` question: the text typed comes back (nothing when dismissed)."""
+
+    prompt: str
+    default: str
 
 
 class LoginTerminalRequest(msgspec.Struct, frozen=True):

@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 
 from acp_nvim.app.editor.permission import PermissionBroker
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice, Spawn
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.review.note import NoteItem, NoteMark
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.nvim.bridge import Bridge
 from acp_nvim.nvim.lua_api import LuaApi
@@ -38,6 +39,9 @@ class NvimPort:
     def show_status(self, status: Status) -> None:
         self._lua.status_set(status)
 
+    def attention(self, fact: Attention) -> None:
+        self._lua.attention(fact)
+
     async def sent(self) -> None:
         await self._bridge.sent()
 
@@ -65,8 +69,23 @@ class NvimPort:
     def session_ended(self, session_id: str) -> None:
         self._session_ended(session_id)
 
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        self._lua.review_marks(marks)
+
+    def review_drop(self, ids: list[int]) -> None:
+        self._lua.review_drop(ids)
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        self._lua.review_list(title, items)
+
+    def prompt_draft(self, session_id: str, text: str, attachments: LuaValue) -> None:
+        self._lua.prompt_draft(session_id, text, attachments)
+
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         return await self._ui.select(prompt, choices, kind)
+
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        return await self._ui.ask_text(prompt, default)
 
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         return await self._ui.terminal(title, argv, env)

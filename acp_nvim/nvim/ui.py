@@ -103,6 +103,13 @@ class Ui:
         known = {choice.id for choice in choices}
         return value if isinstance(value, str) and value in known else None
 
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        """What the user typed (`vim.ui.input`), or None when dismissed; in the one queue of pickers."""
+        request = lua_values.InputRequest(prompt=prompt, default=default)
+        async with self.pickers:
+            value = await self.ask(lua_api.ASK_INPUT, lua_values.to_lua(request))
+        return value if isinstance(value, str) else None
+
     async def terminal(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         """Runs `argv` in a Neovim terminal window; returns its exit code (-1 when it could not start)."""
         request = lua_values.LoginTerminalRequest(title=title, argv=list(argv), env=env)

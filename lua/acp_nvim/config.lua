@@ -57,7 +57,7 @@ local function read_defaults()
 end
 
 ---@type table the bootstrap options, then what the host handed back (chat, keymaps, review, conflict,
----default_agent, agent_names)
+---default_agent, agent_names, attention)
 M.options = vim.tbl_extend("force", vim.deepcopy(M.bootstrap_defaults), read_defaults())
 
 ---@type string[] what the last setup() said of the bootstrap options (for :checkhealth)

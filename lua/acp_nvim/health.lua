@@ -90,6 +90,25 @@ function M.age(seconds)
   return ("%d s"):format(math.floor(seconds))
 end
 
+--- How the user is told of what happens out of view (opts.attention, as the host validated it): the
+--- command it runs must be on Neovim's PATH.
+---@param attention table|nil {notify, command}
+function M.attention(attention)
+  if type(attention) ~= "table" or attention.notify == nil or attention.notify == "off" then
+    return
+  end
+  if attention.notify ~= "command" then
+    health.info("attention: " .. attention.notify)
+    return
+  end
+  local program = (attention.command or {})[1]
+  if program and vim.fn.executable(program) == 1 then
+    health.ok(("attention: runs %s"):format(vim.fn.exepath(program)))
+  else
+    health.warn(("attention.command: %s not found"):format(tostring(program)), "install it or fix the path")
+  end
+end
+
 --- The checkpoints' store and git, as the host found them.
 ---@param facts table|nil {git, git_version, root, bytes}
 function M.checkpoints(facts)
@@ -125,6 +144,34 @@ function M.mcp(facts)
   end
   for _, server in ipairs(facts.servers) do
     health.info("yours: " .. server)
+  end
+end
+
+--- One agent's lines: where its command is, what it routes through Neovim and what it needs. `configured`:
+--- the user's own or default agent, whose missing pieces are warnings; for another preset they are news.
+---@param agent table
+---@param configured boolean
+function M.agent(agent, configured)
+  local name = agent.name
+  local cmd = installed(agent)
+  if cmd then
+    health.ok(("%s: %s"):format(name, vim.fn.exepath(cmd)))
+  elseif configured then
+    health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
+  else
+    health.info(("%s: %s not found; to use it: %s"):format(name, agent.cmd, agent.install_hint))
+  end
+  -- What the host knows of the command that runs (acp_nvim/app/config/agent_routes.py); whether a program it
+  -- needs is installed is Neovim's fact (its PATH).
+  local routes = type(agent.routes) == "table" and agent.routes[cmd or agent.cmd] or nil
+  if routes then
+    health.info(("%s: %s"):format(name, routes.does))
+    -- What an agent not installed lacks is no news; nor is it a problem for one the user did not choose.
+    for _, need in ipairs((cmd or configured) and routes.needs or {}) do
+      if vim.fn.executable(need.exe) ~= 1 then
+        (configured and health.warn or health.info)(("%s: %s"):format(name, need.message))
+      end
+    end
   end
 end
 
@@ -196,33 +243,29 @@ function M.check()
   elseif #errors == 0 then
     health.ok("setup() options valid")
   end
+  M.attention(config.options.attention)
   M.checkpoints(report.checkpoints)
   M.mcp(report.mcp)
 
+  -- Warnings only for the agents the user configured (opts.agents, the default agent): the other presets
+  -- are offered, not expected (the host says which are which).
+  local by_name, others = {}, {}
   health.start("Agents")
-  local by_name = {}
   for _, agent in ipairs(report.agents) do
-    local name = agent.name
-    by_name[name] = agent
-    local cmd = installed(agent)
-    if cmd then
-      health.ok(("%s: %s"):format(name, vim.fn.exepath(cmd)))
+    by_name[agent.name] = agent
+    if agent.configured == false then
+      others[#others + 1] = agent
     else
-      health.warn(("%s: %s not found"):format(name, agent.cmd), agent.install_hint)
+      M.agent(agent, true)
     end
-    -- What the host knows of the command that runs (acp_nvim/app/config/agent_routes.py); whether a program it
-    -- needs is installed is Neovim's fact (its PATH).
-    local routes = type(agent.routes) == "table" and agent.routes[cmd or agent.cmd] or nil
-    if routes then
-      health.info(("%s: %s"):format(name, routes.does))
-      -- Only for an agent the user can start or means to: what an agent not installed lacks is no news.
-      if cmd or name == report.default_agent then
-        for _, need in ipairs(routes.needs) do
-          if vim.fn.executable(need.exe) ~= 1 then
-            health.warn(("%s: %s"):format(name, need.message))
-          end
-        end
-      end
+  end
+  if #others == #report.agents then
+    health.info("none configured: opts.agents adds one, opts.default_agent names the one :AcpStart starts")
+  end
+  if #others > 0 then
+    health.start("Other agents (presets, available to :AcpStart)")
+    for _, agent in ipairs(others) do
+      M.agent(agent, false)
     end
   end
 

@@ -167,10 +167,12 @@ function M._send(text, selections, send)
   return true
 end
 
-function M.cancel()
+--- Cancels the current chat's turn (and its subagents); `what` "subagent": one of its subagents alone.
+---@param what string|nil
+function M.cancel(what)
   ensure_setup()
   if host.info() ~= nil then
-    host_api.cancel(require("acp_nvim.ui.session_commands").current() or vim.NIL)
+    host_api.cancel(require("acp_nvim.ui.session_commands").current() or vim.NIL, what or vim.NIL)
   end
 end
 
@@ -178,6 +180,10 @@ end
 M.sessions = function(...)
   ensure_setup()
   require("acp_nvim.ui.session_commands").sessions(...)
+end
+M.fork = function()
+  ensure_setup()
+  require("acp_nvim.ui.session_commands").fork()
 end
 M.mode = function(...)
   ensure_setup()

@@ -98,6 +98,13 @@ Scenario (every key optional):
                                          #   (default execute); "announce": false: none; "bare": true:
                                          #   no announcement, the request without rawInput (gemini-cli's
                                          #   shape); a field given as null is left out of the request
+     {"call": "terminal/output", "params": {"sessionId": "ghost", "terminalId": "t"}},   # any request,
+                                        #   sent verbatim (its answer journaled and echoed like the others)
+     {"as": "child-1", "steps": [...],  # these steps run as session child-1 (a subagent, or a session the
+      "background": false},             #   client never opened): their updates, requests and echoes name
+                                        #   it; a session/cancel naming it ends them (like a turn's);
+                                        #   "background": true runs them beside the turn's next steps (the
+                                        #   turn waits for them before it ends)
      {"sleep": 50},                     # milliseconds
      {"sleep_until_cancel": true},      # wait for session/cancel, then stopReason "cancelled"
      {"until_steered": true},           # wait for a _session/steering prompt, then say "steered: TEXT"
@@ -113,9 +120,11 @@ that file exists the agent counts as authenticated (a restarted agent too). ``au
 method's id is refused -32602: a client must run terminal methods, not authenticate with them.
 Permission options default to allow_once "allow" / reject_once "reject". Turns past the end of the list
 reply with one text chunk and end_turn. In every step, strings have ``${CWD}`` replaced by the session's
-cwd and ``${PROMPT}`` by the prompt's text blocks joined with spaces. A session/cancel that arrives during
+cwd, ``${PROMPT}`` by the prompt's text blocks joined with spaces and ``${TERMINAL}`` by the id of the last
+terminal the session created. A session/cancel that arrives during
 any step ends the turn with "cancelled" after that step. Methods gated by a capability the scenario does
-not advertise (session/load, list, resume, close, delete, logout) answer -32601.
+not advertise (session/load, list, resume, close, delete, logout; the unstable set_title and archive, whose
+capabilities it passes on as the scenario gives them) answer -32601.
 """
 
 from __future__ import annotations
@@ -151,6 +160,10 @@ log = logging.getLogger("scripted_agent")
 
 Json = Any
 Handler = Any
+
+
+# sessionCapabilities of the unstable schema the SDK drops (scenarios advertise them as they like).
+UNSTABLE_SESSION_CAPABILITIES = ("title", "archive", "subagents")
 
 
 class StopTurn(Exception):
@@ -189,6 +202,10 @@ class LiveSession:
         self.in_turn = False
         # The prompts steered into the running turn, not yet taken by an until_steered step.
         self.steered: asyncio.Queue[str] = asyncio.Queue()
+        # Steps run as another session ("as"), in the background: awaited before the turn ends.
+        self.background: list[asyncio.Task[None]] = []
+        # The id of the last terminal this session created: ${TERMINAL} in the steps after it.
+        self.last_terminal = ""
 
 
 def substitute(value: Json, env: dict[str, str]) -> Json:
@@ -243,6 +260,10 @@ class ScriptedAgent:
                 return self._logout()
             if method == "_session/steering" and not is_notification:
                 return self._steer(params)
+            if method == "session/set_title" and not is_notification:
+                return self._set_title(params)
+            if method == "session/archive" and not is_notification:
+                return self._archive(params)
             return await inner(method, params, is_notification)
 
         conn._conn._handler = handler
@@ -259,7 +280,14 @@ class ScriptedAgent:
             raw["agentInfo"] = self.sc["agentInfo"]
         if self.sc.get("meta") is not None:
             raw["_meta"] = self.sc["meta"]
-        return InitializeResponse.model_validate(raw)
+        response = InitializeResponse.model_validate(raw)
+        # The unstable capabilities the SDK's models do not know, kept as the scenario gives them.
+        unknown = {k: v for k, v in self.session_caps.items() if k in UNSTABLE_SESSION_CAPABILITIES}
+        if not unknown:
+            return response
+        dumped = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        dumped.setdefault("agentCapabilities", {}).setdefault("sessionCapabilities", {}).update(unknown)
+        return dumped  # type: ignore[return-value]
 
     def _steer(self, params: dict[str, Any]) -> dict[str, Any]:
         if "steering" not in (self.sc.get("meta") or {}):
@@ -373,6 +401,32 @@ class ScriptedAgent:
         live.cancelled.set()
         return {}
 
+    def _set_title(self, params: Any) -> dict[str, Any]:
+        # The unstable session/set_title: the title stored with its runs of spaces collapsed (an agent may
+        # normalize it: the client shows what comes back).
+        self._require("title", "session/set_title")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        title = " ".join(str(params.get("title", "")).split()) if isinstance(params, dict) else ""
+        if not title:
+            raise RequestError.invalid_params({"title": title})
+        entry = next((e for e in self.stored if e.get("sessionId") == sid), None)
+        if entry is None:
+            raise RequestError.resource_not_found(sid)
+        entry["title"] = title
+        return {"title": title}
+
+    def _archive(self, params: Any) -> dict[str, Any]:
+        # The unstable session/archive: hidden from session/list from now on, a live session closed.
+        self._require("archive", "session/archive")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if not any(e.get("sessionId") == sid for e in self.stored) and sid not in self.sessions:
+            raise RequestError.resource_not_found(sid)
+        self.stored = [e for e in self.stored if e.get("sessionId") != sid]
+        live = self.sessions.pop(sid, None) if isinstance(sid, str) else None
+        if live is not None:
+            live.cancelled.set()
+        return {}
+
     def _delete(self, params: Any) -> dict[str, Any]:
         self._require("delete", "session/delete")
         sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -464,9 +518,11 @@ class ScriptedAgent:
         live.in_turn = True
         try:
             for step in steps:
+                env["TERMINAL"] = live.last_terminal
                 await self.run_step(live, substitute(step, env))
                 if live.cancelled.is_set():
                     raise StopTurn("cancelled")
+            await self.settle_background(live)
         except StopTurn as done:
             stop = done.reason
         except PromptError as err:
@@ -474,8 +530,56 @@ class ScriptedAgent:
             raise RequestError(err.code, err.message, err.data) from None
         finally:
             live.in_turn = False
+            await self.settle_background(live)
         self.journal.write({"kind": "turn_end", "sessionId": session_id, "stopReason": stop})
         return PromptResponse.model_validate({"stopReason": stop})
+
+    async def settle_background(self, live: LiveSession) -> None:
+        tasks, live.background = live.background, []
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def run_as(self, live: LiveSession, step: dict[str, Any]) -> None:
+        """Steps run as another session: a subagent the scenario announced, or one the client never opened."""
+        sid = str(step["as"])
+        other = self.sessions.get(sid)
+        if other is None:
+            other = LiveSession(sid, live.cwd, None, None)
+            self.sessions[sid] = other
+        other.cancelled.clear()
+
+        async def run() -> None:
+            other.in_turn = True
+            stop = "end_turn"
+            try:
+                for inner in step.get("steps") or []:
+                    await self.run_step(other, inner)
+                    if other.cancelled.is_set() or live.cancelled.is_set():
+                        raise StopTurn("cancelled")
+            except StopTurn as done:
+                stop = done.reason
+            finally:
+                other.in_turn = False
+            self.journal.write({"kind": "as_end", "sessionId": sid, "stopReason": stop})
+
+        if step.get("background"):
+            live.background.append(asyncio.create_task(run()))
+        else:
+            await run()
+
+    async def run_call(self, live: LiveSession, step: dict[str, Any]) -> None:
+        method = str(step["call"])
+        params = step.get("params") or {}
+        try:
+            result = await self.conn._conn.send_request(method, params)
+        except RequestError as err:
+            entry = {"kind": "error", "call": method, "params": params, "code": err.code}
+            entry |= {"message": str(err), "data": err.data}
+            self.journal.write(entry)
+            await self.echo(live, f"{method} -> error {err.code}: {err}")
+            return
+        self.journal.write({"kind": "result", "call": method, "params": params, "result": result})
+        await self.echo(live, f"{method} -> {json.dumps(result)}")
 
     async def send_raw_update(self, session_id: str, update: Json) -> None:
         # Verbatim, so scenarios can send updates the SDK's models do not know (or malformed ones).
@@ -565,6 +669,10 @@ class ScriptedAgent:
             await self.run_elicit(live, step["elicit"])
         elif "complete" in step:
             await conn.complete_elicitation(step["complete"])
+        elif "as" in step:
+            await self.run_as(live, step)
+        elif "call" in step:
+            await self.run_call(live, step)
         elif "sleep" in step:
             await asyncio.sleep(float(step["sleep"]) / 1000)
         elif "sleep_until_cancel" in step:
@@ -604,6 +712,7 @@ class ScriptedAgent:
         if created is None:
             return
         tid: str = created.terminal_id
+        live.last_terminal = tid
         if t.get("toolCallId"):
             await conn.session_update(
                 sid,

@@ -6,9 +6,9 @@ The script (a JSON file, read afresh on every request so that a test can change 
 to the steps of one conversation: the request whose last user message contains the key gets step N, where N
 is how many tool results follow that message (so a tool call's result brings the next step). A step is
 `{"text": ...}` (streamed in pieces), `{"tool": name, "args": {...}}` (a function call the model "decides",
-then the turn's text; `"namespace"` beside it for a tool a search exposed in one), `{"tool_search": query}`
-(codex's client-run tool search, which exposes its deferred MCP tools), or `{"slow": ..., "pieces": n,
-"delay": s}` (a stream slow enough to be cancelled).
+then the turn's text; `"namespace"`: the namespace of a deferred tool), `{"search": query}` (codex's
+`tool_search` of its deferred tools, which offers them from the next request on), or
+`{"slow": ..., "pieces": n, "delay": s}` (a stream slow enough to be cancelled).
 A request that names no key, or one that offers no tools when the step is a call (title and summary
 requests), is answered with `default_text`.
 
@@ -103,12 +103,9 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-_RESULTS = (
-    "function_call_output",
-    "custom_tool_call_output",
-    "local_shell_call_output",
-    "tool_search_output",
-)
+# What answers a call of the model in the Responses API: a function's, a custom tool's, a shell's output, and
+# codex's own search of its deferred tools (`tool_search`, its multi-agent tools among them).
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output")
 
 
 def responses_turns(body: dict[str, Any]) -> list[tuple[str, int]]:
@@ -117,7 +114,7 @@ def responses_turns(body: dict[str, Any]) -> list[tuple[str, int]]:
         kind = item.get("type")
         if item.get("role") == "user" and kind in (None, "message"):
             turns.append((_text_of(item.get("content")), 0))
-        elif kind in _RESULTS and turns:
+        elif kind in OUTPUTS and turns:
             text, results = turns[-1]
             turns[-1] = (text, results + 1)
     return turns
@@ -243,21 +240,23 @@ class Handler(BaseHTTPRequestHandler):
     def _responses_events(self, step: dict[str, Any]) -> Iterator[dict[str, Any]]:
         rid = f"resp_{self.server.next_id()}"
         yield {"type": "response.created", "response": {"id": rid}}
-        if "tool_search" in step:
-            # codex's client-run `tool_search` (it defers MCP tools behind it): the search the model asks for.
-            search = {
+        if "search" in step:
+            # codex's `tool_search` (executed by codex itself): its deferred tools matching the query are
+            # offered from the next request on.
+            item: dict[str, Any] = {
                 "type": "tool_search_call",
+                "id": f"ts_{self.server.next_id()}",
                 "call_id": self._call_id(),
-                "execution": "client",
-                "arguments": {"query": step["tool_search"], "limit": 8},
                 "status": "completed",
+                "execution": "client",
+                "arguments": {"query": step["search"]},
             }
-            yield {"type": "response.output_item.added", "output_index": 0, "item": search}
-            yield {"type": "response.output_item.done", "output_index": 0, "item": search}
+            yield {"type": "response.output_item.added", "output_index": 0, "item": item}
+            yield {"type": "response.output_item.done", "output_index": 0, "item": item}
         elif "tool" in step:
             call_id = self._call_id()
             if step.get("custom"):
-                item: dict[str, Any] = {
+                item = {
                     "type": "custom_tool_call",
                     "name": step["tool"],
                     "input": step["args"],
@@ -271,7 +270,7 @@ class Handler(BaseHTTPRequestHandler):
                     "arguments": json.dumps(step["args"]),
                     "call_id": call_id,
                 }
-                if "namespace" in step:
+                if step.get("namespace"):
                     item["namespace"] = step["namespace"]
             yield {"type": "response.output_item.added", "output_index": 0, "item": item}
             yield {"type": "response.output_item.done", "output_index": 0, "item": item}

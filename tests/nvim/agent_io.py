@@ -65,8 +65,15 @@ class Scripted:
         self.journal_path = tmp_path / "journal.jsonl"
         self.turns_done = 0
 
-    def start(self, turns: list[list[dict[str, Any]]], cwd: Path, **opts: Any) -> None:
-        scenario = {"turns": turns, "echo": False}
+    def start(
+        self,
+        turns: list[list[dict[str, Any]]],
+        cwd: Path,
+        scenario_keys: dict[str, Any] | None = None,
+        **opts: Any,
+    ) -> None:
+        """`scenario_keys`: more of the scenario (tests/agents/scripted_agent.py) than its turns."""
+        scenario = {"turns": turns, "echo": False, **(scenario_keys or {})}
         path = self.tmp_path / "scenario.json"
         path.write_text(json.dumps(scenario))
         agent = scripted_config(path, self.journal_path)

@@ -64,7 +64,8 @@ def test_review_hunks_files_and_all(nvim: Nvim, agent: Scripted, tmp_path: Path)
     assert nvim.api.current.window.cursor[0] == 2
     keys(nvim, "]h")
     assert nvim.api.current.window.cursor[0] == 8
-    keys(nvim, "\\ar")
+    # The key asks for a reason (Neovim's own input() here); <CR>: none.
+    keys(nvim, "\\ar<CR>")
     assert r.read_text() == "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n"
     keys(nvim, "[h")
     assert nvim.api.current.window.cursor[0] == 2

@@ -142,6 +142,7 @@ def steps(agent: str, work: Path) -> dict[str, list[dict[str, Any]]]:
         "SLOW": slow,
         "STEERHOLD": hold,
         "STEERKEY": steered,
+        "REVIEWED": [{"text": "Addressed the review."}],
     }
     for key, call in calls.items():
         script[key] = [call, {"text": done[key]}]
@@ -508,6 +509,84 @@ def test_an_agent_without_steering_is_offered_none_and_the_prompt_waits_for_the_
     assert nvim.errors() == []
 
 
+# vim.ui.input, answered from acp_test.input_answers.
+INPUT = r"""
+acp_test.input_answers = {}
+vim.ui.input = function(opts, on_confirm)
+  on_confirm(table.remove(acp_test.input_answers, 1))
+end
+"""
+
+
+@pytest.mark.parametrize("real_agent", AGENTS, indirect=True)
+def test_the_review_goes_back_to_the_model_with_the_notes_and_the_references(real_agent: RealAgent) -> None:
+    """Issue 30: a comment on the agent's hunk, the hunk rejected with a reason and a comment on other lines,
+    sent with `:AcpReview send` and the prompt window's send key: the model's next request holds the notes,
+    the hunk quoted and the file's lines referenced."""
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    agent.start()
+    nvim.lua(INPUT)
+    nvim.api.command("edit a.txt")
+    agent.prompt("EDIT capitalise two", "Edited the file.")
+    nvim.wait("#require('acp_nvim.editor.review').hunks() > 0", TURN)
+
+    nvim.api.command("AcpReview")
+    nvim.api.command("cfirst")
+    assert nvim.api.current.window.cursor[0] == 2
+    nvim.api.command("AcpReview comment why capitalise the number")
+    nvim.lua("acp_test.input_answers = { 'numbers stay lowercase' }")
+    nvim.api.command("AcpReview reject numbers stay lowercase")
+    nvim.wait("vim.api.nvim_buf_get_lines(0, 1, 2, false)[1] == 'two'")
+    assert (work / "a.txt").read_text() == ORIGINAL
+    nvim.api.command("3AcpReview comment three is fine as it is")
+    nvim.wait("#vim.api.nvim_buf_get_extmarks(0, require('acp_nvim.editor.review.notes').ns, 0, -1, {}) == 3")
+
+    nvim.api.command("AcpReview send")
+    nvim.wait("vim.bo.filetype == 'acp_nvim_prompt'")
+    nvim.api.current.buffer.append("REVIEWED: thanks")
+    nvim.api.feedkeys(nvim.api.replace_termcodes("<CR>", True, False, True), "mx", False)
+    nvim.wait_chat("Addressed the review.", TURN)
+    nvim.wait_state("ready", TURN)
+
+    texts = [_request_text(entry) for entry in read_log(agent.log) if "body" in entry]
+    reviewed = [text for text in texts if "REVIEWED: thanks" in text]
+    assert reviewed, texts
+    sent = reviewed[0]
+    for part in (
+        "a.txt:2: why capitalise the number",
+        "a.txt:2: rejected (the old lines are back): numbers stay lowercase",
+        "-two\n+TWO",
+        "a.txt:3: three is fine as it is",
+    ):
+        assert part in sent, (part, sent)
+    # The references: each agent hands the model the resource_links in its own words. codex-acp as Markdown
+    # links to the URI ("[@a.txt:2](file:///.../a.txt#L2-L2)"), gemini-cli as @mentions of the path with the
+    # fragment; opencode reads the file they name and gives the model its text.
+    path = str(work / "a.txt")
+    if agent.agent == "opencode":
+        assert f"<path>{path}</path>" in sent, sent
+    else:
+        assert f"{path}#L2-L2" in sent and f"{path}#L3-L3" in sent, sent
+    assert agent.escapes() == []
+    assert nvim.errors() == []
+
+
+def _request_text(entry: dict[str, Any]) -> str:
+    """Every string a model request holds, one after the other."""
+
+    def strings(value: Any) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    return "\n".join(strings(entry["body"]))
+
+
 DIAGNOSTIC = "undefined name 'frobnicate' (seen by Neovim)"
 
 
@@ -540,7 +619,7 @@ def test_the_model_calls_the_neovim_servers_diagnostics_and_gets_the_buffers(rea
     )
     script = json.loads(agent.script.read_text())
     script["steps"]["DIAGS"] = [
-        {"tool_search": "neovim diagnostics"},
+        {"search": "neovim diagnostics"},
         {"tool": "diagnostics", "namespace": "mcp__neovim", "args": {"path": "main.py"}},
         {"text": "Read the diagnostics."},
     ]

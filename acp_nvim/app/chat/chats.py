@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import NeovimPort
+from acp_nvim.app.review.notes import forget_notes
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.views import ChatInfo
@@ -45,6 +46,7 @@ class Chats:
         self._port.chat_create(session_id, info, reset=clear_chat)
         for update in early:
             state.apply(update)
+        self._runs.adopt_children(session)
         chat.flush()
         self._status.use(session_id)
         return session
@@ -57,15 +59,22 @@ class Chats:
         session.permissions = 0
         for update in self._runs.add(session):
             session.state.apply(update)
+        self._runs.adopt_children(session)
         session.chat.flush()
         self._status.use(session.session_id)
 
     def forget(self, session_id: str) -> None:
-        """The session ended (closed, failed to open, its agent gone): what belonged to it ends too."""
+        """The session ended (closed, failed to open, its agent gone): what belonged to it ends too, and to
+        its subagents."""
+        session = self._runs.sessions.get(session_id)
+        children = [child.session_id for child in session.state.all_children()] if session is not None else []
+        if session is not None:
+            forget_notes(self._port, session)
         self._runs.forget(session_id)
         self._edits.forget(session_id)
         # Its terminals, not the ones of other sessions: another agent may still be using its own.
-        self._port.session_ended(session_id)
+        for ended in (session_id, *children):
+            self._port.session_ended(ended)
 
     def drop(self, session_id: str, *, destroy_chat: bool) -> None:
         """A session that failed to open (or closed): forgotten, its chat removed when asked."""
@@ -92,6 +101,8 @@ class Chats:
         ended = self._runs.sessions_of(run)
         for session in ended:
             self._port.cancel_permissions(session.session_id)
+            for child in session.state.all_children():
+                self._port.cancel_permissions(child.session_id)
             session.state.cancel_unfinished()
             if notice:
                 session.state.add_notice(notice, level)

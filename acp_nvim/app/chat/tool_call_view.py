@@ -118,8 +118,16 @@ def tool_call_view(item: ToolCallItem, session_id: str = "", agent_name: str = "
     return lines
 
 
+def _plan_lines(plan: str) -> list[Line]:
+    """A plan to approve, in full: what the user approves is all of it."""
+    if len(plan) > MAX_TOOL_TEXT_CHARS:
+        plan = plan[:MAX_TOOL_TEXT_CHARS] + "\n" + not_shown(len(plan) - MAX_TOOL_TEXT_CHARS)
+    parts = plan.strip("\n").split("\n")
+    return [segments_line(("    " + part if part else "", "AcpChatPlan")) for part in parts]
+
+
 def _tool_call_details(item: ToolCallItem, session_id: str) -> list[Line]:
-    lines: list[Line] = []
+    lines: list[Line] = _plan_lines(item.plan) if item.plan else []
     for location in item.locations[:MAX_LOCATIONS]:
         where = clip_line(location.path) + (f":{location.line}" if location.line else "")
         line = segments_line(("    → ", "AcpChatToolKind"), (where, "AcpChatLocation"))
@@ -155,5 +163,9 @@ def _tool_call_details(item: ToolCallItem, session_id: str) -> list[Line]:
         elif isinstance(content, s.ToolCallContentTerminal):
             lines.append({"term": content.terminal_id})
         elif isinstance(content, s.ToolCallContentContent):
-            lines.extend(_tool_text_lines(content_text(content.content)))
+            text = content_text(content.content)
+            if item.plan and text.strip() in item.plan:
+                # The plan, drawn above in full.
+                continue
+            lines.extend(_tool_text_lines(text))
     return lines

@@ -16,6 +16,8 @@ A batch of ops (`ops_for`, the Structs of `app/chat/ops.py`) is what one `chat.a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from acp_nvim.app.chat.line_breaks import LineBreaker, broken
 from acp_nvim.app.chat.lines import Line, clip_line, reply_header, segments_line, text_lines
 from acp_nvim.app.chat.ops import (
@@ -33,10 +35,13 @@ from acp_nvim.app.chat.ops import (
     TermOutputOp,
     TermStatus,
 )
+from acp_nvim.app.chat.plan_view import plan_view
+from acp_nvim.app.chat.subagent_view import subagent_lines
 from acp_nvim.app.chat.tool_call_view import MAX_TOOL_TEXT_CHARS, shell_terminal_id, tool_call_view
 from acp_nvim.client.session.config_options import config_value_name, config_value_words
 from acp_nvim.client.session.message_cut import MessageCut
 from acp_nvim.client.session.state import SessionState
+from acp_nvim.client.session.subagents import Subagent
 from acp_nvim.client.session.transcript import (
     Changes,
     CommandsItem,
@@ -54,21 +59,14 @@ from acp_nvim.protocol import schema as s
 # Each message's `LineBreaker`, by item key: where its last line stands for the next append.
 LineBreaks = dict[str, LineBreaker]
 
-PLAN_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 USER_HEADER = "▍ You"
 THOUGHT_TITLE = "  Thinking"
-PLAN_TITLE = "  Plan"
 # Text crossing to Neovim in one op, at most (characters): Lua applies an op in one go, and the chat's drain
 # keeps to its budget per tick only between ops. A larger message travels as an add and appends.
 SLICE_CHARS = 32 * 1024
 # And lines in one op, at most: Neovim's cost of a change is per line too (its folds, 'foldexpr' on each),
 # ~20 ms for the 8,000 lines of 32 KiB of quoted lines or table rows.
 SLICE_LINES = 1000
-# Of a plan, its entries shown at most.
-MAX_PLAN_ENTRIES = 100
-
-
-PLAN_GROUPS = {"completed": "AcpChatPlanDone", "in_progress": "AcpChatPlanRunning"}
 
 
 def cut_note(cut: MessageCut) -> str:
@@ -128,23 +126,6 @@ def message_view(
     return lines
 
 
-def plan_view(item: PlanItem, agent_name: str = "") -> list[Line]:
-    lines: list[Line] = [reply_header(agent_name)] if item.opens_reply else []
-    lines.append({"s": [[PLAN_TITLE, "AcpChatPlan"]]})
-    for entry in item.entries[:MAX_PLAN_ENTRIES]:
-        group = PLAN_GROUPS.get(entry.status, "AcpChatPlanPending")
-        mark = PLAN_MARKS.get(entry.status, "[ ]")
-        segments = [["  " + mark + " ", group], [clip_line(entry.content), group]]
-        if entry.priority == "high":
-            segments.append(["  !", "AcpChatPlanHigh"])
-        lines.append({"s": segments})
-    if len(item.entries) > MAX_PLAN_ENTRIES:
-        lines.append(
-            segments_line((f"  … {len(item.entries) - MAX_PLAN_ENTRIES} more entries", "AcpChatNotice"))
-        )
-    return lines
-
-
 def commands_view(item: CommandsItem) -> list[Line]:
     lines = [segments_line(("▍ Commands", "AcpChatCommands"))]
     for command in item.commands:
@@ -191,9 +172,14 @@ def compaction_view(item: CompactionItem) -> list[Line]:
 
 
 def item_view(
-    item: Item, agent_name: str, session_id: str = "", breaks: LineBreaks | None = None
+    item: Item,
+    agent_name: str,
+    session_id: str = "",
+    breaks: LineBreaks | None = None,
+    children: Sequence[Subagent] = (),
 ) -> ItemView:
-    """`breaks` keeps a message's `LineBreaker` for the appends that follow."""
+    """`breaks` keeps a message's `LineBreaker` for the appends that follow; `children`: the subagents a tool
+    call started, drawn under it."""
     kind: str
     lines: list[Line]
     if isinstance(item, MessageItem):
@@ -206,6 +192,8 @@ def item_view(
         kind, lines = item.role, message_view(item, agent_name, text, tail=tail)
     elif isinstance(item, ToolCallItem):
         kind, lines = "tool_call", tool_call_view(item, session_id, agent_name)
+        for child in children:
+            lines.extend(subagent_lines(child, _child_item_lines))
         if item.after_tool_call:
             return ItemView(item.key, kind, lines, tight=True)
     elif isinstance(item, PlanItem):
@@ -217,6 +205,10 @@ def item_view(
     else:
         kind, lines = "notice", notice_view(item)
     return ItemView(item.key, kind, lines)
+
+
+def _child_item_lines(item: Item, agent_name: str, session_id: str, children: list[Subagent]) -> list[Line]:
+    return item_view(item, agent_name, session_id, children=children).lines
 
 
 def _short_count(n: int) -> str:
@@ -303,11 +295,12 @@ def _note_ops(item: MessageItem, cut: MessageCut, breaks: LineBreaks) -> list[Ch
     return [note, *_append_ops(item.key, tail[end:])]
 
 
-def _add_ops(item: Item, agent_name: str, session_id: str, breaks: LineBreaks) -> list[ChatOp]:
+def _add_ops(state: SessionState, item: Item, agent_name: str, breaks: LineBreaks) -> list[ChatOp]:
     if not isinstance(item, MessageItem) or (
         item.size <= SLICE_CHARS and item.cut is None and _slice_end(item.text) == item.size
     ):
-        return [AddOp(item_view(item, agent_name, session_id, breaks))]
+        children = state.children_under(item.key) if state.children else ()
+        return [AddOp(item_view(item, agent_name, state.session_id, breaks, children))]
     # A long message: its beginning as the item, the rest in slices, its cut and tail last.
     text, breaks[item.key] = broken(shown_text(item.text))
     end = _slice_end(text)
@@ -331,9 +324,10 @@ def ops_for(
         breaks = {}
     ops: list[ChatOp] = []
     for key in changes.added:
-        ops.extend(_add_ops(item(key), agent_name, state.session_id, breaks))
+        ops.extend(_add_ops(state, item(key), agent_name, breaks))
     for key in changes.replaced:
-        ops.append(ReplaceOp(item_view(item(key), agent_name, state.session_id, breaks)))
+        children = state.children_under(key) if state.children else ()
+        ops.append(ReplaceOp(item_view(item(key), agent_name, state.session_id, breaks, children)))
     noted = set(changes.noted)
     for key, pieces in changes.appended.items():
         message = item(key)

@@ -16,6 +16,7 @@ import msgspec
 from acp_nvim.app.config import options as c
 from acp_nvim.app.config.presets import PRESETS
 from acp_nvim.app.mcp.tools import TOOL_NAMES
+from acp_nvim.app.registry.options import valid_id
 from acp_nvim.app.runs import McpServerConfig
 
 AGENT_NAMES_MUST_BE_STRINGS = "`{field}`: agent names must be strings"
@@ -247,4 +248,19 @@ def check(raw: object) -> tuple[c.Config, list[str]]:
         checker.errors.append(f"setup() takes a table, got {lua_type(raw)}")
         table = {}
     config = checker.struct(c.Config, table, "")
+    if config.attention.notify == "command" and not config.attention.command:
+        checker.errors.append(
+            '`attention.command` must name the program to run when `attention.notify` is "command"'
+        )
+        config = msgspec.structs.replace(config, attention=c.AttentionOptions())
+    bad = [name for name in config.registry.preview if not valid_id(name)]
+    if bad:
+        checker.errors.append(
+            f"`registry.preview` must list registry agent ids (lowercase letters, digits and '-'), got"
+            f" {', '.join(inspect(name) for name in bad)}"
+        )
+        registry = msgspec.structs.replace(
+            config.registry, preview=[n for n in config.registry.preview if n not in bad]
+        )
+        config = msgspec.structs.replace(config, registry=registry)
     return config, sorted(checker.errors)

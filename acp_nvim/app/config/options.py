@@ -102,6 +102,9 @@ class PromptKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     open_message: str = "<CR>"
     # Chat: on a prompt's header, offer to restore the files to before that prompt (or show the diff).
     checkpoint: Key = "<leader>ac"
+    # Chat: fork the chat's session into a new chat (where the agent offers session/fork; the whole session:
+    # the protocol forks no part of one).
+    fork: Key = "<leader>af"
 
 
 class ReviewKeymaps(msgspec.Struct, kw_only=True, frozen=True):
@@ -112,6 +115,8 @@ class ReviewKeymaps(msgspec.Struct, kw_only=True, frozen=True):
     reject_hunk: Key = "<leader>ar"
     accept_file: Key = "<leader>aA"
     reject_file: Key = "<leader>aR"
+    # Comment on the hunk under the cursor (or the lines selected, in Visual mode); on a comment: edit it.
+    comment: Key = "<leader>am"
 
 
 class ReviewOptions(msgspec.Struct, kw_only=True, frozen=True):
@@ -147,6 +152,18 @@ class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
     max_age: float = 24 * 60 * 60
     # false: no registry agents (nothing is fetched).
     enabled: bool = True
+    # Registry agents (ids) that run their preview channel, an entry's unstable release, when it has one
+    # newer than its stable version: { "codex-acp" }. The others run their stable version.
+    preview: list[str] = []
+
+
+class AttentionOptions(msgspec.Struct, kw_only=True, frozen=True):
+    # How a turn's end, a permission or form waiting, or an agent's failure is told when its chat is in no
+    # window of the current tab or Neovim is not focused: "off", "notify" (vim.notify), "osc9" / "osc777" (a
+    # notification of the terminal Neovim runs in), "command" (runs `command`). The `User` events fire always.
+    notify: Literal["off", "notify", "osc9", "osc777", "command"] = "off"
+    # What "command" runs, without a shell, the message appended as its last argument: {"notify-send", "ACP"}.
+    command: list[str] = []
 
 
 class AgentOptions(msgspec.Struct, kw_only=True, frozen=True):
@@ -202,12 +219,13 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     conflict: ConflictOptions = ConflictOptions()
     registry: RegistrySettings = RegistrySettings()
     checkpoints: CheckpointOptions = CheckpointOptions()
+    attention: AttentionOptions = AttentionOptions()
 
 
 class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
     """What Lua draws with, handed to it after each validation (`configured` of lua/acp_nvim/config.lua):
     the chat's and prompt's sizes and keymaps, the review and conflict keymaps, the agent names :AcpStart
-    completes and the default one."""
+    completes and the default one, how the user is told of what happens out of view (`attention`)."""
 
     chat: ChatOptions
     keymaps: PromptKeymaps
@@ -215,3 +233,4 @@ class LuaOptions(msgspec.Struct, kw_only=True, frozen=True):
     conflict: ConflictOptions
     default_agent: str | None
     agent_names: list[str]
+    attention: AttentionOptions

@@ -33,6 +33,9 @@ class Preset(msgspec.Struct, kw_only=True, frozen=True):
     # `args` for versions older than `before` (read from the npm `package`'s package.json, else from
     # `cmd --version`).
     older_args: OlderArgs | None = None
+    # It offers subagents (unstable child sessions): the client capability is advertised from its first start
+    # (another agent gets it from the start after one whose answer offered them: app/agent_runs.py).
+    subagents: bool = False
 
 
 # What the user runs to make the private environment: a message, not a Lua call of the host's (written in two
@@ -60,7 +63,9 @@ PRESETS: dict[str, Preset] = {
     "auggie": Preset(cmd="auggie", args=["--acp"], install_hint="npm install -g @augmentcode/auggie"),
     "cline": Preset(cmd="cline", args=["--acp"], install_hint="npm install -g cline"),
     "qwen": Preset(cmd="qwen", args=["--acp"], install_hint="npm install -g @qwen-code/qwen-code"),
-    "codex": Preset(cmd="codex-acp", install_hint="npm install -g @agentclientprotocol/codex-acp"),
+    "codex": Preset(
+        cmd="codex-acp", install_hint="npm install -g @agentclientprotocol/codex-acp", subagents=True
+    ),
     "goose": Preset(
         cmd="goose",
         args=["acp"],
@@ -145,6 +150,7 @@ def agent_spec(
         prefer_resume=config.sessions.prefer_resume,
         terminal_auth=config.auth.terminal,
         session=launch.session,
+        subagents=base.subagents,
         # The user's own agent of that name wins over the registry's.
         registry=registry if user is None else None,
     )

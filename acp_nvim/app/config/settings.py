@@ -24,6 +24,9 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True):
     args: list[str]
     env: dict[str, str]
     install_hint: str
+    # The user's own (an `opts.agents` entry) or the default agent: health warns only for these; the other
+    # presets are listed as available.
+    configured: bool
     fallbacks: list[str]
     older_args: OlderArgs | None
     # By each command it may run (`cmd`, then each fallback): what it does and needs, when measured.
@@ -72,6 +75,7 @@ class Settings:
             conflict=config.conflict,
             default_agent=config.default_agent,
             agent_names=presets.agent_names(config),
+            attention=config.attention,
         )
 
     def agent_spec(
@@ -90,6 +94,7 @@ class Settings:
             url=registry.url,
             max_age=float(registry.max_age),
             enabled=registry.enabled,
+            preview=list(registry.preview),
             cache_dir=cache_dir,
             data_dir=data_dir,
         )
@@ -108,6 +113,7 @@ class Settings:
                         args=spec.args,
                         env=spec.env,
                         install_hint=spec.install_hint,
+                        configured=name in self.config.agents or name == self.config.default_agent,
                         fallbacks=spec.fallbacks,
                         older_args=spec.older_args,
                         routes={

@@ -58,10 +58,13 @@ class SessionSandboxes:
         editor: EditorPort,
         options: Callable[[], EditorOptions],
         roots_of: RootsOf,
+        owner_of: Callable[[str], str] = lambda session_id: session_id,
     ) -> None:
         self._editor = editor
         self._options = options
         self._roots_of = roots_of
+        # The session whose sandbox a session uses: a subagent's is its parent's (its "always" answers too).
+        self._owner_of = owner_of
         self._sandboxes: dict[str, Sandbox] = {}
 
     def roots(self, session_id: str) -> list[str]:
@@ -72,6 +75,7 @@ class SessionSandboxes:
 
     def sandbox(self, session_id: str) -> Sandbox:
         roots = self.roots(session_id)
+        session_id = self._owner_of(session_id)
         box = self._sandboxes.get(session_id)
         if box is None:
             opts = self._options()

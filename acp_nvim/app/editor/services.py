@@ -31,13 +31,23 @@ class SessionRoutes(Protocol):
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
 
+    def elicitation_waits(self, request: s.CreateElicitationRequest) -> None:
+        """A form or URL is about to be asked of the user (`User AcpNvimWaiting`)."""
+
 
 class EditorServices:
     """Files, terminals, the sandbox and forms: one set for every agent."""
 
-    def __init__(self, editor: EditorPort, roots_of: RootsOf, agent_of: AgentOf) -> None:
+    def __init__(
+        self,
+        editor: EditorPort,
+        roots_of: RootsOf,
+        agent_of: AgentOf,
+        owner_of: Callable[[str], str] = lambda session_id: session_id,
+    ) -> None:
+        """`owner_of`: the session a session id is part of (a subagent's: its parent's chat session)."""
         self.options = EditorOptions()
-        self.sandboxes = SessionSandboxes(editor, lambda: self.options, roots_of)
+        self.sandboxes = SessionSandboxes(editor, lambda: self.options, roots_of, owner_of)
         self.files = FileService(editor, self.sandboxes, lambda: self.options, agent_of)
         self.terminals = TerminalService(editor, self.sandboxes)
         self.elicitations = ElicitationBroker(editor)
@@ -107,6 +117,7 @@ class AgentEditor:
     # ---- elicitation (issue 5) -------------------------------------------------------------------
 
     async def create_elicitation(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        self._routes.elicitation_waits(params)
         return await self._services.elicitations.ask(params)
 
     async def complete_elicitation(self, params: s.CompleteElicitationNotification) -> None:

@@ -2,7 +2,9 @@
 
 A start turns the registry's entry into the same command the configured agents run: `npx`/`uvx` with the
 package pinned to the registry's version, or the installed binary (downloaded first when this version is not
-installed yet, with its progress shown). An installed version starts without the network.
+installed yet, with its progress shown). An installed version starts without the network. The entry is the
+one of the agent's channel (`channels.py`): its preview where the user opted in (`opts.registry.preview`),
+which the format restricts to npx and uvx, so an installed binary of the stable channel stays as it is.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import anyio.to_thread
 import msgspec
 
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice
+from acp_nvim.app.registry import channels
 from acp_nvim.app.registry import entries as acp_registry
 from acp_nvim.app.registry import install as agent_install
 from acp_nvim.app.registry.catalog import Catalog, CatalogPort
@@ -56,7 +59,7 @@ class RegistryAgents:
         agent = registry.find(agent_id)
         if agent is None:
             raise NotInRegistry(f'unknown agent "{agent_id}": not configured and not in the ACP Registry')
-        return agent
+        return channels.offered(agent, options.channel(agent_id))
 
     async def resolve(self, spec: AgentSpec) -> AgentSpec:
         """`spec` with the command its registry agent runs. A preset of the same name (`spec.cmd` set) runs
@@ -184,14 +187,9 @@ class RegistryAgents:
                 return
             # The list at hand (the cache; a stale one is fetched again behind): no wait on the network.
             listed = await self._catalog.registry(options, background=True) if options.enabled else None
-            newer = {record.id: _newer(listed, record) for record in installs}
+            newer = {record.id: _newer(listed, record, options) for record in installs}
             choices = [
-                Choice(
-                    record.id,
-                    f"{record.id}  {record.name} {record.version}  ({record.folder})"
-                    + (f"  newer: {newer[record.id]}" if newer[record.id] else ""),
-                )
-                for record in installs
+                Choice(record.id, _installed_label(record, newer[record.id], options)) for record in installs
             ]
             chosen = await self._port.select("Installed agents", choices, "acp_nvim_installed")
             if chosen is None:
@@ -231,8 +229,12 @@ class RegistryAgents:
         plan = acp_registry.plan(agent)
         if not isinstance(plan, acp_registry.BinaryPlan):
             kind = acp_registry.kind(agent)
+            channel = f" on its {options.channel(agent_id)} channel" if options.preview else ""
+            kept = ", ".join(record.version for record in installs)
             self._port.notify(
-                f"{agent_id} runs with {kind}, pinned to {agent.version}: nothing to update", INFO
+                f"{agent_id} runs with {kind}{channel}, pinned to {agent.version}: nothing to update"
+                + (f" (the installed {kept} is kept)" if kept else ""),
+                INFO,
             )
             return
         if any(record.version == agent.version for record in installs):
@@ -244,18 +246,24 @@ class RegistryAgents:
             self._port.notify(str(err), ERROR)
 
 
-def _newer(registry: Registry | None, record: InstalledAgent) -> str | None:
-    """The registry's version of an installed agent when it is newer than the one installed."""
+def _newer(registry: Registry | None, record: InstalledAgent, options: RegistryOptions) -> str | None:
+    """The version of an installed agent on its channel when it is newer than the one installed (with
+    "(preview)" when that is the preview's)."""
     agent = registry.find(record.id) if registry is not None else None
-    if agent is None or _release(agent.version) <= _release(record.version):
+    if agent is None:
         return None
-    return agent.version
+    offered = channels.offered(agent, options.channel(record.id))
+    if not channels.newer(offered.version, record.version):
+        return None
+    return offered.version + (" (preview)" if offered is not agent else "")
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """MAJOR.MINOR.PATCH as numbers (a pre-release or build suffix does not make a version newer)."""
-    core = version.split("-", 1)[0].split("+", 1)[0]
-    return tuple(int(part) for part in core.split(".") if part.isdigit())
+def _installed_label(record: InstalledAgent, newer: str | None, options: RegistryOptions) -> str:
+    # An install is always of the stable channel (the format has no binary previews): said where the user
+    # chose the preview for that agent.
+    channel = " (stable)" if options.channel(record.id) == channels.PREVIEW else ""
+    label = f"{record.id}  {record.name} {record.version}{channel}  ({record.folder})"
+    return label + (f"  newer: {newer}" if newer else "")
 
 
 def _local(url: str) -> bool:

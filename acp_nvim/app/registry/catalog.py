@@ -20,7 +20,7 @@ import msgspec
 
 from acp_nvim.app.port import INFO, WARN, Choice, Spawn
 from acp_nvim.app.registry import cache as registry_cache
-from acp_nvim.app.registry import downloads
+from acp_nvim.app.registry import channels, downloads
 from acp_nvim.app.registry import entries as acp_registry
 from acp_nvim.app.registry import install as agent_install
 from acp_nvim.app.registry.entries import Registry, RegistryError
@@ -39,6 +39,8 @@ class CatalogItem(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     installed: bool
     runnable: bool
+    # The release channel it runs on: "preview" where the user opted in and the preview is newer.
+    channel: str = "stable"
 
 
 class RegistryHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -153,6 +155,7 @@ class Catalog:
         here = acp_registry.this_platform()
         installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
         have = {(record.id, record.version) for record in installs}
+        offered = [(agent, channels.offered(agent, options.channel(agent.id))) for agent in registry.agents]
         return [
             CatalogItem(
                 id=agent.id,
@@ -162,8 +165,9 @@ class Catalog:
                 kind=acp_registry.kind(agent, here),
                 installed=(agent.id, agent.version) in have,
                 runnable=acp_registry.runnable(agent, here),
+                channel=channels.PREVIEW if agent is not stable else channels.STABLE,
             )
-            for agent in registry.agents
+            for stable, agent in offered
         ]
 
     async def load(self, options: RegistryOptions) -> None:
@@ -189,6 +193,8 @@ class Catalog:
             if item.id in shown:
                 continue
             marks = [item.kind]
+            if item.channel == channels.PREVIEW:
+                marks.append("preview")
             if item.installed:
                 marks.append("installed")
             if not item.runnable:
@@ -217,6 +223,7 @@ def health(options: RegistryOptions, default_agent: str | None, now: float) -> R
     if cached is None:
         return facts
     agent = cached.registry.find(default_agent) if default_agent else None
+    agent = channels.offered(agent, options.channel(agent.id)) if agent is not None else None
     found = agent_install.find(options.agents_dir, agent.id, agent.version) if agent else None
     binary = agent is not None and isinstance(acp_registry.plan(agent), acp_registry.BinaryPlan)
     return msgspec.structs.replace(

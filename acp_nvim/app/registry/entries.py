@@ -2,14 +2,18 @@
 how an entry runs on this machine.
 
 Each agent has an id, a version and one or more distributions: `npx` (an npm package), `uvx` (a PyPI
-package) or `binary` (an archive per platform with the command inside it). Fields this client does not know
+package) or `binary` (an archive per platform with the command inside it). A package may name the executable
+of it to run (`cmd`: `npx --package PKG CMD`, `uvx --from PKG CMD`, the format's FORMAT.md), and an agent may
+have a `preview` block: exactly a `version` and an npx/uvx `distribution`, the same agent on its unstable
+channel (which one runs is `channels.py`'s). Fields this client does not know
 are ignored, so a newer registry still decodes; a missing or mistyped field the client needs is an error that
 names it.
 
 Every field that becomes a path component (the id and version: `agents/{id}/{version}/`), a file inside the
-install (the command), a command-line word (the package, the arguments) or an environment entry is checked
-whole (`re.fullmatch`: plain ASCII, no separator, no `..`, no NUL, bounded) when the entry is decoded, from
-the network or from the cache alike: an entry that fails is left out, never half used.
+install (the command), a command-line word (the package, a package's `cmd`, the arguments) or an environment
+entry is checked whole (`re.fullmatch`: plain ASCII, no separator, no `..`, no NUL, bounded) when the entry
+is decoded, from the network or from the cache alike, its preview's as its own: an entry that fails is left
+out, never half used.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from collections.abc import Mapping
 from typing import Annotated
 
 import msgspec
+
+# The id's rule lives with the options (`opts.registry.preview` names ids), which load without this module.
+from acp_nvim.app.registry.options import valid_id as valid_id
 
 # The registry's platform targets (its FORMAT.md): "{os}-{arch}".
 PLATFORMS = (
@@ -44,22 +51,18 @@ class RegistryError(Exception):
 
 # The msgspec patterns above give the first, familiar message; these decide. `re.search` with `^…$` lets a
 # trailing newline through, and an unanchored pattern a whole path ("1.0.0/../../x").
-_ID = re.compile(r"[a-z][a-z0-9-]{0,63}")
 _VERSION = re.compile(
     r"[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?"
 )
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 # Printable ASCII but the space: an archive URL, a package name (a word of npx's or uvx's command line).
 _WORD = re.compile(r"[!-~]{1,2048}")
+# A package's executable (an npm bin, a Python entry point): one plain name, never a path or an option.
+_PACKAGE_CMD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}")
 # A printable line without control characters (what the user reads: a name).
 _LINE = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,128}")
 MAX_ARG = 4096
 MAX_ARGS = 256
-
-
-def valid_id(value: str) -> bool:
-    """Whether `value` can be a registry agent's id: one path component, lowercase ASCII."""
-    return _ID.fullmatch(value) is not None
 
 
 def valid_version(value: str) -> bool:
@@ -98,6 +101,16 @@ def command_path(cmd: str) -> str | None:
     return None
 
 
+def package_command(cmd: str) -> str | None:
+    """Why `cmd` cannot be the executable a runner runs from its package, or None when it can."""
+    if _PACKAGE_CMD.fullmatch(cmd) is None or ".." in cmd:
+        return (
+            f"cmd {shown(cmd)} is not an executable's name (ASCII letters, digits, '.', '_', '+' and '-',"
+            " 128 at most, not starting with '-' or '.': no path, no option)"
+        )
+    return None
+
+
 def _check_run(what: str, args: list[str], env: dict[str, str]) -> None:
     if len(args) > MAX_ARGS or any("\0" in arg or len(arg) > MAX_ARG for arg in args):
         raise ValueError(
@@ -129,6 +142,8 @@ class BinaryTarget(msgspec.Struct, frozen=True, kw_only=True):
 
 class PackageDistribution(msgspec.Struct, frozen=True, kw_only=True):
     package: NonEmpty
+    # The package's executable to run when it is not the package's default one.
+    cmd: str | None = None
     args: list[str] = []
     env: dict[str, str] = {}
 
@@ -138,6 +153,9 @@ class PackageDistribution(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(
                 f"package {shown(self.package)} is not a package name (no spaces, no leading '-')"
             )
+        why = package_command(self.cmd) if self.cmd is not None else None
+        if why is not None:
+            raise ValueError(why)
         _check_run("package", self.args, self.env)
 
 
@@ -145,6 +163,39 @@ class Distribution(msgspec.Struct, frozen=True, kw_only=True):
     binary: dict[str, BinaryTarget] | None = None
     npx: PackageDistribution | None = None
     uvx: PackageDistribution | None = None
+
+
+class PreviewDistribution(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The preview's distribution: npx or uvx only (the format has no binary previews)."""
+
+    npx: PackageDistribution | None = None
+    uvx: PackageDistribution | None = None
+    # Decoded only to be refused by name.
+    binary: object = None
+
+    def __post_init__(self) -> None:
+        if self.binary is not None:
+            raise ValueError("binary preview distributions are not supported (npx and uvx only)")
+        if self.npx is None and self.uvx is None:
+            raise ValueError("a preview distribution has npx or uvx")
+
+
+class Preview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The agent on its preview channel: exactly these two fields, the rest of the entry shared."""
+
+    version: Version
+    distribution: PreviewDistribution
+
+    def __post_init__(self) -> None:
+        _check_version(self.version, "preview version")
+
+
+def _check_version(version: str, what: str) -> None:
+    if not valid_version(version):
+        raise ValueError(
+            f"{what} {shown(version)} is not MAJOR.MINOR.PATCH[-pre][+build] of ASCII letters,"
+            " digits, '.' and '-'"
+        )
 
 
 class RegistryAgent(msgspec.Struct, frozen=True, kw_only=True):
@@ -156,17 +207,14 @@ class RegistryAgent(msgspec.Struct, frozen=True, kw_only=True):
     repository: str | None = None
     license: str | None = None
     authors: list[str] = []
+    preview: Preview | None = None
 
     def __post_init__(self) -> None:
         if not valid_id(self.id):
             raise ValueError(
                 f"id {shown(self.id)} is not lowercase ASCII letters, digits and '-' (64 at most)"
             )
-        if not valid_version(self.version):
-            raise ValueError(
-                f"version {shown(self.version)} is not MAJOR.MINOR.PATCH[-pre][+build] of ASCII letters,"
-                " digits, '.' and '-'"
-            )
+        _check_version(self.version, "version")
         if _LINE.fullmatch(self.name) is None:
             raise ValueError(f"name {shown(self.name)} is not one line of at most 128 characters")
 
@@ -301,9 +349,15 @@ def plan(agent: RegistryAgent, platform_key: str | None = None) -> Plan | None:
         return None
     runner, package = found
     spec = pinned(package.package, agent.version, runner)
+    # The format's command lines: `npx --package PKG CMD`, `uvx --from PKG CMD` when the entry names the
+    # package's executable, else the package alone (its default executable).
+    words = [_FROM[runner], spec, package.cmd] if package.cmd is not None else [spec]
     # `npx --yes` installs without asking: the user chose the agent; uvx never asks.
-    argv = ["--yes", spec, *package.args] if runner == "npx" else [spec, *package.args]
+    argv = [*(["--yes"] if runner == "npx" else []), *words, *package.args]
     return PackagePlan(runner=runner, argv=argv, env=package.env, install_hint=_RUNNER_HINTS[runner])
+
+
+_FROM = {"npx": "--package", "uvx": "--from"}
 
 
 def runnable(agent: RegistryAgent, platform_key: str | None = None) -> bool:

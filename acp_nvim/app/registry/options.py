@@ -7,9 +7,17 @@ when the registry is used: a start of a configured agent never pays for urllib, 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
+
+_ID = re.compile(r"[a-z][a-z0-9-]{0,63}")
+
+
+def valid_id(value: str) -> bool:
+    """Whether `value` can be a registry agent's id: one path component, lowercase ASCII."""
+    return _ID.fullmatch(value) is not None
 
 
 class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -24,6 +32,12 @@ class RegistryOptions(msgspec.Struct, frozen=True, kw_only=True):
     cache_dir: str
     # stdpath("data")/acp_nvim: the installed agents (its agents/ folder).
     data_dir: str
+    # The agents (ids) the user runs on their preview channel (`opts.registry.preview`).
+    preview: list[str] = []
+
+    def channel(self, agent_id: str) -> str:
+        """The release channel the user chose for `agent_id`: "preview" or "stable"."""
+        return "preview" if agent_id in self.preview else "stable"
 
     @property
     def agents_dir(self) -> Path:

@@ -24,6 +24,8 @@ from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.mcp import offer
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
+from acp_nvim.app.sessions import extras
+from acp_nvim.app.sessions.extras import Action
 from acp_nvim.app.sessions.modes import ModeCommands
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import failure
@@ -38,7 +40,6 @@ log = logging.getLogger("acp_nvim.opening")
 ReloadMode = Literal["load", "resume"]
 
 SESSION_TIMEOUT = 60.0
-Action = Literal["open", "delete"]
 
 
 def _has(agent: AgentConnection, capability: str) -> bool:
@@ -189,12 +190,16 @@ class SessionCommands:
     # ---- stored sessions ---------------------------------------------------------------------------
 
     async def command(self, run: AgentRun, action: Action, everywhere: bool) -> None:
-        """:AcpSessions: list the agent's sessions (this directory's unless `everywhere`), pick one, open or
-        delete it."""
+        """:AcpSessions: list the agent's sessions (this directory's unless `everywhere`), pick one, open,
+        delete, rename or archive it (the last two only where the agent advertises them: `extras.py`)."""
         agent = run.connection
         if agent is None:
             return
         name = run.display_name
+        refusal = extras.refusal(name, action)
+        if refusal is not None and not extras.offered(agent, action):
+            self._port.notify(refusal, WARN)
+            return
         if not _has(agent, "list"):
             self._port.notify(f"{name} cannot list sessions", WARN)
             return
@@ -218,13 +223,18 @@ class SessionCommands:
             Choice(info.session_id, session_label(info, info.session_id in self._runs.sessions))
             for info in infos
         ]
-        verb = "Delete" if action == "delete" else "Open"
-        picked = await self._port.select(f"{verb} a session of {name}", choices, "acp_nvim.sessions")
+        picked = await self._port.select(
+            f"{action.capitalize()} a session of {name}", choices, "acp_nvim.sessions"
+        )
         info = next((info for info in infos if info.session_id == picked), None)
         if info is None:
             return
         if action == "delete":
             await self.delete(run, agent, info)
+        elif action == "rename":
+            await extras.rename(self._port, self._runs, self._status, run, agent, info)
+        elif action == "archive":
+            await extras.archive(self._port, self._chats, self._runs, run, agent, info)
         else:
             await self.open(run, info)
 

@@ -4,7 +4,9 @@ Lua sends the text and a list of attachments, each tagged by `kind`:
 - `selection`: lines of a buffer (`:AcpPrompt` with a range, `:AcpAttach` for a whole buffer);
 - `file`: an `@path` mention in the text, already resolved by Lua to an existing file;
 - `image`: an image file (`:AcpAttachImage {path}`, an `@shot.png` mention) or clipboard data (base64);
-- `audio`: an audio file (`:AcpAttachAudio {path}`, an `@note.wav` mention).
+- `audio`: an audio file (`:AcpAttachAudio {path}`, an `@note.wav` mention);
+- `reference`: lines of a file named without their text, a `resource_link` to them (the review's notes, which
+  quote the lines in the prompt's text: `app/review/compose.py`).
 
 Nothing leaves here that the agent's `promptCapabilities` do not allow: a selection falls back to a
 `resource_link` plus its text when embedded context is not accepted, and an image or audio the agent cannot
@@ -43,21 +45,51 @@ class SelectionAttachment(msgspec.Struct, kw_only=True, tag="selection", tag_fie
 
     @property
     def label(self) -> str:
-        name = os.path.basename(self.path) or self.path
-        if self.whole:
-            return name
-        return f"{name}:{self.start}-{self.end}" if self.end != self.start else f"{name}:{self.start}"
+        return lines_label(self.path, self.start, self.end, whole=self.whole)
 
     @property
     def uri(self) -> str:
-        if not os.path.isabs(self.path):
-            return self.path
-        uri = Path(self.path).as_uri()
-        return uri if self.whole else uri + f"#L{self.start}-L{self.end}"
+        return lines_uri(self.path, self.start, self.end, whole=self.whole)
+
+
+def lines_label(path: str, start: int, end: int, *, whole: bool = False) -> str:
+    """How lines of a file are named to the agent and in the chat: `name:3-5`, `name:3`, `name` for all."""
+    name = os.path.basename(path) or path
+    if whole:
+        return name
+    return f"{name}:{start}-{end}" if end != start else f"{name}:{start}"
+
+
+def lines_uri(path: str, start: int, end: int, *, whole: bool = False) -> str:
+    """The URI of lines of a file: `file:///...#L3-L5` (the fragment GitHub and editors read)."""
+    if not os.path.isabs(path):
+        return path
+    uri = Path(path).as_uri()
+    return uri if whole else uri + f"#L{start}-L{end}"
+
+
+def fenced(text: str, info: str = "") -> str:
+    """`text` in a Markdown code fence longer than any run of backticks in it."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{info}\n{text}\n{fence}"
 
 
 #: The name prompts used before attachments had kinds.
 Selection = SelectionAttachment
+
+
+class ReferenceAttachment(msgspec.Struct, kw_only=True, tag="reference", tag_field="kind"):
+    """Lines of a file named without their text: a `resource_link` to them, as a selection's link."""
+
+    path: str
+    start: int
+    end: int
+
+    @property
+    def label(self) -> str:
+        return lines_label(self.path, self.start, self.end)
 
 
 class FileAttachment(msgspec.Struct, kw_only=True, tag="file", tag_field="kind"):
@@ -84,7 +116,7 @@ class AudioAttachment(MediaAttachment, kw_only=True, tag="audio", tag_field="kin
     """An audio file."""
 
 
-Attachment = SelectionAttachment | FileAttachment | ImageAttachment | AudioAttachment
+Attachment = SelectionAttachment | ReferenceAttachment | FileAttachment | ImageAttachment | AudioAttachment
 
 
 class PromptRefused(Exception):
@@ -147,10 +179,7 @@ def _selection_blocks(selection: SelectionAttachment, embedded_context: bool) ->
         return [s.ContentBlockResource(resource=resource)]
     # `resource_link` is always allowed; the text follows so the agent sees the lines either way.
     link = s.ContentBlockResourceLink(uri=selection.uri, name=selection.label, title=selection.label)
-    fence = "```"
-    while fence in selection.text:
-        fence += "`"
-    quoted = f"{selection.label}:\n{fence}{selection.filetype}\n{selection.text}\n{fence}"
+    quoted = f"{selection.label}:\n{fenced(selection.text, selection.filetype)}"
     return [link, s.ContentBlockText(text=quoted)]
 
 
@@ -187,6 +216,11 @@ def prompt_content(
         if isinstance(attachment, SelectionAttachment):
             blocks.extend(_selection_blocks(attachment, caps.embedded_context))
             refs.append("@" + attachment.label)
+        elif isinstance(attachment, ReferenceAttachment):
+            uri = lines_uri(attachment.path, attachment.start, attachment.end)
+            label = attachment.label
+            blocks.append(s.ContentBlockResourceLink(uri=uri, name=label, title=label))
+            refs.append("@" + label)
         elif isinstance(attachment, FileAttachment):
             # The same file mentioned twice is linked once.
             if attachment.path in seen:

@@ -7,11 +7,14 @@ from typing import NamedTuple, TypeAlias
 
 import anyio
 
+from acp_nvim.app import attention
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, QueuedPrompt, Runs
+from acp_nvim.app.sessions import subagents
 from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
+from acp_nvim.app.sessions.usage import usage_line
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
 from acp_nvim.client.agent import failure
@@ -146,6 +149,8 @@ class Turns:
         """The turn run to its end; its stop reason (None: an error, or the agent gone)."""
         state = session.state
         stop_reason: str | None = None
+        # The agent answered the prompt with an error: said (User AcpNvimError) once the chat shows it.
+        failed: str | None = None
         try:
             # The prompt goes to the agent once the call that shows it (with the watch of the files) has left
             # for Neovim, a hop of ~0.3 ms: an agent that woke busy took the core pynvim's thread needed to
@@ -160,6 +165,7 @@ class Turns:
                 return "cancelled"
             result = await agent.prompt(session.session_id, blocks)
             stop_reason = result.stop_reason
+            state.turn_usage = result.usage
         except ConnectionClosed:
             # The agent died: its run reports it, once.
             pass
@@ -168,6 +174,7 @@ class Turns:
             self._port.notify(str(err), ERROR)
         except RpcError as err:
             state.add_notice(f"Error: {failure.describe(err)}", "error")
+            failed = f"{session.agent}: {failure.describe(err)}"
         finally:
             session.in_turn = False
             self._edits.turn_ended(session.session_id)
@@ -176,26 +183,49 @@ class Turns:
                 stop_reason = "cancelled"
             if stop_reason is not None:
                 state.end_turn(stop_reason)
+                line = usage_line(state.turn_usage, state.usage)
+                if line is not None:
+                    state.add_notice(line)
             # Before the flush, so that the status, the end of the watch and the turn's last changes go in
             # one call.
             self._status.push()
             session.chat.flush()
             if session.queue:
                 self._queue.show(session, agent.steerable)
+            if stop_reason is not None:
+                self._port.attention(attention.turn_ended(session.agent, session.session_id, stop_reason))
+            elif failed is not None:
+                ids = [session.session_id]
+                self._port.attention(attention.failed(session.agent, failed, ids, session.session_id))
         return stop_reason
 
-    async def cancel(self, session_id: str | None = None) -> None:
-        session = self._runs.current(session_id).session
-        if session is None or not session.in_turn:
+    async def cancel(self, session_id: str | None = None, what: str | None = None) -> None:
+        """`:AcpCancel`: the session's turn, and its subagents with it; `what` "subagent": one of its
+        subagents alone."""
+        current = self._runs.current(session_id)
+        session = current.session
+        agent = current.connection
+        if what == "subagent":
+            if session is not None:
+                await subagents.cancel_one(session, self._port, agent)
             return
-        run = self._runs.agents.get(session.agent)
+        if what is not None:
+            self._port.notify(f"nothing to cancel named {what!r}: :AcpCancel [subagent]", WARN)
+            return
+        if session is None:
+            return
+        if not session.in_turn:
+            # The turn is over, its subagents may not be (codex-acp's go on after it): they are the work.
+            await subagents.cancel_children(session, self._port, agent)
+            return
         session.cancelling = True
         self._port.cancel_permissions(session.session_id)
         session.state.cancel_unfinished()
         session.chat.flush()
-        if run is not None and run.connection is not None:
+        if agent is not None:
             with contextlib.suppress(ConnectionClosed):
-                await run.connection.cancel(session.session_id)
+                await agent.cancel(session.session_id)
+        await subagents.cancel_children(session, self._port, agent)
 
     # ---- the queue (sessions/prompt_queue.py) and steering -------------------------------------------------
 

@@ -10,7 +10,7 @@ process is `client/agent/connection.py`'s (`AgentConnection.launch`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import msgspec
 
@@ -24,11 +24,22 @@ from acp_nvim.jsonrpc import INTERNAL_ERROR, Connection, MessageHook, MessagesHo
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
+from acp_nvim.protocol import unstable_methods as um
 
 T = TypeVar("T")
 # The two calls that reopen an existing session: their requests and answers.
 Reopen = TypeVar("Reopen", s.LoadSessionRequest, s.ResumeSessionRequest)
 Reopened = TypeVar("Reopened", s.LoadSessionResponse, s.ResumeSessionResponse)
+
+# The unstable schema's session methods this client calls, each only where the agent advertises its
+# `sessionCapabilities` entry (`offers`).
+SessionFeature = Literal["fork", "title", "archive"]
+UNSTABLE_METHODS: dict[SessionFeature, str] = {
+    "fork": um.SESSION_FORK,
+    "title": um.SESSION_SET_TITLE,
+    "archive": um.SESSION_ARCHIVE,
+}
 
 
 class InvalidAnswer(RpcError):
@@ -80,6 +91,10 @@ class AgentCalls:
     @property
     def capabilities(self) -> s.AgentCapabilities:
         return self.init.agent_capabilities or s.AgentCapabilities()
+
+    def offers(self, feature: SessionFeature) -> bool:
+        """Whether the agent advertised the unstable session method of `feature` (`unstable_session`)."""
+        return bool(getattr(self.unstable_session, feature))
 
     @property
     def unstable_session(self) -> agent_capabilities.UnstableSession:
@@ -258,13 +273,55 @@ class AgentCalls:
             raise Unsupported(f"{self.display_name} offers no configuration options for this session")
         return await self._agent.set_session_config_option(request)
 
-    async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> s.PromptResponse:
+    async def prompt(self, session_id: str, prompt: Sequence[s.ContentBlock]) -> u.PromptResponse:
+        """The turn; its answer read with the unstable schema's `usage` (the turn's tokens, where given)."""
         agent_capabilities.check_prompt(self.capabilities, prompt, self.display_name)
         try:
             return await self._agent.prompt(s.PromptRequest(session_id=session_id, prompt=list(prompt)))
         finally:
             # The user learns how much went wrong during the turn when it ends, not some seconds later.
             self.diagnostics.flush()
+
+    # ---- the unstable schema's session methods ---------------------------------------------------------
+
+    def _require_unstable(self, feature: SessionFeature, refusal: str) -> None:
+        if not self.offers(feature):
+            raise Unsupported(f"{self.display_name} {refusal}")
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer] = (),
+        additional_directories: Sequence[str] | None = None,
+    ) -> u.ForkSessionResponse:
+        """A new session with the context of `session_id` (the whole of it: the request names no point to
+        fork at). Like session/new, the new id is unknown until the answer: what the agent replays meanwhile
+        is let through."""
+        self._require_unstable("fork", "cannot fork sessions")
+        servers: list[u.McpServer] = [*agent_capabilities.allowed_mcp_servers(self.capabilities, mcp_servers)]
+        request = u.ForkSessionRequest(
+            session_id=session_id,
+            cwd=cwd,
+            mcp_servers=servers,
+            additional_directories=agent_capabilities.additional_directories(
+                self.capabilities, additional_directories
+            ),
+        )
+        with self._dispatcher.opening_session():
+            response = await self._call(UNSTABLE_METHODS["fork"], request, u.ForkSessionResponse)
+            self._remember_session(response.session_id, response.modes, response.config_options)
+        return response
+
+    async def set_session_title(self, session_id: str, title: str) -> u.SetSessionTitleResponse:
+        self._require_unstable("title", "cannot rename sessions")
+        request = u.SetSessionTitleRequest(session_id=session_id, title=title)
+        return await self._call(UNSTABLE_METHODS["title"], request, u.SetSessionTitleResponse)
+
+    async def archive_session(self, session_id: str) -> u.ArchiveSessionResponse:
+        self._require_unstable("archive", "cannot archive sessions")
+        request = u.ArchiveSessionRequest(session_id=session_id)
+        return await self._call(UNSTABLE_METHODS["archive"], request, u.ArchiveSessionResponse)
 
     @property
     def steerable(self) -> bool:

@@ -21,7 +21,7 @@ from acp_nvim.client.session.config_options import (
     select_choice_names,
 )
 from acp_nvim.client.session.message_cut import HEAD_CHARS
-from acp_nvim.client.session.tool_calls import CANCELLED, ToolCallTranscript
+from acp_nvim.client.session.tool_calls import CANCELLED
 from acp_nvim.client.session.transcript import (
     CommandsItem,
     CompactionItem,
@@ -33,11 +33,12 @@ from acp_nvim.client.session.transcript import (
     Usage,
     content_text,
 )
+from acp_nvim.client.session.unstable_updates import UNSTABLE_UPDATES, UnstableTranscript
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
 
 
-class SessionState(ToolCallTranscript):
+class SessionState(UnstableTranscript):
     """Reduces `session/update`s (and the client's own events: prompts, turn ends) to a transcript."""
 
     def __init__(self, session_id: str) -> None:
@@ -54,6 +55,8 @@ class SessionState(ToolCallTranscript):
         self.title: str | None = None
         self.updated_at: str | None = None
         self.usage: Usage | None = None
+        # The last turn's tokens (the unstable `PromptResponse.usage`), where the agent gave them.
+        self.turn_usage: u.Usage | None = None
 
     @property
     def mode_option(self) -> s.SessionConfigOptionSelect | None:
@@ -92,6 +95,7 @@ class SessionState(ToolCallTranscript):
         return self._legacy_mode
 
     def apply(self, update: u.SessionUpdate) -> None:
+        """One update (the unstable schema's kinds included: those it does not show are skipped)."""
         if isinstance(update, s.SessionUpdateAgentMessageChunk):
             self._chunk("agent", update.content, update.message_id)
         elif isinstance(update, s.SessionUpdateAgentThoughtChunk):
@@ -133,6 +137,8 @@ class SessionState(ToolCallTranscript):
             item = self._compaction(update.compaction_id)
             item.summary += content_text(update.content)
             self._replace(item.key)
+        elif isinstance(update, UNSTABLE_UPDATES):
+            self.apply_unstable(update)
         # Other kinds (future ones) are not shown: skipped quietly.
 
     def add_user_prompt(self, text: str) -> MessageItem:
@@ -153,6 +159,7 @@ class SessionState(ToolCallTranscript):
         self._streaming = None
         if stop_reason == CANCELLED:
             self.cancel_unfinished()
+            self.children_cancelled()
         if stop_reason != "end_turn":
             self.add_notice(f"Turn ended: {stop_reason.replace('_', ' ')}", "warning")
 

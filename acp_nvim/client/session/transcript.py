@@ -131,6 +131,8 @@ class ToolCallItem(msgspec.Struct):
     shell: ShellRun | None = None
     # Only its summary is kept (see KEEP_TOOL_DETAILS); updates still change its title and status.
     folded: bool = False
+    # A plan it asks the user to approve (app/permissions/plan_review.py): shown in full under it.
+    plan: str = ""
     # Where it stands in the conversation (see Transcript._add).
     opens_reply: bool = False
     after_tool_call: bool = False
@@ -140,6 +142,10 @@ class PlanItem(msgspec.Struct):
     key: str
     entries: list[s.PlanEntry]
     opens_reply: bool = False
+    # A plan the agent sent as markdown (or a file's link) instead of entries (unstable `plan_update`).
+    text: str = ""
+    # The agent removed it (unstable `plan_removed`): shown so, no longer updated.
+    removed: bool = False
 
 
 class CommandsItem(msgspec.Struct):

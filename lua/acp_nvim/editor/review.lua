@@ -13,11 +13,15 @@
 --- was recorded (made a link, or a folder on its way) is not written: the reject says so.
 ---
 --- Buffer-local mappings exist while a buffer has hunks: next / previous hunk, accept / reject the hunk under
---- the cursor, accept / reject every hunk of the buffer; `setup{ review = { keymaps = {...} } }` names the keys
---- (declared with their defaults in acp_nvim/app/config/options.py).
+--- the cursor, accept / reject every hunk of the buffer, comment; `setup{ review = { keymaps = {...} } }` names
+--- the keys (declared with their defaults in acp_nvim/app/config/options.py).
+---
+--- The notes that go back to the agent (comments, rejections and their reasons) are the host's, per session
+--- (acp_nvim/app/review/); review/notes.lua shows them, asks their words and reports the facts, and every
+--- rejected hunk is reported there.
 local M = {}
 -- The parts, each requiring only those before it: the marks, the records, recording, rejecting, the keys,
--- moving among hunks. This module composes them and keeps the keys in step with the records.
+-- moving among hunks, the notes. This module composes them and keeps the keys in step with the records.
 
 local api = vim.api
 local opt = require("acp_nvim.editor.answer").opt
@@ -27,6 +31,7 @@ local recorder = require("acp_nvim.editor.review.record")
 local revert = require("acp_nvim.editor.review.revert")
 local keymaps = require("acp_nvim.editor.review.keymaps")
 local navigate = require("acp_nvim.editor.review.navigate")
+local notes = require("acp_nvim.editor.review.notes")
 
 M.ns = marks.ns
 M.sign_ns = marks.sign_ns
@@ -100,8 +105,9 @@ end
 ---@param file acp_nvim.ReviewFile
 ---@param items { hunk: acp_nvim.ReviewHunk, row: integer, end_row: integer }[]
 ---@param keep boolean?
+---@param reason string? the user's words, kept with each rejection for the next prompt (review/notes.lua)
 ---@return boolean, string?
-local function restore(buf, sid, file, items, keep)
+local function restore(buf, sid, file, items, keep, reason)
   local refusal = revert.refusal(buf, file)
   if refusal then
     return false, refusal
@@ -109,28 +115,73 @@ local function restore(buf, sid, file, items, keep)
   local replacements, overlapping = revert.replacements(buf, items, keep)
   if overlapping > 0 then
     revert.ask_overlap(buf, file, items, overlapping, function(now, keep_mine)
-      restore(buf, sid, file, now, keep_mine)
+      restore(buf, sid, file, now, keep_mine, reason)
     end)
     return true, nil
   end
+  local agent, noted = {}, {}
+  for i, it in ipairs(items) do
+    agent[i] = it.hunk.new or api.nvim_buf_get_lines(buf, it.row, it.end_row, false)
+    noted[i] = notes.within(buf, it.row, it.end_row)
+  end
   local last, unsaved = revert.put_back(buf, sid, file, items, replacements)
   update_keymaps(buf)
+  -- Bottom-up: the rows of the hunks above a put-back one did not move. The notes on the agent's lines stay
+  -- on the lines put back in their place (replacing lines pushes marks past them).
+  for i, it in ipairs(items) do
+    notes.put_on(buf, noted[i], it.row, it.row + math.max(#replacements[i], 1) - 1)
+    notes.rejected(buf, sid, it.hunk, agent[i], it.row, #replacements[i], reason)
+  end
   return revert.write_back(buf, file, last, unsaved)
 end
 
 --- Reject the hunk at `row` (0-based; default: the cursor's) of `buf` (default: current): its old lines come
---- back as one undoable edit and the file is written. Returns ok, error message.
+--- back as one undoable edit and the file is written; `reason` goes with the rejection's note to the next
+--- prompt (`:AcpReview send`). Returns ok, error message.
 ---@param buf integer?
 ---@param row integer?
+---@param reason string?
 ---@return boolean, string?
-function M.reject_hunk(buf, row)
+function M.reject_hunk(buf, row, reason)
   local b, r = where(buf, row)
   local sid, file, hunk = store.hunk_at(b, r)
   if not (sid and file and hunk) then
     return false, "no agent hunk here"
   end
   local s, e = marks.span(b, hunk)
-  return restore(b, sid, file, { { hunk = hunk, row = s, end_row = e } })
+  return restore(b, sid, file, { { hunk = hunk, row = s, end_row = e } }, nil, reason)
+end
+
+--- The reject key: the reason asked first (optional: an empty answer rejects without one; dismissing the
+--- question rejects nothing), then the hunk under the cursor rejected.
+function M.reject_hunk_asking()
+  local buf, row = where(nil, nil)
+  if not store.hunk_at(buf, row) then
+    require("acp_nvim.util.notify").warn("no agent hunk here")
+    return
+  end
+  vim.ui.input({ prompt = "Reason for rejecting (optional): " }, function(reason)
+    if reason ~= nil and api.nvim_buf_is_valid(buf) then
+      local ok, err = M.reject_hunk(buf, row, reason)
+      if not ok and err then
+        require("acp_nvim.util.notify").warn(err)
+      end
+    end
+  end)
+end
+
+--- The comment key: a comment on the hunk under the cursor (or, from Visual mode, on the lines selected); on
+--- a note: its words edited.
+function M.comment()
+  local mode = api.nvim_get_mode().mode
+  local buf = api.nvim_get_current_buf()
+  if mode:match("^[vV\22]") then
+    local first, last = vim.fn.line("v"), vim.fn.line(".")
+    vim.cmd.normal({ args = { api.nvim_replace_termcodes("<Esc>", true, false, true) }, bang = true })
+    notes.comment(buf, math.min(first, last), math.max(first, last))
+  else
+    notes.comment(buf)
+  end
 end
 
 --- Accept every hunk of `buf` (default: current), of one session or all.
@@ -216,6 +267,13 @@ api.nvim_create_autocmd("BufWipeout", {
   callback = function(ev)
     store.wiped(ev.buf)
     keymaps.wiped(ev.buf)
+    notes.wiped(ev.buf)
+  end,
+})
+api.nvim_create_autocmd("BufReadPost", {
+  group = "acp_nvim_review",
+  callback = function(ev)
+    notes.read(ev.buf)
   end,
 })
 

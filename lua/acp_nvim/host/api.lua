@@ -84,9 +84,10 @@ function M.prompt(text, selections, session_id)
 end
 
 ---@param session_id string|userdata
+---@param what string|userdata "subagent": one of the session's subagents alone
 ---@return boolean sent
-function M.cancel(session_id)
-  return command("acp_cancel", session_id)
+function M.cancel(session_id, what)
+  return command("acp_cancel", session_id, what)
 end
 
 --- A prompt sent into the running turn (queued first, where the agent cannot take it).
@@ -113,12 +114,19 @@ end
 -- ---- sessions, modes, options, login (lua/acp_nvim/ui/session_commands.lua) -------------------------------
 
 ---@param request acp.StartRequest as for `start`: the agent listed when no chat says which
----@param action "open"|"delete"
+---@param action "open"|"delete"|"rename"|"archive"
 ---@param everywhere boolean
 ---@param session_id string|userdata
 ---@return boolean sent
 function M.sessions(request, action, everywhere, session_id)
   return command("acp_sessions", request, action, everywhere, session_id)
+end
+
+--- :AcpFork: the session forked into a new chat (the host says so where the agent cannot fork).
+---@param session_id string|userdata
+---@return boolean sent
+function M.fork(session_id)
+  return command("acp_fork", session_id)
 end
 
 ---@param session_id string|userdata
@@ -197,6 +205,19 @@ end
 ---@return boolean sent
 function M.checkpoint(session_id, args)
   return command("acp_checkpoint", session_id, args)
+end
+
+--- The review's notes (lua/acp_nvim/editor/review/notes.lua): a comment or rejection added, a note edited or
+--- removed, the notes listed or sent into the prompt. Notes belong to sessions, which only a running host has:
+--- without one nothing is sent (false).
+---@param request acp.ReviewRequest
+---@return boolean sent
+function M.review(request)
+  local channel = running_channel()
+  if channel == nil then
+    return false
+  end
+  return (pcall(vim.rpcnotify, channel, "acp_review", request))
 end
 
 --- Neovim is quitting: the host answers with `agent_groups.leaving_noted()` once it knows the agents' end is

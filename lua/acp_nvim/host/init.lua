@@ -165,6 +165,11 @@ factory = function(host_info)
       end
       local was_ready = ready
       forget()
+      -- Neovim quitting ends the host (its channel closed, then SIGTERM): routine, not an error to print on
+      -- the way out (a headless `:qa!` would show it). A crash while Neovim runs is still reported.
+      if vim.v.exiting ~= vim.NIL then
+        return
+      end
       if was_ready then
         events.emit("host_exited", ("acp.nvim: the Python host exited (code %d)"):format(exit_code))
       else

@@ -20,6 +20,18 @@
 ---@field id string
 ---@field text string
 
+---@class acp.Attention
+---@field event "TurnEnd"|"Waiting"|"Error"
+---@field agent string
+---@field session_id? string|nil
+---@field session_ids? string[]
+---@field stop_reason? string|nil
+---@field kind? string|nil
+---@field about? string|nil
+---@field message string
+---@field notify? boolean
+---@field told? boolean
+
 ---@class acp.BootstrapOptions
 ---@field log? string|nil
 ---@field log_level? string|nil
@@ -80,6 +92,10 @@
 ---@field review? boolean
 ---@field view? string|nil
 
+---@class acp.InputRequest
+---@field prompt string
+---@field default string
+
 ---@class acp.ItemView
 ---@field id? string
 ---@field kind? string
@@ -109,6 +125,11 @@
 ---@field argv string[]
 ---@field env table<string, string>
 
+---@class acp.MarkSpan
+---@field id integer
+---@field start integer
+---@field end integer
+
 ---@class acp.MetaOp
 ---@field op "meta"
 ---@field header string
@@ -121,6 +142,35 @@
 ---@class acp.ModeView
 ---@field id string
 ---@field name string
+
+---@class acp.NoteFact
+---@field kind "comment"|"rejection"
+---@field session_id? string|nil
+---@field bufnr? integer
+---@field path string
+---@field start integer
+---@field end integer
+---@field text? string
+---@field old? string[]
+---@field new? string[]
+---@field hunk? boolean
+---@field filetype? string
+
+---@class acp.NoteItem
+---@field filename string
+---@field lnum integer
+---@field end_lnum integer
+---@field text string
+
+---@class acp.NoteMark
+---@field id integer
+---@field bufnr integer
+---@field path string
+---@field start integer
+---@field end integer
+---@field kind "comment"|"rejection"
+---@field text string
+---@field shown string
 
 ---@class acp.NoteOp
 ---@field op "note"
@@ -141,6 +191,8 @@
 ---@field kind string|nil
 ---@field options acp.PermissionChoice[]
 ---@field command? string|nil
+---@field subagent? string|nil
+---@field question? string|nil
 
 ---@class acp.PickerItem
 ---@field id string
@@ -155,6 +207,15 @@
 ---@class acp.ReplaceOp
 ---@field op "replace"
 ---@field item acp.ItemView
+
+---@class acp.ReviewRequest
+---@field action "add"|"edit"|"remove"|"list"|"send"|"moved"|"show"
+---@field session_id? string|nil
+---@field note? acp.NoteFact|nil
+---@field note_id? integer|nil
+---@field text? string|nil
+---@field spans? acp.MarkSpan[]
+---@field path? string|nil
 
 ---@class acp.SandboxQuestion
 ---@field path string
@@ -186,10 +247,13 @@
 ---@field model_name string|nil
 ---@field title string|nil
 ---@field usage acp.Usage|nil
+---@field turn_usage acp.TurnUsage|nil
 ---@field sessions integer
+---@field session_features string[]
 ---@field auth_methods string[]
 ---@field protocol_version integer|nil
 ---@field error string|nil
+---@field waiting? string|nil
 
 ---@class acp.TermExitOp
 ---@field op "term_exit"
@@ -247,6 +311,14 @@
 ---@field exit_status? acp.TerminalExit|nil
 ---@field pending? boolean
 ---@field fact? string|nil
+
+---@class acp.TurnUsage
+---@field total? integer
+---@field input? integer
+---@field output? integer
+---@field thought? integer|nil
+---@field cached_read? integer|nil
+---@field cached_write? integer|nil
 
 ---@class acp.Usage
 ---@field used integer

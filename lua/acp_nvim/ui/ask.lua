@@ -37,6 +37,17 @@ function M.select(token, opts)
   end)
 end
 
+--- Asks for free text; `opts` = {prompt, default}. Dismissing it answers nil.
+---@param token integer
+---@param opts table
+function M.input(token, opts)
+  vim.schedule(function()
+    vim.ui.input({ prompt = opts.prompt, default = opts.default }, function(text)
+      answer(token, text)
+    end)
+  end)
+end
+
 --- Runs `opts.argv` (with `opts.env` added to the environment) in a terminal split; answers its exit code,
 --- or -1 when it cannot start. The window closes by itself on success and stays to be read on failure.
 ---@param token integer

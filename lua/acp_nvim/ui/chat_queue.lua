@@ -17,6 +17,10 @@ function M.show(session_id, view)
   end
   chat.queued_view = view
   require("acp_nvim.ui.chat.draw").place_queue(chat)
+  -- The prompt's winbar names the steer key while the turn takes one.
+  if chat.prompt_buf and api.nvim_buf_is_valid(chat.prompt_buf) then
+    require("acp_nvim.ui.prompt").show_keys(chat.prompt_buf)
+  end
   -- An edit buffer of a prompt no longer queued stays; its write is then refused by the host.
 end
 

@@ -131,9 +131,15 @@ function M.create()
   command("AcpAttachClear", function()
     require("acp_nvim.ui.prompt").clear_attachments()
   end, { desc = "Drop the attachments of the next prompt" })
-  command("AcpCancel", function()
-    acp.cancel()
-  end, { desc = "Cancel the agent's turn" })
+  command("AcpCancel", function(args)
+    acp.cancel(args.args ~= "" and args.args or nil)
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "subagent" }
+    end,
+    desc = "Cancel the agent's turn (and its subagents), or one subagent alone: :AcpCancel subagent",
+  })
   command("AcpQueue", function(args)
     require("acp_nvim.ui.chat_queue").command(args.fargs[1], args.fargs[2])
   end, {
@@ -172,10 +178,13 @@ function M.create()
   end, {
     nargs = "*",
     complete = function(lead)
-      return starting(lead, { "delete", "all" })
+      return starting(lead, sessions.session_words())
     end,
-    desc = "List the agent's sessions and open (or delete) one",
+    desc = "List the agent's sessions and open, delete, rename or archive one",
   })
+  command("AcpFork", function()
+    acp.fork()
+  end, { desc = "Fork the chat's session into a new chat (where the agent can)" })
   command("AcpMode", function(args)
     acp.mode(args.args)
   end, { nargs = "?", complete = sessions.complete_mode, desc = "Set the session's mode" })
@@ -215,13 +224,19 @@ function M.create()
     desc = "The session's checkpoints: pick one to restore, or restore {n} / diff {n} (n: the turn)",
   })
   command("AcpReview", function(args)
-    require("acp_nvim.ui.review_command").review(args.args)
+    local range = args.range > 0 and { args.line1, args.line2 } or nil
+    require("acp_nvim.ui.review_command").review(args.args, range)
   end, {
-    nargs = "?",
-    complete = function(lead)
-      return starting(lead, { "accept", "reject" })
+    nargs = "*",
+    range = true,
+    complete = function(lead, line)
+      -- The action is the first word; what follows is free text (a comment, a reason).
+      if line:match("AcpReview!?%s+%S+%s") then
+        return {}
+      end
+      return starting(lead, { "accept", "reject", "comment", "comments", "remove", "send" })
     end,
-    desc = "Review the agent's edits (quickfix); accept or reject all",
+    desc = "Review the agent's edits (quickfix); accept or reject all; comment, reject with a reason, send",
   })
   command("AcpConflict", function(args)
     require("acp_nvim.editor.fs.conflict").command(args.args)

@@ -49,6 +49,9 @@ M.groups = {
   AcpNvimReviewChange = "DiffChange",
   AcpNvimReviewDelete = "DiffDelete",
   AcpNvimReviewOld = "DiffDelete",
+  -- the review's notes: a comment, a rejected hunk's reason (virtual text at the end of their first line)
+  AcpNvimReviewComment = "DiagnosticInfo",
+  AcpNvimReviewRejected = "DiagnosticWarn",
   -- merge conflicts an agent's edit left in a buffer
   AcpNvimConflictMarker = "DiffText",
   AcpNvimConflictOurs = "DiffChange",

@@ -90,12 +90,61 @@ local function set_keymaps(buf)
     end
     return "@"
   end, { buffer = buf, expr = true, desc = "acp.nvim: complete project files" })
+  -- The winbar names the keys of the mode the user is in.
+  api.nvim_create_autocmd({ "InsertEnter", "InsertLeave", "ModeChanged" }, {
+    buffer = buf,
+    callback = function(ev)
+      local insert = ev.event == "InsertEnter"
+        or (ev.event == "ModeChanged" and vim.v.event.new_mode:sub(1, 1) == "i")
+      M.show_keys(buf, insert)
+    end,
+  })
   api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CompleteDone" }, {
     buffer = buf,
     callback = function()
       M.update_hint(buf)
     end,
   })
+end
+
+--- Whether the prompt's window is in Insert mode, by its winbar's last drawing.
+---@type table<integer, boolean>
+local inserting = {}
+
+--- The winbar of the prompt's windows: the keys that send in the mode the user is in (Insert mode sends
+--- with `send_insert`: `<CR>` there is a new line), as the user mapped them; the steer key while the host's
+--- view of the chat's queue says the running turn takes a prompt (`steer`). `insert` nil: the mode as last
+--- shown (the queue changed).
+---@param buf integer
+---@param insert boolean|nil
+function M.show_keys(buf, insert)
+  if insert == nil then
+    insert = inserting[buf] == true
+  end
+  inserting[buf] = insert
+  local keys = require("acp_nvim.config").options.keymaps
+  local chat = require("acp_nvim.ui.chat").chat_of_buf(buf)
+  local view = chat and chat.queued_view
+  local steer = (view and view.steer) and (", %s steer"):format(keys.steer) or ""
+  local text
+  if insert then
+    text = ("Prompt: %s send%s, / commands, @ files"):format(keys.send_insert, steer)
+  else
+    text = ("Prompt: %s send%s, %s/%s history, %s cancel"):format(
+      keys.send,
+      steer,
+      keys.history_prev,
+      keys.history_next,
+      keys.cancel
+    )
+  end
+  local bar = "%#AcpChatHeader#" .. text:gsub("%%", "%%%%"):gsub("<", "‹"):gsub(">", "›")
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    -- Local to the window: plain `vim.wo[win]` would set the global value too.
+    if vim.wo[win][0].winbar ~= bar then
+      vim.wo[win][0].winbar = bar
+    end
+  end
 end
 
 --- The chat's prompt buffer, created on first use. Also called on its own, a tick before the windows open
@@ -134,13 +183,44 @@ function M.open(chat, chat_win)
     -- Local to the window: plain `vim.wo[win]` would set the global values too.
     vim.wo[win][0].winfixheight = true
     vim.wo[win][0].winfixbuf = true
-    local keys = require("acp_nvim.config").options.keymaps
-    vim.wo[win][0].winbar = ("%%#AcpChatHeader#Prompt: %s send, %s/%s history, / commands, @ files")
-      :format(keys.send, keys.history_prev, keys.history_next)
-      :gsub("<", "‹")
-      :gsub(">", "›")
+    M.show_keys(buf, api.nvim_get_current_buf() == buf and api.nvim_get_mode().mode:sub(1, 1) == "i")
   end
   api.nvim_set_current_win(win)
+end
+
+--- The host's entry point: a prompt made for the user (`:AcpReview send`) into the session's prompt window,
+--- after what the prompt already holds, with its attachments; the chat and prompt are shown and the prompt
+--- focused, in Normal mode, for the user to edit and send.
+---@param session_id string
+---@param text string
+---@param items table[]
+function M.draft(session_id, text, items)
+  local chats = require("acp_nvim.ui.chat")
+  local chat = chats.chats[session_id]
+  if chat == nil or not chats.open(session_id) then
+    require("acp_nvim.util.notify").warn("the session's chat is gone: nothing was put in a prompt")
+    return
+  end
+  local buf = M.buffer(chat)
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local new = vim.split(text, "\n")
+  if vim.trim(table.concat(lines, "\n")) ~= "" then
+    new = vim.list_extend(vim.list_extend(lines, { "" }), new)
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, new)
+  attachments.add(items or {})
+  local win = vim.fn.win_findbuf(buf)[1]
+  if win ~= nil then
+    api.nvim_set_current_win(win)
+    api.nvim_win_set_cursor(win, { 1, 0 })
+    -- A draft longer than the window is shown whole (and the line of its attachments), up to half the screen:
+    -- it is there to be read and edited.
+    local height = math.min(#new + 2, math.floor(vim.o.lines / 2))
+    if height > api.nvim_win_get_height(win) then
+      api.nvim_win_set_height(win, height)
+    end
+  end
+  vim.cmd.stopinsert()
 end
 
 --- After :AcpChat: Insert mode in the prompt it focused when that prompt is empty (option chat.start_insert),

@@ -33,14 +33,45 @@ local function host_running()
   return true
 end
 
---- :AcpSessions [delete] [all]: the agent's sessions (this directory's unless "all"), to open or delete.
+-- The words of :AcpSessions that pick what is done with the session chosen, and the unstable session feature
+-- (status().session_features) each needs.
+local ACTIONS = { delete = true, rename = "title", archive = "archive" }
+
+--- :AcpSessions [delete|rename|archive] [all]: the agent's sessions (this directory's unless "all"), to open,
+--- delete, rename or archive (the host refuses what the agent does not offer).
 ---@param ... string
 function M.sessions(...)
   local args = { ... }
   -- The agent of the current session, else the default one (the host resolves either).
   local request = { name = require("acp_nvim.ui.status").get().agent_name or vim.NIL, cwd = vim.fn.getcwd() }
-  local action = vim.tbl_contains(args, "delete") and "delete" or "open"
+  local action = "open"
+  for _, word in ipairs(args) do
+    if ACTIONS[word] then
+      action = word
+    end
+  end
   host_api.sessions(request, action, vim.tbl_contains(args, "all"), M.current() or vim.NIL)
+end
+
+--- What :AcpSessions completes: "rename" and "archive" only where the current agent offers them.
+---@return string[]
+function M.session_words()
+  local features = require("acp_nvim.ui.status").get().session_features or {}
+  local words = { "delete" }
+  for _, word in ipairs({ "rename", "archive" }) do
+    if vim.tbl_contains(features, ACTIONS[word]) then
+      table.insert(words, word)
+    end
+  end
+  table.insert(words, "all")
+  return words
+end
+
+--- :AcpFork and the chat's fork key: the chat's session (else the current one) forked into a new chat.
+function M.fork()
+  if host_running() then
+    host_api.fork(M.current() or vim.NIL)
+  end
 end
 
 ---@param mode_id string|nil

@@ -18,6 +18,7 @@ local M = {}
 ---@field auth_methods string[]|nil
 ---@field protocol_version integer|nil
 ---@field error string|nil
+---@field waiting string|nil a permission waiting in another session, in words
 
 -- What is shown before the host answers, for each fact Lua records: Python's table (acp_nvim/app/status_facts.json,
 -- see acp_nvim/app/status_facts.py), read from the plugin's own tree because it is needed before any host runs.
@@ -152,6 +153,9 @@ function M.statusline()
   end
   if current.model_name then
     table.insert(parts, "· " .. current.model_name)
+  end
+  if current.waiting then
+    table.insert(parts, "· " .. current.waiting)
   end
   return table.concat(parts, " ")
 end

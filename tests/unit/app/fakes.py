@@ -11,13 +11,16 @@ import anyio
 
 from acp_nvim.app.application import Application
 from acp_nvim.app.port import CheckpointBuffers, CheckpointQuickfix, Choice
+from acp_nvim.app.review.note import NoteItem, NoteMark
 from acp_nvim.app.runs import AgentRun, AgentSpec, ChatSession, Runs
-from acp_nvim.app.views import ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.app.views import Attention, ChatInfo, PermissionView, QueueView, Status
+from acp_nvim.client.agent.capabilities import UnstableSession
 from acp_nvim.client.agent.steering import SteeringResponse
 from acp_nvim.client.session.state import SessionState
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.jsonrpc.wire import JsonValue
 from acp_nvim.protocol import schema as s
+from acp_nvim.protocol import unstable as u
 
 
 class FakeChat:
@@ -52,6 +55,9 @@ class FakePort:
         self.refused: list[str] = []
         self.cancelled: list[str] = []
         self.answers: deque[str | None] = deque()
+        # ask_text: the questions asked (prompt, default) and the texts typed, in order.
+        self.inputs: list[tuple[str, str]] = []
+        self.typed: deque[str | None] = deque()
         self.pickers: list[tuple[str, list[Choice]]] = []
         self.login_code = 0
         self.logins: list[list[str]] = []
@@ -59,6 +65,11 @@ class FakePort:
         self.permission_views: list[PermissionView] = []
         self.status_while_asked: list[str] = []
         self.queues: list[tuple[str, QueueView]] = []
+        self.attentions: list[Attention] = []
+        self.review_shown: list[NoteMark] = []
+        self.review_dropped: list[int] = []
+        self.review_lists: list[tuple[str, list[NoteItem]]] = []
+        self.drafts: list[tuple[str, str, list[JsonValue]]] = []
 
     # what the application shows
 
@@ -67,6 +78,9 @@ class FakePort:
 
     def show_status(self, status: Status) -> None:
         self.statuses.append(status)
+
+    def attention(self, fact: Attention) -> None:
+        self.attentions.append(fact)
 
     async def sent(self) -> None:
         pass
@@ -92,6 +106,18 @@ class FakePort:
     def session_ended(self, session_id: str) -> None:
         self.ended.append(session_id)
 
+    def review_marks(self, marks: list[NoteMark]) -> None:
+        self.review_shown.extend(marks)
+
+    def review_drop(self, ids: list[int]) -> None:
+        self.review_dropped.extend(ids)
+
+    def review_list(self, title: str, items: list[NoteItem]) -> None:
+        self.review_lists.append((title, items))
+
+    def prompt_draft(self, session_id: str, text: str, attachments: list[JsonValue]) -> None:
+        self.drafts.append((session_id, text, attachments))
+
     def cancel_permissions(self, session_id: str) -> None:
         self.cancelled.append(session_id)
 
@@ -103,6 +129,10 @@ class FakePort:
     async def select(self, prompt: str, choices: Sequence[Choice], kind: str) -> str | None:
         self.pickers.append((prompt, list(choices)))
         return self.answers.popleft() if self.answers else None
+
+    async def ask_text(self, prompt: str, default: str) -> str | None:
+        self.inputs.append((prompt, default))
+        return self.typed.popleft() if self.typed else None
 
     async def run_login(self, title: str, argv: Sequence[str], env: dict[str, str]) -> int:
         self.logins.append(list(argv))
@@ -155,6 +185,47 @@ class FakeAgent:
         self.steerable = False
         self.steer_outcome = "injected"
         self.steered: list[str] = []
+        # The unstable session features its initialize answer advertised (client/agent/capabilities.py).
+        self.unstable_session = UnstableSession()
+        # The unstable session methods advertised ("fork", "title", "archive"), the turn's usage answered, and
+        # what a fork replays (through `replay`, before it answers) and a rename stores.
+        self.features: set[str] = set()
+        self.usage: u.Usage | None = None
+        self.replay: Any = None
+        self.fork_updates: list[s.SessionUpdate] = []
+        self.stored_title: str | None = None
+        # What session/list answers.
+        self.listed: list[s.SessionInfo] = []
+
+    async def list_all_sessions(self, cwd: str | None = None) -> list[s.SessionInfo]:
+        self.calls.append(("list_sessions", cwd))
+        return list(self.listed)
+
+    def offers(self, feature: str) -> bool:
+        return feature in self.features
+
+    async def fork_session(
+        self, session_id: str, cwd: str, servers: Any, directories: Any
+    ) -> u.ForkSessionResponse:
+        self.calls.append(("fork_session", session_id))
+        self._maybe_refuse("fork_session")
+        self.next_session += 1
+        forked = f"{self.session_prefix}-{self.next_session}"
+        if self.replay is not None:
+            self.replay(
+                [s.SessionNotification(session_id=forked, update=update) for update in self.fork_updates]
+            )
+        return u.ForkSessionResponse(session_id=forked, modes=self.modes, config_options=self.config_options)
+
+    async def set_session_title(self, session_id: str, title: str) -> u.SetSessionTitleResponse:
+        self.calls.append(("set_session_title", (session_id, title)))
+        self._maybe_refuse("set_session_title")
+        return u.SetSessionTitleResponse(title=self.stored_title or title)
+
+    async def archive_session(self, session_id: str) -> u.ArchiveSessionResponse:
+        self.calls.append(("archive_session", session_id))
+        self._maybe_refuse("archive_session")
+        return u.ArchiveSessionResponse()
 
     def _maybe_refuse(self, method: str) -> None:
         err = self.refuse.pop(method, None)
@@ -194,13 +265,13 @@ class FakeAgent:
         self._maybe_refuse("authenticate")
         return s.AuthenticateResponse()
 
-    async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> s.PromptResponse:
+    async def prompt(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> u.PromptResponse:
         self.calls.append(("prompt", session_id))
         self.prompts.append(_text_of(blocks))
         if self.hold is not None:
             await self.hold.wait()
         self._maybe_refuse("prompt")
-        return s.PromptResponse(stop_reason=self.stop_reason)
+        return u.PromptResponse(stop_reason=self.stop_reason, usage=self.usage)
 
     async def steer(self, session_id: str, blocks: Sequence[s.ContentBlock]) -> SteeringResponse:
         self.steered.append(_text_of(blocks))

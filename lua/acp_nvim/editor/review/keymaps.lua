@@ -1,11 +1,13 @@
 --- The buffer-local mappings of the review (editor/review.lua), set while a buffer has hunks: next / previous
---- hunk, accept / reject the hunk under the cursor, accept / reject every hunk of the buffer.
+--- hunk, accept / reject the hunk under the cursor (a reject asks for a reason), accept / reject every hunk of
+--- the buffer, comment on the hunk (or, in Visual mode, on the lines selected).
 local M = {}
 
 local api = vim.api
 local store = require("acp_nvim.editor.review.store")
 
-local keymap_names = { "next_hunk", "prev_hunk", "accept_hunk", "reject_hunk", "accept_file", "reject_file" }
+local keymap_names =
+  { "next_hunk", "prev_hunk", "accept_hunk", "reject_hunk", "accept_file", "reject_file", "comment" }
 local keymap_desc = {
   next_hunk = "ACP: next agent hunk",
   prev_hunk = "ACP: previous agent hunk",
@@ -13,7 +15,12 @@ local keymap_desc = {
   reject_hunk = "ACP: reject agent hunk",
   accept_file = "ACP: accept agent edits in file",
   reject_file = "ACP: reject agent edits in file",
+  comment = "ACP: comment on the agent's change",
 }
+--- The action a key runs, where it is not the function of its own name: the key asks before rejecting.
+local key_action = { reject_hunk = "reject_hunk_asking" }
+--- Keys that work in Visual mode too (on the lines selected).
+local visual = { comment = true }
 
 ---@type table<integer, table<string, string>>
 local mapped = {}
@@ -36,8 +43,8 @@ function M.update(buf, actions)
     for _, name in ipairs(keymap_names) do
       local lhs = keymaps[name]
       if lhs then
-        vim.keymap.set("n", lhs, function()
-          actions[name]()
+        vim.keymap.set(visual[name] and { "n", "x" } or "n", lhs, function()
+          actions[key_action[name] or name]()
         end, { buffer = buf, desc = keymap_desc[name], nowait = true })
         mapped[buf][name] = lhs
       end
@@ -45,6 +52,7 @@ function M.update(buf, actions)
   elseif mapped[buf] then
     for _, lhs in pairs(mapped[buf]) do
       pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+      pcall(vim.keymap.del, "x", lhs, { buffer = buf })
     end
     mapped[buf] = nil
   end

@@ -97,6 +97,12 @@ function M.set_keymaps(buf)
       chat_message.open_at_cursor()
     end, { buffer = buf, desc = "acp.nvim: open the whole message of the note under the cursor" })
   end
+  if keymaps.fork then
+    vim.keymap.set("n", keymaps.fork, function()
+      -- The whole session: session/fork names no message to fork at (app/sessions/forking.py).
+      require("acp_nvim.ui.session_commands").fork()
+    end, { buffer = buf, desc = "acp.nvim: fork this chat's session into a new chat" })
+  end
   if keymaps.checkpoint then
     vim.keymap.set("n", keymaps.checkpoint, function()
       M.offer_checkpoint()

@@ -24,6 +24,9 @@ local function attachment_label(attachment)
   if attachment.whole then
     return name
   end
+  if attachment.start == attachment["end"] then
+    return ("%s:%d"):format(name, attachment.start)
+  end
   return ("%s:%d-%d"):format(name, attachment.start, attachment["end"])
 end
 
@@ -50,6 +53,21 @@ function M.attach(attachment)
   table.insert(pending, attachment)
   M.show_pending()
   notify.info(("%s attached to the next prompt"):format(attachment_label(attachment)))
+end
+
+--- Adds attachments to the next prompt, those not attached yet, quietly (a prompt made for the user says what
+--- it holds itself).
+---@param items table[]
+function M.add(items)
+  for _, attachment in ipairs(items) do
+    local known = vim.tbl_contains(pending, function(other)
+      return vim.deep_equal(other, attachment)
+    end, { predicate = true })
+    if not known then
+      table.insert(pending, attachment)
+    end
+  end
+  M.show_pending()
 end
 
 --- The attachments waiting for the next prompt.

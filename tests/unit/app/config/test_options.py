@@ -166,6 +166,20 @@ def test_the_registry_options_are_checked_like_any_other() -> None:
     )
 
 
+def test_the_preview_channel_is_chosen_per_registry_agent() -> None:
+    config, errors = check({"registry": {"preview": ["codex-acp", "gemini"]}})
+    assert errors == [] and config.registry.preview == ["codex-acp", "gemini"]
+    config, errors = check({"registry": {"preview": ["codex-acp", "../x", "Bad Id"]}})
+    assert errors == [
+        "`registry.preview` must list registry agent ids (lowercase letters, digits and '-'), got"
+        ' "../x", "Bad Id"'
+    ]
+    assert config.registry.preview == ["codex-acp"]
+    config, errors = check({"registry": {"preview": "codex-acp"}})
+    assert errors == ["`registry.preview` must be a list of strings, got string"]
+    assert config.registry.preview == []
+
+
 def test_a_name_is_the_users_agent_a_preset_or_the_registrys() -> None:
     """The user's entry wins; a preset carries the registry (the host runs the registry's agent of its name
     when its command is not installed); any other name is the registry's; a disabled preset stays unknown."""
@@ -193,3 +207,17 @@ def test_a_name_is_the_users_agent_a_preset_or_the_registrys() -> None:
     assert isinstance(refused, str) and refused.startswith('unknown agent "tiny" (known: ')
     goose = settings.agent_spec("goose", LAUNCH, off)
     assert isinstance(goose, AgentSpec) and goose.registry is None
+
+
+def test_the_attention_option_is_checked_like_any_other() -> None:
+    config, errors = check({"attention": {"notify": "command", "command": ["notify-send", "ACP"]}})
+    assert errors == [] and config.attention.command == ["notify-send", "ACP"]
+    _, errors = check({"attention": {"notify": "bell", "command": "notify-send"}})
+    assert errors == [
+        "`attention.command` must be a list of strings, got string",
+        '`attention.notify` must be one of "off", "notify", "osc9", "osc777", "command", got "bell"',
+    ]
+    # "command" with nothing to run: named, and nothing is run.
+    config, errors = check({"attention": {"notify": "command"}})
+    assert errors == ['`attention.command` must name the program to run when `attention.notify` is "command"']
+    assert config.attention.notify == "off"

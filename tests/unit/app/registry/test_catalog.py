@@ -53,13 +53,16 @@ class Spawner:
             await self.pending.pop(0)()
 
 
-def options(tmp_path: Path, url: str, max_age: float = 3600) -> RegistryOptions:
+def options(
+    tmp_path: Path, url: str, max_age: float = 3600, preview: list[str] | None = None
+) -> RegistryOptions:
     return RegistryOptions(
         url=url,
         max_age=max_age,
         enabled=True,
         cache_dir=str(tmp_path / "c"),
         data_dir=str(tmp_path / "d"),
+        preview=preview or [],
     )
 
 
@@ -133,3 +136,21 @@ async def test_a_description_is_one_line_of_the_picker(tmp_path: Path) -> None:
     assert choices[0].label == "npx-one  Test npx-one 3.0.0 — ok claude  Claude [npx, installed] [2J  [npx]"
     assert len(choices[1].label) < 400 and "…" in choices[1].label
     assert all("\n" not in c.label and "\x1b" not in c.label for c in choices)
+
+
+async def test_the_picker_shows_the_preview_where_the_user_chose_it(tmp_path: Path) -> None:
+    """Issue 29: an agent in `opts.registry.preview` is offered at its preview's version, marked; another
+    with a preview, not chosen, at its stable one."""
+    previewed = {"version": "3.1.0-preview.1", "distribution": {"npx": {"package": "x@3.1.0-preview.1"}}}
+    chosen = {**binary_agent("chosen", "3.0.0", "https://e/a.zip"), "preview": previewed}
+    other = {**package_agent("other", "npx", "x", {}), "preview": previewed}
+    port = Port()
+    catalog = Catalog(port, Spawner())
+    with serve(Routes(files={"/r.json": registry(chosen, other)})) as served:
+        with anyio.fail_after(10):
+            await catalog.pick(options(tmp_path, served.url("/r.json"), preview=["chosen"]), [], None)
+    (choices,) = port.selects
+    assert [c.label for c in choices] == [
+        "chosen  Test chosen 3.1.0-preview.1 — the demo agent as chosen  [npx, preview]",
+        "other  Test other 3.0.0 — the demo agent through npx  [npx]",
+    ]

@@ -234,6 +234,74 @@ def hostile_entries() -> list[tuple[dict[str, Any], str]]:
         (package_agent("evil", "npx", "--call=touch /tmp/x", {}), "package '--call=touch /tmp/x' is not"),
         (package_agent("evil", "uvx", "--with=evil", {}), "no leading '-'"),
         ({**package_agent("evil", "npx", "x", {}), "name": "Evil\nacp.nvim: installed"}, "name 'Evil\\nacp"),
+        *hostile_package_commands(),
+        *hostile_previews(),
+    ]
+
+
+def with_cmd(runner: str, cmd: str) -> dict[str, Any]:
+    entry = package_agent("evil", runner, "pkg", {})
+    entry["distribution"][runner]["cmd"] = cmd
+    return entry
+
+
+def hostile_package_commands() -> list[tuple[dict[str, Any], str]]:
+    """A package's `cmd` is a word of npx's or uvx's command line: never a path, an option or two words."""
+    named = "is not an executable's name"
+    return [
+        (with_cmd("npx", "../bin/sh"), f"cmd '../bin/sh' {named}"),
+        (with_cmd("npx", "bin/sh"), f"cmd 'bin/sh' {named}"),
+        (with_cmd("uvx", "/bin/sh"), f"cmd '/bin/sh' {named}"),
+        (with_cmd("uvx", "..\\run.exe"), named),
+        (with_cmd("npx", "a..b"), f"cmd 'a..b' {named}"),
+        (with_cmd("npx", "--call=touch /tmp/x"), f"cmd '--call=touch /tmp/x' {named}"),
+        (with_cmd("uvx", "-w"), f"cmd '-w' {named}"),
+        (with_cmd("npx", "agent\n"), f"cmd 'agent\\n' {named}"),
+        (with_cmd("npx", "agent\x00"), f"cmd 'agent\\x00' {named}"),
+        (with_cmd("npx", "agent run"), f"cmd 'agent run' {named}"),
+        (with_cmd("npx", "a" * 129), named),
+        (with_cmd("npx", ""), named),
+        (with_cmd("npx", ".hidden"), named),
+    ]
+
+
+def with_preview(preview: object) -> dict[str, Any]:
+    return {**package_agent("evil", "npx", "pkg", {}), "preview": preview}
+
+
+def hostile_previews() -> list[tuple[dict[str, Any], str]]:
+    """The preview is checked as the stable entry is, and is exactly a version and an npx/uvx
+    distribution (the format's FORMAT.md, "Preview Channel")."""
+    npx = {"npx": {"package": "pkg@3.1.0-preview.1"}}
+    return [
+        (with_preview({"version": "3.1.0/../x", "distribution": npx}), "preview version '3.1.0/../x' is not"),
+        (with_preview({"version": "3.1.0\n", "distribution": npx}), "preview version '3.1.0\\n' is not"),
+        (with_preview({"distribution": npx}), "missing required field `version` - at `$.preview`"),
+        (with_preview({"version": "3.1.0"}), "missing required field `distribution` - at `$.preview`"),
+        (
+            with_preview({"version": "3.1.0", "distribution": npx, "name": "Other"}),
+            "unknown field `name` - at `$.preview`",
+        ),
+        (
+            with_preview({"version": "3.1.0", "distribution": {"binary": {"linux-x86_64": {}}}}),
+            "binary preview distributions are not supported (npx and uvx only)",
+        ),
+        (with_preview({"version": "3.1.0", "distribution": {}}), "a preview distribution has npx or uvx"),
+        (
+            with_preview({"version": "3.1.0", "distribution": {"npx": {"package": "--call=x"}}}),
+            "package '--call=x' is not a package name",
+        ),
+        (
+            with_preview({"version": "3.1.0", "distribution": {"uvx": {"package": "p", "cmd": "../sh"}}}),
+            "cmd '../sh' is not an executable's name",
+        ),
+        (
+            with_preview(
+                {"version": "3.1.0", "distribution": {"npx": {"package": "p", "env": {"A=B": "x"}}}}
+            ),
+            "package env 'A=B' is not a NAME=value",
+        ),
+        (with_preview("3.1.0"), "Expected `object | null`, got `str` - at `$.preview`"),
     ]
 
 
@@ -255,6 +323,45 @@ def test_a_tampered_cache_is_as_good_as_none(tmp_path: Path) -> None:
     path = registry_cache.path(tmp_path)
     path.write_bytes(path.read_bytes().replace(b'"1.0.0"', b'"1.0.0/../../../outside"'))
     assert registry_cache.read(tmp_path) is None
+
+
+@pytest.mark.parametrize(
+    "runner,package,cmd,argv",
+    [
+        # The format's command lines (FORMAT.md, "Distribution Types"): the package alone runs its default
+        # executable; with `cmd`, `npx --package <package> <cmd> [args]`, `uvx --from <package> <cmd> [args]`.
+        ("npx", "@x/agent", None, ["--yes", "@x/agent@3.0.0", "--acp"]),
+        ("npx", "@x/agent", "x-acp", ["--yes", "--package", "@x/agent@3.0.0", "x-acp", "--acp"]),
+        ("npx", "@x/agent@2.0.0", "x_acp.v2", ["--yes", "--package", "@x/agent@2.0.0", "x_acp.v2", "--acp"]),
+        ("uvx", "agent-pkg", None, ["agent-pkg==3.0.0", "--acp"]),
+        ("uvx", "agent-pkg", "agent-acp", ["--from", "agent-pkg==3.0.0", "agent-acp", "--acp"]),
+    ],
+)
+def test_a_package_cmd_is_the_executable_the_runner_runs(
+    runner: str, package: str, cmd: str | None, argv: list[str]
+) -> None:
+    entry = package_agent("n", runner, package, {})
+    entry["distribution"][runner]["args"] = ["--acp"]
+    if cmd is not None:
+        entry["distribution"][runner]["cmd"] = cmd
+    found = acp_registry.plan(agent(entry), "linux-x86_64")
+    assert isinstance(found, PackagePlan) and (found.runner, found.argv) == (runner, argv)
+
+
+def test_a_preview_and_a_cmd_survive_the_cache(tmp_path: Path) -> None:
+    entry = package_agent("n", "uvx", "pkg", {})
+    entry["distribution"]["uvx"]["cmd"] = "pkg-acp"
+    entry["preview"] = {
+        "version": "3.1.0-preview.1",
+        "distribution": {"npx": {"package": "p", "cmd": "p-acp"}},
+    }
+    decoded = acp_registry.decode(registry(entry))
+    registry_cache.write(tmp_path, registry_cache.Cached(url="file:///r", fetched_at=1.0, registry=decoded))
+    cached = registry_cache.read(tmp_path)
+    assert cached is not None and cached.registry == decoded
+    (again,) = cached.registry.agents
+    assert again.preview is not None and again.preview.version == "3.1.0-preview.1"
+    assert again.preview.distribution.npx is not None and again.preview.distribution.npx.cmd == "p-acp"
 
 
 def test_good_versions_and_ids() -> None:

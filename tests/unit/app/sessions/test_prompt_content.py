@@ -161,3 +161,13 @@ def test_bad_images_are_refused(tmp_path: Path, name: str, content: bytes | None
         path.write_bytes(content)
     with pytest.raises(PromptRefused, match=message):
         prompt_content("x", [ImageAttachment(name=name, path=str(path))], ALL)
+
+
+def test_a_reference_is_a_link_to_its_lines_whatever_the_capabilities(schema: dict[str, Any]) -> None:
+    (ref,) = parse_attachments([{"kind": "reference", "path": "/p/a.py", "start": 3, "end": 5}])
+    for caps in (ALL, NONE):
+        built = prompt_content("see", [ref], caps)
+        assert wire(built.blocks, schema)[1:] == [
+            {"type": "resource_link", "uri": "file:///p/a.py#L3-L5", "name": "a.py:3-5", "title": "a.py:3-5"}
+        ]
+        assert built.shown == "see\n@a.py:3-5"
