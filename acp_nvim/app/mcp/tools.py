@@ -17,6 +17,7 @@ import msgspec
 
 from acp_nvim.app.editor.sandbox_rules import PathRefused, Sandbox, Verdict, resolve, shown
 from acp_nvim.app.mcp.port import LspAnswer, NeovimContext, Unreachable
+from acp_nvim.app.mcp.schemas import OUTPUT_SCHEMAS
 from acp_nvim.mcp.messages import CallToolResult, TextContent, Tool, ToolAnnotations, ToolError
 
 TOOL_NAMES = (
@@ -45,6 +46,7 @@ def _tool(name: str, title: str, description: str, schema: dict[str, object]) ->
         title=title,
         description=description,
         input_schema=schema,
+        output_schema=OUTPUT_SCHEMAS[name],
         annotations=ToolAnnotations(title=title),
     )
 
