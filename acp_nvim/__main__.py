@@ -1,14 +1,24 @@
-"""Command-line entry: `python -m acp_nvim probe ...`."""
+"""Command-line entry: `python -m acp_nvim probe ...` (an agent's check) and `python -m acp_nvim mcp ...` (the
+Neovim MCP server a session offers its agent)."""
 
 from __future__ import annotations
 
 import sys
 
+USAGE = (
+    "usage: python -m acp_nvim probe [--session] -- CMD ARGS...\n"
+    "       python -m acp_nvim mcp --nvim ADDRESS --root DIR"
+)
+
 
 def main() -> int:
     args = sys.argv[1:]
+    if args and args[0] == "mcp":
+        from acp_nvim.nvim.mcp_main import main as mcp
+
+        return mcp(args[1:])
     if not args or args[0] != "probe":
-        print("usage: python -m acp_nvim probe [--session] -- CMD ARGS...", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     from acp_nvim.probe import main as probe
 

@@ -34,6 +34,7 @@ from bench.harness import (
     wait_until,
 )
 from bench.highlight_burst import highlight_burst
+from bench.mcp_server import mcp_server
 from bench.streaming import streaming
 from bench.tool_output import tool_output
 
@@ -590,4 +591,5 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "edit_burst": bursts.edits,
     "terminal_burst": bursts.terminals,
     "write_burst": bursts.writes,
+    "mcp_server": mcp_server,
 }

@@ -61,6 +61,16 @@ class McpServerConfig(msgspec.Struct, kw_only=True):
         return s.McpServerSse(name=self.name, url=self.url, headers=headers)
 
 
+class NeovimMcp(msgspec.Struct, kw_only=True, frozen=True):
+    """How the Neovim MCP server is started for this agent's sessions: the plugin's interpreter, the Neovim
+    it connects back to (`v:servername`), the tools it serves."""
+
+    interpreter: str
+    address: str
+    tools: list[str]
+    pythonpath: str = ""
+
+
 class AgentSpec(msgspec.Struct, kw_only=True):
     """An agent as configured in Lua (`opts.agents[name]` after presets and validation), plus the options
     of the sessions it opens."""
@@ -79,6 +89,8 @@ class AgentSpec(msgspec.Struct, kw_only=True):
     mode: str | None = None
     config: dict[str, str | bool] = {}
     mcp_servers: list[McpServerConfig] = []
+    # The Neovim MCP server each session is offered (`app/mcp/offer.py`); None: not offered.
+    neovim_mcp: NeovimMcp | None = None
     additional_directories: list[str] = []
     prefer_resume: bool = False
     # Advertise `auth.terminal` to this agent: terminal login methods are then offered.

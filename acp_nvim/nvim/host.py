@@ -78,6 +78,8 @@ class Host:
         self._rules_file: str | None = None
         # Neovim's stdpath("data"), ("cache"), ("state"), as the bootstrap said (registry, checkpoints).
         self._stdpath: dict[str, str] = {}
+        # Neovim's v:servername, as the bootstrap said: where the Neovim MCP server connects back.
+        self._servername = ""
 
     @property
     def nvim(self) -> NvimLike:
@@ -97,6 +99,8 @@ class Host:
                 self._controller.app.permissions.file.path = self._rules_file
         folders = {"data": options.data, "cache": options.cache, "state": options.state}
         self._stdpath.update({kind: folder for kind, folder in folders.items() if folder})
+        if options.servername:
+            self._servername = options.servername
         log.info("host started: python %s, pid %d", sys.version.split()[0], os.getpid())
         info: LuaTable = {
             "channel": getattr(self._nvim, "channel_id", None),
@@ -141,6 +145,7 @@ class Host:
             interpreter=sys.executable,
             pythonpath=os.environ.get("PYTHONPATH", ""),
             session=session,
+            neovim=self._servername,
         )
 
     def registry(self) -> RegistryOptions:

@@ -58,6 +58,8 @@ class BootstrapOptions(msgspec.Struct, kw_only=True, frozen=True):
     data: str | None = None
     cache: str | None = None
     state: str | None = None
+    # v:servername: the Neovim MCP server's way back to this Neovim.
+    servername: str | None = None
 
 
 # ---- the arguments of each method, in Lua's order ---------------------------------------------------------

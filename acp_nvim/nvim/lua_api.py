@@ -14,12 +14,15 @@ answer's token: for them this module declares the code the `Ui` runs (the `ASK_*
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-# What the application hands over to be shown (status, chat info): declared where it is decided.
-from acp_nvim.app.review.note import NoteItem, NoteMark
-from acp_nvim.app.views import Attention, ChatInfo, QueueView, Status
-from acp_nvim.client.files.agent_edits import FileEdit
+if TYPE_CHECKING:
+    # What the application hands over to be shown (status, chat info, attention, the review's notes): declared
+    # where it is decided. For annotations only: the MCP server imports this module for its chunks, and
+    # starts faster without them.
+    from acp_nvim.app.review.note import NoteItem, NoteMark
+    from acp_nvim.app.views import Attention, ChatInfo, QueueView, Status
+    from acp_nvim.client.files.agent_edits import FileEdit
 from acp_nvim.nvim.lua_values import (
     FsReadAnswer,
     FsReadOptions,
@@ -64,6 +67,14 @@ START_AGENT = "require('acp_nvim').start(...)"
 
 FS_READ = "return require('acp_nvim.editor.fs').read(...)"
 FS_WRITE = "return require('acp_nvim.editor.fs').write(...)"
+
+# What the MCP server (`python -m acp_nvim mcp`) runs over its own channel (`nvim/mcp_link.py`), not the
+# host's.
+MCP_DIAGNOSTICS = "return require('acp_nvim.editor.mcp').diagnostics(...)"
+MCP_BUFFERS = "return require('acp_nvim.editor.mcp').buffers()"
+MCP_SELECTION = "return require('acp_nvim.editor.mcp').selection()"
+MCP_LSP = "return require('acp_nvim.editor.mcp').lsp(...)"
+MCP_CANCEL = "require('acp_nvim.editor.mcp').cancel(...)"
 FS_FIND_BUFFER = "return require('acp_nvim.editor.fs').find_buffer(...)"
 FS_FILE_WRITTEN = "require('acp_nvim.editor.fs').file_written(...)"
 FS_FORGET_VIEWS = "require('acp_nvim.editor.fs.view').forget(...)"

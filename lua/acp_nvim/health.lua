@@ -125,6 +125,28 @@ function M.checkpoints(facts)
   health.info(("store: %s, %.1f MiB"):format(facts.root, (tonumber(facts.bytes) or 0) / 1048576))
 end
 
+--- The MCP servers every session is offered (the host's report: `McpReport` of app/config/settings.py).
+---@param facts table|nil {enabled, tools, address, servers}
+function M.mcp(facts)
+  health.start("MCP servers offered to agents")
+  if type(facts) ~= "table" then
+    health.info("the host did not say")
+    return
+  end
+  if not facts.enabled then
+    health.info("the Neovim MCP server is off (opts.mcp.enabled = false)")
+  elseif #facts.tools == 0 then
+    health.info("the Neovim MCP server serves no tool (opts.mcp.tools is empty): not offered")
+  elseif facts.address == "" then
+    health.warn("Neovim has no server address (v:servername): the Neovim MCP server cannot be offered")
+  else
+    health.ok(("neovim: %s; connects back to %s"):format(table.concat(facts.tools, ", "), facts.address))
+  end
+  for _, server in ipairs(facts.servers) do
+    health.info("yours: " .. server)
+  end
+end
+
 --- One agent's lines: where its command is, what it routes through Neovim and what it needs. `configured`:
 --- the user's own or default agent, whose missing pieces are warnings; for another preset they are news.
 ---@param agent table
@@ -223,6 +245,7 @@ function M.check()
   end
   M.attention(config.options.attention)
   M.checkpoints(report.checkpoints)
+  M.mcp(report.mcp)
 
   -- Warnings only for the agents the user configured (opts.agents, the default agent): the other presets
   -- are offered, not expected (the host says which are which).

@@ -23,6 +23,7 @@ NAMES = [
     "edit_burst",
     "terminal_burst",
     "write_burst",
+    "mcp_server",
 ]
 
 

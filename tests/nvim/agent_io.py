@@ -124,3 +124,14 @@ def result(entry: dict[str, Any]) -> Any:
 def error(entry: dict[str, Any]) -> dict[str, Any]:
     assert entry["kind"] == "error", entry
     return entry
+
+
+def without_neovim(params: dict[str, Any], roots: list[str]) -> dict[str, Any]:
+    """The params of a session/new, load or resume with the Neovim MCP server left out, once checked: offered
+    first, on the session's folders `roots` (`opts.mcp`, issue 28)."""
+    servers = params["mcpServers"]
+    assert servers and servers[0]["name"] == "neovim", servers
+    args = servers[0]["args"]
+    assert args[:3] == ["-m", "acp_nvim", "mcp"], args
+    assert [args[i + 1] for i, arg in enumerate(args) if arg == "--root"] == roots, args
+    return {**params, "mcpServers": servers[1:]}

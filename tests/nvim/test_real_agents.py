@@ -612,5 +612,119 @@ def test_a_diagnostics_mention_reaches_the_model(real_agent: RealAgent) -> None:
     bodies = [json.dumps(entry.get("body")) for entry in read_log(agent.log)]
     line = "a.txt:2:1: error: the word two is misspelt-zq [lint]"
     assert [body for body in bodies if "REPLY what is wrong" in body and line in body], bodies[-1][-2000:]
+
+
+DIAGNOSTIC = "undefined name 'frobnicate' (seen by Neovim)"
+
+
+def _tool_names(value: Any) -> Iterator[str]:
+    """Every `name` in a request body's tool declarations, however the dialect nests them."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "name" and isinstance(item, str):
+                yield item
+            else:
+                yield from _tool_names(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _tool_names(item)
+
+
+@pytest.mark.parametrize("real_agent", ["codex"], indirect=True)
+def test_the_model_calls_the_neovim_servers_diagnostics_and_gets_the_buffers(real_agent: RealAgent) -> None:
+    """Issue 28: the session offers the `neovim` MCP server; the model asks for its `diagnostics` tool, the
+    agent calls it, and the model receives the buffer's diagnostics in the tool result. codex 0.166 defers
+    MCP tools behind its client-run `tool_search`: the model searches, codex answers with the server's tools
+    (namespace `mcp__neovim`), and the model calls `diagnostics` in that namespace."""
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    (work / "main.py").write_text("print(frobnicate)\n")
+    nvim.api.command("edit main.py")
+    nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
+        " source = 'lint', message = ...}})",
+        DIAGNOSTIC,
+    )
+    script = json.loads(agent.script.read_text())
+    script["steps"]["DIAGS"] = [
+        {"search": "neovim diagnostics"},
+        {"tool": "diagnostics", "namespace": "mcp__neovim", "args": {"path": "main.py"}},
+        {"text": "Read the diagnostics."},
+    ]
+    agent.script.write_text(json.dumps(script))
+    agent.start()
+    agent.prompt("DIAGS what does Neovim report", "Read the diagnostics.")
+
+    inputs = [
+        item for entry in read_log(agent.log) if entry.get("method") == "POST" for item in _inputs(entry)
+    ]
+    (found,) = {json.dumps(item) for item in inputs if item.get("type") == "tool_search_output"}
+    namespaces = {
+        tool["name"]: tool for tool in json.loads(found)["tools"] if tool.get("type") == "namespace"
+    }
+    assert "diagnostics" in {tool["name"] for tool in namespaces["mcp__neovim"]["tools"]}, namespaces
+    results = {
+        item["output"] if isinstance(item["output"], str) else json.dumps(item["output"])
+        for item in inputs
+        if item.get("type") == "function_call_output"
+    }
+    assert len(results) == 1, results
+    (result,) = results
+    # codex hands the model the tool's structuredContent (its text when there is none).
+    seen = json.loads(result.split("Output:\n", 1)[1])
+    assert seen["diagnostics"] == [
+        {
+            "path": str(work / "main.py"),
+            "line": 1,
+            "column": 7,
+            "end_line": 1,
+            "end_column": 7,
+            "severity": "error",
+            "source": "lint",
+            "code": None,
+            "message": DIAGNOSTIC,
+        }
+    ], result
+    assert "Read the diagnostics." in nvim.chat_text()
+    assert agent.escapes() == []
+    assert nvim.errors() == []
+
+
+def _inputs(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    items = entry["body"].get("input") or []
+    return [item for item in items if isinstance(item, dict)]
+
+
+@pytest.mark.parametrize("real_agent", ["gemini", "opencode"], indirect=True)
+def test_the_model_of_gemini_or_opencode_gets_the_buffers_diagnostics(real_agent: RealAgent) -> None:
+    """Issue 28, as the codex test above, for agents that list MCP tools upfront: the model finds the
+    `neovim` server's diagnostics tool among the tools of its request, calls it, and gets the diagnostic."""
+    agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
+    (work / "main.py").write_text("print(frobnicate)\n")
+    nvim.api.command("edit main.py")
+    nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
+        " source = 'lint', message = ...}})",
+        DIAGNOSTIC,
+    )
+    agent.start()
+    agent.prompt("REPLY say hello", "Hello from the fake model.")
+    requests = [entry["body"] for entry in read_log(agent.log) if entry.get("method") == "POST"]
+    listed = {
+        name for body in requests for name in _tool_names(body.get("tools", [])) if "diagnostics" in name
+    }
+    assert len(listed) == 1, listed
+    (tool,) = listed
+    script = json.loads(agent.script.read_text())
+    script["steps"]["DIAGS"] = [
+        {"tool": tool, "args": {"path": "main.py"}},
+        {"text": "Read the diagnostics."},
+    ]
+    agent.script.write_text(json.dumps(script))
+    agent.prompt("DIAGS what does Neovim report", "Read the diagnostics.")
+    after = [json.dumps(entry["body"]) for entry in read_log(agent.log) if entry.get("method") == "POST"]
+    answered = [body for body in after if "DIAGS" in body and "frobnicate" in body]
+    assert any(json.dumps(DIAGNOSTIC)[1:-1] in body and str(work / "main.py") in body for body in answered), (
+        tool
+    )
     assert agent.escapes() == []
     assert nvim.errors() == []

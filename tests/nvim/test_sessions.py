@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.nvim.agent_io import read_journal, scripted_config
+from tests.nvim.agent_io import read_journal, scripted_config, without_neovim
 from tests.nvim.conftest import Nvim, help_tags, setup_opts
 from tests.schema_check import assert_valid
 
@@ -345,7 +345,7 @@ def test_list_across_pages_then_load_replays_like_live(
     assert labels[1].startswith("Fixing hello  2025-01-0") and labels[1].endswith("old-2")
     assert labels[3].endswith("sess-1  [open]")
     (load,) = agent.sent("session/load")
-    assert load["params"] == {"sessionId": "old-2", "cwd": cwd, "mcpServers": []}
+    assert without_neovim(load["params"], [cwd]) == {"sessionId": "old-2", "cwd": cwd, "mcpServers": []}
     # The replay, in a new chat, is drawn exactly like the live turn.
     loaded = chat_lines(nvim, "old-2")
     assert loaded == live, "\n".join(loaded) + "\n----\n" + "\n".join(live)
@@ -399,7 +399,7 @@ def test_resume_without_replay(nvim: Nvim, tmp_path: Path, schema: dict[str, Any
     nvim.wait("require('acp_nvim').status().session_id == 'old-1'")
     nvim.wait_chat("Resumed session Earlier work")
     (resume,) = agent.sent("session/resume")
-    assert resume["params"] == {
+    assert without_neovim(resume["params"], [cwd, str(extra)]) == {
         "sessionId": "old-1",
         "cwd": cwd,
         "mcpServers": [],
@@ -708,7 +708,7 @@ def test_nothing_advertised_nothing_sent(nvim: Nvim, tmp_path: Path, schema: dic
     nvim.wait_state("ready")
     (new,) = agent.sent("session/new")
     # stdio always; http left out (and said so); no additionalDirectories.
-    assert new["params"] == {
+    assert without_neovim(new["params"], [str(tmp_path)]) == {
         "cwd": str(tmp_path),
         "mcpServers": [
             {"name": "local", "command": "/bin/cat", "args": ["-u"], "env": [{"name": "K", "value": "v"}]}
@@ -771,7 +771,8 @@ def test_additional_directories_and_mcp_when_advertised(
     first, second = agent.sent("session/new")
     assert first["params"]["additionalDirectories"] == [str(one)]
     assert second["params"]["additionalDirectories"] == [str(one), str(two)]
-    assert second["params"]["mcpServers"] == [
+    roots = [str(tmp_path), str(one), str(two)]
+    assert without_neovim(second["params"], roots)["mcpServers"] == [
         {"type": "http", "name": "remote", "url": "https://example.com/mcp", "headers": []}
     ]
     agent.assert_all_valid(schema)

@@ -22,6 +22,7 @@ HOST_API = LUA / "acp_nvim" / "host" / "api.lua"
 RPLUGIN = ROOT / "rplugin" / "python3" / "acp_nvim_host.py"
 HOST_INIT = LUA / "acp_nvim" / "host" / "init.lua"
 ENTRY_POINTS = LUA / "acp_nvim" / "host" / "entry_points.lua"
+MCP_MECHANISM = LUA / "acp_nvim" / "editor" / "mcp.lua"
 # One module's row of entry_points.lua: `["acp_nvim.ui.chat"] = { "create", "open" },`.
 ENTRY_ROW = re.compile(r'^\s*\["(acp_nvim(?:\.\w+)*)"\]\s*=\s*\{([^}]*)\},?\s*$', re.MULTILINE)
 
@@ -135,6 +136,9 @@ def test_no_lua_module_but_host_api_calls_the_host() -> None:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("--", 1)[0]
+            # The MCP server's answers go to its own channel (the caller's), never to the host.
+            if path == MCP_MECHANISM and "vim.rpcnotify, channel, " in code:
+                continue
             if ANY_HOST_CALL.search(code):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == [], "host methods belong in lua/acp_nvim/host/api.lua:\n" + "\n".join(offenders)

@@ -30,6 +30,8 @@ TYPING_ONLY = {"typing_extensions"}
 ALLOWED: dict[str, set[str]] = {
     "acp_nvim.protocol": {"msgspec", "acp_nvim"},
     "acp_nvim.jsonrpc": {"msgspec", "anyio", "acp_nvim"},
+    # The MCP server's protocol, on the JSON-RPC connection: no ACP, no Neovim.
+    "acp_nvim.mcp": {"msgspec", "anyio", "acp_nvim", "acp_nvim.jsonrpc"},
     "acp_nvim.client": {"msgspec", "anyio", "acp_nvim", "acp_nvim.protocol", "acp_nvim.jsonrpc"},
     "acp_nvim.app": {
         "msgspec",
@@ -38,11 +40,15 @@ ALLOWED: dict[str, set[str]] = {
         "acp_nvim.protocol",
         "acp_nvim.jsonrpc",
         "acp_nvim.client",
+        "acp_nvim.mcp",
     },
     "acp_nvim.nvim": {
         "msgspec",
         "anyio",
         "pynvim",
+        # pynvim's own dependency: the MCP server's msgpack-rpc to Neovim (`nvim/mcp_link.py`) reads a stream.
+        "msgpack",
+        "acp_nvim.mcp",
         "acp_nvim",
         "acp_nvim.protocol",
         "acp_nvim.jsonrpc",
@@ -59,7 +65,7 @@ ALLOWED: dict[str, set[str]] = {
         "acp_nvim.jsonrpc",
         "acp_nvim.client",
     },
-    "acp_nvim.__main__": {"acp_nvim", "acp_nvim.probe"},
+    "acp_nvim.__main__": {"acp_nvim", "acp_nvim.probe", "acp_nvim.nvim"},
     "acp_nvim.__init__": set(),
     "rplugin": {"pynvim", "acp_nvim.nvim"},
 }

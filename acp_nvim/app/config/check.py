@@ -15,6 +15,7 @@ import msgspec
 
 from acp_nvim.app.config import options as c
 from acp_nvim.app.config.presets import PRESETS
+from acp_nvim.app.mcp.tools import TOOL_NAMES
 from acp_nvim.app.registry.options import valid_id
 from acp_nvim.app.runs import McpServerConfig
 
@@ -122,6 +123,10 @@ SIMPLE: dict[object, tuple[Check, str]] = {
 MARKED: dict[str, tuple[Check, str]] = {
     c.KEY: (_key, "a key (a non-empty string) or false"),
     c.SESSION_DEFAULTS: (_session_defaults, "a table of option id = string or boolean"),
+    c.MCP_TOOLS: (
+        lambda v: _strings(v) and all(name in TOOL_NAMES for name in typing.cast(list[str], v)),
+        "a list of the Neovim MCP server's tools (" + ", ".join(TOOL_NAMES) + ")",
+    ),
     c.MCP: (
         lambda v: _mcp_servers(v) is not None,
         "a list of MCP servers ({name, command} or {type = 'http'|'sse', name, url})",
@@ -179,6 +184,8 @@ class Checker:
             marker = typing.get_args(hint)[1]
             if marker == c.MCP:
                 return _mcp_servers(value)
+            if marker == c.MCP_TOOLS:
+                return list(typing.cast(list[str], value))
             return as_table(value) if marker == c.SESSION_DEFAULTS else value
         if typing.get_origin(hint) is Literal:
             allowed = typing.get_args(hint)

@@ -17,12 +17,14 @@ from typing import Annotated, Literal
 import msgspec
 
 from acp_nvim.app.editor.sandbox_rules import OutsidePolicy
+from acp_nvim.app.mcp.tools import TOOL_NAMES
 from acp_nvim.app.runs import McpServerConfig
 
 # Annotation markers the checker understands beyond plain types (app/config/check.py).
 KEY = "key"  # a non-empty string, or false: that key stays unmapped
 SESSION_DEFAULTS = "config{}"  # option id -> string or boolean
 MCP = "mcp[]"  # MCP servers, checked by `app/config/check.py`'s mcp rule
+MCP_TOOLS = "mcp_tools[]"  # names of the Neovim MCP server's tools (`app/mcp/tools.py`'s TOOL_NAMES)
 
 Key = Annotated[str | bool, KEY]
 
@@ -176,6 +178,17 @@ class AgentOptions(msgspec.Struct, kw_only=True, frozen=True):
     config: Annotated[dict[str, str | bool], SESSION_DEFAULTS] | None = None
 
 
+class McpOptions(msgspec.Struct, kw_only=True, frozen=True):
+    # Offer every session the Neovim MCP server `neovim` (`python -m acp_nvim mcp`): read-only tools on this
+    # Neovim's diagnostics, language servers, open buffers and selection, inside the session's folders.
+    enabled: bool = True
+    # The tools it serves.
+    tools: Annotated[list[str], MCP_TOOLS] = msgspec.field(default_factory=lambda: list(TOOL_NAMES))
+    # The user's own MCP servers, added to every session: stdio ({name, command, args, env}) or {type =
+    # "http" | "sse", name, url, headers} (sent only to agents that advertise that transport).
+    servers: Annotated[list[McpServerConfig], MCP] = []
+
+
 class Config(msgspec.Struct, kw_only=True, frozen=True):
     """Every option the host owns, with its default."""
 
@@ -193,8 +206,10 @@ class Config(msgspec.Struct, kw_only=True, frozen=True):
     # Show the file the agent reads or writes in the last non-chat window.
     follow: bool = False
     # MCP servers every session gets: stdio ({name, command, args, env}) or {type = "http" | "sse", name, url,
-    # headers} (only to agents that support it).
+    # headers} (only to agents that support it). The same as `mcp.servers`, kept for the configurations that
+    # set it; both lists are offered.
     mcp_servers: Annotated[list[McpServerConfig], MCP] = []
+    mcp: McpOptions = McpOptions()
     # Directories besides the cwd sessions may use (sent only to agents that support it).
     additional_directories: list[str] = []
     sessions: SessionOptions = SessionOptions()

@@ -17,6 +17,7 @@ import os
 import msgspec
 
 from acp_nvim.app.config import options as c
+from acp_nvim.app.mcp import offer
 from acp_nvim.app.registry.options import RegistryOptions
 from acp_nvim.app.runs import AgentSpec
 from acp_nvim.client.agent.command import OlderArgs
@@ -96,6 +97,8 @@ class Launch(msgspec.Struct, kw_only=True, frozen=True):
     pythonpath: str
     # Open a session as soon as the agent is up (false: :AcpSessions starts an agent only to list).
     session: bool = True
+    # Neovim's v:servername, where the Neovim MCP server connects back ("": not offered).
+    neovim: str = ""
 
 
 def absolute(path: str, cwd: str) -> str:
@@ -141,7 +144,8 @@ def agent_spec(
         handshake_timeout=float(config.handshake_timeout),
         mode=user.mode if user is not None else None,
         config=dict(user.config or {}) if user is not None else {},
-        mcp_servers=list(config.mcp_servers),
+        mcp_servers=[*config.mcp_servers, *config.mcp.servers],
+        neovim_mcp=offer.neovim_mcp(config.mcp.enabled, config.mcp.tools, launch.interpreter, launch.neovim),
         additional_directories=[absolute(d, launch.cwd) for d in config.additional_directories],
         prefer_resume=config.sessions.prefer_resume,
         terminal_auth=config.auth.terminal,

@@ -33,12 +33,24 @@ class AgentReport(msgspec.Struct, kw_only=True, frozen=True):
     routes: dict[str, agent_routes.CommandRoutes]
 
 
+class McpReport(msgspec.Struct, kw_only=True, frozen=True):
+    """The MCP servers every session is offered, as :checkhealth shows them."""
+
+    # The Neovim MCP server: its tools, and the address it connects back to ("": none, not offered).
+    enabled: bool
+    tools: list[str]
+    address: str
+    # The user's own servers (`opts.mcp.servers`, `opts.mcp_servers`): "name (transport)".
+    servers: list[str]
+
+
 class ConfigReport(msgspec.Struct, kw_only=True, frozen=True):
     """What :checkhealth acp_nvim shows of the configuration."""
 
     errors: list[str]
     default_agent: str | None
     agents: list[AgentReport]
+    mcp: McpReport | None = None
 
 
 class Settings:
@@ -111,7 +123,16 @@ class Settings:
                         },
                     )
                 )
-        return ConfigReport(errors=self.errors, default_agent=self.config.default_agent, agents=agents)
+        mcp = McpReport(
+            enabled=self.config.mcp.enabled,
+            tools=list(self.config.mcp.tools),
+            address=launch.neovim,
+            servers=[
+                f"{one.name} ({one.type})" for one in [*self.config.mcp_servers, *self.config.mcp.servers]
+            ],
+        )
+        default = self.config.default_agent
+        return ConfigReport(errors=self.errors, default_agent=default, agents=agents, mcp=mcp)
 
 
 def lua_defaults_json() -> str:

@@ -53,7 +53,7 @@ class Forks:
             self._port.notify(f"{name} cannot fork sessions (it does not offer session/fork)", WARN)
             return
         directories = self._sessions.directories(run, source.directories)
-        servers = self._sessions.mcp_servers(run, agent)
+        servers = self._sessions.mcp_servers(run, agent, source.cwd, directories)
         try:
             # What the agent replays before it answers is kept for the chat opened with the answer.
             with self._runs.expecting_session(), anyio.fail_after(SESSION_TIMEOUT):

@@ -21,6 +21,7 @@ import anyio
 
 from acp_nvim.app.auth import AuthAbandoned, AuthFlow
 from acp_nvim.app.chat.chats import Chats
+from acp_nvim.app.mcp import offer
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.sessions import extras
@@ -110,8 +111,15 @@ class SessionCommands:
         # What the client layer really sends: nothing unless the agent advertised the capability.
         return directories if _has(agent, "additional_directories") else []
 
-    def mcp_servers(self, run: AgentRun, agent: AgentConnection) -> list[s.McpServer]:
+    def mcp_servers(
+        self, run: AgentRun, agent: AgentConnection, cwd: str, directories: list[str]
+    ) -> list[s.McpServer]:
+        """The user's servers, after the Neovim MCP server of this session (its folders: `cwd`, `directories`)
+        when it is offered (`opts.mcp.enabled`)."""
         servers = [server.to_protocol() for server in run.spec.mcp_servers]
+        if run.spec.neovim_mcp is not None and all(server.name != offer.NAME for server in servers):
+            roots = self._sent_directories(agent, directories)
+            servers.insert(0, offer.server(run.spec.neovim_mcp, cwd, roots))
         left_out = agent.mcp_left_out(servers)
         if left_out:
             self._port.notify(
@@ -131,7 +139,7 @@ class SessionCommands:
         async def create(agent: AgentConnection) -> s.NewSessionResponse:
             nonlocal servers
             if servers is None:
-                servers = self.mcp_servers(run, agent)
+                servers = self.mcp_servers(run, agent, cwd, directories)
             with anyio.fail_after(SESSION_TIMEOUT):
                 return await agent.new_session(cwd, servers, directories)
 
@@ -258,7 +266,7 @@ class SessionCommands:
             return None
         cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
         directories = self.directories(run, info.additional_directories)
-        servers = self.mcp_servers(run, agent)
+        servers = self.mcp_servers(run, agent, cwd, directories)
         session = self._chats.open(
             run, session_id, cwd, self._sent_directories(agent, directories), info.title
         )
@@ -344,7 +352,7 @@ class SessionCommands:
         if session_id in self._runs.sessions:
             return None  # opened again meanwhile (:AcpSessions)
         directories = self.directories(run, old.directories)
-        servers = self.mcp_servers(run, agent)
+        servers = self.mcp_servers(run, agent, old.cwd, directories)
         sent = self._sent_directories(agent, directories)
         if mode == "resume":
             old.directories = sent

@@ -13,6 +13,7 @@ return {
   ["acp_nvim.editor.fs.disk_watch"] = { "unwatch", "watch" },
   ["acp_nvim.editor.fs.follow_disk"] = { "apply" },
   ["acp_nvim.editor.fs.view"] = { "forget" },
+  ["acp_nvim.editor.mcp"] = { "buffers", "cancel", "diagnostics", "lsp", "selection" },
   ["acp_nvim.editor.review.notes"] = { "drop", "quickfix", "show" },
   ["acp_nvim.editor.terminal"] = { "create", "kill", "kill_many", "output", "release", "wait_for_exit" },
   ["acp_nvim.host"] = { "bootstrapped" },

@@ -118,6 +118,8 @@ local function bootstrap_options()
     cache = vim.fn.stdpath("cache"),
     -- The checkpoints' snapshots.
     state = vim.fn.stdpath("state"),
+    -- Where the Neovim MCP server each session offers connects back (`python -m acp_nvim mcp`).
+    servername = vim.v.servername,
   }
 end
 

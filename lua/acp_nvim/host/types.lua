@@ -39,6 +39,7 @@
 ---@field data? string|nil
 ---@field cache? string|nil
 ---@field state? string|nil
+---@field servername? string|nil
 
 ---@class acp.ChatInfo
 ---@field agent string
