@@ -312,6 +312,32 @@ def test_an_edit_reported_after_the_write_is_merged_with_the_text_kept_at_turn_s
     assert [n for n in nvim.notes() if "unsaved" in n["msg"] or "conflict" in n["msg"]] == []
 
 
+def test_a_follow_queued_before_the_turn_ends_keeps_the_turns_base(nvim: Nvim, project: Path) -> None:
+    """The follow of a tool call that completed just before its turn ended runs on a later tick, after the
+    turn's end took the watch down: it merges on the base of its turn, not "left as it is" for want of one
+    (the late-edit test above lost it 9 runs in 10 once the turn's end carried one Lua call more)."""
+    f = project / "b.py"
+    f.write_text(ORIGINAL)
+    buf = open_file(nvim, f)
+    nvim.api.current.buffer[1] = "USER 2"
+    nvim.lua(
+        "local watch = require('acp_nvim.editor.fs.disk_watch')\n"
+        "watch.before_prompt()\n"
+        "watch.watch('s1', { select(1, ...) }, os.time() - 1)",
+        str(project),
+    )
+    f.write_text(edited((49, "line 1")))
+    # As the host sends them at a turn's end: the completed call's follow, then the watch's end, in one call.
+    nvim.lua(
+        "require('acp_nvim.editor.fs.follow_disk').apply('s1', 'call-1', { { path = select(1, ...) } })\n"
+        "require('acp_nvim.editor.fs.disk_watch').unwatch('s1', true)",
+        str(f),
+    )
+    wait_line(nvim, buf, 49, "line 1")
+    assert lines(nvim, buf) == edited((1, "USER 2"), (49, "line 1")).splitlines()
+    assert [n for n in nvim.notes() if "unsaved" in n["msg"] or "conflict" in n["msg"]] == []
+
+
 def test_follow_shows_the_file_the_agent_edited_on_disk(nvim: Nvim, agent: Scripted, project: Path) -> None:
     f = project / "shown.txt"
     f.write_text(ORIGINAL)

@@ -36,6 +36,13 @@ function M.base(buf)
   return bases[buf]
 end
 
+--- The bases as they are now, the table itself: a follow queued before its turn ended (`follow_disk.lua`
+--- follows on later ticks) keeps its turn's bases, which `M.unwatch` leaves behind when the last watch ends.
+---@return table<integer, string[]>
+function M.current_bases()
+  return bases
+end
+
 --- The disk's lines now, after a merge: the base of the next edit no tool call names.
 ---@param buf integer
 ---@param lines string[]

@@ -177,7 +177,8 @@ end
 ---@param tool_call_id string?
 ---@param file acp_nvim.DiskEdit
 ---@param index acp_nvim.BufferIndex the loaded buffers, kept up to date by the follows of this slice
-local function follow_one(session_id, tool_call_id, file, index)
+---@param bases table<integer, string[]> the turn's bases (`disk_watch.current_bases` when it was queued)
+local function follow_one(session_id, tool_call_id, file, index, bases)
   local real = opt(file.real)
   real = (real == nil or real == "") and file.path or real
   local now = uv.fs_realpath(file.path)
@@ -214,7 +215,7 @@ local function follow_one(session_id, tool_call_id, file, index)
     follow_clean(buf, session_id, tool_call_id, theirs, eol == true, read_as)
     return
   end
-  local base = watch.base(buf)
+  local base = bases[buf]
   if file.known then
     base = file.absent and {} or text.split_lines(file.before or "")
   end
@@ -230,6 +231,8 @@ M.slice_ns = 8e6
 ---@field file acp_nvim.DiskEdit
 ---@field real string the file's real path (`path_of.identity`): an `fs/*` request names it so
 ---@field done boolean? followed ahead of its turn, by `M.settle`
+---@field bases table<integer, string[]> the disk's lines before the agent, of the turn that queued it: the
+--- turn's end (its watch's) may come before the follow
 
 --- The files still to follow, in order: `queue[first]` .. `queue[last]`.
 ---@type table<integer, acp_nvim.DiskFollow>
@@ -251,7 +254,7 @@ local function follow_item(item, index)
   if pending[item.real] == 0 then
     pending[item.real] = nil
   end
-  local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index)
+  local ok, e = pcall(follow_one, item.session_id, item.tool_call_id, file, index, item.bases)
   if not ok then
     notify.error(("cannot follow the agent's edit of %s: %s"):format(tostring(file.path), tostring(e)))
   end
@@ -323,7 +326,13 @@ function M.apply(session_id, tool_call_id, files)
     file.before = opt(file.before)
     last = last + 1
     local real = path_of.identity(file.path)
-    queue[last] = { session_id = session_id, tool_call_id = call, file = file, real = real }
+    queue[last] = {
+      session_id = session_id,
+      tool_call_id = call,
+      file = file,
+      real = real,
+      bases = watch.current_bases(),
+    }
     pending[real] = (pending[real] or 0) + 1
   end
   if not scheduled then
