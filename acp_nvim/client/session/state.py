@@ -9,6 +9,7 @@ usage.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import msgspec
@@ -217,6 +218,9 @@ class SessionState(UnstableTranscript):
         each in turn."""
         run: list[str] = []
         streaming = self._continued()
+        if streaming is not None and self._goes_on(streaming, chunks):
+            self._append_run(streaming, list(map(_TEXT, map(_CONTENT, chunks))))
+            return
         for update in chunks:
             block = update.content
             message_id = update.message_id
@@ -235,6 +239,18 @@ class SessionState(UnstableTranscript):
             streaming = self._continued()
         if streaming is not None and run:
             self._append_run(streaming, run)
+
+    @staticmethod
+    def _goes_on(streaming: MessageItem, chunks: Sequence[ChunkUpdate]) -> bool:
+        """Whether all of `chunks` go on with the message being streamed: told by C-level loops, not a Python
+        test per chunk (the loop of `apply_chunks` takes the same ones)."""
+        kinds = set(map(type, chunks))
+        return (
+            len(kinds) == 1
+            and _ROLE_OF[next(iter(kinds))] == streaming.role
+            and set(map(type, map(_CONTENT, chunks))) == {s.ContentBlockText}
+            and set(map(_MESSAGE_ID, chunks)) <= {None, streaming.message_id}
+        )
 
     def _continued(self) -> MessageItem | None:
         """The message the agent's next chunks of its role go on with (never a prompt typed here)."""
@@ -373,6 +389,9 @@ class SessionState(UnstableTranscript):
 ChunkUpdate = (
     s.SessionUpdateAgentMessageChunk | s.SessionUpdateAgentThoughtChunk | s.SessionUpdateUserMessageChunk
 )
+_CONTENT = operator.attrgetter("content")
+_TEXT = operator.attrgetter("text")
+_MESSAGE_ID = operator.attrgetter("message_id")
 _ROLE_OF: dict[type[ChunkUpdate], MessageRole] = {
     s.SessionUpdateAgentMessageChunk: "agent",
     s.SessionUpdateAgentThoughtChunk: "thought",
