@@ -89,7 +89,7 @@ class RenderingEditor(HeadlessEditor):
             return
         updates = list(map(operator.attrgetter("update"), notifications))
         if set(map(type, updates)) <= CHUNKS:
-            self.state.apply_chunks(updates)  # type: ignore[arg-type]
+            self.state.apply_chunks(updates)
         else:
             for update in updates:
                 self.state.apply(update)
