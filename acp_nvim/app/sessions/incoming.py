@@ -64,14 +64,13 @@ class Incoming:
         applied in one call, and its chat told once."""
         sessions = self._runs.sessions
         session: ChatSession | None = None
-        if len(set(map(_SESSION_ID, notifications))) == 1:
-            # The stream's bulk: a read of one open session's message chunks, looked at in C-level loops.
+        # The stream's bulk: a read of one open session's message chunks, told by C-level loops.
+        updates = list(map(_UPDATE, notifications))
+        if set(map(type, updates)) <= CHUNKS and len(set(map(_SESSION_ID, notifications))) == 1:
             session = sessions.get(notifications[0].session_id)
-            updates = list(map(_UPDATE, notifications))
-            if session is not None and set(map(type, updates)) <= CHUNKS:
+            if session is not None:
                 self._stream(session, updates)
                 return
-            session = None
         chunks: list[ChunkUpdate] = []
         for notification in notifications:
             update = notification.update

@@ -218,7 +218,7 @@ class SessionState(UnstableTranscript):
         each in turn."""
         run: list[str] = []
         streaming = self._continued()
-        if streaming is not None and self._goes_on(streaming, chunks):
+        if streaming is not None and len(chunks) > _SHORT_RUN and self._goes_on(streaming, chunks):
             self._append_run(streaming, list(map(_TEXT, map(_CONTENT, chunks))))
             return
         for update in chunks:
@@ -242,8 +242,7 @@ class SessionState(UnstableTranscript):
 
     @staticmethod
     def _goes_on(streaming: MessageItem, chunks: Sequence[ChunkUpdate]) -> bool:
-        """Whether all of `chunks` go on with the message being streamed: told by C-level loops, not a Python
-        test per chunk (the loop of `apply_chunks` takes the same ones)."""
+        """Whether all of `chunks` go on with the streamed message (as `apply_chunks`'s loop tells), in C."""
         kinds = set(map(type, chunks))
         return (
             len(kinds) == 1
@@ -389,6 +388,8 @@ class SessionState(UnstableTranscript):
 ChunkUpdate = (
     s.SessionUpdateAgentMessageChunk | s.SessionUpdateAgentThoughtChunk | s.SessionUpdateUserMessageChunk
 )
+# A short run (between tool calls) costs less in `apply_chunks`'s loop than the sets that would tell it.
+_SHORT_RUN = 32
 _CONTENT = operator.attrgetter("content")
 _TEXT = operator.attrgetter("text")
 _MESSAGE_ID = operator.attrgetter("message_id")
