@@ -259,9 +259,11 @@ def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> N
             judged,
         )
         if not case.ui:
+            # The turn's own costs (the prompt, its end) spread over 10,000 updates add ~0.7 us to each.
+            bound = 1.5 if case.count == config.size(100_000, 1_000) else 3.0
             result.judge(
-                f"{label}: host CPU per streamed update at most 3 us ({per_update_us:.2f} us)",
-                per_update_us <= 3.0,
+                f"{label}: host CPU per streamed update at most {bound:g} us ({per_update_us:.2f} us)",
+                per_update_us <= bound,
                 judged,
             )
     if case.show == "words" and not case.ui and floors:
