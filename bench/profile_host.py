@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import operator
 import os
 import pstats
 import time
@@ -87,9 +86,9 @@ class RenderingEditor(HeadlessEditor):
     def session_updates(self, notifications: list[u.SessionNotification]) -> None:
         if self.state is None or self.renderer is None:
             return
-        updates = list(map(operator.attrgetter("update"), notifications))
-        if set(map(type, updates)) <= CHUNKS:
-            self.state.apply_chunks(updates)
+        updates = [notification.update for notification in notifications]
+        if all(type(update) in CHUNKS for update in updates):
+            self.state.apply_chunks(updates)  # type: ignore[arg-type]
         else:
             for update in updates:
                 self.state.apply(update)

@@ -5,7 +5,6 @@ the methods we advertised are served, and only for the sessions this client open
 from __future__ import annotations
 
 import logging
-import operator
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -32,10 +31,6 @@ T = TypeVar("T")
 # A handler of the table: each takes its own route's params type, which typing cannot tie to the route's entry
 # in a table of them all (as with `NotificationRoute`): the route decodes that type, the handler takes it.
 Handler = Callable[[Any], Awaitable[object]]
-
-
-_UPDATE = operator.attrgetter("update")
-_SESSION_ID = operator.attrgetter("session_id")
 
 
 class SessionUpdateLine(RoutedNotification, kw_only=True, gc=False):
@@ -193,20 +188,18 @@ class Dispatcher:
         return None
 
     def _session_updates(self, notifications: list[u.SessionNotification]) -> None:
-        # C-level loops over the updates (hundreds per read in a stream), Python only for a subagent's.
-        if u.SessionUpdateSubagentUpdate in set(map(type, map(_UPDATE, notifications))):
-            for notification in notifications:
-                update = notification.update
-                # A subagent announced on its parent, before any of its own traffic (the protocol's rule):
-                # from now on it is known, and its requests are answered.
-                if (
-                    type(update) is u.SessionUpdateSubagentUpdate
-                    and update.session_id not in self.sessions
-                    and notification.session_id in self.sessions
-                ):
-                    self.sessions.add(update.session_id)
-                    self.parents[update.session_id] = notification.session_id
-        if not self._opening and not set(map(_SESSION_ID, notifications)) <= self.sessions:
+        for notification in notifications:
+            update = notification.update
+            # A subagent announced on its parent, before any of its own traffic (the protocol's rule): from
+            # now on it is known, and its requests are answered.
+            if (
+                type(update) is u.SessionUpdateSubagentUpdate
+                and update.session_id not in self.sessions
+                and notification.session_id in self.sessions
+            ):
+                self.sessions.add(update.session_id)
+                self.parents[update.session_id] = notification.session_id
+        if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
             notifications = [n for n in notifications if self._known_session(n.session_id)]
         if notifications:
             self.editor.session_updates(notifications)

@@ -60,14 +60,10 @@ class LineSplitter:
                 # The first piece ends the line held from earlier chunks.
                 self._grow(pieces[0])
                 self._end_line(out)
-                pieces = pieces[1:]
+                pieces[0] = b""
             if len(data) <= self.max_size and b"\r" not in data:
-                # Common case: no line here can be over the cap, none ends in "\r": keep the non-blank ones,
-                # told by C-level loops when there is none (a stream's reads).
-                if all(pieces) and not any(map(bytes.isspace, pieces)):
-                    out += pieces
-                else:
-                    out += [line for line in pieces if line and not line.isspace()]
+                # Common case: no line here can be over the cap, none ends in "\r": keep the non-blank ones.
+                out += [line for line in pieces if line and not line.isspace()]
             else:
                 for line in pieces:
                     self._emit(out, line)

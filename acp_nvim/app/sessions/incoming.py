@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import operator
 
 from acp_nvim.app import attention
 from acp_nvim.app.edits import EditFollower
@@ -31,8 +30,6 @@ STATUS_UPDATES = (
 )
 # The stream's bulk, which concerns neither the status nor the edit follower: one set lookup decides that,
 # instead of six type checks per streamed chunk. Its types are `ChunkUpdate`'s (what the ignores below say).
-_SESSION_ID = operator.attrgetter("session_id")
-_UPDATE = operator.attrgetter("update")
 CHUNKS = frozenset(
     (
         s.SessionUpdateAgentMessageChunk,
@@ -64,13 +61,6 @@ class Incoming:
         applied in one call, and its chat told once."""
         sessions = self._runs.sessions
         session: ChatSession | None = None
-        # The stream's bulk: a read of one open session's message chunks, told by C-level loops.
-        updates = list(map(_UPDATE, notifications))
-        if set(map(type, updates)) <= CHUNKS and len(set(map(_SESSION_ID, notifications))) == 1:
-            session = sessions.get(notifications[0].session_id)
-            if session is not None:
-                self._stream(session, updates)
-                return
         chunks: list[ChunkUpdate] = []
         for notification in notifications:
             update = notification.update

@@ -9,7 +9,6 @@ usage.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 import msgspec
@@ -218,9 +217,6 @@ class SessionState(UnstableTranscript):
         each in turn."""
         run: list[str] = []
         streaming = self._continued()
-        if streaming is not None and len(chunks) > _SHORT_RUN and self._goes_on(streaming, chunks):
-            self._append_run(streaming, list(map(_TEXT, map(_CONTENT, chunks))))
-            return
         for update in chunks:
             block = update.content
             message_id = update.message_id
@@ -239,17 +235,6 @@ class SessionState(UnstableTranscript):
             streaming = self._continued()
         if streaming is not None and run:
             self._append_run(streaming, run)
-
-    @staticmethod
-    def _goes_on(streaming: MessageItem, chunks: Sequence[ChunkUpdate]) -> bool:
-        """Whether all of `chunks` go on with the streamed message (as `apply_chunks`'s loop tells), in C."""
-        kinds = set(map(type, chunks))
-        return (
-            len(kinds) == 1
-            and _ROLE_OF[next(iter(kinds))] == streaming.role
-            and set(map(type, map(_CONTENT, chunks))) == {s.ContentBlockText}
-            and set(map(_MESSAGE_ID, chunks)) <= {None, streaming.message_id}
-        )
 
     def _continued(self) -> MessageItem | None:
         """The message the agent's next chunks of its role go on with (never a prompt typed here)."""
@@ -388,11 +373,6 @@ class SessionState(UnstableTranscript):
 ChunkUpdate = (
     s.SessionUpdateAgentMessageChunk | s.SessionUpdateAgentThoughtChunk | s.SessionUpdateUserMessageChunk
 )
-# A short run (between tool calls) costs less in `apply_chunks`'s loop than the sets that would tell it.
-_SHORT_RUN = 32
-_CONTENT = operator.attrgetter("content")
-_TEXT = operator.attrgetter("text")
-_MESSAGE_ID = operator.attrgetter("message_id")
 _ROLE_OF: dict[type[ChunkUpdate], MessageRole] = {
     s.SessionUpdateAgentMessageChunk: "agent",
     s.SessionUpdateAgentThoughtChunk: "thought",

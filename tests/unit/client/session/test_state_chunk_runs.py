@@ -114,14 +114,10 @@ def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]
 
 
 @settings(max_examples=300, deadline=None)
-@given(steps, st.sampled_from([0, session_module._SHORT_RUN]))
-def test_chunks_applied_in_runs_give_the_transcript_and_changes_of_one_by_one(
-    steps: list[Any], short_run: int
-) -> None:
-    # Small bounds, so that the cut of a message (and its moves, what is hidden past it) is reached; runs of
-    # any length told by the C-level test (`_goes_on`) or by the loop.
+@given(steps)
+def test_chunks_applied_in_runs_give_the_transcript_and_changes_of_one_by_one(steps: list[Any]) -> None:
+    # Small bounds, so that the cut of a message (and its moves, what is hidden past it) is reached.
     with (
-        mock.patch.object(session_module, "_SHORT_RUN", short_run),
         mock.patch.object(session_module, "HEAD_CHARS", 30),
         mock.patch.object(transcript_module, "HEAD_CHARS", 30),
         mock.patch.object(message_cut, "TAIL_CHARS", 8),
