@@ -111,6 +111,16 @@ def prose(session_id: str, count: int) -> list[bytes]:
     return _text_updates(session_id, "agent_message_chunk", texts)
 
 
+def big_text(session_id: str, mib: int) -> list[bytes]:
+    """`bigtext N`: one message of N MiB, in chunks of 64 KiB of 80-character lines (the host's memory
+    after such a chat is closed is measured by bench/memory.py); it ends with `final_text`'s words."""
+    line = "x" * 79 + "\n"
+    chunk = line * (64 * 1024 // len(line))
+    count = max(1, mib * 16)
+    texts = [chunk] * (count - 1) + [chunk + final_text("bigtext", mib)]
+    return _text_updates(session_id, "agent_message_chunk", texts)
+
+
 def final_text(show: str, count: int) -> str:
     """The text of the last update of a show: what a client waits for to know it rendered everything."""
     if show == "mix":
@@ -554,9 +564,13 @@ def main() -> None:
                 SHOWS[show](session_id, args)
             else:
                 received = time.monotonic_ns()
-                builder = {"mix": mix, "history": history, "prose": prose, "mdwords": markdown_words}.get(
-                    show, words
-                )
+                builder = {
+                    "mix": mix,
+                    "history": history,
+                    "prose": prose,
+                    "mdwords": markdown_words,
+                    "bigtext": big_text,
+                }.get(show, words)
                 lines = builder(session_id, int(args[0]) if args else 10000)
                 first_sent = time.monotonic_ns()
                 _write(lines)

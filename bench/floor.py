@@ -22,7 +22,7 @@ from acp_nvim.client.agent.process import AgentCommand
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
-from bench.harness import BENCH, FLOOD_AGENT, NS_PER_S, NVIM, task_cpu_seconds, wait_until
+from bench.harness import BENCH, FLOOD_AGENT, NS_PER_S, NVIM, flood_agent_pid, task_cpu_seconds, wait_until
 
 LUA_FLOOR = BENCH / "lua_floor.lua"
 
@@ -123,6 +123,8 @@ class LuaRun:
     seconds: float
     first: float
     cpu: float
+    # The flood agent's own CPU time over the turn (s; 0 when it could not be found).
+    agent_cpu: float = 0.0
 
 
 class LuaFloor:
@@ -146,15 +148,20 @@ class LuaFloor:
     def stream(self, text: str, needle: str, timeout: float = 120.0) -> LuaRun:
         """Seconds from the prompt to its last words in the buffer, and to its first ones; Neovim's CPU time
         over the turn."""
-        cpu = task_cpu_seconds(self.pid)
+        agent = flood_agent_pid(self.pid)
+        cpu, agent_cpu = task_cpu_seconds(self.pid), task_cpu_seconds(agent) if agent else 0.0
         self.api.exec_lua("acp_floor.prompt(...)", text, needle)
         wait_until(lambda: self.api.exec_lua("return acp_floor.ended"), timeout, f"{needle!r} in the floor")
         cpu = task_cpu_seconds(self.pid) - cpu
+        agent_cpu = task_cpu_seconds(agent) - agent_cpu if agent else 0.0
         record = self.api.exec_lua("return acp_floor.record()")
         if not record.get("t_done"):
             raise RuntimeError(f"the Lua floor never showed {needle!r}")
         return LuaRun(
-            (record["t_done"] - record["t0"]) / NS_PER_S, (record["t_first"] - record["t0"]) / NS_PER_S, cpu
+            (record["t_done"] - record["t0"]) / NS_PER_S,
+            (record["t_first"] - record["t0"]) / NS_PER_S,
+            cpu,
+            agent_cpu,
         )
 
     def close(self) -> None:

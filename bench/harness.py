@@ -142,6 +142,24 @@ def task_cpu_seconds(pid: int) -> float:
     return total / NS_PER_S
 
 
+def flood_agent_pid(parent: int) -> int | None:
+    """The flood agent a process started (the host's, the Lua floor's Neovim's): its child whose command line
+    names flood_agent.py, from /proc/PID/task/*/children; None off Linux or when there is none."""
+    try:
+        children = [
+            int(pid)
+            for task in os.listdir(f"/proc/{parent}/task")
+            for pid in Path(f"/proc/{parent}/task/{task}/children").read_text().split()
+        ]
+    except OSError:
+        return None
+    for child in children:
+        with contextlib.suppress(OSError):
+            if b"flood_agent" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return child
+    return None
+
+
 def mib(kib: int | None) -> str:
     return "n/a" if kib is None else f"{kib / 1024:.1f} MiB"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import bursts, floor
+from bench import memory as memory_bench
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
 from bench.checkpoints import checkpoints
@@ -585,6 +586,7 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "tool_output": tool_output,
     "follow": disk_follow,
     "big_chat": big_chat,
+    "memory": memory_bench.memory,
     "highlight_burst": highlight_burst,
     "checkpoints": checkpoints,
     "watch_burst": bursts.watch,

@@ -14,6 +14,7 @@ import msgspec
 
 from acp_nvim.app.auth import AuthFlow
 from acp_nvim.app.chat.chats import Chats
+from acp_nvim.app.memory import release_memory
 from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
 from acp_nvim.app.sessions.extras import ACTIONS, Action
@@ -116,6 +117,11 @@ class Commands:
 
     async def close_session(self, session_id: str) -> None:
         """The chat was closed (its buffer wiped or deleted): session/close when the agent supports it."""
+        await self._close_session(session_id)
+        # Once the session's last reference here is gone: a long chat's memory goes back to the system.
+        release_memory()
+
+    async def _close_session(self, session_id: str) -> None:
         session = self._runs.sessions.get(session_id)
         if session is None:
             # A chat whose agent had stopped or died: it is not to be reopened by :AcpRestart any more.

@@ -41,7 +41,9 @@ from .wire import (
     RequestHandler,
     RequestId,
     describe,
+    is_utf8,
     preview,
+    route_leading,
     usable_id,
 )
 
@@ -264,9 +266,18 @@ class Connection:
         route = self._route
         # A per-line hook sees each line as it is handled: the ordinary path, one line at a time.
         decode = route.decoder.decode if route is not None and self._hooks.on_message is None else None
+        start = 0
+        if decode is not None and not self._splitter.oversized:
+            leading = route_leading(decode, cast(list[bytes], items))
+            if leading:
+                self._handle_routed(leading)
+                start = len(leading)
+            if start == len(items):
+                return
+            items = items[start:] if start else items
         routed: list[object] = []
         for item in items:
-            if decode is not None and type(item) is bytes and (item.isascii() or _is_utf8(item)):
+            if decode is not None and type(item) is bytes and (item.isascii() or is_utf8(item)):
                 try:
                     line = decode(item)
                 except Exception:
@@ -302,7 +313,7 @@ class Connection:
             return None
         if self._hooks.on_message is not None:
             self._hooks.line_read_or_sent("in", item)
-        if not item.isascii() and not _is_utf8(item):
+        if not item.isascii() and not is_utf8(item):
             self._bad.not_utf8(item)
             return None
         try:
@@ -357,13 +368,3 @@ class Connection:
             )
         else:
             logger.error("handler for the %s notification failed", method, exc_info=exc)
-
-
-def _is_utf8(line: bytes) -> bool:
-    """For a line that is not ASCII: whether its bytes are UTF-8 (JSON text must be; msgspec checks only the
-    strings it keeps, not what it skips)."""
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

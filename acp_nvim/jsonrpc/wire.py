@@ -4,6 +4,8 @@ outgoing shapes, the hooks' types, and the short previews of a line that logs an
 
 from __future__ import annotations
 
+import contextlib
+import operator
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeAlias, get_args, get_origin
 
@@ -139,6 +141,36 @@ class OutError(msgspec.Struct):
     jsonrpc: str
     id: RequestId
     error: OutErrorBody
+
+
+_ID = operator.attrgetter("id")
+_PARAMS = operator.attrgetter("params")
+
+
+def route_leading(decode: Callable[[bytes], RoutedNotification], lines: list[bytes]) -> list[object]:
+    """The params of a read's leading lines of a route (all of them, read after read, in a stream), decoded
+    with no Python work per line: C-level loops over the lines, one decode each. The rest, from the first line
+    the route refuses (a response, a request, a bad line), take the per-line path, which says why; so do all
+    of them when one of these is a request (a method of the route, with an id) or not UTF-8."""
+    if not (all(map(bytes.isascii, lines)) or all(map(is_utf8, lines))):
+        return []
+    decoded: list[RoutedNotification] = []
+    # `extend` keeps what was decoded before a line that fails: those are not decoded twice.
+    with contextlib.suppress(Exception):
+        decoded.extend(map(decode, lines))
+    if not decoded or len(set(map(_ID, decoded))) != 1 or decoded[0].id is not UNSET:
+        return []
+    return list(map(_PARAMS, decoded))
+
+
+def is_utf8(line: bytes) -> bool:
+    """For a line that is not ASCII: whether its bytes are UTF-8 (JSON text must be; msgspec checks only the
+    strings it keeps, not what it skips)."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def preview(line: bytes) -> str:

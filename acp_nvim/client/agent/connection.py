@@ -86,57 +86,64 @@ class AgentConnection(AgentCalls):
         on_protocol_error: Callable[[str], None] | None,
         on_trouble: TroubleSink | None,
     ) -> AsyncIterator[AgentConnection]:
-        async with anyio.create_task_group() as tasks:
-            process = await AgentProcess.spawn(command, tasks)
-            diagnostics = Diagnostics(command.name, on_trouble or _no_trouble_sink)
-            try:
-                dispatcher = Dispatcher(editor, diagnostics)
+        spawned: list[AgentProcess] = []
+        try:
+            async with anyio.create_task_group() as tasks:
+                process = await AgentProcess.spawn(command, tasks)
+                spawned.append(process)
+                diagnostics = Diagnostics(command.name, on_trouble or _no_trouble_sink)
+                try:
+                    dispatcher = Dispatcher(editor, diagnostics)
 
-                def protocol_error(message: str) -> None:
-                    diagnostics.protocol_error(message)
-                    if on_protocol_error is not None:
-                        on_protocol_error(message)
+                    def protocol_error(message: str) -> None:
+                        diagnostics.protocol_error(message)
+                        if on_protocol_error is not None:
+                            on_protocol_error(message)
 
-                async def closed_reason() -> str:
-                    # EOF usually comes a moment before the exit status: wait for it briefly so the user
-                    # sees the code and the stderr tail, not just "connection closed".
-                    with anyio.move_on_after(1.0):
-                        await process.wait()
-                    return process.exit_reason()
+                    async def closed_reason() -> str:
+                        # EOF usually comes a moment before the exit status: wait for it briefly so the user
+                        # sees the code and the stderr tail, not just "connection closed".
+                        with anyio.move_on_after(1.0):
+                            await process.wait()
+                        return process.exit_reason()
 
-                connection = Connection(
-                    process.stdout,
-                    process.stdin,
-                    on_request=dispatcher.on_request,
-                    on_notification=dispatcher.on_notification,
-                    route=dispatcher.route(),
-                    closed_reason=closed_reason,
-                    on_message=on_message,
-                    on_messages=on_messages,
-                    on_protocol_error=protocol_error,
-                    peer_name=f"agent {command.name}",
-                    cancel_method=m.CANCEL_REQUEST,
-                    max_message_size=(
-                        DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size
-                    ),
-                )
-                tasks.start_soon(connection.serve)
-                init, session_names = await initialize(
-                    connection, editor, client_info, handshake_timeout, command, process.stderr
-                )
-                agent = cls(process, connection, dispatcher, init, session_capability_names=session_names)
-                diagnostics.agent_name = agent.display_name
-                log.info(
-                    "initialized %s (protocol %d, capabilities %s)",
-                    agent.display_name,
-                    agent.protocol_version,
-                    codec.encode(agent.capabilities).decode(),
-                )
-                yield agent
-            finally:
-                diagnostics.flush()
-                await process.stop()
-                tasks.cancel_scope.cancel()
+                    connection = Connection(
+                        process.stdout,
+                        process.stdin,
+                        on_request=dispatcher.on_request,
+                        on_notification=dispatcher.on_notification,
+                        route=dispatcher.route(),
+                        closed_reason=closed_reason,
+                        on_message=on_message,
+                        on_messages=on_messages,
+                        on_protocol_error=protocol_error,
+                        peer_name=f"agent {command.name}",
+                        cancel_method=m.CANCEL_REQUEST,
+                        max_message_size=(
+                            DEFAULT_MAX_MESSAGE_SIZE if max_message_size is None else max_message_size
+                        ),
+                    )
+                    tasks.start_soon(connection.serve)
+                    init, session_names = await initialize(
+                        connection, editor, client_info, handshake_timeout, command, process.stderr
+                    )
+                    agent = cls(process, connection, dispatcher, init, session_capability_names=session_names)
+                    diagnostics.agent_name = agent.display_name
+                    log.info(
+                        "initialized %s (protocol %d, capabilities %s)",
+                        agent.display_name,
+                        agent.protocol_version,
+                        codec.encode(agent.capabilities).decode(),
+                    )
+                    yield agent
+                finally:
+                    diagnostics.flush()
+                    await process.stop()
+                    tasks.cancel_scope.cancel()
+        finally:
+            # Only now that the reading task is over: its fd must not be closed under a wait for it.
+            for process in spawned:
+                process.close_stdout()
 
 
 def _sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -19,7 +19,9 @@ from typing import Literal, TypeAlias
 
 import anyio
 import msgspec
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process, TaskGroup
+from anyio.abc import ByteSendStream, Process, TaskGroup
+
+from .pipe import PipeReader, open_pipe
 
 log = logging.getLogger("acp_nvim.process")
 agent_stderr_log = logging.getLogger("acp_nvim.agent_stderr")
@@ -164,8 +166,9 @@ class StderrTail:
 class AgentProcess:
     """A started agent process. Use `spawn`, then `stop` (always: it is what guarantees no orphans)."""
 
-    def __init__(self, process: Process, command: AgentCommand) -> None:
+    def __init__(self, process: Process, command: AgentCommand, stdout: PipeReader) -> None:
         self._process = process
+        self._stdout = stdout
         self.command = command
         self.pid: int = process.pid
         # start_new_session makes the agent the leader of a new process group whose id is its pid.
@@ -179,16 +182,25 @@ class AgentProcess:
         executable = shutil.which(command.command, path=env.get("PATH"))
         if executable is None:
             raise AgentNotFound(f"agent command not found: {command.command}")
+        read_fd, write_fd = open_pipe()
         try:
             process = await anyio.open_process(
                 [executable, *command.args],
                 cwd=command.cwd,
                 env=env,
                 start_new_session=True,
+                stdout=write_fd,
             )
         except OSError as err:
+            os.close(read_fd)
             raise AgentNotFound(f"cannot run agent {command.describe()}: {err.strerror or err}") from err
-        agent = cls(process, command)
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            # The child has its copy: ours would keep the pipe open past the agent's exit (no end of stream).
+            os.close(write_fd)
+        agent = cls(process, command, PipeReader(read_fd))
         log.info("started agent %s (pid %d)", command.describe(), agent.pid)
         _tell_observers("started", agent.pgid, command)
         task_group.start_soon(agent._drain_stderr)
@@ -201,9 +213,12 @@ class AgentProcess:
         return self._process.stdin
 
     @property
-    def stdout(self) -> ByteReceiveStream:
-        assert self._process.stdout is not None
-        return self._process.stdout
+    def stdout(self) -> PipeReader:
+        return self._stdout
+
+    def close_stdout(self) -> None:
+        """Once nothing reads it any more (the connection is over): the pipe's read end is released."""
+        self._stdout.close()
 
     @property
     def returncode(self) -> int | None:

@@ -244,8 +244,15 @@ class SessionState(UnstableTranscript):
     def _append_run(self, item: MessageItem, texts: list[str]) -> None:
         if item.cut is not None or item.size + sum(map(len, texts)) > HEAD_CHARS:
             # At the message's cut: clipped where chunk by chunk would clip it.
-            for text in texts:
-                self._append(item, text)
+            cut = item.cut
+            if cut is not None:
+                cut.whole.hold()
+            try:
+                for text in texts:
+                    self._append(item, text)
+            finally:
+                if cut is not None:
+                    cut.whole.release()
             return
         self._record_append(item, texts[0] if len(texts) == 1 else "".join(texts))
 

@@ -340,3 +340,25 @@ async def test_a_terminal_login_that_succeeds_is_logged_in_once_the_agent_reconn
             assert await app.auth.login(run, "tty")
     assert app.port.texts() == ["logged in to a (Terminal login); restarting it"]
     assert run.lifecycle.phase.shown == "ready"
+
+
+async def test_closing_a_chat_gives_its_memory_back_once_nothing_here_refers_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long chat's objects are collected and the C heap trimmed when it closes (bench/memory.py): not left
+    to a collection some time later, by which time glibc keeps the memory they held."""
+    import weakref
+
+    from acp_nvim.app import commands
+
+    app = App()
+    run, _first = await app.start("a", FakeAgent())
+    second = await app.sessions.new(run)
+    assert second is not None
+    state = weakref.ref(second.state)
+    session_id = second.session_id
+    del second
+    released: list[bool] = []
+    monkeypatch.setattr(commands, "release_memory", lambda: released.append(state() is None))
+    await app.commands.close_session(session_id)
+    assert released == [True]

@@ -925,3 +925,35 @@ async def test_a_handler_hitting_the_recursion_limit_answers_invalid_params() ->
 
 def json_key(value: object) -> str:
     return msgspec.json.encode(value).decode()
+
+
+async def test_a_route_s_lines_read_together_are_taken_as_one_by_one_whatever_follows_them() -> None:
+    """The leading lines of a read are decoded without Python work per line; from the first line the route
+    refuses, and in a read with a request of its method or a line that is not UTF-8, the per-line path:
+    the same lines handled, in the same order, with the same answers and reports."""
+    seen: list[object] = []
+    requested: list[str] = []
+
+    async def on_notification(method: str, params: msgspec.Raw | None) -> None:
+        seen.append((method, None if params is None else msgspec.json.decode(params)))
+
+    async def on_request(method: str, params: msgspec.Raw | None) -> object:
+        requested.append(method)
+        return "ok"
+
+    def handle(ticks: list[Tick]) -> None:
+        seen.extend(tick.n for tick in ticks)
+
+    route = NotificationRoute("tick", msgspec.json.Decoder(TickLine), handle)
+    async with running(on_request=on_request, on_notification=on_notification, route=route) as h:
+        bad_params = msgspec.json.encode({"jsonrpc": "2.0", "method": "tick", "params": {"n": "x"}}) + b"\n"
+        await h.wire.write(tick_lines(1, 2) + bad_params + tick_lines(3) + b'{"jsonrpc":"2.0","method":\n')
+        request = msgspec.json.encode({"jsonrpc": "2.0", "id": 9, "method": "tick", "params": {"n": 9}})
+        await h.wire.write(tick_lines(4) + request + b"\n" + tick_lines(5))
+        not_utf8 = b'{"jsonrpc":"2.0","method":"tock","params":"\xff"}\n'
+        await h.wire.write(tick_lines(6) + not_utf8 + tick_lines(7, 8))
+        await h.end_input_and_drain()
+    assert seen == [1, 2, ("tick", {"n": "x"}), 3, 4, 5, 6, 7, 8]
+    assert requested == ["tick"]
+    not_json, bad_utf8 = h.protocol_errors
+    assert "not JSON" in not_json and "UTF-8" in bad_utf8

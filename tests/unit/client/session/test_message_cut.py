@@ -34,3 +34,19 @@ def test_beginning_cut_and_end_add_up_to_the_whole_message(chunks: list[str]) ->
         assert whole.endswith(tail) and len(tail) <= 2 * 16
         assert len(item.text) + item.hidden + len(tail) == len(whole)
         assert Path(item.cut.whole.path).read_text() == whole
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab\né", max_size=12), max_size=12), st.integers(0, 40))
+def test_writes_held_then_released_give_the_file_of_writes_one_by_one(pieces: list[str], limit: int) -> None:
+    """Up to the file's limit and its note, whatever the pieces."""
+    with mock.patch.object(message_cut, "MAX_FILE_CHARS", limit):
+        one_by_one, held = message_cut.WholeMessage(), message_cut.WholeMessage()
+        held.hold()
+        for piece in pieces:
+            one_by_one.write(piece)
+            held.write(piece)
+        assert Path(held.path).read_text() == ""
+        held.release()
+        assert Path(held.path).read_text() == Path(one_by_one.path).read_text()
+        assert held.chars == one_by_one.chars

@@ -3,6 +3,7 @@ changes a renderer sees are those of applying each chunk in turn, however the ch
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -95,7 +96,16 @@ def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]
                 state.apply(update)
     frames.append(seen(state.take_changes()))
     items = [
-        (item.key, item.role, item.message_id, item.text, item.hidden, item.cut and item.cut.tail_text)
+        (
+            item.key,
+            item.role,
+            item.message_id,
+            item.text,
+            item.hidden,
+            item.cut and item.cut.tail_text,
+            # The whole message's file, written once per run.
+            item.cut and Path(item.cut.whole.path).read_text(),
+        )
         if isinstance(item, MessageItem)
         else item
         for item in state.items
@@ -123,3 +133,18 @@ def test_a_run_that_goes_on_with_the_streamed_message_is_one_append() -> None:
     changes = state.take_changes()
     assert changes.appended == {"1": ["lo world"]} and not changes.added
     assert [item.text for item in state.items if isinstance(item, MessageItem)] == ["Hello world"]
+
+
+def test_a_run_past_the_message_s_cut_is_one_write_to_its_file() -> None:
+    state = SessionState("s")
+    with (
+        mock.patch.object(session_module, "HEAD_CHARS", 4),
+        mock.patch.object(transcript_module, "HEAD_CHARS", 4),
+    ):
+        state.apply(chunk("agent_message_chunk", "Hello", None))
+        item = next(item for item in state.items if isinstance(item, MessageItem))
+        assert item.cut is not None
+        with mock.patch.object(message_cut.os, "write", wraps=message_cut.os.write) as write:
+            state.apply_chunks([chunk("agent_message_chunk", text, None) for text in (" wor", "ld", "!")])
+        assert write.call_count == 1
+        assert Path(item.cut.whole.path).read_text() == "Hello world!"

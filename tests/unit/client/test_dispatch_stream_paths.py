@@ -1,0 +1,83 @@
+"""The stream's fast path against the ordinary one (issue 31): every `session/update` kind, read in one block
+among message chunks (the route's C-level path: `route_leading`, then the dispatcher's type sets) and read
+through the per-line path (a connection with a per-line hook: envelope, then the typed decode of its params),
+reaches the editor as the same notifications, in the same order."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_nvim.client.agent.diagnostics import Diagnostics
+from acp_nvim.client.dispatch import Dispatcher
+from acp_nvim.client.editor import HeadlessEditor
+from acp_nvim.jsonrpc import Connection
+from acp_nvim.protocol import unstable as u
+from acp_nvim.protocol.methods import CANCEL_REQUEST
+from tests.unit.protocol.test_codec import UPDATES
+
+SESSION_ID = "s1"
+
+
+class RecordingEditor(HeadlessEditor):
+    def __init__(self) -> None:
+        self.updates: list[u.SessionNotification] = []
+
+    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
+        self.updates += notifications
+
+
+def line(update: dict[str, Any]) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": SESSION_ID, "update": update},
+    }
+    return json.dumps(message).encode() + b"\n"
+
+
+def chunk(text: str) -> bytes:
+    return line({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+
+def received(data: bytes, *, per_line: bool) -> list[u.SessionNotification]:
+    async def main() -> list[u.SessionNotification]:
+        agent_send, client_receive = anyio.create_memory_object_stream[bytes](math.inf)
+        client_send, _agent_receive = anyio.create_memory_object_stream[bytes](math.inf)
+        editor = RecordingEditor()
+        diagnostics = Diagnostics("paths", lambda _message: None, interval=0)
+        dispatcher = Dispatcher(editor, diagnostics)
+        dispatcher.sessions.add(SESSION_ID)
+        conn = Connection(
+            client_receive,
+            client_send,
+            on_request=dispatcher.on_request,
+            on_notification=dispatcher.on_notification,
+            route=dispatcher.route(),
+            # A per-line hook takes every line through the ordinary path, one at a time.
+            on_message=(lambda _direction, _line: None) if per_line else None,
+            cancel_method=CANCEL_REQUEST,
+        )
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(conn.serve)
+                await agent_send.send(data)
+                await agent_send.aclose()
+        return editor.updates
+
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize(("update", "_cls"), UPDATES, ids=[update["sessionUpdate"] for update, _ in UPDATES])
+def test_every_update_kind_reaches_the_editor_the_same_by_the_fast_path_and_the_ordinary_one(
+    update: dict[str, Any], _cls: type[Any]
+) -> None:
+    data = chunk("before ") + chunk("é ") + line(update) + chunk("after") + line(update)
+    fast, ordinary = received(data, per_line=False), received(data, per_line=True)
+    assert len(fast) == 5
+    assert fast == ordinary
+    assert [type(notification.update) for notification in fast][2] is _cls
