@@ -25,6 +25,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_nvim import __version__
 from acp_nvim.agents.demo_tour import DemoSession, Turn, TurnCancelled
 from acp_nvim.jsonrpc import Connection, InvalidParams, InvalidRequest, MethodNotFound
+from acp_nvim.jsonrpc.stdio import protocol_stdio
 from acp_nvim.protocol import PROTOCOL_VERSION, codec, schema
 from acp_nvim.protocol import methods as m
 
@@ -177,44 +178,6 @@ class DemoAgent:
         return codec.decode_result(raw, result_type)
 
 
-# --- stdio
-
-
-class StdinStream(ByteReceiveStream):
-    """Raw reads of a pipe fd in a worker thread: they return what is there, not wait for a full buffer."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        data = await anyio.to_thread.run_sync(os.read, self._fd, max_bytes, abandon_on_cancel=True)
-        if not data:
-            raise anyio.EndOfStream
-        return data
-
-    async def aclose(self) -> None:
-        pass
-
-
-class StdoutStream(ByteSendStream):
-    """Blocking writes in a worker thread, so a client that reads slowly never stalls the event loop."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-
-    async def send(self, item: bytes) -> None:
-        await anyio.to_thread.run_sync(self._write_all, item)
-
-    def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-
-    async def aclose(self) -> None:
-        pass
-
-
 async def serve(receive: ByteReceiveStream, send: ByteSendStream, delay: float) -> None:
     agent = DemoAgent(delay)
     agent.conn = Connection(
@@ -232,13 +195,9 @@ def main() -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s acp-nvim-demo %(levelname)s %(message)s"
     )
-    # Keep the protocol on a private copy of fd 1 and point fd 1 (and sys.stdout) at stderr, so a stray
-    # print or library write can never corrupt the JSON-RPC stream.
-    protocol_out = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    receive, send = protocol_stdio()
     try:
-        anyio.run(serve, StdinStream(0), StdoutStream(protocol_out), _delay_from_env())
+        anyio.run(serve, receive, send, _delay_from_env())
     except KeyboardInterrupt:
         return 130
     return 0

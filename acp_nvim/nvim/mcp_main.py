@@ -20,8 +20,9 @@ import anyio
 
 from acp_nvim import __version__
 from acp_nvim.app.mcp.tools import INSTRUCTIONS, TOOL_NAMES, NeovimTools
+from acp_nvim.jsonrpc.stdio import protocol_stdio
 from acp_nvim.mcp.messages import CallToolResult, Implementation, ToolError
-from acp_nvim.mcp.server import McpServer, protocol_stdio, serve
+from acp_nvim.mcp.server import McpServer, serve
 from acp_nvim.nvim.mcp_link import NeovimError, NeovimGone, NeovimLink, open_stream
 
 log = logging.getLogger("acp_nvim.mcp")
