@@ -17,6 +17,7 @@ from typing import Any
 from bench import bursts, floor
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
+from bench.chat_weight import insert_leave, lua_heap
 from bench.checkpoints import checkpoints
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
@@ -577,6 +578,8 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "streaming": streaming,
     "responsiveness": responsiveness,
     "replay": replay,
+    "insert_leave": insert_leave,
+    "lua_heap": lua_heap,
     "fs": fs,
     "terminal": terminal,
     "startup": startup,

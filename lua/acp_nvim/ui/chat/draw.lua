@@ -11,8 +11,7 @@ local config = require("acp_nvim.config")
 local denil = require("acp_nvim.editor.answer").opt
 local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
-local fold_level, folds_changed, item_folds =
-  chat_folds.fold_level, chat_folds.folds_changed, chat_folds.item_folds
+local item_folds = chat_folds.item_folds
 local ns_items, ns_hl, ns_loc, ns_term = state.ns_items, state.ns_hl, state.ns_loc, state.ns_term
 
 ---@class AcpDrawn
@@ -187,8 +186,8 @@ end
 function M.add_items(chat, items)
   local buf = chat.buf
   local lines, rows, drawns, folds = {}, {}, {}, {}
-  -- The new lines' fold levels, for 'foldexpr' while they are drawn (their items are recorded after).
-  local levels = {}
+  -- What makes the new items' folds, once their lines are there.
+  local fold_cmds = {}
   local was_empty = chat.empty
   local base = was_empty and 0 or api.nvim_buf_line_count(buf)
   for i, item in ipairs(items) do
@@ -198,20 +197,15 @@ function M.add_items(chat, items)
       lines[#lines + 1] = ""
     end
     folds[i] = item_folds(item, drawn)
-    for offset, line in ipairs(drawn.lines) do
+    if folds[i] ~= nil then
+      chat_folds.commands(fold_cmds, base + #lines, folds[i], #drawn.lines)
+    end
+    for _, line in ipairs(drawn.lines) do
       lines[#lines + 1] = line
-      if folds[i] ~= nil then
-        levels[#lines] = fold_level(folds[i], offset - 1)
-      end
     end
     drawns[i] = drawn
   end
-  chat.drawing = { base = base, levels = levels }
-  local ok, err = pcall(api.nvim_buf_set_lines, buf, base, was_empty and -1 or base, false, lines)
-  chat.drawing = nil
-  if not ok then
-    error(err, 0)
-  end
+  api.nvim_buf_set_lines(buf, base, was_empty and -1 or base, false, lines)
   chat.empty = false
   for i, item in ipairs(items) do
     local sep = not (was_empty and i == 1) and not item.tight
@@ -232,8 +226,8 @@ function M.add_items(chat, items)
   end
   -- Looked up while the lines were drawn, before their items were recorded.
   chat.item_at_cache = nil
-  if next(levels) ~= nil then
-    folds_changed(chat, base, base + #lines, true)
+  if fold_cmds[1] ~= nil then
+    chat_folds.add(chat, fold_cmds, base, base + #lines)
   end
 end
 
@@ -262,8 +256,8 @@ function M.replace(chat, item)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  -- The item is known while its lines change: 'foldexpr' finds its new folds as Neovim evaluates them.
   local had_folds = entry.folds ~= nil
+  local before = chat_folds.before(chat, body, entry.folds, last - body + 1)
   entry.folds = item_folds(item, drawn)
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
@@ -273,7 +267,7 @@ function M.replace(chat, item)
   end
   if had_folds or entry.folds ~= nil then
     -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
-    folds_changed(chat, body, body + #drawn.lines, not had_folds)
+    chat_folds.after(chat, before, body, entry.folds, #drawn.lines, not had_folds)
   end
 end
 
@@ -286,17 +280,22 @@ function M.append_text(chat, id, text)
     return
   end
   local buf = chat.buf
-  local _, last = item_range(chat, entry)
+  local first, last = item_range(chat, entry)
   -- The line's length from byte offsets, not by reading it: one streamed paragraph can be a line of
   -- hundreds of KB, copied into Lua on every frame only to be measured.
   local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
+  local body = first + (entry.sep and 1 or 0)
+  local before = entry.folds ~= nil
+    and #parts > 1
+    and chat_folds.before(chat, body, entry.folds, last - body + 1)
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
   if #parts == 1 and width + #text > config.options.chat.long_line_bytes then
     chat.long_line = true
   end
-  if entry.folds ~= nil then
-    folds_changed(chat, last, last + #parts, false)
+  if before then
+    -- New lines below a fold's last line are not in it: the item's folds are made again, to its new end.
+    chat_folds.after(chat, before, body, entry.folds, last + #parts - body, false)
   end
   if entry.kind == "thought" then
     local end_row = last + #parts - 1

@@ -3,7 +3,7 @@
 -- every other name is looked up in the part that owns it, by job, each requiring only those below it:
 --   state.lua   the chats, the current one, the namespaces (requires no part)
 --   items.lua   where each item's lines are (an extmark on its first line)
---   folds.lua   the fold levels the host gives an item's lines, 'foldexpr' and 'foldtext'
+--   folds.lua   the fold levels the host gives an item's lines made manual folds; 'foldtext'
 --   draw.lua    an item drawn, replaced, appended to; the header
 --   drain.lua   the queued ops applied in budgeted slices per main-loop tick
 --   window.lua  the chat and prompt windows opened; an item scrolled to
@@ -35,7 +35,6 @@ local owners = {
   chat_of_buf = state,
   item_at = items,
   item_range = items,
-  folds_changed = folds,
   foldexpr = folds,
   foldtext = folds,
   _replace = draw,
@@ -75,6 +74,7 @@ function M.reset(session_id, info)
   vim.bo[buf].modifiable = false
   -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
   api.nvim_buf_clear_namespace(buf, -1, 0, -1)
+  folds.clear(chat)
   chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
   chat.empty = true
   chat.item_at_cache = nil

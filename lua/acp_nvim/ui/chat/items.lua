@@ -24,13 +24,13 @@ end
 
 --- The item whose lines hold `row` (0-based) and its first row. A binary search over `chat.order` (items are
 --- in buffer order) with one extmark lookup by id per step: a backward `nvim_buf_get_extmarks` scan walks
---- every mark before the row in Neovim 0.11 (about 1 ms on a 10,000-update chat), and 'foldexpr' runs it for
---- each changed line.
+--- every mark before the row in Neovim 0.11 (about 1 ms on a 10,000-update chat), and the highlighter and the
+--- keys run it often.
 ---@param chat AcpChat
 ---@param row integer
 ---@return AcpChatItem|nil, integer
 function M.item_at(chat, row)
-  -- 'foldexpr' asks for the changed lines one after the other: the last answer usually still holds.
+  -- Rows are asked for one after the other: the last answer usually still holds.
   local tick = api.nvim_buf_get_changedtick(chat.buf)
   local cache = chat.item_at_cache
   if cache and cache.tick == tick and row >= cache.first and row < cache.stop then

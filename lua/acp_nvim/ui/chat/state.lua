@@ -41,12 +41,10 @@ M.ns_queue = api.nvim_create_namespace("acp_nvim_queue")
 ---@field queued_view acp.QueueView|nil the prompts queued while a turn runs, as the host shows them (ui/chat_queue.lua)
 ---@field queue_mark integer|nil the extmark under the last line that shows them (draw.lua's place_queue)
 ---@field long_line boolean|nil a line past chat.long_line_bytes was streamed (see drain.lua's guard_redraw)
----@field refold_from integer|nil first row whose folds wait for the end of Insert mode
----@field close_from integer|nil first row of the new folds that wait for it, to be closed
+---@field close_from integer|nil first row of the new folds that wait for the end of Insert mode, to be closed
+---@field folds_attached boolean|nil its folds are made again whenever it is shown in a window (ui/chat/folds.lua)
 ---@field continued boolean|nil the drain running is a slice continued from an earlier tick (see drain.lua's M._drain)
 ---@field drawing_items boolean|nil this draw drew many new items at once (a replay): its slices hold the collector
----@field drawing {base: integer, levels: table<integer, string>}|nil new lines being drawn from row `base`,
---- their items not recorded yet: their fold levels by row from 1 (see draw.lua's add_items)
 
 ---@type table<string, AcpChat>
 M.chats = {}
