@@ -67,6 +67,26 @@ local function draw_diff(out, diff)
   end
 end
 
+-- The fold runs drawn, one table for all the items that have the same (most are alike: a thought's, a tool
+-- call's details): kept on each item, read only.
+local interned = setmetatable({}, { __mode = "v" })
+
+---@param folds (integer|boolean)[]
+---@return (integer|boolean)[]
+local function intern(folds)
+  local parts = {}
+  for i = 1, #folds, 3 do
+    parts[#parts + 1] = ("%d:%d%s"):format(folds[i], folds[i + 1], folds[i + 2] and ">" or "")
+  end
+  local key = table.concat(parts, ",")
+  local shared = interned[key]
+  if shared == nil then
+    interned[key] = folds
+    return folds
+  end
+  return shared
+end
+
 ---@param item table view model {id, kind, lines}
 ---@return AcpDrawn
 local function draw(item)
@@ -136,7 +156,7 @@ local function draw(item)
       end
     end
   end
-  out.folds = folds
+  out.folds = folds and intern(folds)
   return out
 end
 
@@ -193,8 +213,12 @@ function M.add_items(chat, items)
   for i, item in ipairs(items) do
     local drawn = draw(item)
     rows[i] = base + #lines
-    if not (was_empty and i == 1) and not item.tight then
+    local sep = not (was_empty and i == 1) and not item.tight
+    if sep then
       lines[#lines + 1] = ""
+    elseif drawn.lines[1] == nil then
+      -- A line of its own even when empty, as a replaced item gets: its mark is on no other item's row.
+      drawn.lines[1] = ""
     end
     folds[i] = item_folds(item, drawn)
     if folds[i] ~= nil then
@@ -211,10 +235,15 @@ function M.add_items(chat, items)
     local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    -- Mostly four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
-    -- has as many of these): `sep` is nil when false, `note` is set only on a long message's cut, `folds`
-    -- only on the items that have folds (thoughts, the newest tool calls with details).
-    local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
+    -- Mostly two fields, so that the table's hash part stays at two slots (a chat of 100,000 tool calls has
+    -- as many of these; four slots cost 48 bytes more each): `bare` is set only on an item without a
+    -- separator line (the first, a tight one), `note` only on a long message's cut, `folds` only on the items
+    -- that have folds (thoughts, the newest tool calls with details). Its place in `chat.order` is found by
+    -- `items.item_at`, the next item's first line by its mark (`items.item_range`).
+    local entry = { kind = item.kind, mark = mark }
+    if not sep then
+      entry.bare = true
+    end
     entry.folds = folds[i]
     chat.items[item.id] = entry
     table.insert(chat.order, item.id)
@@ -249,7 +278,7 @@ function M.replace(chat, item)
   end
   local buf = chat.buf
   local first, last = item_range(chat, entry)
-  local body = first + (entry.sep and 1 or 0)
+  local body = first + (entry.bare and 0 or 1)
   local drawn = draw(item)
   undecorate(chat, body, last)
   chat_message.clear(chat, body, last)
@@ -285,7 +314,7 @@ function M.append_text(chat, id, text)
   -- hundreds of KB, copied into Lua on every frame only to be measured.
   local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
-  local body = first + (entry.sep and 1 or 0)
+  local body = first + (entry.bare and 0 or 1)
   local before = entry.folds ~= nil
     and #parts > 1
     and chat_folds.before(chat, body, entry.folds, last - body + 1)

@@ -174,7 +174,7 @@ function M.build(chat, win)
       local stop = next_id and api.nvim_buf_get_extmark_by_id(buf, ns, items[next_id].mark, {})[1]
         or line_count
       if first ~= nil and stop ~= nil then
-        local body = first + (entry.sep and 1 or 0)
+        local body = first + (entry.bare and 0 or 1)
         fold_commands(cmds, body, fold_ranges(entry.folds, stop - body))
       end
     end
@@ -340,7 +340,7 @@ function M.foldexpr(lnum)
   if folds == nil then
     return "0"
   end
-  return fold_level(folds, lnum - 1 - first - (entry.sep and 1 or 0))
+  return fold_level(folds, lnum - 1 - first - (entry.bare and 0 or 1))
 end
 
 --- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.

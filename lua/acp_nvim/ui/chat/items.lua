@@ -11,15 +11,15 @@ local ns_items = require("acp_nvim.ui.chat.state").ns_items
 ---@param entry AcpChatItem
 ---@return integer first, integer last rows (0-based, inclusive)
 function M.item_range(chat, entry)
-  local first = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, entry.mark, {})[1]
-  local last
-  local next_id = chat.order[entry.idx + 1]
-  if next_id then
-    last = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id].mark, {})[1] - 1
-  else
-    last = api.nvim_buf_line_count(chat.buf) - 1
+  local buf = chat.buf
+  local first = api.nvim_buf_get_extmark_by_id(buf, ns_items, entry.mark, {})[1]
+  -- The next item's mark is the first below this one's (every item has a line of its own: draw.lua): the
+  -- item keeps no place in `chat.order`, whose lookup would cost as much.
+  local after = api.nvim_buf_get_extmarks(buf, ns_items, { first + 1, 0 }, -1, { limit = 1 })[1]
+  if after ~= nil then
+    return first, after[2] - 1
   end
-  return first, last
+  return first, api.nvim_buf_line_count(buf) - 1
 end
 
 --- The item whose lines hold `row` (0-based) and its first row. A binary search over `chat.order` (items are
@@ -28,13 +28,13 @@ end
 --- keys run it often.
 ---@param chat AcpChat
 ---@param row integer
----@return AcpChatItem|nil, integer
+---@return AcpChatItem|nil, integer, integer idx its place in `chat.order`
 function M.item_at(chat, row)
   -- Rows are asked for one after the other: the last answer usually still holds.
   local tick = api.nvim_buf_get_changedtick(chat.buf)
   local cache = chat.item_at_cache
   if cache and cache.tick == tick and row >= cache.first and row < cache.stop then
-    return cache.entry, cache.first
+    return cache.entry, cache.first, cache.idx
   end
   local lo, hi = 1, #chat.order
   local found, found_row, found_idx = nil, 0, 0
@@ -55,9 +55,9 @@ function M.item_at(chat, row)
     if next_id then
       stop = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id].mark, {})[1] or row + 1
     end
-    chat.item_at_cache = { tick = tick, first = found_row, stop = stop, entry = found }
+    chat.item_at_cache = { tick = tick, first = found_row, stop = stop, entry = found, idx = found_idx }
   end
-  return found, found_row
+  return found, found_row, found_idx
 end
 
 return M

@@ -17,8 +17,7 @@ M.ns_queue = api.nvim_create_namespace("acp_nvim_queue")
 ---@class AcpChatItem
 ---@field kind string
 ---@field mark integer extmark of the item's first line
----@field idx integer position in chat.order
----@field sep boolean|nil the item starts with a blank separator line
+---@field bare boolean|nil the item starts with no blank separator line (the first, a tight one)
 ---@field note integer|nil extmark of the note where a long message is cut (ui/chat_message.lua)
 ---@field folds (integer|boolean)[]|nil its fold levels (see AcpDrawn.folds), rows relative to its body
 
@@ -36,7 +35,7 @@ M.ns_queue = api.nvim_create_namespace("acp_nvim_queue")
 ---@field commands table[]
 ---@field modes table[]
 ---@field prompt_buf integer|nil
----@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem}|nil
+---@field item_at_cache {tick: integer, first: integer, stop: integer, entry: AcpChatItem, idx: integer}|nil
 ---@field queue {ops: table[]|nil, json: string|nil, next: integer}[]|nil ops not applied yet (see drain.lua's M.apply)
 ---@field queued_view acp.QueueView|nil the prompts queued while a turn runs, as the host shows them (ui/chat_queue.lua)
 ---@field queue_mark integer|nil the extmark under the last line that shows them (draw.lua's place_queue)
