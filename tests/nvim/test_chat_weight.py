@@ -66,9 +66,11 @@ def draw(nvim: Nvim, batches: list[list[dict[str, Any]]]) -> None:
     nvim.wait(IDLE, timeout=120)
 
 
-def test_a_10000_update_chat_keeps_under_a_megabyte_of_lua_heap(chat: Nvim) -> None:
-    """Issue 31: ≤ 0.5 MB per 10,000-update chat is the target (the benchmark `lua_heap` shows it); the bound
-    here has margin for what a collection leaves (it was 1.6 MB before the view model was flattened)."""
+def test_a_10000_update_chat_keeps_under_1_25_mib_of_lua_heap(chat: Nvim) -> None:
+    """Issue 31: the chat keeps no table per item (an item is its mark's id, what is known of it in the chat's
+    arrays) and the host's numbered ids as numbers. Drawn through `chat.apply` as here, 10,000 updates grew
+    the heap by 2.1 MiB with a table per item, 1.6 MiB with two-field tables, less than 1 MiB now; the bound
+    has margin for what a collection leaves behind (the benchmark `lua_heap` shows it against its target)."""
     batches = history_batches(10_000)
     # A first small chat pays for what is loaded once (modules, compiled queries).
     draw(chat, history_batches(100))
@@ -77,7 +79,7 @@ def test_a_10000_update_chat_keeps_under_a_megabyte_of_lua_heap(chat: Nvim) -> N
     draw(chat, batches)
     assert chat.lua("return vim.api.nvim_buf_line_count(require('acp_nvim.ui.chat').chats.s1.buf)") > 10_000
     grown_kib = chat.lua(HEAP) - before
-    assert grown_kib < 2048, f"the Lua heap grew {grown_kib:.0f} KiB for 10,000 updates"
+    assert grown_kib < 1280, f"the Lua heap grew {grown_kib:.0f} KiB for 10,000 updates"
 
 
 def test_folds_are_manual_made_as_drawn_and_closed_when_insert_mode_ends(chat: Nvim) -> None:

@@ -13,6 +13,7 @@ local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
 local item_folds = chat_folds.item_folds
 local ns_items, ns_hl, ns_loc, ns_term = state.ns_items, state.ns_hl, state.ns_loc, state.ns_term
+local item_key = state.item_key
 
 ---@class AcpDrawn
 ---@field lines string[]
@@ -235,18 +236,16 @@ function M.add_items(chat, items)
     local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    -- Mostly two fields, so that the table's hash part stays at two slots (a chat of 100,000 tool calls has
-    -- as many of these; four slots cost 48 bytes more each): `bare` is set only on an item without a
-    -- separator line (the first, a tight one), `note` only on a long message's cut, `folds` only on the items
-    -- that have folds (thoughts, the newest tool calls with details). Its place in `chat.order` is found by
-    -- `items.item_at`, the next item's first line by its mark (`items.item_range`).
-    local entry = { kind = item.kind, mark = mark }
+    -- The item is its mark's id (ui/chat/state.lua): no table of its own.
+    local entry = mark
+    chat.kinds[entry] = item.kind
     if not sep then
-      entry.bare = true
+      chat.bare[entry] = true
     end
-    entry.folds = folds[i]
-    chat.items[item.id] = entry
-    table.insert(chat.order, item.id)
+    chat.fold_runs[entry] = folds[i]
+    local key = item_key(item.id)
+    chat.items[key] = entry
+    chat.order[#chat.order + 1] = key
     local body = rows[i] + (sep and 1 or 0)
     decorate(chat, body, drawns[i])
     if drawns[i].note then
@@ -263,7 +262,7 @@ end
 ---@param chat AcpChat
 ---@param item table
 function M.add_item(chat, item)
-  if chat.items[item.id] then
+  if chat.items[item_key(item.id)] then
     return M.replace(chat, item)
   end
   M.add_items(chat, { item })
@@ -272,31 +271,32 @@ end
 ---@param chat AcpChat
 ---@param item table
 function M.replace(chat, item)
-  local entry = chat.items[item.id]
+  local entry = chat.items[item_key(item.id)]
   if entry == nil then
     return M.add_item(chat, item)
   end
   local buf = chat.buf
   local first, last = item_range(chat, entry)
-  local body = first + (entry.bare and 0 or 1)
+  local body = first + (chat.bare[entry] and 0 or 1)
   local drawn = draw(item)
   undecorate(chat, body, last)
   chat_message.clear(chat, body, last)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  local had_folds = entry.folds ~= nil
-  local before = chat_folds.before(chat, body, entry.folds, last - body + 1)
-  entry.folds = item_folds(item, drawn)
+  local old_folds = chat.fold_runs[entry]
+  local before = chat_folds.before(chat, body, old_folds, last - body + 1)
+  local folds = item_folds(item, drawn)
+  chat.fold_runs[entry] = folds
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
-  entry.note = nil
+  chat.notes[entry] = nil
   if drawn.note then
     chat_message.mark(chat, entry, body + drawn.note[1], drawn.note[2])
   end
-  if had_folds or entry.folds ~= nil then
+  if old_folds ~= nil or folds ~= nil then
     -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
-    chat_folds.after(chat, before, body, entry.folds, #drawn.lines, not had_folds)
+    chat_folds.after(chat, before, body, folds, #drawn.lines, old_folds == nil)
   end
 end
 
@@ -304,7 +304,7 @@ end
 ---@param id string
 ---@param text string
 function M.append_text(chat, id, text)
-  local entry = chat.items[id]
+  local entry = chat.items[item_key(id)]
   if entry == nil or text == "" then
     return
   end
@@ -314,19 +314,18 @@ function M.append_text(chat, id, text)
   -- hundreds of KB, copied into Lua on every frame only to be measured.
   local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
-  local body = first + (entry.bare and 0 or 1)
-  local before = entry.folds ~= nil
-    and #parts > 1
-    and chat_folds.before(chat, body, entry.folds, last - body + 1)
+  local body = first + (chat.bare[entry] and 0 or 1)
+  local folds = chat.fold_runs[entry]
+  local before = folds ~= nil and #parts > 1 and chat_folds.before(chat, body, folds, last - body + 1)
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
   if #parts == 1 and width + #text > config.options.chat.long_line_bytes then
     chat.long_line = true
   end
   if before then
     -- New lines below a fold's last line are not in it: the item's folds are made again, to its new end.
-    chat_folds.after(chat, before, body, entry.folds, last + #parts - body, false)
+    chat_folds.after(chat, before, body, folds, last + #parts - body, false)
   end
-  if entry.kind == "thought" then
+  if chat.kinds[entry] == "thought" then
     local end_row = last + #parts - 1
     local end_col = #parts == 1 and (width + #parts[1]) or #parts[#parts]
     api.nvim_buf_set_extmark(buf, ns_hl, last, width, {

@@ -10,6 +10,7 @@ local M = {}
 local api = vim.api
 local config = require("acp_nvim.config")
 local item_at = require("acp_nvim.ui.chat.items").item_at
+local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
 local chat_of_buf = state.chat_of_buf
 
@@ -168,14 +169,14 @@ function M.build(chat, win)
   local ns = state.ns_items
   for idx = 1, #order do
     local entry = items[order[idx]]
-    if entry.folds ~= nil then
-      local first = api.nvim_buf_get_extmark_by_id(buf, ns, entry.mark, {})[1]
+    local runs = chat.fold_runs[entry]
+    if runs ~= nil then
+      local first = api.nvim_buf_get_extmark_by_id(buf, ns, entry, {})[1]
       local next_id = order[idx + 1]
-      local stop = next_id and api.nvim_buf_get_extmark_by_id(buf, ns, items[next_id].mark, {})[1]
-        or line_count
+      local stop = next_id and api.nvim_buf_get_extmark_by_id(buf, ns, items[next_id], {})[1] or line_count
       if first ~= nil and stop ~= nil then
-        local body = first + (entry.bare and 0 or 1)
-        fold_commands(cmds, body, fold_ranges(entry.folds, stop - body))
+        local body = first + (chat.bare[entry] and 0 or 1)
+        fold_commands(cmds, body, fold_ranges(runs, stop - body))
       end
     end
   end
@@ -295,6 +296,26 @@ function M.after(chat, before, body, folds, count, new)
   end
 end
 
+--- Before the lines of item `entry` change otherwise than by draw.lua (a long message's cut moved): which of
+--- its folds are open; `M.item_after` makes them again.
+---@param chat AcpChat
+---@param entry AcpChatItem
+---@return AcpFoldsBefore
+function M.item_before(chat, entry)
+  local first, last = item_range(chat, entry)
+  local body = first + (chat.bare[entry] and 0 or 1)
+  return M.before(chat, body, chat.fold_runs[entry], last - body + 1)
+end
+
+---@param chat AcpChat
+---@param entry AcpChatItem
+---@param before AcpFoldsBefore
+function M.item_after(chat, entry, before)
+  local first, last = item_range(chat, entry)
+  local body = first + (chat.bare[entry] and 0 or 1)
+  M.after(chat, before, body, chat.fold_runs[entry], last - body + 1, false)
+end
+
 --- The chat was emptied (a reload): its windows keep no fold.
 ---@param chat AcpChat
 function M.clear(chat)
@@ -336,11 +357,11 @@ function M.foldexpr(lnum)
     return "0"
   end
   local entry, first = item_at(chat, lnum - 1)
-  local folds = entry and entry.folds
+  local folds = entry and chat.fold_runs[entry]
   if folds == nil then
     return "0"
   end
-  return fold_level(folds, lnum - 1 - first - (entry.bare and 0 or 1))
+  return fold_level(folds, lnum - 1 - first - (chat.bare[entry] and 0 or 1))
 end
 
 --- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.

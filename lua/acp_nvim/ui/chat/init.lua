@@ -36,6 +36,8 @@ local owners = {
   item_at = items,
   item_range = items,
   foldexpr = folds,
+  folds_before = folds,
+  folds_after = folds,
   foldtext = folds,
   _replace = draw,
   apply = drain,
@@ -49,7 +51,11 @@ local owners = {
   offer_checkpoint = keymaps,
   set_keymaps = keymaps,
 }
-require("acp_nvim.util.forward").forward(M, owners, { _replace = "replace" })
+require("acp_nvim.util.forward").forward(
+  M,
+  owners,
+  { _replace = "replace", folds_before = "item_before", folds_after = "item_after" }
+)
 
 -- Python's entry points (acp_nvim/nvim/lua_api.py) are the facade's own fields, where its boundary test reads
 -- them; the bench wraps chat.apply_json here too, and no part calls it.
@@ -76,6 +82,7 @@ function M.reset(session_id, info)
   api.nvim_buf_clear_namespace(buf, -1, 0, -1)
   folds.clear(chat)
   chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
+  chat.kinds, chat.bare, chat.notes, chat.fold_runs = {}, {}, {}, {}
   chat.empty = true
   chat.item_at_cache = nil
   chat.queue = nil
@@ -166,6 +173,10 @@ function M.create(session_id, info)
     display_name = info.display_name,
     items = {},
     order = {},
+    kinds = {},
+    bare = {},
+    notes = {},
+    fold_runs = {},
     locs = {},
     terms = {},
     empty = true,

@@ -12,7 +12,7 @@ local ns_items = require("acp_nvim.ui.chat.state").ns_items
 ---@return integer first, integer last rows (0-based, inclusive)
 function M.item_range(chat, entry)
   local buf = chat.buf
-  local first = api.nvim_buf_get_extmark_by_id(buf, ns_items, entry.mark, {})[1]
+  local first = api.nvim_buf_get_extmark_by_id(buf, ns_items, entry, {})[1]
   -- The next item's mark is the first below this one's (every item has a line of its own: draw.lua): the
   -- item keeps no place in `chat.order`, whose lookup would cost as much.
   local after = api.nvim_buf_get_extmarks(buf, ns_items, { first + 1, 0 }, -1, { limit = 1 })[1]
@@ -41,7 +41,7 @@ function M.item_at(chat, row)
   while lo <= hi do
     local mid = math.floor((lo + hi) / 2)
     local entry = chat.items[chat.order[mid]]
-    local mark_row = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, entry.mark, {})[1]
+    local mark_row = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, entry, {})[1]
     if mark_row ~= nil and mark_row <= row then
       found, found_row, found_idx = entry, mark_row, mid
       lo = mid + 1
@@ -53,7 +53,7 @@ function M.item_at(chat, row)
     local next_id = chat.order[found_idx + 1]
     local stop = math.huge
     if next_id then
-      stop = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id].mark, {})[1] or row + 1
+      stop = api.nvim_buf_get_extmark_by_id(chat.buf, ns_items, chat.items[next_id], {})[1] or row + 1
     end
     chat.item_at_cache = { tick = tick, first = found_row, stop = stop, entry = found, idx = found_idx }
   end

@@ -77,11 +77,11 @@ function M.offer_checkpoint()
     local _
     entry, _, idx = item_at(chat, api.nvim_win_get_cursor(0)[1] - 1)
   end
-  if chat == nil or entry == nil or entry.kind ~= "user" then
+  if chat == nil or entry == nil or chat.kinds[entry] ~= "user" then
     require("acp_nvim.util.notify").warn("put the cursor on a prompt of yours to restore to before it")
     return
   end
-  host_api.checkpoint(chat.session_id, { "offer", chat.order[idx] })
+  host_api.checkpoint(chat.session_id, { "offer", state.item_id(chat.order[idx]) })
 end
 
 ---@param buf integer

@@ -113,7 +113,7 @@ end
 ---@param item_id string
 function M.reveal(session_id, item_id)
   local chat = state.chats[session_id]
-  local entry = chat and chat.items[item_id]
+  local entry = chat and chat.items[state.item_key(item_id)]
   if entry == nil then
     return
   end
