@@ -14,7 +14,7 @@ from acp_nvim.client.session.state import SessionState
 from acp_nvim.protocol import codec
 from bench.flood_agent import history
 from tests.nvim.conftest import Nvim
-from tests.nvim.test_chat import chat_window, create_shown
+from tests.nvim.test_chat import apply, chat_window, create_shown, message
 
 
 @pytest.fixture
@@ -120,9 +120,16 @@ def test_folds_are_manual_made_as_drawn_and_closed_when_insert_mode_ends(chat: N
     chat.lua("vim.api.nvim_set_current_win(...); vim.cmd('split')", win)
     split = chat.lua("return vim.api.nvim_get_current_win()")
     assert [have for have, _ in chat.lua(LEVELS, split)] == [want for _, want in levels]
+    # Drawn into both: the split follows too.
+    apply(chat, {"op": "add", "item": message("x1", "thought", "one", "two")})
+    chat.wait(IDLE)
+    levels = chat.lua(LEVELS, win)
+    assert levels[-3:] == [[1, 1], [1, 1], [1, 1]]
+    assert chat.lua(LEVELS, split) == levels
+    assert chat.lua(closed, split) == chat.lua(closed, win) == thoughts + 1
     chat.lua(
         "vim.wo.winfixbuf = false; vim.cmd('enew'); vim.cmd('buffer ' .. ...)",
         chat.lua("return require('acp_nvim.ui.chat').chats.s1.buf"),
     )
     assert [have for have, _ in chat.lua(LEVELS, split)] == [want for _, want in levels]
-    assert chat.lua(closed, split) == thoughts
+    assert chat.lua(closed, split) == thoughts + 1

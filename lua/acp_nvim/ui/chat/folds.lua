@@ -83,14 +83,25 @@ end
 
 M.fold_ranges = fold_ranges
 
---- The chat's windows that keep its folds (made by `M.build`).
+local build
+
+--- The chat's windows that keep its folds. One that shows the chat without them made (a split of the chat
+--- window: its folds were copied, and are not followed; the chat shown by the user in a window of theirs) gets
+--- them all first, and is left out with `skip_built` (they hold what was just drawn).
 ---@param chat AcpChat
+---@param skip_built boolean|nil
 ---@return integer[]
-local function fold_windows(chat)
+local function fold_windows(chat, skip_built)
   local out = {}
   for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    if vim.w[win].acp_chat_folds == chat.buf and vim.wo[win].foldmethod == "manual" then
-      out[#out + 1] = win
+    if vim.wo[win].foldmethod == "manual" then
+      local built = vim.w[win].acp_chat_folds ~= chat.buf
+      if built then
+        build(chat, win)
+      end
+      if not (built and skip_built) then
+        out[#out + 1] = win
+      end
     end
   end
   return out
@@ -159,7 +170,7 @@ end
 --- Makes all the chat's folds in `win` (the chat shown in it, again): those it kept are of an older text.
 ---@param chat AcpChat
 ---@param win integer
-function M.build(chat, win)
+function build(chat, win)
   if not api.nvim_win_is_valid(win) or api.nvim_win_get_buf(win) ~= chat.buf then
     return
   end
@@ -186,6 +197,7 @@ function M.build(chat, win)
   vim.w[win].acp_chat_folds = buf
   run_in(win, table.concat(cmds, "\n"))
 end
+M.build = build
 
 --- The folds of new items drawn from row `first` to `stop` (exclusive): `cmds` makes them (see
 --- `M.commands`). Closed, or in Insert mode open until it ends.
@@ -194,13 +206,16 @@ end
 ---@param first integer
 ---@param stop integer
 function M.add(chat, cmds, first, stop)
-  local wins = fold_windows(chat)
+  local open = inserting()
+  if open then
+    close_after_insert(chat, first)
+  end
+  local wins = fold_windows(chat, true)
   if #cmds == 0 or #wins == 0 then
     return
   end
-  if inserting() then
+  if open then
     cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(first + 1, stop)
-    close_after_insert(chat, first)
   end
   local script = table.concat(cmds, "\n")
   for _, win in ipairs(wins) do
