@@ -18,6 +18,7 @@ from bench import bursts, floor
 from bench import memory as memory_bench
 from bench import merge as merge_bench
 from bench.big_chat import big_chat
+from bench.chat_weight import insert_leave, lua_heap
 from bench.checkpoints import checkpoints
 from bench.flood_agent import final_text
 from bench.follow import disk_follow
@@ -579,6 +580,8 @@ BENCHMARKS: dict[str, Callable[[Config], Result]] = {
     "streaming": streaming,
     "responsiveness": responsiveness,
     "replay": replay,
+    "insert_leave": insert_leave,
+    "lua_heap": lua_heap,
     "fs": fs,
     "terminal": terminal,
     "startup": startup,

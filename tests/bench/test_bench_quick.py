@@ -14,6 +14,8 @@ NAMES = [
     "streaming",
     "responsiveness",
     "replay",
+    "insert_leave",
+    "lua_heap",
     "fs",
     "terminal",
     "startup",

@@ -33,7 +33,7 @@ function M.mark(chat, entry, row, file)
   })
   files[buf] = files[buf] or {}
   files[buf][mark] = file
-  entry.note = mark
+  chat.notes[entry] = mark
 end
 
 --- Forgets the notes on rows [first, last] (the item is drawn again).
@@ -56,7 +56,7 @@ end
 ---@param chat AcpChat
 ---@param op {id: string, text: string, tail: string|nil, file: string}
 function M.set(chat, op)
-  local entry = chat.items[op.id]
+  local entry = chat.items[require("acp_nvim.ui.chat.state").item_key(op.id)]
   if entry == nil then
     return
   end
@@ -67,7 +67,10 @@ function M.set(chat, op)
   local lines = { op.text }
   vim.list_extend(lines, vim.split(op.tail or "", "\n", { plain = true }))
   local row
-  local mark = entry.note and api.nvim_buf_get_extmark_by_id(buf, ns_note, entry.note, {})[1]
+  -- The item's folds (a long thought's) are made again to its new end.
+  local folds_before = chat.fold_runs[entry] and chat_mod.folds_before(chat, entry)
+  local note = chat.notes[entry]
+  local mark = note and api.nvim_buf_get_extmark_by_id(buf, ns_note, note, {})[1]
   if mark ~= nil then
     row = mark
     M.clear(chat, row, last)
@@ -84,15 +87,15 @@ function M.set(chat, op)
   M.mark(chat, entry, row, op.file)
   api.nvim_buf_set_extmark(buf, ns_hl, row, 0, { end_col = #op.text, hl_group = "AcpChatNotice" })
   local stop = row + #lines - 1
-  if entry.kind == "thought" and #lines > 1 then
+  if chat.kinds[entry] == "thought" and #lines > 1 then
     api.nvim_buf_set_extmark(buf, ns_hl, row + 1, 0, {
       end_row = stop,
       end_col = #lines[#lines],
       hl_group = "AcpChatThought",
     })
   end
-  if entry.folds ~= nil then
-    chat_mod.folds_changed(chat, row, stop + 1, false)
+  if folds_before then
+    chat_mod.folds_after(chat, entry, folds_before)
   end
 end
 

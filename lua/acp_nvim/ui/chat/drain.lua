@@ -12,6 +12,7 @@ local draw = require("acp_nvim.ui.chat.draw")
 local gc_pace = require("acp_nvim.ui.gc_pace")
 local highlight = require("acp_nvim.ui.chat_highlight")
 local state = require("acp_nvim.ui.chat.state")
+local item_key = state.item_key
 
 -- Work per main-loop tick: what is left of a batch runs on the next tick, after the keys and requests that
 -- came in meanwhile (a replayed history is thousands of ops, and one call doing all of them froze the
@@ -122,14 +123,14 @@ local function drain_slice(chat, started, long)
     local op = ops[i]
     if op == nil then
       table.remove(queue, 1)
-    elseif op.op == "add" and chat.items[op.item.id] == nil then
+    elseif op.op == "add" and chat.items[item_key(op.item.id)] == nil then
       -- A run of new items: one buffer change for all of them.
       local left = budget - (vim.uv.hrtime() - started)
       local limit = math.max(1, math.min(ADD_RUN, math.floor(left / add_cost_ns)))
       local run, seen = {}, {}
       while op ~= nil and op.op == "add" and #run < limit do
         local id = op.item.id
-        if chat.items[id] ~= nil or seen[id] then
+        if chat.items[item_key(id)] ~= nil or seen[id] then
           break
         end
         seen[id] = true

@@ -11,9 +11,9 @@ local config = require("acp_nvim.config")
 local denil = require("acp_nvim.editor.answer").opt
 local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
-local fold_level, folds_changed, item_folds =
-  chat_folds.fold_level, chat_folds.folds_changed, chat_folds.item_folds
+local item_folds = chat_folds.item_folds
 local ns_items, ns_hl, ns_loc, ns_term = state.ns_items, state.ns_hl, state.ns_loc, state.ns_term
+local item_key = state.item_key
 
 ---@class AcpDrawn
 ---@field lines string[]
@@ -66,6 +66,26 @@ local function draw_diff(out, diff)
       add(line, nil)
     end
   end
+end
+
+-- The fold runs drawn, one table for all the items that have the same (most are alike: a thought's, a tool
+-- call's details): kept on each item, read only.
+local interned = setmetatable({}, { __mode = "v" })
+
+---@param folds (integer|boolean)[]
+---@return (integer|boolean)[]
+local function intern(folds)
+  local parts = {}
+  for i = 1, #folds, 3 do
+    parts[#parts + 1] = ("%d:%d%s"):format(folds[i], folds[i + 1], folds[i + 2] and ">" or "")
+  end
+  local key = table.concat(parts, ",")
+  local shared = interned[key]
+  if shared == nil then
+    interned[key] = folds
+    return folds
+  end
+  return shared
 end
 
 ---@param item table view model {id, kind, lines}
@@ -137,7 +157,7 @@ local function draw(item)
       end
     end
   end
-  out.folds = folds
+  out.folds = folds and intern(folds)
   return out
 end
 
@@ -187,43 +207,45 @@ end
 function M.add_items(chat, items)
   local buf = chat.buf
   local lines, rows, drawns, folds = {}, {}, {}, {}
-  -- The new lines' fold levels, for 'foldexpr' while they are drawn (their items are recorded after).
-  local levels = {}
+  -- What makes the new items' folds, once their lines are there.
+  local fold_cmds = {}
   local was_empty = chat.empty
   local base = was_empty and 0 or api.nvim_buf_line_count(buf)
   for i, item in ipairs(items) do
     local drawn = draw(item)
     rows[i] = base + #lines
-    if not (was_empty and i == 1) and not item.tight then
+    local sep = not (was_empty and i == 1) and not item.tight
+    if sep then
       lines[#lines + 1] = ""
+    elseif drawn.lines[1] == nil then
+      -- A line of its own even when empty, as a replaced item gets: its mark is on no other item's row.
+      drawn.lines[1] = ""
     end
     folds[i] = item_folds(item, drawn)
-    for offset, line in ipairs(drawn.lines) do
+    if folds[i] ~= nil then
+      chat_folds.commands(fold_cmds, base + #lines, folds[i], #drawn.lines)
+    end
+    for _, line in ipairs(drawn.lines) do
       lines[#lines + 1] = line
-      if folds[i] ~= nil then
-        levels[#lines] = fold_level(folds[i], offset - 1)
-      end
     end
     drawns[i] = drawn
   end
-  chat.drawing = { base = base, levels = levels }
-  local ok, err = pcall(api.nvim_buf_set_lines, buf, base, was_empty and -1 or base, false, lines)
-  chat.drawing = nil
-  if not ok then
-    error(err, 0)
-  end
+  api.nvim_buf_set_lines(buf, base, was_empty and -1 or base, false, lines)
   chat.empty = false
   for i, item in ipairs(items) do
     local sep = not (was_empty and i == 1) and not item.tight
     -- Left gravity: rewriting this item from its first column must not push its own mark down.
     local mark = api.nvim_buf_set_extmark(buf, ns_items, rows[i], 0, { right_gravity = false })
-    -- Mostly four fields, so that the table's hash part stays at four slots (a chat of 100,000 tool calls
-    -- has as many of these): `sep` is nil when false, `note` is set only on a long message's cut, `folds`
-    -- only on the items that have folds (thoughts, the newest tool calls with details).
-    local entry = { kind = item.kind, mark = mark, idx = #chat.order + 1, sep = sep or nil }
-    entry.folds = folds[i]
-    chat.items[item.id] = entry
-    table.insert(chat.order, item.id)
+    -- The item is its mark's id (ui/chat/state.lua): no table of its own.
+    local entry = mark
+    chat.kinds[entry] = item.kind
+    if not sep then
+      chat.bare[entry] = true
+    end
+    chat.fold_runs[entry] = folds[i]
+    local key = item_key(item.id)
+    chat.items[key] = entry
+    chat.order[#chat.order + 1] = key
     local body = rows[i] + (sep and 1 or 0)
     decorate(chat, body, drawns[i])
     if drawns[i].note then
@@ -232,15 +254,15 @@ function M.add_items(chat, items)
   end
   -- Looked up while the lines were drawn, before their items were recorded.
   chat.item_at_cache = nil
-  if next(levels) ~= nil then
-    folds_changed(chat, base, base + #lines, true)
+  if fold_cmds[1] ~= nil then
+    chat_folds.add(chat, fold_cmds, base, base + #lines)
   end
 end
 
 ---@param chat AcpChat
 ---@param item table
 function M.add_item(chat, item)
-  if chat.items[item.id] then
+  if chat.items[item_key(item.id)] then
     return M.replace(chat, item)
   end
   M.add_items(chat, { item })
@@ -249,31 +271,32 @@ end
 ---@param chat AcpChat
 ---@param item table
 function M.replace(chat, item)
-  local entry = chat.items[item.id]
+  local entry = chat.items[item_key(item.id)]
   if entry == nil then
     return M.add_item(chat, item)
   end
   local buf = chat.buf
   local first, last = item_range(chat, entry)
-  local body = first + (entry.sep and 1 or 0)
+  local body = first + (chat.bare[entry] and 0 or 1)
   local drawn = draw(item)
   undecorate(chat, body, last)
   chat_message.clear(chat, body, last)
   -- set_text up to the end of the last line (not set_lines up to the next item's first line): the next
   -- item's mark sits outside the changed span and simply moves with it.
   local last_line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  -- The item is known while its lines change: 'foldexpr' finds its new folds as Neovim evaluates them.
-  local had_folds = entry.folds ~= nil
-  entry.folds = item_folds(item, drawn)
+  local old_folds = chat.fold_runs[entry]
+  local before = chat_folds.before(chat, body, old_folds, last - body + 1)
+  local folds = item_folds(item, drawn)
+  chat.fold_runs[entry] = folds
   api.nvim_buf_set_text(buf, body, 0, last, #last_line, drawn.lines)
   decorate(chat, body, drawn)
-  entry.note = nil
+  chat.notes[entry] = nil
   if drawn.note then
     chat_message.mark(chat, entry, body + drawn.note[1], drawn.note[2])
   end
-  if had_folds or entry.folds ~= nil then
+  if old_folds ~= nil or folds ~= nil then
     -- Details that were open (a permission asked for) are folded once answered; a fold the user opened stays.
-    folds_changed(chat, body, body + #drawn.lines, not had_folds)
+    chat_folds.after(chat, before, body, folds, #drawn.lines, old_folds == nil)
   end
 end
 
@@ -281,24 +304,28 @@ end
 ---@param id string
 ---@param text string
 function M.append_text(chat, id, text)
-  local entry = chat.items[id]
+  local entry = chat.items[item_key(id)]
   if entry == nil or text == "" then
     return
   end
   local buf = chat.buf
-  local _, last = item_range(chat, entry)
+  local first, last = item_range(chat, entry)
   -- The line's length from byte offsets, not by reading it: one streamed paragraph can be a line of
   -- hundreds of KB, copied into Lua on every frame only to be measured.
   local width = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
   local parts = vim.split(text, "\n", { plain = true })
+  local body = first + (chat.bare[entry] and 0 or 1)
+  local folds = chat.fold_runs[entry]
+  local before = folds ~= nil and #parts > 1 and chat_folds.before(chat, body, folds, last - body + 1)
   api.nvim_buf_set_text(buf, last, width, last, width, parts)
   if #parts == 1 and width + #text > config.options.chat.long_line_bytes then
     chat.long_line = true
   end
-  if entry.folds ~= nil then
-    folds_changed(chat, last, last + #parts, false)
+  if before then
+    -- New lines below a fold's last line are not in it: the item's folds are made again, to its new end.
+    chat_folds.after(chat, before, body, folds, last + #parts - body, false)
   end
-  if entry.kind == "thought" then
+  if chat.kinds[entry] == "thought" then
     local end_row = last + #parts - 1
     local end_col = #parts == 1 and (width + #parts[1]) or #parts[#parts]
     api.nvim_buf_set_extmark(buf, ns_hl, last, width, {

@@ -1,15 +1,18 @@
 -- The chat's folds: the fold levels the host gives an item's lines (thoughts, a tool call's details, a long
--- output), kept on the item and given to Neovim by 'foldexpr', closed when new; in Insert mode (the user typing
--- the next prompt) they are brought up to date when it ends.
+-- output), kept on the item and made manual folds ('foldmethod' manual) in the chat's windows as the item is
+-- drawn, closed when new. Neovim then asks nothing per line: a 'foldexpr' was called for every changed line,
+-- and for every line of a replay drawn while the user typed the next prompt when Insert mode ended (Neovim
+-- updates no 'foldexpr' folds in Insert mode), 39-80 ms in that keypress. New folds made in Insert mode stay
+-- open until it ends, as those of a 'foldexpr' did: then one `:foldclose!` closes them.
 
 local M = {}
 
 local api = vim.api
 local config = require("acp_nvim.config")
 local item_at = require("acp_nvim.ui.chat.items").item_at
+local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
 local chat_of_buf = state.chat_of_buf
-local ns_items = state.ns_items
 
 --- The folds an item keeps of those drawn: none for thoughts unless chat.fold_thoughts.
 ---@param item table view model
@@ -22,7 +25,7 @@ function M.item_folds(item, drawn)
   return drawn.folds
 end
 
---- The fold level of the row `offset` of an item's body, as 'foldexpr' gives it.
+--- The fold level of the row `offset` of an item's body, as a 'foldexpr' would give it.
 ---@param folds (integer|boolean)[] see AcpDrawn.folds
 ---@param offset integer
 ---@return string
@@ -46,108 +49,112 @@ end
 
 M.fold_level = fold_level
 
---- The fold levels 'foldexpr' gives rows `row` (0-based) to `line_count` - 1, in one pass over their items.
+--- The folds an item's levels make, as Neovim makes them of a 'foldexpr''s levels ("N": the folds of levels up
+--- to N go on or start, ">N": a fold of level N starts), within its `count` rows: flat, first row, last row,
+--- level, ..., each fold after the folds it holds (so that they are made inside out: an Ex range that starts
+--- or ends in a closed fold grows to all of it).
+---@param folds (integer|boolean)[] see AcpDrawn.folds
+---@param count integer the body's rows
+---@return integer[]
+local function fold_ranges(folds, count)
+  local out, open, depth = {}, {}, 0
+  local function close_to(keep, row)
+    while depth > keep do
+      if row - 1 >= open[depth] then
+        out[#out + 1], out[#out + 2], out[#out + 3] = open[depth], row - 1, depth
+      end
+      depth = depth - 1
+    end
+  end
+  for i = 1, #folds, 3 do
+    local row, level = folds[i], folds[i + 1]
+    if row >= count then
+      break
+    end
+    close_to(folds[i + 2] and level - 1 or level, row)
+    while depth < level do
+      depth = depth + 1
+      open[depth] = row
+    end
+  end
+  close_to(0, count)
+  return out
+end
+
+M.fold_ranges = fold_ranges
+
+local build
+
+--- The chat's windows that keep its folds. One that shows the chat without them made (a split of the chat
+--- window: its folds were copied, and are not followed; the chat shown by the user in a window of theirs) gets
+--- them all first, and is left out with `skip_built` (they hold what was just drawn).
 ---@param chat AcpChat
----@param row integer
----@param line_count integer
----@return table<integer, string> levels[k]: the level of row `row` + k - 1
-local function levels_from(chat, row, line_count)
-  local buf, order, items = chat.buf, chat.order, chat.items
-  local function first_row(idx)
-    if idx > #order then
-      return line_count
+---@param skip_built boolean|nil
+---@return integer[]
+local function fold_windows(chat, skip_built)
+  local out = {}
+  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+    if vim.wo[win].foldmethod == "manual" then
+      local built = vim.w[win].acp_chat_folds ~= chat.buf
+      if built then
+        build(chat, win)
+      end
+      if not (built and skip_built) then
+        out[#out + 1] = win
+      end
     end
-    return api.nvim_buf_get_extmark_by_id(buf, ns_items, items[order[idx]].mark, {})[1] or line_count
   end
-  local levels, n = {}, 0
-  local entry, first = item_at(chat, row)
-  local idx = entry and entry.idx or 1
-  local start = entry and first or first_row(1)
-  -- Rows above the first item (none in practice): no fold.
-  for _ = row, math.min(start, line_count) - 1 do
-    n = n + 1
-    levels[n] = "0"
+  return out
+end
+
+--- The commands that make the folds `ranges` (rows from `base`), added to `cmds`.
+---@param cmds string[]
+---@param base integer
+---@param ranges integer[]
+local function fold_commands(cmds, base, ranges)
+  for i = 1, #ranges, 3 do
+    cmds[#cmds + 1] = ("%d,%dfold"):format(base + ranges[i] + 1, base + ranges[i + 1] + 1)
   end
-  while idx <= #order and start < line_count do
-    local item = items[order[idx]]
-    local stop = first_row(idx + 1)
-    local folds, body = item.folds, start + (item.sep and 1 or 0)
-    for r = math.max(start, row), stop - 1 do
-      n = n + 1
-      levels[n] = folds and fold_level(folds, r - body) or "0"
-    end
-    idx, start = idx + 1, stop
-  end
-  return levels
+end
+
+---@param win integer
+---@param script string
+local function run_in(win, script)
+  api.nvim_win_call(win, function()
+    api.nvim_exec2(script, {})
+  end)
+end
+
+local function inserting()
+  local mode = api.nvim_get_mode().mode:sub(1, 1)
+  return mode == "i" or mode == "R"
 end
 
 local insert_leave_group = api.nvim_create_augroup("acp_nvim_chat_folds", { clear = true })
 
---- Closes the folds of rows `first` to `stop` (0-based, exclusive) in the chat's windows: once the user opened
---- or closed a fold, Neovim creates new ones open.
+--- New folds from row `first` on wait for the end of Insert mode to be closed (those of a 'foldexpr' were not
+--- made before it).
 ---@param chat AcpChat
 ---@param first integer
----@param stop integer
-local function close_folds(chat, first, stop)
-  local command = ("silent! keepjumps %d,%dfoldclose!"):format(first + 1, stop)
-  for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
-    if vim.wo[win].foldmethod == "expr" then
-      api.nvim_win_call(win, function()
-        vim.cmd(command)
-      end)
-    end
-  end
-end
-
---- The folds of rows `first` to `stop` changed (`new`: they are new folds, closed at first). Neovim evaluated
---- 'foldexpr' for them as they changed, but not in Insert mode (the user typing the next prompt): then the
---- chat's folds from there on are updated when Insert mode ends.
----@param chat AcpChat
----@param first integer
----@param stop integer
----@param new boolean
-function M.folds_changed(chat, first, stop, new)
-  local mode = api.nvim_get_mode().mode:sub(1, 1)
-  if mode ~= "i" and mode ~= "R" then
-    if new then
-      close_folds(chat, first, stop)
-    end
-    return
-  end
-  if chat.refold_from == nil then
+local function close_after_insert(chat, first)
+  if chat.close_from == nil then
     api.nvim_create_autocmd("InsertLeave", {
       group = insert_leave_group,
       once = true,
       callback = function()
-        local from, close_from = chat.refold_from, chat.close_from
-        chat.refold_from, chat.close_from = nil, nil
+        local from = chat.close_from
+        chat.close_from = nil
         if from == nil or not api.nvim_buf_is_valid(chat.buf) then
           return
         end
-        local line_count = api.nvim_buf_line_count(chat.buf)
-        local wins = vim.tbl_filter(function(win)
-          return vim.wo[win].foldmethod == "expr"
-        end, vim.fn.win_findbuf(chat.buf))
-        if #wins > 0 then
-          -- Neovim asks 'foldexpr' for every line from there on, a replay's 14,000 at once: looked up item
-          -- by item, 130-170 ms in the keypress that left Insert mode; all the levels in one pass first.
-          chat.drawing = { base = from, levels = levels_from(chat, from, line_count) }
-          local ok, err = pcall(function()
-            for _, win in ipairs(wins) do
-              vim._foldupdate(win, from, line_count)
-            end
-          end)
-          chat.drawing = nil
-          if not ok then
-            error(err, 0)
-          end
-        end
-        if close_from ~= nil then
-          close_folds(chat, close_from, line_count)
-        end
-        for _, win in ipairs(vim.fn.win_findbuf(chat.buf)) do
+        local command = ("silent! keepjumps %d,%dfoldclose!"):format(
+          from + 1,
+          api.nvim_buf_line_count(chat.buf)
+        )
+        for _, win in ipairs(fold_windows(chat)) do
           api.nvim_win_call(win, function()
-            -- The window scrolled while the folds were not there: its top line may now be inside one.
+            vim.cmd(command)
+            -- The window scrolled while the folds were open: its top line may now be inside one.
             local top = vim.fn.foldclosed(vim.fn.line("w0"))
             if top > 0 then
               vim.fn.winrestview({ topline = top })
@@ -157,32 +164,219 @@ function M.folds_changed(chat, first, stop, new)
       end,
     })
   end
-  chat.refold_from = math.min(chat.refold_from or first, first)
-  if new then
-    chat.close_from = math.min(chat.close_from or first, first)
+  chat.close_from = math.min(chat.close_from or first, first)
+end
+
+--- Makes all the chat's folds in `win` (the chat shown in it, again): those it kept are of an older text.
+---@param chat AcpChat
+---@param win integer
+function build(chat, win)
+  if not api.nvim_win_is_valid(win) or api.nvim_win_get_buf(win) ~= chat.buf then
+    return
+  end
+  local buf, order, items = chat.buf, chat.order, chat.items
+  local line_count = api.nvim_buf_line_count(buf)
+  local cmds = { "silent! normal! zE" }
+  local ns = state.ns_items
+  for idx = 1, #order do
+    local entry = items[order[idx]]
+    local runs = chat.fold_runs[entry]
+    if runs ~= nil then
+      local first = api.nvim_buf_get_extmark_by_id(buf, ns, entry, {})[1]
+      local next_id = order[idx + 1]
+      local stop = next_id and api.nvim_buf_get_extmark_by_id(buf, ns, items[next_id], {})[1] or line_count
+      if first ~= nil and stop ~= nil then
+        local body = first + (chat.bare[entry] and 0 or 1)
+        fold_commands(cmds, body, fold_ranges(runs, stop - body))
+      end
+    end
+  end
+  if chat.close_from ~= nil then
+    cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(chat.close_from + 1, line_count)
+  end
+  vim.w[win].acp_chat_folds = buf
+  run_in(win, table.concat(cmds, "\n"))
+end
+M.build = build
+
+--- The folds of new items drawn from row `first` to `stop` (exclusive): `cmds` makes them (see
+--- `M.commands`). Closed, or in Insert mode open until it ends.
+---@param chat AcpChat
+---@param cmds string[]
+---@param first integer
+---@param stop integer
+function M.add(chat, cmds, first, stop)
+  local open = inserting()
+  if open then
+    close_after_insert(chat, first)
+  end
+  local wins = fold_windows(chat, true)
+  if #cmds == 0 or #wins == 0 then
+    return
+  end
+  if open then
+    cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(first + 1, stop)
+  end
+  local script = table.concat(cmds, "\n")
+  for _, win in ipairs(wins) do
+    run_in(win, script)
   end
 end
 
---- 'foldexpr' of chat windows: the fold levels the host gave the item's lines (thoughts, a tool call's
---- details, a long output).
+--- Adds to `cmds` what makes the folds `folds` of an item's body at row `body`, `count` rows.
+---@param cmds string[]
+---@param body integer
+---@param folds (integer|boolean)[]
+---@param count integer
+function M.commands(cmds, body, folds, count)
+  fold_commands(cmds, body, fold_ranges(folds, count))
+end
+
+---@class AcpFoldsBefore
+---@field wins integer[]
+---@field ranges integer[]|nil the item's folds before the change (see fold_ranges)
+---@field open boolean[][]|nil by window, by fold: open
+
+--- Before an item's lines change: the chat's fold windows, and which of its folds (`folds`, rows from `body`,
+--- `count` rows) are open in each.
+---@param chat AcpChat
+---@param body integer
+---@param folds (integer|boolean)[]|nil
+---@param count integer
+---@return AcpFoldsBefore
+function M.before(chat, body, folds, count)
+  local wins = fold_windows(chat)
+  if folds == nil or #wins == 0 then
+    return { wins = wins }
+  end
+  local ranges = fold_ranges(folds, count)
+  local open = {}
+  for w, win in ipairs(wins) do
+    open[w] = api.nvim_win_call(win, function()
+      local out = {}
+      for i = 1, #ranges, 3 do
+        out[#out + 1] = vim.fn.foldclosed(body + ranges[i] + 1) == -1
+      end
+      return out
+    end)
+  end
+  return { wins = wins, ranges = ranges, open = open }
+end
+
+--- After an item's lines changed: its folds made again (rows from `body`, `count` rows), each open where the
+--- fold it replaces (same first row and level) was; `new`: it had none, they are closed (in Insert mode, when
+--- it ends).
+---@param chat AcpChat
+---@param before AcpFoldsBefore
+---@param body integer
+---@param folds (integer|boolean)[]|nil
+---@param count integer
+---@param new boolean
+function M.after(chat, before, body, folds, count, new)
+  local wins, old = before.wins, before.ranges
+  if #wins == 0 or (folds == nil and old == nil) then
+    return
+  end
+  local ranges = folds and fold_ranges(folds, count) or {}
+  local cmds = {}
+  fold_commands(cmds, body, ranges)
+  local open_new = new and inserting()
+  if open_new then
+    cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(body + 1, body + count)
+    close_after_insert(chat, body)
+  end
+  local script = table.concat(cmds, "\n")
+  for w, win in ipairs(wins) do
+    api.nvim_win_call(win, function()
+      if old ~= nil then
+        -- What Neovim kept of the old folds (moved, cut by the change): all of them go.
+        local view = vim.fn.winsaveview()
+        vim.cmd(("silent! keepjumps normal! %dGV%dGzD"):format(body + 1, body + math.max(count, 1)))
+        vim.fn.winrestview(view)
+      end
+      if script ~= "" then
+        api.nvim_exec2(script, {})
+      end
+      if old ~= nil and not open_new then
+        -- Outer folds first (the reverse of their order): `:foldopen` opens the outermost closed fold.
+        local was_open = before.open[w]
+        for i = #ranges - 2, 1, -3 do
+          local k = (i + 2) / 3
+          if was_open[k] and old[i] == ranges[i] and old[i + 2] == ranges[i + 2] then
+            vim.cmd(("silent! %dfoldopen"):format(body + ranges[i] + 1))
+          end
+        end
+      end
+    end)
+  end
+end
+
+--- Before the lines of item `entry` change otherwise than by draw.lua (a long message's cut moved): which of
+--- its folds are open; `M.item_after` makes them again.
+---@param chat AcpChat
+---@param entry AcpChatItem
+---@return AcpFoldsBefore
+function M.item_before(chat, entry)
+  local first, last = item_range(chat, entry)
+  local body = first + (chat.bare[entry] and 0 or 1)
+  return M.before(chat, body, chat.fold_runs[entry], last - body + 1)
+end
+
+---@param chat AcpChat
+---@param entry AcpChatItem
+---@param before AcpFoldsBefore
+function M.item_after(chat, entry, before)
+  local first, last = item_range(chat, entry)
+  local body = first + (chat.bare[entry] and 0 or 1)
+  M.after(chat, before, body, chat.fold_runs[entry], last - body + 1, false)
+end
+
+--- The chat was emptied (a reload): its windows keep no fold.
+---@param chat AcpChat
+function M.clear(chat)
+  chat.close_from = nil
+  for _, win in ipairs(fold_windows(chat)) do
+    run_in(win, "silent! normal! zE")
+  end
+end
+
+--- The chat's folds made in `win`, its window, and again whenever the chat is shown in a window.
+---@param chat AcpChat
+---@param win integer
+function M.attach(chat, win)
+  if vim.w[win].acp_chat_folds ~= chat.buf then
+    M.build(chat, win)
+  end
+  if chat.folds_attached then
+    return
+  end
+  chat.folds_attached = true
+  api.nvim_create_autocmd("BufWinEnter", {
+    buffer = chat.buf,
+    callback = function()
+      local current = api.nvim_get_current_win()
+      if vim.wo[current].foldmethod == "manual" and chat_of_buf(chat.buf) == chat then
+        M.build(chat, current)
+      end
+    end,
+  })
+end
+
+--- The fold level the host gave line `lnum` of the current buffer, as a 'foldexpr' would give it (what the
+--- chat's folds are made of; the tests compare them).
 ---@param lnum integer
 ---@return string
 function M.foldexpr(lnum)
-  local buf = api.nvim_get_current_buf()
-  local chat = chat_of_buf(buf)
+  local chat = chat_of_buf(api.nvim_get_current_buf())
   if chat == nil then
     return "0"
   end
-  local drawing = chat.drawing
-  if drawing ~= nil and lnum > drawing.base then
-    return drawing.levels[lnum - drawing.base] or "0"
-  end
   local entry, first = item_at(chat, lnum - 1)
-  local folds = entry and entry.folds
+  local folds = entry and chat.fold_runs[entry]
   if folds == nil then
     return "0"
   end
-  return fold_level(folds, lnum - 1 - first - (entry.sep and 1 or 0))
+  return fold_level(folds, lnum - 1 - first - (chat.bare[entry] and 0 or 1))
 end
 
 --- 'foldtext' of chat windows: the fold's first line as drawn (its highlights), and how many lines it hides.

@@ -3,7 +3,7 @@
 -- every other name is looked up in the part that owns it, by job, each requiring only those below it:
 --   state.lua   the chats, the current one, the namespaces (requires no part)
 --   items.lua   where each item's lines are (an extmark on its first line)
---   folds.lua   the fold levels the host gives an item's lines, 'foldexpr' and 'foldtext'
+--   folds.lua   the fold levels the host gives an item's lines made manual folds; 'foldtext'
 --   draw.lua    an item drawn, replaced, appended to; the header
 --   drain.lua   the queued ops applied in budgeted slices per main-loop tick
 --   window.lua  the chat and prompt windows opened; an item scrolled to
@@ -35,8 +35,9 @@ local owners = {
   chat_of_buf = state,
   item_at = items,
   item_range = items,
-  folds_changed = folds,
   foldexpr = folds,
+  folds_before = folds,
+  folds_after = folds,
   foldtext = folds,
   _replace = draw,
   apply = drain,
@@ -50,7 +51,11 @@ local owners = {
   offer_checkpoint = keymaps,
   set_keymaps = keymaps,
 }
-require("acp_nvim.util.forward").forward(M, owners, { _replace = "replace" })
+require("acp_nvim.util.forward").forward(
+  M,
+  owners,
+  { _replace = "replace", folds_before = "item_before", folds_after = "item_after" }
+)
 
 -- Python's entry points (acp_nvim/nvim/lua_api.py) are the facade's own fields, where its boundary test reads
 -- them; the bench wraps chat.apply_json here too, and no part calls it.
@@ -75,7 +80,9 @@ function M.reset(session_id, info)
   vim.bo[buf].modifiable = false
   -- Every namespace: items, highlights, locations and terminal placeholders all go with the lines.
   api.nvim_buf_clear_namespace(buf, -1, 0, -1)
+  folds.clear(chat)
   chat.items, chat.order, chat.locs, chat.terms = {}, {}, {}, {}
+  chat.kinds, chat.bare, chat.notes, chat.fold_runs = {}, {}, {}, {}
   chat.empty = true
   chat.item_at_cache = nil
   chat.queue = nil
@@ -166,6 +173,10 @@ function M.create(session_id, info)
     display_name = info.display_name,
     items = {},
     order = {},
+    kinds = {},
+    bare = {},
+    notes = {},
+    fold_runs = {},
     locs = {},
     terms = {},
     empty = true,

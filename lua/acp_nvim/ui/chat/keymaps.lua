@@ -72,12 +72,16 @@ end
 --- On a prompt in the chat: the host offers to restore the files to before it (or to show the diff).
 function M.offer_checkpoint()
   local chat = state.chat_of_buf(api.nvim_get_current_buf())
-  local entry = chat and item_at(chat, api.nvim_win_get_cursor(0)[1] - 1)
-  if chat == nil or entry == nil or entry.kind ~= "user" then
+  local entry, idx
+  if chat ~= nil then
+    local _
+    entry, _, idx = item_at(chat, api.nvim_win_get_cursor(0)[1] - 1)
+  end
+  if chat == nil or entry == nil or chat.kinds[entry] ~= "user" then
     require("acp_nvim.util.notify").warn("put the cursor on a prompt of yours to restore to before it")
     return
   end
-  host_api.checkpoint(chat.session_id, { "offer", chat.order[entry.idx] })
+  host_api.checkpoint(chat.session_id, { "offer", state.item_id(chat.order[idx]) })
 end
 
 ---@param buf integer

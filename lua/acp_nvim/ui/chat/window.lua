@@ -5,6 +5,7 @@
 local M = {}
 
 local api = vim.api
+local chat_folds = require("acp_nvim.ui.chat.folds")
 local config = require("acp_nvim.config")
 local item_range = require("acp_nvim.ui.chat.items").item_range
 local prompt = require("acp_nvim.ui.prompt")
@@ -26,8 +27,7 @@ local function setup_window(win, chat)
   -- Commands that go to "the previous window" (quickfix, :bnext, a picker's file) must not take the chat's.
   wo.winfixbuf = true
   if config.options.chat.fold_thoughts then
-    wo.foldmethod = "expr"
-    wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
+    wo.foldmethod = "manual"
     wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
     wo.foldlevel = 0
     wo.foldenable = true
@@ -38,10 +38,11 @@ end
 --- The chat window's folds: thoughts, tool calls' details and long outputs are folds the host marks, closed
 --- until opened (<CR>, za); a closed one shows its first line as drawn.
 ---@param win integer
-local function setup_folds(win)
+---@param chat AcpChat
+local function setup_folds(win, chat)
   local wo = vim.wo[win][0]
-  wo.foldmethod = "expr"
-  wo.foldexpr = "v:lua.require'acp_nvim.ui.chat'.foldexpr(v:lnum)"
+  -- Made by ui/chat/folds.lua as the items are drawn: Neovim asks nothing per line.
+  wo.foldmethod = "manual"
   wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
   wo.foldlevel = 0
   wo.foldenable = true
@@ -49,6 +50,7 @@ local function setup_folds(win)
   if not wo.fillchars:find("fold:", 1, true) then
     wo.fillchars = wo.fillchars == "" and "fold: " or (wo.fillchars .. ",fold: ")
   end
+  chat_folds.attach(chat, win)
 end
 
 --- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
@@ -96,7 +98,7 @@ function M.open(session_id, opts)
     chat_win = api.nvim_get_current_win()
   end
   setup_window(chat_win, chat)
-  setup_folds(chat_win)
+  setup_folds(chat_win, chat)
   pcall(api.nvim_win_set_cursor, chat_win, { api.nvim_buf_line_count(chat.buf), 0 })
   api.nvim_set_current_win(chat_win)
   prompt.open(chat, chat_win)
@@ -111,7 +113,7 @@ end
 ---@param item_id string
 function M.reveal(session_id, item_id)
   local chat = state.chats[session_id]
-  local entry = chat and chat.items[item_id]
+  local entry = chat and chat.items[state.item_key(item_id)]
   if entry == nil then
     return
   end

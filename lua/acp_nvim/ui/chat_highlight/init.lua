@@ -179,8 +179,8 @@ function M.refresh(chat)
     -- empties the queue calls again.
     return
   end
-  -- 'foldexpr' runs inside a buffer change, before the new items' extmarks exist: what it cached for this
-  -- changedtick can name the item above as the last one.
+  -- A lookup made inside a buffer change, before the new items' extmarks exist, cached for this changedtick
+  -- can name the item above as the last one.
   chat.item_at_cache = nil
   st.views = nil
   -- Right after a long draw the garbage collector is held, as in its slices (ui/gc_pace.lua): a parse and its
