@@ -617,6 +617,17 @@ def test_a_diagnostics_mention_reaches_the_model(real_agent: RealAgent) -> None:
 DIAGNOSTIC = "undefined name 'frobnicate' (seen by Neovim)"
 
 
+def lint_main_py(agent: RealAgent) -> None:
+    """main.py open in a buffer, with the one diagnostic a linter would report on it (DIAGNOSTIC)."""
+    (agent.work / "main.py").write_text("print(frobnicate)\n")
+    agent.nvim.api.command("edit main.py")
+    agent.nvim.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
+        " source = 'lint', message = ...}})",
+        DIAGNOSTIC,
+    )
+
+
 def _tool_names(value: Any) -> Iterator[str]:
     """Every `name` in a request body's tool declarations, however the dialect nests them."""
     if isinstance(value, dict):
@@ -637,13 +648,7 @@ def test_the_model_calls_the_neovim_servers_diagnostics_and_gets_the_buffers(rea
     MCP tools behind its client-run `tool_search`: the model searches, codex answers with the server's tools
     (namespace `mcp__neovim`), and the model calls `diagnostics` in that namespace."""
     agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
-    (work / "main.py").write_text("print(frobnicate)\n")
-    nvim.api.command("edit main.py")
-    nvim.lua(
-        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
-        " source = 'lint', message = ...}})",
-        DIAGNOSTIC,
-    )
+    lint_main_py(real_agent)
     script = json.loads(agent.script.read_text())
     script["steps"]["DIAGS"] = [
         {"search": "neovim diagnostics"},
@@ -699,13 +704,7 @@ def test_the_model_of_gemini_or_opencode_gets_the_buffers_diagnostics(real_agent
     """Issue 28, as the codex test above, for agents that list MCP tools upfront: the model finds the
     `neovim` server's diagnostics tool among the tools of its request, calls it, and gets the diagnostic."""
     agent, nvim, work = real_agent, real_agent.nvim, real_agent.work
-    (work / "main.py").write_text("print(frobnicate)\n")
-    nvim.api.command("edit main.py")
-    nvim.lua(
-        "vim.diagnostic.set(vim.api.nvim_create_namespace('lint'), 0, {{lnum = 0, col = 6, severity = 1,"
-        " source = 'lint', message = ...}})",
-        DIAGNOSTIC,
-    )
+    lint_main_py(real_agent)
     agent.start()
     agent.prompt("REPLY say hello", "Hello from the fake model.")
     requests = [entry["body"] for entry in read_log(agent.log) if entry.get("method") == "POST"]
