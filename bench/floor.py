@@ -129,10 +129,11 @@ class LuaRun:
 
 class LuaFloor:
     """The in-process Lua floor (`lua_floor.lua`): a bare headless Neovim that is its own minimal ACP client
-    of the flood agent, streaming into a markdown buffer with tree-sitter highlighting. Kept running across
-    prompts, as the plugin's Neovim is."""
+    of the flood agent, streaming into a plain buffer changed once per frame (`plain`), or into a markdown
+    buffer with tree-sitter highlighting changed once per read. Kept running across prompts, as the plugin's
+    Neovim is."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, plain: bool) -> None:
         import pynvim
 
         # Listening, as the plugin's Neovim does: a UI (bench/ui_client.py) can attach to either.
@@ -142,7 +143,7 @@ class LuaFloor:
         self.api: Any = pynvim.attach("child", argv=argv)
         self.pid: int = self.api.call("getpid")
         self.api.exec_lua(LUA_FLOOR.read_text(encoding="utf-8"))
-        self.api.exec_lua("acp_floor.start(...)", [sys.executable, str(FLOOD_AGENT)])
+        self.api.exec_lua("acp_floor.start(...)", [sys.executable, str(FLOOD_AGENT)], plain)
         wait_until(lambda: self.api.exec_lua("return acp_floor.ready == true"), 30, "the Lua floor's session")
 
     def stream(self, text: str, needle: str, timeout: float = 120.0) -> LuaRun:
@@ -151,7 +152,12 @@ class LuaFloor:
         agent = flood_agent_pid(self.pid)
         cpu, agent_cpu = task_cpu_seconds(self.pid), task_cpu_seconds(agent) if agent else 0.0
         self.api.exec_lua("acp_floor.prompt(...)", text, needle)
-        wait_until(lambda: self.api.exec_lua("return acp_floor.ended"), timeout, f"{needle!r} in the floor")
+        # The plain kind may show the last words a frame after the prompt's answer.
+        wait_until(
+            lambda: self.api.exec_lua("return acp_floor.ended and acp_floor.t_done ~= nil"),
+            timeout,
+            f"{needle!r} in the floor",
+        )
         cpu = task_cpu_seconds(self.pid) - cpu
         agent_cpu = task_cpu_seconds(agent) - agent_cpu if agent else 0.0
         record = self.api.exec_lua("return acp_floor.record()")
