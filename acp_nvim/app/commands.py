@@ -133,8 +133,7 @@ class Commands:
         self._port.cancel_permissions(session_id)
         self._chats.forget(session_id)
         self._status.push()
-        run = self._runs.agents.get(session.agent)
-        agent = run.connection if run is not None else None
+        agent = self._runs.connection_of(session)
         if agent is None:
             return
         try:

@@ -305,6 +305,11 @@ class Runs:
         session = self.owner(session_id)
         return None if session is None else [session.cwd, *session.directories]
 
+    def connection_of(self, session: ChatSession) -> AgentConnection | None:
+        """The connection of the agent that runs `session`: None when that agent has stopped."""
+        run = self.agents.get(session.agent)
+        return run.connection if run is not None else None
+
     def agent_info(self, session_id: str) -> s.Implementation | None:
         """The agentInfo of the agent that runs a session (None when unknown): for client/agent/quirks.py."""
         session = self.owner(session_id)

@@ -208,8 +208,7 @@ class ModeCommands:
     # ---- helpers -----------------------------------------------------------------------------------
 
     def _agent(self, session: ChatSession) -> AgentConnection | None:
-        run = self._runs.agents.get(session.agent)
-        return run.connection if run is not None else None
+        return self._runs.connection_of(session)
 
     def _agent_name(self, session: ChatSession) -> str:
         run = self._runs.agents.get(session.agent)

@@ -106,8 +106,7 @@ class Turns:
         if session is None:
             self._port.notify(current.missing or "", WARN)
             return None
-        run = self._runs.agents.get(session.agent)
-        agent = run.connection if run is not None else None
+        agent = self._runs.connection_of(session)
         if agent is None:
             self._port.notify(NO_AGENT_RUNNING, WARN)
             return None
@@ -154,8 +153,7 @@ class Turns:
         return self._start_queued(session, session.queue[0])
 
     def _start_queued(self, session: ChatSession, queued: QueuedPrompt) -> Begun | None:
-        run = self._runs.agents.get(session.agent)
-        agent = run.connection if run is not None else None
+        agent = self._runs.connection_of(session)
         if agent is None or self._runs.sessions.get(session.session_id) is not session:
             return None
         session.queue.remove(queued)
@@ -319,8 +317,7 @@ class Turns:
             await self._steer(session, session.queue[-1])
 
     async def _steer(self, session: ChatSession, queued: QueuedPrompt) -> None:
-        run = self._runs.agents.get(session.agent)
-        agent = run.connection if run is not None else None
+        agent = self._runs.connection_of(session)
         if agent is None:
             self._port.notify(NO_AGENT_RUNNING, WARN)
             return
