@@ -10,16 +10,22 @@ ACP_BENCH_CODECOMPANION, ACP_BENCH_PLENARY, ACP_BENCH_AGENTIC. A client not give
 with none given, only acp.nvim runs.
 
 Every client talks to the same stdlib flood agent (bench/flood_agent.py), which streams `prose N`: N one-word
-chunks as ordinary prose, with a line break after every 12th word and a blank line after every 8th line
-(the bench agent's `words N` is one long line, on which codecompanion is quadratic: 10,000 words took it
-60 s). Each Neovim is headless and started afresh for every run; a first small turn ("prose 100") pays for
-the agent's start and the session, then the measured turn. Measured inside Neovim with vim.uv.hrtime: from
-the call that submits the prompt to the first buffer change after which the chat's last lines hold the last
-word (for acp.nvim, bench/instrument.lua's stamps, as in the streaming benchmark); and the Neovim process's
-CPU time from the submit to the end of the turn (acp.nvim: its status back to "ready"; codecompanion: no
-request running), or to the last word seen for agentic.nvim, which shows no end of its turn. The runs of the
-clients alternate (acp.nvim, codecompanion, agentic, then again), so that they share the machine's drifting
-load; a run that takes longer than --timeout is killed and counted as timed out.
+chunks as ordinary prose, with a line break after every 12th word and a blank line after every 8th line (the
+bench agent's `words N` is one long line, on which codecompanion is quadratic: 10,000 words took it 60 s).
+Beside them, the two in-process Lua floors of the streaming benchmark (bench/lua_floor.lua, a bare Neovim that
+is its own ACP client of the same agent): the plain floor, a buffer without highlighting changed once per
+frame, against which every ratio is taken (issue 31); and the highlighted floor, a markdown buffer with
+tree-sitter highlighting changed once per read, shown beside it. Each client's Neovim is headless and started
+afresh for every run (the floors' are kept running); a first small turn ("prose 100") pays for the agent's
+start and the session, then the measured turn. Measured inside Neovim with vim.uv.hrtime: from the call that
+submits the prompt to the first buffer change after which the chat's last lines hold the last word (for
+acp.nvim, bench/instrument.lua's stamps, as in the streaming benchmark). CPU time (/proc/PID/task/*/schedstat)
+from the submit to the end of the turn (acp.nvim: its status back to "ready"; codecompanion: no request
+running; the floors: the prompt's answer and the last word shown), or to the last word seen for agentic.nvim,
+which shows no end of its turn: the client's (Neovim's, and for acp.nvim its host's too) and the flood agent's
+own (all the agents the client started: codecompanion starts two). The runs alternate (the floors, acp.nvim,
+codecompanion, agentic, then again), so that they share the machine's drifting load; a run that takes longer
+than --timeout is killed and counted as timed out. The medians end as markdown rows, for bench/RESULTS.md.
 """
 
 from __future__ import annotations
