@@ -10,16 +10,22 @@ ACP_BENCH_CODECOMPANION, ACP_BENCH_PLENARY, ACP_BENCH_AGENTIC. A client not give
 with none given, only acp.nvim runs.
 
 Every client talks to the same stdlib flood agent (bench/flood_agent.py), which streams `prose N`: N one-word
-chunks as ordinary prose, with a line break after every 12th word and a blank line after every 8th line
-(the bench agent's `words N` is one long line, on which codecompanion is quadratic: 10,000 words took it
-60 s). Each Neovim is headless and started afresh for every run; a first small turn ("prose 100") pays for
-the agent's start and the session, then the measured turn. Measured inside Neovim with vim.uv.hrtime: from
-the call that submits the prompt to the first buffer change after which the chat's last lines hold the last
-word (for acp.nvim, bench/instrument.lua's stamps, as in the streaming benchmark); and the Neovim process's
-CPU time from the submit to the end of the turn (acp.nvim: its status back to "ready"; codecompanion: no
-request running), or to the last word seen for agentic.nvim, which shows no end of its turn. The runs of the
-clients alternate (acp.nvim, codecompanion, agentic, then again), so that they share the machine's drifting
-load; a run that takes longer than --timeout is killed and counted as timed out.
+chunks as ordinary prose, with a line break after every 12th word and a blank line after every 8th line (the
+bench agent's `words N` is one long line, on which codecompanion is quadratic: 10,000 words took it 60 s).
+Beside them, the two in-process Lua floors of the streaming benchmark (bench/lua_floor.lua, a bare Neovim that
+is its own ACP client of the same agent): the plain floor, a buffer without highlighting changed once per
+frame, against which every ratio is taken (issue 31); and the highlighted floor, a markdown buffer with
+tree-sitter highlighting changed once per read, shown beside it. Each client's Neovim is headless and started
+afresh for every run (the floors' are kept running); a first small turn ("prose 100") pays for the agent's
+start and the session, then the measured turn. Measured inside Neovim with vim.uv.hrtime: from the call that
+submits the prompt to the first buffer change after which the chat's last lines hold the last word (for
+acp.nvim, bench/instrument.lua's stamps, as in the streaming benchmark). CPU time (/proc/PID/task/*/schedstat)
+from the submit to the end of the turn (acp.nvim: its status back to "ready"; codecompanion: no request
+running; the floors: the prompt's answer and the last word shown), or to the last word seen for agentic.nvim,
+which shows no end of its turn: the client's (Neovim's, and for acp.nvim its host's too) and the flood agent's
+own (all the agents the client started: codecompanion starts two). The runs alternate (the floors, acp.nvim,
+codecompanion, agentic, then again), so that they share the machine's drifting load; a run that takes longer
+than --timeout is killed and counted as timed out. The medians end as markdown rows, for bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,8 +51,20 @@ if __package__ in (None, ""):
 import pynvim
 
 from bench.flood_agent import final_text
-from bench.harness import FLOOD_AGENT, NS_PER_S, NVIM, Neovim, median, ms, wait_until
-from bench.tool_output import _cpu_seconds
+from bench.floor import LuaFloor
+from bench.harness import (
+    FLOOD_AGENT,
+    NS_PER_S,
+    NVIM,
+    Neovim,
+    flood_agent_pid,
+    flood_agent_pids,
+    median,
+    ms,
+    settle,
+    task_cpu_seconds,
+    wait_until,
+)
 
 # Stamps, in the peer's Neovim, the first change of `buf` after which one of its last lines holds `needle`.
 WATCH_LUA = r"""
@@ -163,29 +182,43 @@ class Peer:
     idle: str | None = None  # a Lua expression true once the turn is over (None: the last word suffices)
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One run of one client: seconds to the last word; CPU seconds of its Neovim, of acp.nvim's host (0 for
+    the others), and of the flood agent it talks to (0 when it could not be found)."""
+
+    took: float
+    nvim_cpu: float
+    host_cpu: float = 0.0
+    agent_cpu: float = 0.0
+
+    @property
+    def client_cpu(self) -> float:
+        return self.nvim_cpu + self.host_cpu
+
+
 @dataclass
 class Runs:
-    times: list[float] = field(default_factory=list)
-    cpus: list[float] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
     timeouts: int = 0
 
     def median(self) -> float:
         """The median of all runs, a timed-out one counted as longer than any (inf when it is the median)."""
-        return median([*self.times, *[float("inf")] * self.timeouts])
+        return median([*(s.took for s in self.samples), *[float("inf")] * self.timeouts])
 
-    def summary(self, timeout: float) -> str:
-        took = self.median()
-        text = f"> {timeout:g} s" if took == float("inf") else ms(took)
-        if self.cpus:
-            text += f", Neovim CPU {ms(median(self.cpus))}"
-        if self.timeouts:
-            text += f" ({self.timeouts} of {self.timeouts + len(self.times)} runs timed out, > {timeout:g} s)"
-        return text
+    def cpu(self, what: Callable[[Sample], float]) -> float:
+        return median([what(s) for s in self.samples])
 
 
-def _guarded(
-    proc: subprocess.Popen[bytes], timeout: float, run: Callable[[], tuple[float, float]]
-) -> tuple[float, float]:
+PLAIN_FLOOR = "the plain floor"
+HIGHLIGHTED_FLOOR = "the highlighted floor"
+FLOOR_LABELS = {
+    PLAIN_FLOOR: "the plain floor (in-process Lua, no highlighting, one change per frame)",
+    HIGHLIGHTED_FLOOR: "the highlighted floor (in-process Lua, markdown tree-sitter, one change per read)",
+}
+
+
+def _guarded(proc: subprocess.Popen[bytes], timeout: float, run: Callable[[], Sample]) -> Sample:
     """Runs `run`, killing the Neovim it drives once `timeout` has passed (a call into a Neovim busy in a
     long Lua loop would otherwise wait for it)."""
     killed = threading.Event()
@@ -206,7 +239,7 @@ def _guarded(
         timer.cancel()
 
 
-def peer_once(peer: Peer, count: int, workdir: Path, timeout: float) -> tuple[float, float]:
+def peer_once(peer: Peer, count: int, workdir: Path, timeout: float) -> Sample:
     workdir.mkdir(parents=True, exist_ok=True)
     socket = str(workdir / "nvim.sock")
     argv = [NVIM, "--headless", "--clean", "-n", "--listen", socket]
@@ -221,13 +254,16 @@ def peer_once(peer: Peer, count: int, workdir: Path, timeout: float) -> tuple[fl
     try:
         nvim = wait_until(lambda: _attach(socket), 30, f"{peer.name}'s Neovim")
 
-        def run() -> tuple[float, float]:
+        def run() -> Sample:
             nvim.exec_lua(peer.setup, sys.executable, str(FLOOD_AGENT))
-            result = (0.0, 0.0)
+            result = Sample(0.0, 0.0)
             for text in ("prose 100", f"prose {count}"):
                 needle = final_text("prose", int(text.split()[1]))
                 buf = wait_until(lambda: nvim.exec_lua(peer.chat_buf), 30, f"{peer.name}'s chat")
-                cpu = _cpu_seconds(proc.pid)
+                # The agents (codecompanion starts two) are spawned by the first turn: the measured one is
+                # the second.
+                agents = flood_agent_pids(proc.pid)
+                cpu, agent_cpu = task_cpu_seconds(proc.pid), sum(map(task_cpu_seconds, agents))
                 nvim.exec_lua(WATCH_LUA, buf, needle)
                 nvim.exec_lua(peer.submit, text)
                 wait_until(lambda: nvim.exec_lua("return cmp_bench.t_done ~= nil"), timeout, repr(needle))
@@ -235,7 +271,8 @@ def peer_once(peer: Peer, count: int, workdir: Path, timeout: float) -> tuple[fl
                     # A submit before the turn's end is refused ("in progress").
                     wait_until(lambda: nvim.exec_lua(peer.idle), timeout, f"the {peer.name} turn to end")
                 took = float(nvim.exec_lua("return cmp_bench.t_done - cmp_bench.t0")) / NS_PER_S
-                result = (took, _cpu_seconds(proc.pid) - cpu)
+                agent_cpu = sum(map(task_cpu_seconds, agents)) - agent_cpu
+                result = Sample(took, task_cpu_seconds(proc.pid) - cpu, agent_cpu=agent_cpu)
             return result
 
         return _guarded(proc, timeout, run)
@@ -258,14 +295,25 @@ def _attach(socket: str) -> Any:
         return None
 
 
-def acp_nvim_once(count: int, workdir: Path, timeout: float) -> tuple[float, float]:
+def acp_nvim_once(count: int, workdir: Path, timeout: float) -> Sample:
     nv = Neovim(workdir)
     try:
         nv.start_agent()
+        host = nv.host_pid()
+        agent = flood_agent_pid(host) if host else None
         nv.prompt_and_wait("prose 100", final_text("prose", 100))
-        cpu = _cpu_seconds(nv.pid)
+
+        def cpus() -> tuple[float, float, float]:
+            return (
+                task_cpu_seconds(nv.pid),
+                task_cpu_seconds(host) if host else 0.0,
+                task_cpu_seconds(agent) if agent else 0.0,
+            )
+
+        before = cpus()
         record = nv.prompt_and_wait(f"prose {count}", final_text("prose", count), timeout)
-        return float(record["t_done"] - record["t0"]) / NS_PER_S, _cpu_seconds(nv.pid) - cpu
+        nvim_cpu, host_cpu, agent_cpu = (after - was for after, was in zip(cpus(), before, strict=True))
+        return Sample(float(record["t_done"] - record["t0"]) / NS_PER_S, nvim_cpu, host_cpu, agent_cpu)
     finally:
         nv.close()
 
@@ -308,38 +356,91 @@ def peers(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[Pee
     return found
 
 
-def compare(count: int, others: list[Peer], runs: int, timeout: float, scratch: Path) -> None:
-    """`prose count` through acp.nvim and each other client, their runs alternating; prints the medians."""
-    results = {name: Runs() for name in ["acp.nvim", *(peer.name for peer in others)]}
+def _ratio(value: float, base: float) -> str:
+    if value == float("inf"):
+        return "-"
+    return f"{value / base:.2f}x" if base > 0 and base == base else "n/a"
 
-    def once(name: str, workdir: Path) -> tuple[float, float]:
-        for peer in others:
-            if peer.name == name:
-                return peer_once(peer, count, workdir, timeout)
-        return acp_nvim_once(count, workdir, timeout)
 
-    for i in range(runs):
-        for name in results:
-            started = time.monotonic()
-            try:
-                took, cpu = once(name, scratch / f"{name}-{count}-{i}")
-            except (TimedOut, TimeoutError):
-                results[name].timeouts += 1
-                waited = time.monotonic() - started
-                print(f"  prose {count:,} run {i + 1}: {name} timed out after {waited:.0f} s", flush=True)
-                continue
-            results[name].times.append(took)
-            results[name].cpus.append(cpu)
-            print(f"  prose {count:,} run {i + 1}: {name} {ms(took)}, Neovim CPU {ms(cpu)}", flush=True)
-    ours = results["acp.nvim"].median()
+def table(count: int, results: dict[str, Runs], runs: int, timeout: float) -> list[str]:
+    """The medians as markdown rows: each client's time and CPU, and their ratios to both floors."""
+    plain, lit = results[PLAIN_FLOOR], results[HIGHLIGHTED_FLOOR]
+    rows = [
+        f"| prose {count:,} ({runs} runs) | to the last word | ÷ plain floor | ÷ highlighted floor "
+        "| client CPU (Neovim + host) | ÷ plain floor's | the agent's CPU | ÷ under the plain floor |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, result in results.items():
+        took = result.median()
+        shown = f"> {timeout:g} s" if took == float("inf") else ms(took)
+        if result.timeouts:
+            shown += f" ({result.timeouts} of {result.timeouts + len(result.samples)} timed out)"
+        cpu, agent = result.cpu(lambda s: s.client_cpu), result.cpu(lambda s: s.agent_cpu)
+        if name == "acp.nvim":
+            cpu_shown = f"{ms(cpu)} (Neovim {ms(result.cpu(lambda s: s.nvim_cpu))})"
+        else:
+            cpu_shown = ms(cpu)
+        rows.append(
+            f"| {FLOOR_LABELS.get(name, name)} | {shown} | {_ratio(took, plain.median())} "
+            f"| {_ratio(took, lit.median())} | {cpu_shown} "
+            f"| {_ratio(cpu, plain.cpu(lambda s: s.client_cpu))} | {ms(agent)} "
+            f"| {_ratio(agent, plain.cpu(lambda s: s.agent_cpu))} |"
+        )
+    return rows
+
+
+def compare(count: int, others: list[Peer], runs: int, timeout: float, scratch: Path) -> list[str]:
+    """`prose count` through the two Lua floors, acp.nvim and each other client, their runs alternating;
+    prints each run and returns the medians as markdown rows."""
+    names = [PLAIN_FLOOR, HIGHLIGHTED_FLOOR, "acp.nvim", *(peer.name for peer in others)]
+    results = {name: Runs() for name in names}
+    text, needle = f"prose {count}", final_text("prose", count)
+    floors: dict[str, LuaFloor] = {}
+    try:
+        # The floors' Neovims are kept running across the runs, as a user's Neovim is; idle, they cost the
+        # others nothing. Each warmed by a first small turn, as every client is.
+        for name, plain in ((PLAIN_FLOOR, True), (HIGHLIGHTED_FLOOR, False)):
+            workdir = scratch / f"{'plain' if plain else 'highlighted'}-floor-{count}"
+            workdir.mkdir(parents=True)
+            floors[name] = LuaFloor(workdir, plain=plain)
+            floors[name].stream("prose 100", final_text("prose", 100))
+        floor_pids = [floor.pid for floor in floors.values()]
+
+        def once(name: str, workdir: Path) -> Sample:
+            if name in floors:
+                run = floors[name].stream(text, needle, timeout)
+                return Sample(run.seconds, run.cpu, agent_cpu=run.agent_cpu)
+            for peer in others:
+                if peer.name == name:
+                    return peer_once(peer, count, workdir, timeout)
+            return acp_nvim_once(count, workdir, timeout)
+
+        for i in range(runs):
+            for name in names:
+                # The highlighted floor's Neovim highlights its buffer for a while after its stream.
+                settle(floor_pids)
+                started = time.monotonic()
+                try:
+                    sample = once(name, scratch / f"{name}-{count}-{i}")
+                except (TimedOut, TimeoutError):
+                    results[name].timeouts += 1
+                    waited = time.monotonic() - started
+                    print(f"  prose {count:,} run {i + 1}: {name} timed out after {waited:.0f} s", flush=True)
+                    continue
+                results[name].samples.append(sample)
+                cpus = (
+                    f"Neovim {ms(sample.nvim_cpu)}, host {ms(sample.host_cpu)}, agent {ms(sample.agent_cpu)}"
+                )
+                print(f"  prose {count:,} run {i + 1}: {name} {ms(sample.took)}; CPU {cpus}", flush=True)
+    finally:
+        for floor in floors.values():
+            floor.close()
+    rows = table(count, results, runs, timeout)
     print(f"prose {count:,} (medians of {runs} interleaved runs; submit -> last word in the chat):")
     for name, result in results.items():
-        ratio = ""
-        if name != "acp.nvim":
-            theirs = result.median()
-            shown = f"> {timeout / ours:.0f}" if theirs == float("inf") else f"{theirs / ours:.2f}"
-            ratio = f", {shown}x acp.nvim"
-        print(f"  {name}: {result.summary(timeout)}{ratio}")
+        ratio = _ratio(result.median(), results[PLAIN_FLOOR].median())
+        print(f"  {name}: {ms(result.median())}, {ratio} the plain floor")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,8 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     others = peers(args, parser)
     scratch = Path(tempfile.mkdtemp(prefix="acp-compare-"))
-    for count in args.counts:
-        compare(count, others, args.runs, args.timeout, scratch)
+    rows: list[str] = []
+    try:
+        for count in args.counts:
+            rows += ["", *compare(count, others, args.runs, args.timeout, scratch)]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print("\n".join(rows))
     return 0
 
 

@@ -142,9 +142,9 @@ def task_cpu_seconds(pid: int) -> float:
     return total / NS_PER_S
 
 
-def flood_agent_pid(parent: int) -> int | None:
-    """The flood agent a process started (the host's, the Lua floor's Neovim's): its child whose command line
-    names flood_agent.py, from /proc/PID/task/*/children; None off Linux or when there is none."""
+def flood_agent_pids(parent: int) -> list[int]:
+    """The flood agents a process started (the host's, a Neovim's): its children whose command line names
+    flood_agent.py, from /proc/PID/task/*/children; none off Linux. (codecompanion.nvim starts two.)"""
     try:
         children = [
             int(pid)
@@ -152,12 +152,19 @@ def flood_agent_pid(parent: int) -> int | None:
             for pid in Path(f"/proc/{parent}/task/{task}/children").read_text().split()
         ]
     except OSError:
-        return None
+        return []
+    found = []
     for child in children:
         with contextlib.suppress(OSError):
             if b"flood_agent" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return child
-    return None
+                found.append(child)
+    return found
+
+
+def flood_agent_pid(parent: int) -> int | None:
+    """The flood agent a process started (the host's, the Lua floor's Neovim's); None when there is none."""
+    found = flood_agent_pids(parent)
+    return found[0] if found else None
 
 
 def mib(kib: int | None) -> str:
