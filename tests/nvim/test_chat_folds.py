@@ -99,6 +99,9 @@ def test_a_fold_opened_by_hand_stays_open_when_the_chat_is_closed_and_opened_aga
     go_to(chat, win, "  ✓ Test")
     typed(chat, "zc")
     assert closed_at(chat, win, "    out 9") == row_of(chat, "  ✓ Test")
+    # Its output grows (drawn again, the call closed): the output's fold inside stays open.
+    apply(chat, {"op": "replace", "item": long_output("c3", "  ✓ Test", 10)})
+    assert closed_at(chat, win, "    out 10") == row_of(chat, "  ✓ Test")
     typed(chat, ":close<CR>")
     assert chat_windows(chat) == []
     apply(
@@ -112,10 +115,10 @@ def test_a_fold_opened_by_hand_stays_open_when_the_chat_is_closed_and_opened_aga
     assert closed_at(chat, win, "    → /p/b") == row_of(chat, "  ✓ Read")
     assert closed_at(chat, win, "    → /p/c") == row_of(chat, "  ✓ Edit")
     # The long output's own fold was left open inside the closed call: opening the call shows all of it.
-    assert closed_at(chat, win, "    out 9") == row_of(chat, "  ✓ Test")
+    assert closed_at(chat, win, "    out 10") == row_of(chat, "  ✓ Test")
     go_to(chat, win, "  ✓ Test")
     typed(chat, "<CR>")
-    assert not closed(chat, win, "    out 9")
+    assert not closed(chat, win, "    out 10")
     assert chat.errors() == []
 
 
@@ -172,6 +175,26 @@ def test_the_folds_follow_into_another_tab_and_a_split_and_each_window_keeps_its
     }
     assert seen == {win: [False, True, True], tab_win: [True, True, True], split: [True, False, True]}
     assert chat.errors() == []
+
+
+def test_folds_turned_off_with_zn_keep_which_are_open(chat: Nvim) -> None:
+    """With folding off in the chat window (zn) every fold looks open; the chat still knows which the user
+    opened: zN after items were redrawn, and the chat shown anew, have the same ones open."""
+    apply(chat, *FIRST_ITEMS)
+    win = chat_window(chat)
+    go_to(chat, win, "  ✓ Run")
+    typed(chat, "zozn")
+    apply(
+        chat,
+        {"op": "replace", "item": tool_call("c1", "  ✓ Run", "    → /p/a", "    ok", "    more")},
+        {"op": "append", "id": "t1", "text": "\nstep three"},
+    )
+    typed(chat, "zN")
+    assert not closed(chat, win, "    more") and closed(chat, win, "step three")
+    typed(chat, "zn<C-w>j")
+    chat.lua("vim.api.nvim_win_close(..., false)", win)
+    win = reopen(chat)
+    assert not closed(chat, win, "    more") and closed(chat, win, "step three")
 
 
 # Counts the times the user's cursor enters window `...`.

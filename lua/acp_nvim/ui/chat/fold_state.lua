@@ -93,6 +93,26 @@ function M.read(body, ranges)
   return open
 end
 
+local LOCAL = { scope = "local" }
+
+--- Calls `look()` in the current window with its folds on: with 'foldenable' off (zn, zi) foldclosed() sees
+--- none closed, and their state (which Neovim keeps for zN) would be lost.
+---@generic T
+---@param look fun(): T
+---@return T
+function M.looking(look)
+  if api.nvim_get_option_value("foldenable", LOCAL) then
+    return look()
+  end
+  api.nvim_set_option_value("foldenable", true, LOCAL)
+  local ok, out = pcall(look)
+  api.nvim_set_option_value("foldenable", false, LOCAL)
+  if not ok then
+    error(out, 0)
+  end
+  return out
+end
+
 --- Adds to `cmds` what opens the folds `open` (keys, see M.read) among an item's just made (all closed),
 --- `ranges` from row `body`, and leaves the others closed.
 ---@param cmds string[]
@@ -168,10 +188,12 @@ function M.remember(chat, win)
   end
   local open_of, waiting = {}, chat.close_from or math.huge
   api.nvim_win_call(win, function()
-    M.each(chat, function(entry, body, ranges)
-      if body < waiting then
-        open_of[entry] = M.read(body, ranges)
-      end
+    M.looking(function()
+      M.each(chat, function(entry, body, ranges)
+        if body < waiting then
+          open_of[entry] = M.read(body, ranges)
+        end
+      end)
     end)
   end)
   chat.fold_open = open_of

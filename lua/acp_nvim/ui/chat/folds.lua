@@ -221,7 +221,9 @@ function M.before(chat, body, folds, count)
   local open = {}
   for w, win in ipairs(wins) do
     open[w] = api.nvim_win_call(win, function()
-      return fold_state.read(body, ranges) or false
+      return fold_state.looking(function()
+        return fold_state.read(body, ranges) or false
+      end)
     end)
   end
   return { wins = wins, ranges = ranges, open = open }
