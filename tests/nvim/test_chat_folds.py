@@ -174,6 +174,12 @@ def test_the_folds_follow_into_another_tab_and_a_split_and_each_window_keeps_its
         for w in (win, tab_win, split)
     }
     assert seen == {win: [False, True, True], tab_win: [True, True, True], split: [True, False, True]}
+    # `:tab split` of the split: a new tab page, its window as the split was.
+    typed(chat, ":tab split<CR>")
+    tab_split = chat.lua("return vim.api.nvim_get_current_win()")
+    apply(chat, {"op": "add", "item": tool_call("c5", "  ✓ Grep", "    → /p/d")})
+    texts = ("    more", "step three", "    → /p/c", "    → /p/d")
+    assert [closed(chat, tab_split, t) for t in texts] == [True, False, True, True]
     assert chat.errors() == []
 
 

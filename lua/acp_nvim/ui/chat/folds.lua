@@ -327,8 +327,10 @@ function M.attach(chat, win)
   api.nvim_create_autocmd("WinNew", {
     buffer = buf,
     callback = function()
-      -- A split of a chat window: Neovim gave it a copy of that window's folds, open and closed as there.
-      local origin = vim.fn.win_getid(vim.fn.winnr("#"))
+      -- A split of a chat window: Neovim gave it a copy of that window's folds, open and closed as there (a
+      -- new tab page has no previous window: its folds are made, see `build`).
+      local previous = vim.fn.winnr("#")
+      local origin = previous > 0 and vim.fn.win_getid(previous) or 0
       if origin ~= 0 and api.nvim_win_get_buf(origin) == buf and vim.w[origin].acp_chat_folds == buf then
         vim.w.acp_chat_folds = buf
       end
