@@ -326,3 +326,46 @@ def test_what_arrives_while_typing_in_insert_mode_is_folded_when_it_ends(tmux: s
     subprocess.run(["tmux", "send-keys", "-t", tmux, "Escape"], check=True)
     screen = wait_screen(tmux, ["  Thinking  ▸ 2 lines", "  ✓ Edit hello.py  edit  completed  ▸ 5 lines"])
     assert "I should read the file first." not in screen and "+print(" not in screen
+
+
+def test_a_tool_call_opened_stays_open_when_the_chat_is_closed_and_opened_again(
+    tmux: str, tmp_path: Path
+) -> None:
+    """The user opens a tool call's details with <CR>, closes the chat window and opens the chat again with
+    :AcpChat: the details are still open, the rest still folded; the next turn's tool call is folded."""
+    again = {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "x2",
+            "title": "Run the tests again",
+            "kind": "execute",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "2 passed"}}],
+        }
+    }
+    scenario = {
+        "agentInfo": {"name": "scripted", "title": "Screen Agent", "version": "3.1"},
+        "echo": False,
+        "turns": [CONVERSATION_TURN, [again, {"text": "Still green."}]],
+    }
+    init = prompting_init(tmp_path, scenario, chat_width=100, prompt=False)
+    start_nvim(tmux, tmp_path, init, "hello.py", size=(200, 50))
+    wait_screen(tmux, ["Screen Agent 3.1 ready"])
+    keys = [":AcpChat", "Enter", "improve the greeting", "C-s", "Escape"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    wait_screen(tmux, ["All tests pass.", "  ✓ Edit hello.py  edit  completed  ▸ 5 lines"])
+    keys = ["C-w", "k", ":call search('Edit hello.py')", "Enter", "Enter"]
+    subprocess.run(["tmux", "send-keys", "-t", tmux, *keys], check=True)
+    wait_screen(tmux, ['+print("hello, world")'])
+    subprocess.run(["tmux", "send-keys", "-t", tmux, ":close", "Enter"], check=True)
+    wait_until(lambda: "All tests pass." not in capture(tmux), 10, "the chat window to close")
+    subprocess.run(["tmux", "send-keys", "-t", tmux, ":AcpChat", "Enter"], check=True)
+    folded = ["  Thinking  ▸ 2 lines", "  ✓ Read hello.py  read  completed  ▸ 2 lines"]
+    screen = wait_screen(tmux, ["All tests pass.", '+print("hello, world")', *folded])
+    assert "  ✓ Run the tests  execute  completed  ▸ 1 line" in screen
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "once more", "C-s"], check=True)
+    wait_screen(tmux, ["Still green."])
+    # Open while the user is still typing (Insert mode), folded when it ends.
+    subprocess.run(["tmux", "send-keys", "-t", tmux, "Escape"], check=True)
+    screen = wait_screen(tmux, ["  ✓ Run the tests again  execute  completed  ▸ 1 line"])
+    assert '+print("hello, world")' in screen and all(text in screen for text in folded)

@@ -3,12 +3,14 @@
 -- drawn, closed when new. Neovim then asks nothing per line: a 'foldexpr' was called for every changed line,
 -- and for every line of a replay drawn while the user typed the next prompt when Insert mode ended (Neovim
 -- updates no 'foldexpr' folds in Insert mode), 39-80 ms in that keypress. New folds made in Insert mode stay
--- open until it ends, as those of a 'foldexpr' did: then one `:foldclose!` closes them.
+-- open until it ends, as those of a 'foldexpr' did: then one `:foldclose!` closes them. Which folds the user
+-- opened is kept whenever they are made again (ui/chat/fold_state.lua).
 
 local M = {}
 
 local api = vim.api
 local config = require("acp_nvim.config")
+local fold_state = require("acp_nvim.ui.chat.fold_state")
 local item_at = require("acp_nvim.ui.chat.items").item_at
 local item_range = require("acp_nvim.ui.chat.items").item_range
 local state = require("acp_nvim.ui.chat.state")
@@ -49,38 +51,7 @@ end
 
 M.fold_level = fold_level
 
---- The folds an item's levels make, as Neovim makes them of a 'foldexpr''s levels ("N": the folds of levels up
---- to N go on or start, ">N": a fold of level N starts), within its `count` rows: flat, first row, last row,
---- level, ..., each fold after the folds it holds (so that they are made inside out: an Ex range that starts
---- or ends in a closed fold grows to all of it).
----@param folds (integer|boolean)[] see AcpDrawn.folds
----@param count integer the body's rows
----@return integer[]
-local function fold_ranges(folds, count)
-  local out, open, depth = {}, {}, 0
-  local function close_to(keep, row)
-    while depth > keep do
-      if row - 1 >= open[depth] then
-        out[#out + 1], out[#out + 2], out[#out + 3] = open[depth], row - 1, depth
-      end
-      depth = depth - 1
-    end
-  end
-  for i = 1, #folds, 3 do
-    local row, level = folds[i], folds[i + 1]
-    if row >= count then
-      break
-    end
-    close_to(folds[i + 2] and level - 1 or level, row)
-    while depth < level do
-      depth = depth + 1
-      open[depth] = row
-    end
-  end
-  close_to(0, count)
-  return out
-end
-
+local fold_ranges = fold_state.fold_ranges
 M.fold_ranges = fold_ranges
 
 local build
@@ -168,31 +139,28 @@ local function close_after_insert(chat, first)
 end
 
 --- Makes all the chat's folds in `win` (the chat shown in it, again): those it kept are of an older text.
+--- Those open in the chat window the user last left are opened (see ui/chat/fold_state.lua).
 ---@param chat AcpChat
 ---@param win integer
 function build(chat, win)
   if not api.nvim_win_is_valid(win) or api.nvim_win_get_buf(win) ~= chat.buf then
     return
   end
-  local buf, order, items = chat.buf, chat.order, chat.items
-  local line_count = api.nvim_buf_line_count(buf)
-  local cmds = { "silent! normal! zE" }
-  local ns = state.ns_items
-  for idx = 1, #order do
-    local entry = items[order[idx]]
-    local runs = chat.fold_runs[entry]
-    if runs ~= nil then
-      local first = api.nvim_buf_get_extmark_by_id(buf, ns, entry, {})[1]
-      local next_id = order[idx + 1]
-      local stop = next_id and api.nvim_buf_get_extmark_by_id(buf, ns, items[next_id], {})[1] or line_count
-      if first ~= nil and stop ~= nil then
-        local body = first + (chat.bare[entry] and 0 or 1)
-        fold_commands(cmds, body, fold_ranges(runs, stop - body))
-      end
-    end
+  local buf = chat.buf
+  -- Each fold closed unless the user opened it (a window showing the chat anew may keep a zR's level).
+  if vim.wo[win][0].foldlevel ~= 0 then
+    vim.wo[win][0].foldlevel = 0
   end
+  local cmds = { "silent! normal! zE" }
+  local remembered = chat.fold_open
+  fold_state.each(chat, function(entry, body, ranges)
+    fold_commands(cmds, body, ranges)
+    if remembered ~= nil then
+      fold_state.open_commands(cmds, body, ranges, remembered[entry])
+    end
+  end)
   if chat.close_from ~= nil then
-    cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(chat.close_from + 1, line_count)
+    cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(chat.close_from + 1, api.nvim_buf_line_count(buf))
   end
   vim.w[win].acp_chat_folds = buf
   run_in(win, table.concat(cmds, "\n"))
@@ -235,7 +203,7 @@ end
 ---@class AcpFoldsBefore
 ---@field wins integer[]
 ---@field ranges integer[]|nil the item's folds before the change (see fold_ranges)
----@field open boolean[][]|nil by window, by fold: open
+---@field open (table<integer, true>|false)[]|nil by window: the keys of its open folds (see fold_state.read)
 
 --- Before an item's lines change: the chat's fold windows, and which of its folds (`folds`, rows from `body`,
 --- `count` rows) are open in each.
@@ -253,11 +221,9 @@ function M.before(chat, body, folds, count)
   local open = {}
   for w, win in ipairs(wins) do
     open[w] = api.nvim_win_call(win, function()
-      local out = {}
-      for i = 1, #ranges, 3 do
-        out[#out + 1] = vim.fn.foldclosed(body + ranges[i] + 1) == -1
-      end
-      return out
+      return fold_state.looking(function()
+        return fold_state.read(body, ranges) or false
+      end)
     end)
   end
   return { wins = wins, ranges = ranges, open = open }
@@ -285,7 +251,7 @@ function M.after(chat, before, body, folds, count, new)
     cmds[#cmds + 1] = ("silent! %d,%dfoldopen!"):format(body + 1, body + count)
     close_after_insert(chat, body)
   end
-  local script = table.concat(cmds, "\n")
+  local made = #cmds
   for w, win in ipairs(wins) do
     api.nvim_win_call(win, function()
       if old ~= nil then
@@ -294,18 +260,14 @@ function M.after(chat, before, body, folds, count, new)
         vim.cmd(("silent! keepjumps normal! %dGV%dGzD"):format(body + 1, body + math.max(count, 1)))
         vim.fn.winrestview(view)
       end
-      if script ~= "" then
-        api.nvim_exec2(script, {})
-      end
       if old ~= nil and not open_new then
-        -- Outer folds first (the reverse of their order): `:foldopen` opens the outermost closed fold.
-        local was_open = before.open[w]
-        for i = #ranges - 2, 1, -3 do
-          local k = (i + 2) / 3
-          if was_open[k] and old[i] == ranges[i] and old[i + 2] == ranges[i + 2] then
-            vim.cmd(("silent! %dfoldopen"):format(body + ranges[i] + 1))
-          end
+        for k = #cmds, made + 1, -1 do
+          cmds[k] = nil
         end
+        fold_state.open_commands(cmds, body, ranges, before.open[w] or nil)
+      end
+      if cmds[1] ~= nil then
+        api.nvim_exec2(table.concat(cmds, "\n"), {})
       end
     end)
   end
@@ -335,6 +297,7 @@ end
 ---@param chat AcpChat
 function M.clear(chat)
   chat.close_from = nil
+  chat.fold_open = nil
   for _, win in ipairs(fold_windows(chat)) do
     run_in(win, "silent! normal! zE")
   end
@@ -351,13 +314,43 @@ function M.attach(chat, win)
     return
   end
   chat.folds_attached = true
+  local buf = chat.buf
   api.nvim_create_autocmd("BufWinEnter", {
-    buffer = chat.buf,
+    buffer = buf,
     callback = function()
       local current = api.nvim_get_current_win()
-      if vim.wo[current].foldmethod == "manual" and chat_of_buf(chat.buf) == chat then
+      if vim.wo[current].foldmethod == "manual" and chat_of_buf(buf) == chat then
         M.build(chat, current)
       end
+    end,
+  })
+  api.nvim_create_autocmd("WinNew", {
+    buffer = buf,
+    callback = function()
+      -- A split of a chat window: Neovim gave it a copy of that window's folds, open and closed as there (a
+      -- new tab page has no previous window: its folds are made, see `build`).
+      local previous = vim.fn.winnr("#")
+      local origin = previous > 0 and vim.fn.win_getid(previous) or 0
+      if origin ~= 0 and api.nvim_win_get_buf(origin) == buf and vim.w[origin].acp_chat_folds == buf then
+        vim.w.acp_chat_folds = buf
+      end
+    end,
+  })
+  -- Leaving a window of the chat (to another, or its buffer for another): what the user last saw folded.
+  -- Both events come when the window left is followed by one of another buffer: the first is read.
+  local reading = nil
+  api.nvim_create_autocmd({ "WinLeave", "BufLeave" }, {
+    buffer = buf,
+    callback = function()
+      local current = api.nvim_get_current_win()
+      if reading == current or chat_of_buf(buf) ~= chat or vim.w[current].acp_chat_folds ~= buf then
+        return
+      end
+      reading = current
+      vim.schedule(function()
+        reading = nil
+      end)
+      fold_state.remember(chat, current)
     end,
   })
 end

@@ -3,6 +3,7 @@
 -- every other name is looked up in the part that owns it, by job, each requiring only those below it:
 --   state.lua   the chats, the current one, the namespaces (requires no part)
 --   items.lua   where each item's lines are (an extmark on its first line)
+--   fold_state.lua which folds are open: read from a window, given to folds made again, kept for a new one
 --   folds.lua   the fold levels the host gives an item's lines made manual folds; 'foldtext'
 --   draw.lua    an item drawn, replaced, appended to; the header
 --   drain.lua   the queued ops applied in budgeted slices per main-loop tick

@@ -1,5 +1,6 @@
 -- The chat buffer's keys: <CR>/gf jump to the location, the terminal or the whole message under the cursor (or
--- toggle a fold), the turn cancelled, the files restored to before a prompt.
+-- toggle a fold), the turn cancelled, the files restored to before a prompt; the keys that make or delete
+-- folds refused.
 
 local M = {}
 
@@ -84,9 +85,41 @@ function M.offer_checkpoint()
   host_api.checkpoint(chat.session_id, { "offer", state.item_id(chat.order[idx]) })
 end
 
+-- The chat's folds are the chat's: made as it draws its items, and again whenever it draws them anew or is
+-- shown in a window anew (ui/chat/folds.lua), so a fold made or deleted by hand would last only until then.
+-- The keys that make or delete folds are refused, as under the 'foldexpr' the chat had (E350, E351, E352).
+local REFUSED = "the chat makes its own folds: zf, zF, zd, zD and zE do nothing in it (open and close them with"
+  .. " <CR>, za, zo, zc, zR, zM)"
+
+--- Says that the chat's folds are not made or deleted by hand ('operatorfunc' of `zf` in the chat).
+function M.refuse_fold()
+  require("acp_nvim.util.notify").warn(REFUSED)
+end
+
+---@param buf integer
+local function refuse_fold_keys(buf)
+  local opts = { buffer = buf, desc = "acp.nvim: the chat makes its own folds" }
+  -- An operator: its motion is taken (`zfj` does not move the cursor), as Neovim's error did.
+  vim.keymap.set("n", "zf", function()
+    vim.o.operatorfunc = "v:lua.require'acp_nvim.ui.chat.keymaps'.refuse_fold"
+    return "g@"
+  end, vim.tbl_extend("force", opts, { expr = true }))
+  for _, lhs in ipairs({ "zF", "zd", "zD", "zE" }) do
+    vim.keymap.set("n", lhs, M.refuse_fold, opts)
+  end
+  for _, lhs in ipairs({ "zf", "zd", "zD" }) do
+    -- Visual mode ends, as after the error; said once the mapping's keys are done.
+    vim.keymap.set("x", lhs, function()
+      vim.schedule(M.refuse_fold)
+      return "<Esc>"
+    end, vim.tbl_extend("force", opts, { expr = true }))
+  end
+end
+
 ---@param buf integer
 function M.set_keymaps(buf)
   local keymaps = config.options.keymaps
+  refuse_fold_keys(buf)
   vim.keymap.set("n", "<CR>", function()
     M.jump("<CR>")
   end, { buffer = buf, desc = "acp.nvim: jump to location / toggle fold" })

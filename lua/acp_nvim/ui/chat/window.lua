@@ -12,6 +12,12 @@ local prompt = require("acp_nvim.ui.prompt")
 local state = require("acp_nvim.ui.chat.state")
 local windows = require("acp_nvim.ui.windows")
 
+local FOLD_OPTIONS = {
+  foldmethod = "manual",
+  foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()",
+  foldenable = true,
+}
+
 ---@param win integer
 ---@param chat AcpChat
 local function setup_window(win, chat)
@@ -26,12 +32,6 @@ local function setup_window(win, chat)
   wo.foldcolumn = "0"
   -- Commands that go to "the previous window" (quickfix, :bnext, a picker's file) must not take the chat's.
   wo.winfixbuf = true
-  if config.options.chat.fold_thoughts then
-    wo.foldmethod = "manual"
-    wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
-    wo.foldlevel = 0
-    wo.foldenable = true
-  end
   wo.winbar = "%#AcpChatHeader#" .. chat.header:gsub("%%", "%%%%")
 end
 
@@ -41,11 +41,13 @@ end
 ---@param chat AcpChat
 local function setup_folds(win, chat)
   local wo = vim.wo[win][0]
-  -- Made by ui/chat/folds.lua as the items are drawn: Neovim asks nothing per line.
-  wo.foldmethod = "manual"
-  wo.foldtext = "v:lua.require'acp_nvim.ui.chat'.foldtext()"
-  wo.foldlevel = 0
-  wo.foldenable = true
+  -- Made by ui/chat/folds.lua as the items are drawn: Neovim asks nothing per line. 'foldlevel' is set there,
+  -- as the folds are made: setting it (even to its value) closes every fold, those the user opened too.
+  for name, value in pairs(FOLD_OPTIONS) do
+    if wo[name] ~= value then
+      wo[name] = value
+    end
+  end
   -- The rest of a closed fold's line stays blank, as an open line would be.
   if not wo.fillchars:find("fold:", 1, true) then
     wo.fillchars = wo.fillchars == "" and "fold: " or (wo.fillchars .. ",fold: ")
