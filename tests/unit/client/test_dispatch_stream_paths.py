@@ -16,8 +16,10 @@ from acp_nvim.client.agent.diagnostics import Diagnostics
 from acp_nvim.client.dispatch import Dispatcher
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.jsonrpc import Connection
+from acp_nvim.protocol import codec
 from acp_nvim.protocol import unstable as u
 from acp_nvim.protocol.methods import CANCEL_REQUEST
+from bench import stream_paths
 from tests.unit.protocol.test_codec import UPDATES
 
 SESSION_ID = "s1"
@@ -81,3 +83,32 @@ def test_every_update_kind_reaches_the_editor_the_same_by_the_fast_path_and_the_
     assert len(fast) == 5
     assert fast == ordinary
     assert [type(notification.update) for notification in fast][2] is _cls
+
+
+# `bench/stream_paths.py`'s streams: every kind (stable and unstable, and the message chunk's variants) in
+# runs of its own and amid chunks, the other lines a stream meets (responses, requests, bad lines) amid
+# chunks, and all of it interleaved, each read in one read, one read per line and by the typed per-line path.
+STREAMS = stream_paths.streams()
+
+
+@pytest.mark.parametrize("data", [data for _, data in STREAMS], ids=[name for name, _ in STREAMS])
+def test_every_stream_is_read_the_same_by_the_batched_path_and_the_typed_one(data: bytes) -> None:
+    assert stream_paths.differences(data) == []
+
+
+def test_the_streams_cover_every_kind_and_what_a_stream_meets() -> None:
+    kinds = {update["sessionUpdate"] for _, update in stream_paths.samples()}
+    assert kinds == codec.SESSION_UPDATE_KINDS | codec.UNSTABLE_SESSION_UPDATE_KINDS
+    everything = stream_paths.receive(STREAMS[-1][1], "one read")
+    # What the typed path is compared on is there to compare: the answers to the requests and the bad lines,
+    # each bad line's report, and every valid update of the open session.
+    assert len(everything.sent) == 8
+    assert {error.split(":")[0] for error in everything.protocol_errors} == {
+        "not_json",
+        "not_utf8",
+        "invalid_message",
+        "too_deep",
+    }
+    assert len(everything.diagnostics) == 4
+    # A kind's run is 3 updates, amid chunks 2 and 3 chunks; each other line is among 3 chunks.
+    assert len(everything.updates) == len(stream_paths.samples()) * 8 + len(stream_paths.OTHERS) * 3
