@@ -88,7 +88,7 @@ def _install() -> None:
     from acp_nvim.client import dispatch
     from acp_nvim.client.agent import pipe, traffic
     from acp_nvim.client.session import state
-    from acp_nvim.jsonrpc import connection, framing
+    from acp_nvim.jsonrpc import connection, framing, wire
     from acp_nvim.nvim import bridge, render
 
     setattr(pipe, "os", _TimedOs(os))  # noqa: B010 (a module attribute typing does not see)
@@ -96,7 +96,7 @@ def _install() -> None:
     wrapped: list[tuple[object, str, str]] = [
         (framing.LineSplitter, "feed", "split lines"),
         (traffic.TrafficLog, "record_lines", "traffic log"),
-        (connection, "route_leading", "decode"),
+        (wire.NotificationRoute, "take_leading", "decode"),
         (connection.Connection, "_handle_item", "decode"),
         (dispatch.Dispatcher, "_session_updates", "dispatch"),
         (incoming.Incoming, "on_session_updates", "dispatch"),
