@@ -192,6 +192,7 @@ LAYER_OF_PATH = [
     ("acp_nvim/client/agent/traffic.py", "traffic log"),
     ("acp_nvim/jsonrpc/", "decode"),
     ("acp_nvim/protocol/", "decode"),
+    ("acp_nvim/client/session/text_run.py", "decode"),
     ("acp_nvim/client/session/", "reducer"),
     ("acp_nvim/client/", "dispatch"),
     ("acp_nvim/app/sessions/", "dispatch"),
