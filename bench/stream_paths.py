@@ -189,8 +189,8 @@ class Received(msgspec.Struct):
     diagnostics: list[str]
 
 
-def receive(data: bytes, mode: Mode) -> Received:
-    """`data` read by a real connection and dispatcher, `mode`'s way."""
+def receive(data: bytes, mode: Mode, sessions: frozenset[str] = frozenset({SESSION_ID})) -> Received:
+    """`data` read by a real connection and dispatcher, `mode`'s way, `sessions` open."""
 
     async def main() -> Received:
         agent_send, client_receive = anyio.create_memory_object_stream[bytes](math.inf)
@@ -199,7 +199,7 @@ def receive(data: bytes, mode: Mode) -> Received:
         reports: list[str] = []
         diagnostics = Diagnostics("paths", reports.append, interval=0)
         dispatcher = Dispatcher(editor, diagnostics)
-        dispatcher.sessions.add(SESSION_ID)
+        dispatcher.sessions.update(sessions)
         errors: list[str] = []
 
         def protocol_error(message: str) -> None:
@@ -255,12 +255,12 @@ def streams() -> list[tuple[str, bytes]]:
     return named
 
 
-def differences(data: bytes) -> list[str]:
+def differences(data: bytes, sessions: frozenset[str] = frozenset({SESSION_ID})) -> list[str]:
     """How the other modes' results differ from the typed path's (empty: none)."""
-    typed = receive(data, "typed per line")
+    typed = receive(data, "typed per line", sessions)
     found = []
     for mode in MODES[:-1]:
-        got = receive(data, mode)
+        got = receive(data, mode, sessions)
         for field in Received.__struct_fields__:
             if field != "text_runs" and getattr(got, field) != getattr(typed, field):
                 found.append(

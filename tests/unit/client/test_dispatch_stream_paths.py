@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import anyio
@@ -20,6 +21,7 @@ from acp_nvim.protocol import codec
 from acp_nvim.protocol import unstable as u
 from acp_nvim.protocol.methods import CANCEL_REQUEST
 from bench import stream_paths
+from tests.conftest import TRANSCRIPTS
 from tests.unit.protocol.test_codec import UPDATES
 
 SESSION_ID = "s1"
@@ -117,3 +119,27 @@ def test_the_streams_cover_every_kind_and_what_a_stream_meets() -> None:
     assert len(everything.updates) == len(stream_paths.samples()) * 8 + others * 3 + 5
     # The template reader did read some of the lines, where reads allowed it.
     assert stream_paths.receive(STREAMS[-1][1], "a read per line").text_runs > 100
+
+
+def recorded_agents() -> list[tuple[str, bytes, frozenset[str]]]:
+    """Each recorded transcript's agent->client lines (real agents' bytes: the TypeScript and Python SDKs'),
+    twice over (the second pass meets the templates the first taught), and the sessions they name."""
+    found = []
+    for path in sorted(TRANSCRIPTS.glob("*.txt")):
+        lines = [
+            text[3:].encode() + b"\n" for text in path.read_text().splitlines() if text.startswith("<< ")
+        ]
+        sessions = {
+            match.decode() for line in lines for match in re.findall(rb'"sessionId":\s*"([^"]*)"', line)
+        }
+        found.append((path.name, b"".join(lines) * 2, frozenset(sessions)))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("data", "sessions"), [(d, s) for _, d, s in recorded_agents()], ids=[n for n, _, _ in recorded_agents()]
+)
+def test_real_agents_recorded_lines_are_read_the_same_by_every_path(
+    data: bytes, sessions: frozenset[str]
+) -> None:
+    assert stream_paths.differences(data, sessions) == []
