@@ -20,6 +20,7 @@ through both paths.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from itertools import repeat
 from operator import itemgetter
@@ -41,6 +42,7 @@ MAX_TEMPLATES = 4
 PROBE = '\x00acp.nvim probe "\u2028'
 
 _text_of = msgspec.json.Decoder(str).decode
+log = logging.getLogger("acp_nvim.client")
 
 
 class TextRun(msgspec.Struct, gc=False):
@@ -81,15 +83,22 @@ class TextRunReader:
 
     def leading(self, lines: list[bytes]) -> tuple[list[object], int]:
         """The params of the read's leading lines of the route and how many lines they are."""
-        for template in self._templates:
-            run = _run(template, lines)
-            if run is not None:
-                return [run], len(lines)
+        try:
+            for template in self._templates:
+                run = _run(template, lines)
+                if run is not None:
+                    return [run], len(lines)
+        except Exception:
+            # A bug of ours must not cost the stream: the typed decode takes the read.
+            log.exception("text template reader failed; the read is decoded the typed way")
         params = self._typed(lines)
         if params and len(self._templates) < MAX_TEMPLATES:
-            self._learn(lines[0], params[0])
-            if len(params) > 1:
-                self._learn(lines[len(params) - 1], params[-1])
+            try:
+                self._learn(lines[0], params[0])
+                if len(params) > 1:
+                    self._learn(lines[len(params) - 1], params[-1])
+            except Exception:
+                log.exception("text template not learned")
         return list(params), len(params)
 
     def _learn(self, line: bytes, notification: object) -> None:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_nvim.client.dispatch import SessionUpdateLine
+from acp_nvim.client.session import text_run
 from acp_nvim.client.session.text_run import TextRun, TextRunReader
 from acp_nvim.jsonrpc.wire import route_leading
 from acp_nvim.protocol import codec
@@ -101,3 +103,16 @@ def test_a_read_with_a_line_of_another_shape_is_decoded_the_typed_way() -> None:
     lines = [line("s1", "a", style), line("s1", "b", style, messageId="m"), line("s1", "c", style)]
     params, count = taker.leading(lines)
     assert count == 3 and params == typed(lines)
+
+
+def test_a_failure_of_the_template_reader_costs_the_read_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    taker = reader()
+    style = {"separators": (",", ":")}
+    taker.leading([line("s1", "first", style)])
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(text_run, "_run", broken)
+    lines = [line("s1", "a", style), line("s1", "b", style)]
+    assert taker.leading(lines) == (typed(lines), 2)
