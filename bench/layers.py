@@ -157,29 +157,29 @@ def _median(values: list[float]) -> float:
 
 
 def report(results: dict[str, list[dict[str, Any]]], ui: bool) -> None:
+    """Per stream and process, the run whose CPU is the median one, layer by layer: its rows add up to its
+    measured CPU exactly ("other" is its remainder), where medians taken layer by layer would not (the runs
+    vary, Neovim's most); the range of the totals over the runs beside it."""
     print(f"commit {commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()}")
     for name, entries in results.items():
         count = int(name.split()[1])
-        print(f"\n== {name}{', a UI attached' if ui else ', headless'}: {len(entries)} runs, medians")
-        print(f"shown in {_median([e['shown_ms'] for e in entries]):.0f} ms")
+        print(f"\n== {name}{', a UI attached' if ui else ', headless'}: {len(entries)} runs, the median run")
+        print(f"shown in {_median([e['shown_ms'] for e in entries]):.0f} ms (median)")
         for process in ("host", "nvim"):
-            total = _median([e[process]["total"] for e in entries])
-            names = sorted({layer for e in entries for layer in e[process]["layers"]})
-            rows = [
-                (layer, _median([e[process]["layers"].get(layer, 0.0) for e in entries])) for layer in names
-            ]
-            rows.sort(key=lambda row: -row[1])
-            other = _median([e[process]["other"] for e in entries])
-            print(f"{process}: {total:.1f} ms CPU ({total * 1e3 / count:.2f} us per update)")
-            for layer, value in rows:
+            ordered = sorted(entries, key=lambda e: e[process]["total"])
+            run = ordered[(len(ordered) - 1) // 2][process]
+            total, low, high = run["total"], ordered[0][process]["total"], ordered[-1][process]["total"]
+            print(
+                f"{process}: {total:.1f} ms CPU ({total * 1e3 / count:.2f} us per update; "
+                f"the runs {low:.1f}-{high:.1f} ms)"
+            )
+            rows = sorted(run["layers"].items(), key=lambda row: -row[1])
+            for layer, value in [*rows, ("other", run["other"])]:
                 share, per_update = value / total, value * 1e3 / count
                 print(f"  {layer:<44} {value:8.1f} ms  {share:6.1%}  {per_update:6.2f} us/update")
-            print(f"  {'other':<44} {other:8.1f} ms  {other / total:6.1%}")
             if process == "host":
-                tids = sorted({tid for e in entries for tid in e["host"]["threads"]})
-                for tid in tids:
-                    runs = [e["host"]["threads"].get(tid, {"cpu": 0.0, "layers": 0.0}) for e in entries]
-                    cpu, layered = _median([r["cpu"] for r in runs]), _median([r["layers"] for r in runs])
+                for tid, thread in run["threads"].items():
+                    cpu, layered = thread["cpu"], thread["layers"]
                     print(f"  thread {tid}: {cpu:.1f} ms CPU, of which {layered:.1f} ms in layers")
 
 
