@@ -31,6 +31,7 @@ from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.client.agent.traffic import TrafficLog
 from acp_nvim.client.editor import HeadlessEditor
 from acp_nvim.client.session.state import SessionState
+from acp_nvim.client.session.text_run import TextRun
 from acp_nvim.nvim.render import ChatRenderer
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
@@ -84,14 +85,19 @@ class RenderingEditor(HeadlessEditor):
         return self.renderer
 
     def session_updates(self, notifications: list[u.SessionNotification]) -> None:
+        self.session_stream(list(notifications))
+
+    def session_stream(self, notifications: list[u.SessionNotification | TextRun]) -> None:
+        """As the host's editor: the stream's bulk read by its bytes comes as `TextRun`s."""
         if self.state is None or self.renderer is None:
             return
-        updates = [notification.update for notification in notifications]
-        if all(type(update) in CHUNKS for update in updates):
+        updates = [n if isinstance(n, TextRun) else n.update for n in notifications]
+        if all(type(update) in CHUNKS or type(update) is TextRun for update in updates):
             self.state.apply_chunks(updates)  # type: ignore[arg-type]
         else:
-            for update in updates:
-                self.state.apply(update)
+            for n in notifications:
+                for notification in n.notifications() if isinstance(n, TextRun) else [n]:
+                    self.state.apply(notification.update)
         self.renderer.changed()
 
 

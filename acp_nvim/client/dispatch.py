@@ -14,8 +14,10 @@ import msgspec
 
 from acp_nvim.client.agent.diagnostics import Diagnostics
 from acp_nvim.client.editor import Editor, unknown_session
+from acp_nvim.client.session.text_run import TextRun, TextRunReader
 from acp_nvim.client.surface import CLIENT_ROUTES, advertised
 from acp_nvim.jsonrpc import INVALID_PARAMS, MethodNotFound, NotificationRoute, RoutedNotification, RpcError
+from acp_nvim.jsonrpc.wire import route_leading
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import methods as m
 from acp_nvim.protocol import schema as s
@@ -47,6 +49,11 @@ class Dispatcher:
 
     def __init__(self, editor: Editor, diagnostics: Diagnostics) -> None:
         self.editor = editor
+        # An editor that takes the stream's bulk as `TextRun`s too (`session_stream`, beside its
+        # `session_updates`) gets the template reader's runs; any other, notifications only.
+        self._stream: Callable[[list[u.SessionNotification | TextRun]], None] | None = getattr(
+            editor, "session_stream", None
+        )
         self.diagnostics = diagnostics
         # Sessions this client opened, and the subagents announced on them (unstable `subagent_update`):
         # updates for any other are an agent bug and go no further.
@@ -170,7 +177,13 @@ class Dispatcher:
     def route(self) -> NotificationRoute:
         """For the connection: the valid `session/update` lines, the stream's bulk, decoded with their
         envelope in one pass and delivered at once; the others reach `on_notification`, which says why."""
-        return NotificationRoute(m.SESSION_UPDATE, codec.decoder(SessionUpdateLine), self._session_updates)
+        decoder = codec.decoder(SessionUpdateLine)
+        leading = None
+        if self._stream is not None:
+            typed = decoder.decode
+            reader = TextRunReader(lambda lines: route_leading(typed, lines), typed)
+            leading = reader.leading
+        return NotificationRoute(m.SESSION_UPDATE, decoder, self._session_updates, leading)
 
     def on_notification(self, method: str, params: msgspec.Raw | None) -> Awaitable[None] | None:
         if method != m.SESSION_UPDATE:
@@ -187,9 +200,11 @@ class Dispatcher:
             self._session_updates([notification])
         return None
 
-    def _session_updates(self, notifications: list[u.SessionNotification]) -> None:
+    def _session_updates(self, notifications: list[u.SessionNotification | TextRun]) -> None:
         for notification in notifications:
-            update = notification.update
+            if type(notification) is TextRun:
+                continue
+            update = notification.update  # type: ignore[union-attr]
             # A subagent announced on its parent, before any of its own traffic (the protocol's rule): from
             # now on it is known, and its requests are answered.
             if (
@@ -201,8 +216,12 @@ class Dispatcher:
                 self.parents[update.session_id] = notification.session_id
         if not self._opening and not {n.session_id for n in notifications} <= self.sessions:
             notifications = [n for n in notifications if self._known_session(n.session_id)]
-        if notifications:
-            self.editor.session_updates(notifications)
+        if not notifications:
+            return
+        if self._stream is not None:
+            self._stream(notifications)
+        else:
+            self.editor.session_updates(notifications)  # type: ignore[arg-type]
 
     def _known_session(self, session_id: str) -> bool:
         if session_id in self.sessions:

@@ -43,7 +43,6 @@ from .wire import (
     describe,
     is_utf8,
     preview,
-    route_leading,
     usable_id,
 )
 
@@ -268,10 +267,9 @@ class Connection:
         decode = route.decoder.decode if route is not None and self._hooks.on_message is None else None
         start = 0
         if decode is not None and not self._splitter.oversized:
-            leading = route_leading(decode, cast(list[bytes], items))
+            leading, start = cast(NotificationRoute, route).take_leading(cast(list[bytes], items))
             if leading:
                 self._handle_routed(leading)
-                start = len(leading)
             if start == len(items):
                 return
             items = items[start:] if start else items

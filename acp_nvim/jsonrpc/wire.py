@@ -82,13 +82,19 @@ class NotificationRoute:
     the valid lines cheaper. When `handle` raises, it is logged and the rest of that list is not handled.
     """
 
-    __slots__ = ("decoder", "handle", "method")
+    __slots__ = ("decoder", "handle", "leading", "method")
 
     # `handle` takes the params of the decoder's `RoutedNotification` subclass: typing cannot tie the two
     # together (the Decoder's type parameter is invariant), so neither is typed here; the decoder's type is
-    # checked below.
+    # checked below. `leading(lines)`, when given, takes a read's leading lines of the route instead of
+    # `route_leading`: (what `handle` gets for them, how many lines they are); the layer above may read its
+    # stream's bulk by a shape it knows, exactly as the decoder would.
     def __init__(
-        self, method: str, decoder: msgspec.json.Decoder[Any], handle: Callable[[list[Any]], None]
+        self,
+        method: str,
+        decoder: msgspec.json.Decoder[Any],
+        handle: Callable[[list[Any]], None],
+        leading: Callable[[list[bytes]], tuple[list[object], int]] | None = None,
     ) -> None:
         routed = decoder.type
         if not (isinstance(routed, type) and issubclass(routed, RoutedNotification)):
@@ -99,6 +105,14 @@ class NotificationRoute:
         self.method = method
         self.decoder = decoder
         self.handle = handle
+        self.leading = leading
+
+    def take_leading(self, lines: list[bytes]) -> tuple[list[object], int]:
+        """What `handle` gets for a read's leading lines of the route, and how many lines that is."""
+        if self.leading is not None:
+            return self.leading(lines)
+        params = route_leading(self.decoder.decode, lines)
+        return params, len(params)
 
 
 class WireError(msgspec.Struct):

@@ -18,6 +18,7 @@ from acp_nvim.app.editor.files import AgentOf, FileService
 from acp_nvim.app.editor.port import EditorPort
 from acp_nvim.app.editor.sandbox import RootsOf, SessionSandboxes
 from acp_nvim.app.editor.terminals import TerminalService
+from acp_nvim.client.session.text_run import TextRun
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
 
@@ -27,7 +28,7 @@ Advertise = Callable[[s.ClientCapabilities], s.ClientCapabilities]
 class SessionRoutes(Protocol):
     """Where what concerns a session goes: the application (`app/sessions/incoming.py`)."""
 
-    def on_session_updates(self, notifications: list[u.SessionNotification]) -> None: ...
+    def on_session_updates(self, notifications: list[u.SessionNotification | TextRun]) -> None: ...
 
     async def ask_permission(self, request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome: ...
 
@@ -73,7 +74,11 @@ class AgentEditor:
         self.files = services.files
         self.terminals = services.terminals
         # The stream's bulk goes straight to the application, without a call of ours per update.
-        self.session_updates: Callable[[list[u.SessionNotification]], None] = routes.on_session_updates
+        self.session_updates: Callable[[list[u.SessionNotification]], None] = routes.on_session_updates  # type: ignore[assignment]
+        # The same, with the stream's bulk read by its bytes (`client/session/text_run.py`).
+        self.session_stream: Callable[[list[u.SessionNotification | TextRun]], None] = (
+            routes.on_session_updates
+        )
 
     def client_capabilities(self) -> s.ClientCapabilities:
         opts = self._services.options

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import msgspec
+
 from acp_nvim.app import attention
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.permissions import plan_review
@@ -16,6 +18,7 @@ from acp_nvim.client.editor import unknown_session
 from acp_nvim.client.files.agent_edits import TOOL_CALL_UPDATES
 from acp_nvim.client.session.state import ChunkUpdate, SessionState
 from acp_nvim.client.session.subagents import Subagent
+from acp_nvim.client.session.text_run import TextRun
 from acp_nvim.protocol import schema as s
 from acp_nvim.protocol import unstable as u
 
@@ -56,13 +59,26 @@ class Incoming:
         self._status = status
         self._edits = edits
 
-    def on_session_updates(self, notifications: list[u.SessionNotification]) -> None:
+    def on_session_updates(self, notifications: list[u.SessionNotification | TextRun]) -> None:
         """The updates of one read, in order: a run of one session's message chunks (the stream's bulk) is
-        applied in one call, and its chat told once."""
+        applied in one call, and its chat told once. A `TextRun` (the stream's bulk read by its bytes:
+        `client/session/text_run.py`) is such chunks, kept together."""
         sessions = self._runs.sessions
         session: ChatSession | None = None
-        chunks: list[ChunkUpdate] = []
+        chunks: list[ChunkUpdate | TextRun] = []
         for notification in notifications:
+            if isinstance(notification, TextRun):
+                if session is None or notification.session_id != session.session_id:
+                    if session is not None and chunks:
+                        self._stream(session, chunks)
+                        chunks = []
+                    session = sessions.get(notification.session_id)
+                    if session is None:
+                        # A subagent's, or a session not open yet: their way, update by update.
+                        self.on_session_updates(list(notification.notifications()))
+                        continue
+                chunks.append(notification)
+                continue
             update = notification.update
             if (
                 type(update) in CHUNKS
@@ -89,19 +105,26 @@ class Incoming:
         if session is not None and chunks:
             self._stream(session, chunks)
 
-    def _stream(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+    def _stream(self, session: ChatSession, chunks: list[ChunkUpdate | TextRun]) -> None:
         chat = session.chat
-        if len(chunks) > 1 and chat.shows_at_once():
+        first = chunks[0]
+        many = len(chunks) > 1 or (type(first) is TextRun and len(first.texts) > 1)
+        if many and chat.shows_at_once():
             # The turn's first words (or the first after a pause) are shown alone, at once: drawing the whole
             # read (hundreds of chunks when an agent sends fast) held them back by the parse of all of it;
             # the rest of the read shares the next frame.
-            self._apply_chunks(session, chunks[:1])
+            if type(first) is TextRun and len(first.texts) > 1:
+                head, rest = first.texts[:1], first.texts[1:]
+                chunks = [msgspec.structs.replace(first, texts=rest), *chunks[1:]]
+                first = msgspec.structs.replace(first, texts=head)
+            else:
+                chunks = chunks[1:]
+            self._apply_chunks(session, [first])
             chat.changed()
-            chunks = chunks[1:]
         self._apply_chunks(session, chunks)
         chat.changed()
 
-    def _apply_chunks(self, session: ChatSession, chunks: list[ChunkUpdate]) -> None:
+    def _apply_chunks(self, session: ChatSession, chunks: list[ChunkUpdate | TextRun]) -> None:
         try:
             session.state.apply_chunks(chunks)
         except Exception:

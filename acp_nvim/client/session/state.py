@@ -21,6 +21,7 @@ from acp_nvim.client.session.config_options import (
     select_choice_names,
 )
 from acp_nvim.client.session.message_cut import HEAD_CHARS
+from acp_nvim.client.session.text_run import TextRun
 from acp_nvim.client.session.tool_calls import CANCELLED
 from acp_nvim.client.session.transcript import (
     CommandsItem,
@@ -210,14 +211,25 @@ class SessionState(UnstableTranscript):
             if option.id in before and before[option.id] != value:
                 self.add_notice(f"{option.name}: {config_value_name(option)}")
 
-    def apply_chunks(self, chunks: Sequence[ChunkUpdate]) -> None:
+    def apply_chunks(self, chunks: Sequence[ChunkUpdate | TextRun]) -> None:
         """Consecutive message chunks, in order (the stream's bulk, read together): the run of them that
         goes on with the message being streamed is appended to it in one piece; what starts or switches a
         message, or needs clipping, takes `apply`'s path chunk by chunk. The same transcript as `apply` of
-        each in turn."""
+        each in turn (a `TextRun`'s texts: its chunks, plain text without a message id)."""
         run: list[str] = []
         streaming = self._continued()
         for update in chunks:
+            if isinstance(update, TextRun):
+                if streaming is not None and _ROLE_OF[update.kind] == streaming.role:
+                    run.extend(update.texts)
+                    continue
+                # Its first chunk starts or switches a message: chunk by chunk, as they would have come.
+                if streaming is not None and run:
+                    self._append_run(streaming, run)
+                    run = []
+                self.apply_chunks([notification.update for notification in update.notifications()])  # type: ignore[misc]
+                streaming = self._continued()
+                continue
             block = update.content
             message_id = update.message_id
             if (

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from acp_nvim.app.runs import ChatSession
+from acp_nvim.client.session.text_run import TextRun
 from acp_nvim.client.session.transcript import MessageItem, NoticeItem, ToolCallItem
 from acp_nvim.protocol import schema as s
 
@@ -111,6 +112,35 @@ async def test_the_first_words_of_a_read_are_shown_alone_when_the_chat_shows_the
     session.chat = chat
     app.incoming.on_session_updates([said(session.session_id, word) for word in ("The ", "first ", "words")])
     assert chat.seen == (["The ", "The first words"] if at_once else ["The first words"])
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_a_read_of_text_runs_lands_as_its_chunks_would(at_once: bool) -> None:
+    """The stream's bulk read by its bytes (`TextRun`): the same chat, its first words alone as above, and a
+    run for a session that is not a chat (a subagent's, one not open yet) goes its way chunk by chunk."""
+    app = App()
+    run, session = await app.start("a", FakeAgent())
+    other = await app.sessions.new(run)
+    assert other is not None
+    chat = RecordingChat(session, at_once)
+    session.chat = chat
+    sid, kind = session.session_id, s.SessionUpdateAgentMessageChunk
+    with app.runs.expecting_session():
+        app.incoming.on_session_updates(
+            [
+                TextRun(sid, kind, ["The ", "first "]),
+                said(sid, "words"),
+                TextRun(other.session_id, kind, ["Bon", "jour"]),
+                TextRun("not-open-yet", kind, ["early"]),
+                tool_call(sid),
+                TextRun(sid, s.SessionUpdateAgentThoughtChunk, ["hm"]),
+            ]
+        )
+    assert chat.seen[0] == ("The " if at_once else "The first words")
+    assert shown(session.state.items) == ["The first words", "tool: Read a file", "hm"]
+    assert shown(other.state.items) == ["Bonjour"]
+    # Kept for the session being opened, as its chunk would have been.
+    assert app.runs._early["not-open-yet"] == [said("not-open-yet", "early").update]
 
 
 def notice(session_id: str, severity: str, title: str) -> s.SessionNotification:

@@ -1,5 +1,6 @@
 """Message chunks read together are applied as runs (`SessionState.apply_chunks`): the transcript and the
-changes a renderer sees are those of applying each chunk in turn, however the chunks fall into runs."""
+changes a renderer sees are those of applying each chunk in turn, however the chunks fall into runs, and
+whether plain text chunks come as themselves or as the stream's `TextRun`s."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from acp_nvim.client.session import message_cut
 from acp_nvim.client.session import state as session_module
 from acp_nvim.client.session import transcript as transcript_module
 from acp_nvim.client.session.state import ChunkUpdate, SessionState
+from acp_nvim.client.session.text_run import TEXT_CHUNKS, TextRun
 from acp_nvim.client.session.transcript import Changes, MessageItem
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import schema as s
@@ -79,7 +81,29 @@ def seen(changes: Changes) -> tuple[object, ...]:
     return (changes.added, appended, changes.replaced, changes.noted, changes.meta)
 
 
-def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]]:
+def as_text_runs(step: list[ChunkUpdate]) -> list[ChunkUpdate | TextRun]:
+    """The step as the stream's template reader hands it on: each stretch of plain text chunks of one kind
+    without a message id (agent message or thought) a `TextRun`, the others as they are."""
+    out: list[ChunkUpdate | TextRun] = []
+    for update in step:
+        plain = (
+            type(update) in TEXT_CHUNKS
+            and type(update.content) is s.ContentBlockText
+            and update.message_id is None
+        )
+        if not plain:
+            out.append(update)
+            continue
+        text = update.content.text  # type: ignore[union-attr]
+        last = out[-1] if out else None
+        if isinstance(last, TextRun) and last.kind is type(update):
+            last.texts.append(text)
+        else:
+            out.append(TextRun("s", type(update), [text]))  # type: ignore[arg-type]
+    return out
+
+
+def play(steps: list[Any], *, in_runs: bool, text_runs: bool = False) -> tuple[list[object], list[object]]:
     state = SessionState("s")
     frames: list[object] = []
     for step in steps:
@@ -89,6 +113,8 @@ def play(steps: list[Any], *, in_runs: bool) -> tuple[list[object], list[object]
             state.end_turn("end_turn")
         elif step == "frame":
             frames.append(seen(state.take_changes()))
+        elif text_runs:
+            state.apply_chunks(as_text_runs(step))
         elif in_runs:
             state.apply_chunks(step)
         else:
@@ -122,7 +148,9 @@ def test_chunks_applied_in_runs_give_the_transcript_and_changes_of_one_by_one(st
         mock.patch.object(transcript_module, "HEAD_CHARS", 30),
         mock.patch.object(message_cut, "TAIL_CHARS", 8),
     ):
-        assert play(steps, in_runs=True) == play(steps, in_runs=False)
+        one_by_one = play(steps, in_runs=False)
+        assert play(steps, in_runs=True) == one_by_one
+        assert play(steps, in_runs=True, text_runs=True) == one_by_one
 
 
 def test_a_run_that_goes_on_with_the_streamed_message_is_one_append() -> None:
