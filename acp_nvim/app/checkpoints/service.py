@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 
+import anyio
 import msgspec
 
 from acp_nvim.app.checkpoints.restore import Snapshots
@@ -29,6 +30,9 @@ log = logging.getLogger("acp_nvim.checkpoints")
 NO_GIT = "checkpoints are off: git is not installed (everything else works; see :checkhealth acp_nvim)"
 USAGE = "usage: :AcpCheckpoint [restore {n} | diff {n}] (n: a turn, or r1, r2... for a restore's)"
 NONE_YET = "this session has no checkpoints yet: each prompt makes one"
+
+# A task to run (what the `Spawn` port runs).
+Work = Callable[[], Coroutine[object, object, None]]
 
 
 def turn_of(session: ChatSession, item_key: str | None = None) -> tuple[int, str]:
@@ -59,6 +63,9 @@ class Checkpoints:
         self._git: str | None = None
         self._looked_for_git = False
         self._told: set[str] = set()
+        # The last checkpoint begun, set when it is recorded; each one's `take` waits for its content.
+        self._last: anyio.Event | None = None
+        self._written: dict[str, anyio.Event] = {}
 
     def attach(self, root: str, options: Callable[[], CheckpointOptions], spawn: Spawn | None = None) -> None:
         self.store, self._options, self._spawn = Store(root), options, spawn
@@ -98,24 +105,69 @@ class Checkpoints:
             self._shadows = Snapshots(self.store, git, self._options, self._spawn)
         return self._shadows
 
+    def begin(self, session: ChatSession) -> None:
+        """Starts the checkpoint before the session's last prompt, as its turn begins (the agent does not have
+        the prompt before `take` returns): its git work goes on while the prompt is shown."""
+        job = self._job(session) if self._spawn is not None else None
+        if job is not None and self._spawn is not None:
+            self._spawn(job[0])
+            self._written[session.session_id] = job[1]
+
     async def take(self, session: ChatSession) -> None:
-        """The checkpoint before the session's last prompt: complete when this returns. A failure is said
-        and the prompt goes all the same."""
+        """The checkpoint before the session's last prompt (`begin`'s, or one started now), its content fixed
+        when this returns: every folder's tree written. The commits that keep it and its record are made
+        after, while the prompt goes (`settled` waits for them). A failure is said and the prompt goes all
+        the same."""
+        written = self._written.pop(session.session_id, None)
+        if written is None:
+            job = self._job(session)
+            if job is None:
+                return
+            if self._spawn is None:
+                await job[0]()
+                return
+            self._spawn(job[0])
+            written = job[1]
+        await written.wait()
+
+    def _job(self, session: ChatSession) -> tuple[Work, anyio.Event] | None:
+        """The checkpoint's task, and the event set once its content is fixed (or it failed). None: no
+        checkpoint is taken."""
         if not self._options().enabled or self.store is None:
-            return
+            return None
         git = self._git_or_tell()
         if git is None:
-            return
-        turn, prompt = turn_of(session)
-        record = self.store.load(session.session_id) or SessionRecord(
-            session_id=session.session_id, folders=[]
-        )
-        record.folders = self.folders(session)
-        try:
-            await self._snapshots(git).take(record, str(turn), turn, "prompt", first_line(prompt))
-        except (GitError, OSError) as err:
-            log.warning("checkpoint before turn %d failed: %s", turn, err)
-            self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+            return None
+        store, (turn, prompt) = self.store, turn_of(session)
+        folders, session_id = self.folders(session), session.session_id
+        snapshots, written, done = self._snapshots(git), anyio.Event(), anyio.Event()
+        # One after the other: each adds to the record the one before saved.
+        before, self._last = self._last, done
+
+        async def checkpoint() -> None:
+            try:
+                if before is not None:
+                    await before.wait()
+                record = store.load(session_id) or SessionRecord(session_id=session_id, folders=[])
+                record.folders = folders
+                await snapshots.take(record, str(turn), turn, "prompt", first_line(prompt), written)
+            except (GitError, OSError) as err:
+                log.warning("checkpoint before turn %d failed: %s", turn, err)
+                self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+            except Exception as err:
+                # A task of its own: what it did not foresee is said, and ends neither the prompt nor the host
+                log.exception("checkpoint before turn %d failed", turn)
+                self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+            finally:
+                written.set()
+                done.set()
+
+        return checkpoint, written
+
+    async def settled(self) -> None:
+        """Every checkpoint begun so far recorded (its commits and record written after the prompt went)."""
+        if self._last is not None:
+            await self._last.wait()
 
     # ---- :AcpCheckpoint ----------------------------------------------------------------------------------
 
@@ -137,6 +189,8 @@ class Checkpoints:
         git = self._git_or_tell()
         if git is None:
             return
+        # A checkpoint just taken is listed, and a restore waits for its commits.
+        await self.settled()
         record, session = self._record(session_id)
         if record is None:
             return

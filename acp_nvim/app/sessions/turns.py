@@ -141,6 +141,9 @@ class Turns:
         self._status.use(session.session_id)
         # The files loaded in buffers are watched before the agent can touch them.
         self._edits.turn_started(session.session_id)
+        if self._checkpoints is not None:
+            # Its git work (~5-10 ms) goes on while the prompt is shown; the agent gets the prompt after.
+            self._checkpoints.begin(session)
         # At once, not within a frame: the user sees the prompt as it is sent. The status and the watch, which
         # wait for company, go in this same call, before the prompt goes out.
         session.chat.flush()
@@ -179,7 +182,8 @@ class Turns:
             with anyio.move_on_after(SENT_WAIT_S):
                 await self._port.sent()
             if self._checkpoints is not None:
-                # Complete before the agent has the prompt: nothing it does escapes the checkpoint.
+                # Its content fixed (every folder's tree written) before the agent has the prompt: nothing it
+                # does escapes the checkpoint. Its commits and record follow while the prompt goes.
                 await self._checkpoints.take(session)
             if session.cancelling:
                 # Cancelled in the meantime: the agent never gets it.
