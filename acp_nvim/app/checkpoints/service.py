@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import msgspec
@@ -30,9 +30,6 @@ log = logging.getLogger("acp_nvim.checkpoints")
 NO_GIT = "checkpoints are off: git is not installed (everything else works; see :checkhealth acp_nvim)"
 USAGE = "usage: :AcpCheckpoint [restore {n} | diff {n}] (n: a turn, or r1, r2... for a restore's)"
 NONE_YET = "this session has no checkpoints yet: each prompt makes one"
-
-# A task to run (what the `Spawn` port runs).
-Work = Callable[[], Coroutine[object, object, None]]
 
 
 def turn_of(session: ChatSession, item_key: str | None = None) -> tuple[int, str]:
@@ -63,9 +60,8 @@ class Checkpoints:
         self._git: str | None = None
         self._looked_for_git = False
         self._told: set[str] = set()
-        # The last checkpoint begun, set when it is recorded; each one's `take` waits for its content.
+        # The last checkpoint taken, set once it is recorded.
         self._last: anyio.Event | None = None
-        self._written: dict[str, anyio.Event] = {}
 
     def attach(self, root: str, options: Callable[[], CheckpointOptions], spawn: Spawn | None = None) -> None:
         self.store, self._options, self._spawn = Store(root), options, spawn
@@ -105,39 +101,16 @@ class Checkpoints:
             self._shadows = Snapshots(self.store, git, self._options, self._spawn)
         return self._shadows
 
-    def begin(self, session: ChatSession) -> None:
-        """Starts the checkpoint before the session's last prompt, as its turn begins (the agent does not have
-        the prompt before `take` returns): its git work goes on while the prompt is shown."""
-        job = self._job(session) if self._spawn is not None else None
-        if job is not None and self._spawn is not None:
-            self._spawn(job[0])
-            self._written[session.session_id] = job[1]
-
     async def take(self, session: ChatSession) -> None:
-        """The checkpoint before the session's last prompt (`begin`'s, or one started now), its content fixed
-        when this returns: every folder's tree written. The commits that keep it and its record are made
-        after, while the prompt goes (`settled` waits for them). A failure is said and the prompt goes all
-        the same."""
-        written = self._written.pop(session.session_id, None)
-        if written is None:
-            job = self._job(session)
-            if job is None:
-                return
-            if self._spawn is None:
-                await job[0]()
-                return
-            self._spawn(job[0])
-            written = job[1]
-        await written.wait()
-
-    def _job(self, session: ChatSession) -> tuple[Work, anyio.Event] | None:
-        """The checkpoint's task, and the event set once its content is fixed (or it failed). None: no
-        checkpoint is taken."""
+        """The checkpoint before the session's last prompt, its content fixed when this returns: every
+        folder's tree written. The commits that keep it and its record are made after, in a task of its own,
+        while the prompt goes (`settled` waits for them). A failure is said and the prompt goes all the
+        same."""
         if not self._options().enabled or self.store is None:
-            return None
+            return
         git = self._git_or_tell()
         if git is None:
-            return None
+            return
         store, (turn, prompt) = self.store, turn_of(session)
         folders, session_id = self.folders(session), session.session_id
         snapshots, written, done = self._snapshots(git), anyio.Event(), anyio.Event()
@@ -162,10 +135,14 @@ class Checkpoints:
                 written.set()
                 done.set()
 
-        return checkpoint, written
+        if self._spawn is None:
+            await checkpoint()
+        else:
+            self._spawn(checkpoint)
+            await written.wait()
 
     async def settled(self) -> None:
-        """Every checkpoint begun so far recorded (its commits and record written after the prompt went)."""
+        """Every checkpoint taken so far recorded (its commits and record written after the prompt went)."""
         if self._last is not None:
             await self._last.wait()
 

@@ -141,9 +141,6 @@ class Turns:
         self._status.use(session.session_id)
         # The files loaded in buffers are watched before the agent can touch them.
         self._edits.turn_started(session.session_id)
-        if self._checkpoints is not None:
-            # Its git work (~5-10 ms) goes on while the prompt is shown; the agent gets the prompt after.
-            self._checkpoints.begin(session)
         # At once, not within a frame: the user sees the prompt as it is sent. The status and the watch, which
         # wait for company, go in this same call, before the prompt goes out.
         session.chat.flush()
