@@ -7,6 +7,7 @@ full snapshot gives, whatever changed."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -137,6 +138,8 @@ def tree_listing(repo: ShadowRepo, tree: str) -> list[str]:
 
 BIG = st.tuples(st.just("big"), st.sampled_from(["a", "c.txt", "k.bin"]), st.just(b""))
 NESTED = st.tuples(st.just("nested"), st.sampled_from(["n1", "d"]), st.just(b""))
+# A file becomes a folder (with a file in it), or a folder a file.
+SWAP = st.tuples(st.just("swap"), st.sampled_from(["a", "d", "g", "g/h", "j"]), st.just(b"swapped"))
 
 
 def change(root: Path, kind: str, name: str, data: bytes) -> None:
@@ -154,16 +157,27 @@ def change(root: Path, kind: str, name: str, data: bytes) -> None:
             path.mkdir()
             (path / "inner.txt").write_text("inner\n")
             git(path, "init", "-q")
+    elif kind == "swap":
+        if path.is_symlink() or (path.is_dir() and (path / ".git").exists()):
+            return
+        if path.is_dir():
+            shutil.rmtree(path)
+            path.write_bytes(data)
+        elif path.is_file():
+            path.unlink()
+            path.mkdir()
+            (path / "inner").write_bytes(data)
     else:
         mutate(root, kind, name, data)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rounds=st.lists(st.lists(st.one_of(MUTATION, BIG, NESTED), max_size=4), min_size=1, max_size=5))
+@given(rounds=st.lists(st.lists(st.one_of(MUTATION, BIG, NESTED, SWAP), max_size=4), min_size=1, max_size=5))
 def test_the_shortcuts_give_the_tree_a_full_snapshot_gives(
     rounds: list[list[tuple[str, str, bytes]]],
 ) -> None:
-    """After any changes (files, modes, links, a file over the size limit, a nested repository, nothing),
+    """After any changes (files, modes, links, a file over the size limit, a nested repository, a file for a
+    folder and a folder for a file, nothing),
     the snapshot of a repository that knows its index gives the same tree as a full snapshot in a fresh
     repository."""
     import tempfile
@@ -191,3 +205,43 @@ def test_the_shortcuts_give_the_tree_a_full_snapshot_gives(
                 assert sorted(checkpoint.skipped.get(str(root), [])) == sorted(full.skipped)
 
         anyio.run(main)
+
+
+def test_a_file_gone_between_the_listing_and_the_add_leaves_no_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git add` of the paths listed fails on one that is gone already (a tool's temporary file): the whole
+    folder is added instead, and the checkpoint is taken."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    shadow = snapshots(tmp_path / "store")
+    record = SessionRecord(session_id="s", folders=[str(root)])
+    run = shadow_git._run
+    adds: list[bytes | None] = []
+
+    async def racing(
+        argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None
+    ) -> subprocess.CompletedProcess[bytes]:
+        if "add" in argv and (root / "4913").exists():
+            # Listed, then removed by its tool before the add.
+            (root / "4913").unlink()
+        if "add" in argv:
+            adds.append(stdin)
+        return await run(argv, env, cwd, stdin)
+
+    async def main() -> list[str]:
+        await shadow.take(record, "1", 1, "prompt", "go")
+        (root / "a.txt").write_text("two\n")
+        (root / "4913").write_text("")
+        monkeypatch.setattr(shadow_git, "_run", racing)
+        checkpoint = await shadow.take(record, "2", 2, "prompt", "go")
+        repo = shadow.repo(str(root))
+        return (
+            (await repo.run("ls-tree", "-r", "--name-only", checkpoint.commits[str(root)])).decode().split()
+        )
+
+    assert anyio.run(main) == ["a.txt"]
+    # The paths that differ, then the whole folder.
+    assert [spec is not None and spec.startswith(b".\0") for spec in adds] == [False, True], adds
+    assert (root / "a.txt").read_text() == "two\n"
