@@ -1,10 +1,11 @@
 """Checkpoints: every prompt is a restore point of the session's folders, whatever the agent does to them.
 
 A checkpoint is the state of the folders *on disk* just before the agent gets the prompt (unsaved buffers are
-not in it: a restore merges into them). Taken by `take` before the prompt leaves; `:AcpCheckpoint` lists,
-restores and diffs them (`command`). The snapshots are a shadow git repository's
-(`client/files/shadow_git.py`), the files put back by `client/files/restore_files.py`, the loaded buffers
-updated by Lua (`NeovimPort.checkpoint`).
+not in it: a restore merges into them). Its content is fixed by `take` before the prompt leaves (every
+folder's tree written), the commits that keep it and its record after, while the agent works (a command
+waits for them); `:AcpCheckpoint` lists, restores and diffs them (`command`). The snapshots are a shadow
+git repository's (`client/files/shadow_git.py`), the files put back by `client/files/restore_files.py`, the
+loaded buffers updated by Lua (`NeovimPort.checkpoint`).
 """
 
 from __future__ import annotations
