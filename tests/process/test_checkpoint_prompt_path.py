@@ -34,11 +34,14 @@ class Recorded:
         run = shadow_git._run
 
         async def recorded(
-            argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None
+            argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None, idle: bool = False
         ) -> subprocess.CompletedProcess[bytes]:
             command = next(arg for arg in argv[1:] if arg != "-c" and "=" not in arg)
-            self.commands.append((command, self.written is not None and self.written.is_set()))
-            return await run(argv, env, cwd, stdin)
+            after = self.written is not None and self.written.is_set()
+            # What runs after the prompt went runs at the lowest CPU priority, and only that.
+            assert idle == after, (command, idle)
+            self.commands.append((command, after))
+            return await run(argv, env, cwd, stdin, idle)
 
         monkeypatch.setattr(shadow_git, "_run", recorded)
 
@@ -77,6 +80,7 @@ def test_the_prompt_waits_only_for_the_git_that_fixes_the_content(
             if agent_writes:
                 # The agent's turn: a file changed on disk by its own tools.
                 (root / "a.txt").write_text(f"the agent's {turn}\n")
+        git_runs.written = None
         for checkpoint, state in zip(record.checkpoints, states, strict=True):
             await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
             assert {k: v for k, v in state_of(root).items() if not k.startswith("state")} == {
@@ -221,14 +225,14 @@ def test_a_file_gone_between_the_listing_and_the_add_leaves_no_gap(
     adds: list[bytes | None] = []
 
     async def racing(
-        argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None
+        argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None, idle: bool = False
     ) -> subprocess.CompletedProcess[bytes]:
         if "add" in argv and (root / "4913").exists():
             # Listed, then removed by its tool before the add.
             (root / "4913").unlink()
         if "add" in argv:
             adds.append(stdin)
-        return await run(argv, env, cwd, stdin)
+        return await run(argv, env, cwd, stdin, idle)
 
     async def main() -> list[str]:
         await shadow.take(record, "1", 1, "prompt", "go")

@@ -101,7 +101,9 @@ class Snapshots:
             ref = self.store.ref(record.session_id, checkpoint_id)
             for folder, tree in trees.items():
                 repo = self.repo(folder)
-                commits[folder] = await repo.commit(tree, f"{kind} {checkpoint_id}: {title}", ref)
+                message = f"{kind} {checkpoint_id}: {title}"
+                # Behind the prompt: the agent starts its turn meanwhile.
+                commits[folder] = await repo.commit(tree, message, ref, idle=written is not None)
         checkpoint = Checkpoint(
             id=checkpoint_id,
             turn=turn,

@@ -9,6 +9,7 @@ the command line, so that no config file can change them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -154,11 +155,11 @@ class ShadowRepo:
         )
         return env
 
-    async def run(self, *args: str, stdin: bytes | None = None) -> bytes:
+    async def run(self, *args: str, stdin: bytes | None = None, idle: bool = False) -> bytes:
         argv = [self.git]
         for setting in self._settings:
             argv += ["-c", setting]
-        result = await _run([*argv, *args], self._env, self.work_tree, stdin)
+        result = await _run([*argv, *args], self._env, self.work_tree, stdin, idle)
         if result.returncode != 0:
             lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitError(lines[-1] if lines else f"git {args[0]} failed ({result.returncode})")
@@ -240,9 +241,9 @@ class ShadowRepo:
         specs = b"".join(os.fsencode(f":(exclude,literal){path}") + b"\0" for path in left_out)
         await self.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=b".\0" + specs)
 
-    async def commit(self, tree: str, message: str, ref: str) -> str:
-        commit = (await self.run("commit-tree", tree, "-m", message)).decode().strip()
-        await self.run("update-ref", ref, commit)
+    async def commit(self, tree: str, message: str, ref: str, idle: bool = False) -> str:
+        commit = (await self.run("commit-tree", tree, "-m", message, idle=idle)).decode().strip()
+        await self.run("update-ref", ref, commit, idle=idle)
         if self.known is not None and self.known.tree == tree:
             self.known.kept = True
         return commit
@@ -291,18 +292,24 @@ class ShadowRepo:
 
 
 async def _run(
-    argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None
+    argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None, idle: bool = False
 ) -> subprocess.CompletedProcess[bytes]:
     """A git process run to its end in a worker thread: ~1 ms less per process than an event loop's child
     (`anyio.run_process`: on Python 3.11 asyncio watches each child with a thread of its own), and a
-    snapshot's git processes are on the prompt's way to the agent. A cancel leaves it to finish."""
+    snapshot's git processes are on the prompt's way to the agent. `idle`: at the lowest CPU priority (what
+    runs while the agent starts its turn leaves the CPU to it, Neovim and the host). A cancel leaves it to
+    finish."""
 
     def run() -> subprocess.CompletedProcess[bytes]:
-        if stdin is None:
-            return subprocess.run(
-                argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, check=False
-            )
-        return subprocess.run(argv, env=env, cwd=cwd, input=stdin, capture_output=True, check=False)
+        given = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
+        with subprocess.Popen(
+            argv, env=env, cwd=cwd, stdin=given, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as process:
+            if idle:
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, process.pid, 19)
+            out, err = process.communicate(stdin)
+        return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
     return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
 
