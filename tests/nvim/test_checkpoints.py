@@ -413,3 +413,27 @@ def test_an_ended_chats_checkpoints_still_restore_after_acpstop(
     report = restore(nvim, "1")
     assert "restored to 1" in report, report
     assert state_of(project) == before
+
+
+def test_a_restore_the_moment_the_turn_ends_finds_its_checkpoint(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    """The checkpoint's commits and record are written while the prompt goes (issue 31): a restore asked the
+    moment the agent ends its turn (at once here) waits for them, and restores."""
+    (project / "a.txt").write_text("before\n")
+    agent.start([[]], project)
+    nvim.lua(
+        """
+        local path = ...
+        vim.api.nvim_create_autocmd('User', { pattern = 'AcpNvimTurnEnd', once = true, callback = function()
+          local file = io.open(path, 'w'); file:write('after\\n'); file:close()
+          vim.cmd('AcpCheckpoint restore 1')
+        end })
+        """,
+        str(project / "a.txt"),
+    )
+    agent.turn()
+    nvim.wait("vim.iter(acp_test.notes):any(function(n) return n.msg:find('restore', 1, true) end)", 30)
+    report = next(n["msg"] for n in nvim.notes() if "restore" in n["msg"])
+    assert "restored to 1: 1 written" in report, nvim.notes()
+    assert (project / "a.txt").read_text() == "before\n"

@@ -10,6 +10,7 @@ and left as they are.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -31,7 +32,15 @@ from acp_nvim.app.port import (
     Spawn,
 )
 from acp_nvim.client.files import restore_files
-from acp_nvim.client.files.shadow_git import EMPTY_TREE, GITLINK, Change, GitError, ShadowRepo, is_under
+from acp_nvim.client.files.shadow_git import (
+    EMPTY_TREE,
+    GITLINK,
+    Change,
+    GitError,
+    Known,
+    ShadowRepo,
+    is_under,
+)
 
 log = logging.getLogger("acp_nvim.checkpoints")
 
@@ -50,28 +59,51 @@ class Snapshots:
         self._options = options
         self._spawn = spawn
         self._locks: dict[str, anyio.Lock] = {}
+        self._known: dict[str, Known] = {}
 
     def repo(self, folder: str) -> ShadowRepo:
-        return ShadowRepo(self.git, self.store.git_dir(folder), folder)
+        known = self._known.setdefault(folder, Known())
+        return ShadowRepo(self.git, self.store.git_dir(folder), folder, known)
 
     def lock(self, folder: str) -> anyio.Lock:
         return self._locks.setdefault(folder, anyio.Lock())
 
     async def take(
-        self, record: SessionRecord, checkpoint_id: str, turn: int, kind: str, title: str
+        self,
+        record: SessionRecord,
+        checkpoint_id: str,
+        turn: int,
+        kind: str,
+        title: str,
+        written: anyio.Event | None = None,
     ) -> Checkpoint:
-        """A checkpoint of every folder of the record, added to it and saved (pruned)."""
+        """A checkpoint of every folder of the record, added to it and saved (pruned). `written` is set once
+        every folder's tree is written: the checkpoint's content is then fixed (nothing done to the files
+        after it is in it), and what is left, the commits and refs that keep the trees and the record, needs
+        not be waited for. The folders' locks are held to the end: a restore, a diff or a pruning of them
+        waits for the checkpoint's commits."""
         max_bytes = int(self._options().max_file_bytes)
         commits: dict[str, str] = {}
         skipped: dict[str, list[tuple[str, str]]] = {}
-        for folder in record.folders:
-            async with self.lock(folder):
-                repo = self.repo(folder)
-                snapshot = await repo.snapshot(max_bytes)
-                ref = self.store.ref(record.session_id, checkpoint_id)
-                commits[folder] = await repo.commit(snapshot.tree, f"{kind} {checkpoint_id}: {title}", ref)
+        async with contextlib.AsyncExitStack() as locks:
+            trees: dict[str, str] = {}
+            for folder in sorted(set(record.folders)):
+                await locks.enter_async_context(self.lock(folder))
+            for folder in record.folders:
+                snapshot = await self.repo(folder).snapshot(max_bytes)
+                trees[folder] = snapshot.tree
                 if snapshot.skipped:
                     skipped[folder] = snapshot.skipped
+            if written is not None:
+                written.set()
+                # The prompt goes before the commits' git processes start.
+                await anyio.sleep(0)
+            ref = self.store.ref(record.session_id, checkpoint_id)
+            for folder, tree in trees.items():
+                repo = self.repo(folder)
+                message = f"{kind} {checkpoint_id}: {title}"
+                # Behind the prompt: the agent starts its turn meanwhile.
+                commits[folder] = await repo.commit(tree, message, ref, idle=written is not None)
         checkpoint = Checkpoint(
             id=checkpoint_id,
             turn=turn,

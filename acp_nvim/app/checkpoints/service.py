@@ -1,10 +1,11 @@
 """Checkpoints: every prompt is a restore point of the session's folders, whatever the agent does to them.
 
 A checkpoint is the state of the folders *on disk* just before the agent gets the prompt (unsaved buffers are
-not in it: a restore merges into them). Taken by `take` before the prompt leaves; `:AcpCheckpoint` lists,
-restores and diffs them (`command`). The snapshots are a shadow git repository's
-(`client/files/shadow_git.py`), the files put back by `client/files/restore_files.py`, the loaded buffers
-updated by Lua (`NeovimPort.checkpoint`).
+not in it: a restore merges into them). Its content is fixed by `take` before the prompt leaves (every
+folder's tree written), the commits that keep it and its record after, while the agent works (a command
+waits for them); `:AcpCheckpoint` lists, restores and diffs them (`command`). The snapshots are a shadow
+git repository's (`client/files/shadow_git.py`), the files put back by `client/files/restore_files.py`, the
+loaded buffers updated by Lua (`NeovimPort.checkpoint`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
+import anyio
 import msgspec
 
 from acp_nvim.app.checkpoints.restore import Snapshots
@@ -59,6 +61,8 @@ class Checkpoints:
         self._git: str | None = None
         self._looked_for_git = False
         self._told: set[str] = set()
+        # The last checkpoint taken, set once it is recorded.
+        self._last: anyio.Event | None = None
 
     def attach(self, root: str, options: Callable[[], CheckpointOptions], spawn: Spawn | None = None) -> None:
         self.store, self._options, self._spawn = Store(root), options, spawn
@@ -99,23 +103,49 @@ class Checkpoints:
         return self._shadows
 
     async def take(self, session: ChatSession) -> None:
-        """The checkpoint before the session's last prompt: complete when this returns. A failure is said
-        and the prompt goes all the same."""
+        """The checkpoint before the session's last prompt, its content fixed when this returns: every
+        folder's tree written. The commits that keep it and its record are made after, in a task of its own,
+        while the prompt goes (`settled` waits for them). A failure is said and the prompt goes all the
+        same."""
         if not self._options().enabled or self.store is None:
             return
         git = self._git_or_tell()
         if git is None:
             return
-        turn, prompt = turn_of(session)
-        record = self.store.load(session.session_id) or SessionRecord(
-            session_id=session.session_id, folders=[]
-        )
-        record.folders = self.folders(session)
-        try:
-            await self._snapshots(git).take(record, str(turn), turn, "prompt", first_line(prompt))
-        except (GitError, OSError) as err:
-            log.warning("checkpoint before turn %d failed: %s", turn, err)
-            self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+        store, (turn, prompt) = self.store, turn_of(session)
+        folders, session_id = self.folders(session), session.session_id
+        snapshots, written, done = self._snapshots(git), anyio.Event(), anyio.Event()
+        # One after the other: each adds to the record the one before saved.
+        before, self._last = self._last, done
+
+        async def checkpoint() -> None:
+            try:
+                if before is not None:
+                    await before.wait()
+                record = store.load(session_id) or SessionRecord(session_id=session_id, folders=[])
+                record.folders = folders
+                await snapshots.take(record, str(turn), turn, "prompt", first_line(prompt), written)
+            except (GitError, OSError) as err:
+                log.warning("checkpoint before turn %d failed: %s", turn, err)
+                self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+            except Exception as err:
+                # A task of its own: what it did not foresee is said, and ends neither the prompt nor the host
+                log.exception("checkpoint before turn %d failed", turn)
+                self._port.notify(f"no checkpoint before turn {turn}: {err}", WARN)
+            finally:
+                written.set()
+                done.set()
+
+        if self._spawn is None:
+            await checkpoint()
+        else:
+            self._spawn(checkpoint)
+            await written.wait()
+
+    async def settled(self) -> None:
+        """Every checkpoint taken so far recorded (its commits and record written after the prompt went)."""
+        if self._last is not None:
+            await self._last.wait()
 
     # ---- :AcpCheckpoint ----------------------------------------------------------------------------------
 
@@ -137,6 +167,8 @@ class Checkpoints:
         git = self._git_or_tell()
         if git is None:
             return
+        # A checkpoint just taken is listed, and a restore waits for its commits.
+        await self.settled()
         record, session = self._record(session_id)
         if record is None:
             return

@@ -177,7 +177,8 @@ class Turns:
             with anyio.move_on_after(SENT_WAIT_S):
                 await self._port.sent()
             if self._checkpoints is not None:
-                # Complete before the agent has the prompt: nothing it does escapes the checkpoint.
+                # Its content fixed (every folder's tree written) before the agent has the prompt: nothing it
+                # does escapes the checkpoint. Its commits and record follow while the prompt goes.
                 await self._checkpoints.take(session)
             if session.cancelling:
                 # Cancelled in the meantime: the agent never gets it.
