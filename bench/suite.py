@@ -125,6 +125,7 @@ def _probed_flood(nv: Neovim, workdir: Path, run: Callable[[], dict[str, Any]]) 
             raise RuntimeError("the responsiveness probe did not start")
         # A deliberate window of idle measurements, not a wait for an event.
         time.sleep(IDLE_S)
+        nv.lua("acp_bench.ticks_start()")
         record = run()
         wait_until(
             lambda: time.monotonic_ns() > record["t_done"] + AFTER_S * NS_PER_S,
@@ -134,11 +135,26 @@ def _probed_flood(nv: Neovim, workdir: Path, run: Callable[[], dict[str, Any]]) 
     finally:
         probe.stdin.close()
         probe.wait(30)
+    ticks: list[list[int]] = nv.lua("return acp_bench.ticks_stop()")
     keys_hr: list[int] = nv.lua("local k = acp_bench.keys; acp_bench.keys = {}; return k")
     nv.api.input("<Esc>")
     data = json.loads(out.read_text(encoding="utf-8"))
     record["phases"] = _latencies(data, keys_hr, record["t0"], record["t_done"])
+    record["ticks"] = [tick for tick in ticks if record["t0"] <= tick[0] <= record["t_done"]]
     return record
+
+
+def _tick_figure(records: list[dict[str, Any]]) -> str:
+    """Neovim's main-loop ticks during the work (bench/instrument.lua): the longest, in wall time and in
+    Neovim's own CPU time, and how many ticks went past 8 ms and were taken off the core (medians of runs)."""
+    longest = median([max((t[1] for t in r["ticks"]), default=0) / NS_PER_S for r in records])
+    own = median([max((t[2] for t in r["ticks"]), default=0) / NS_PER_S for r in records])
+    over = [[t for t in r["ticks"] if t[1] > P99_S * NS_PER_S] for r in records]
+    switched = median([sum(1 for t in ticks if t[3] > 0) for ticks in over])
+    return (
+        f"longest {ms(longest)}, most CPU in one {ms(own)}; over 8 ms: {median([len(t) for t in over]):.0f} "
+        f"(of which taken off the core meanwhile: {switched:.0f})"
+    )
 
 
 def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], judged: bool) -> None:
@@ -155,6 +171,8 @@ def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], 
                 result.judge(f"{what} p99 at most 8 ms ({ms(p99)})", p99 <= P99_S, judged)
                 result.judge(f"{what} max at most 16 ms ({ms(worst)})", worst <= MAX_S, judged)
         result.figures[f"{label} {phase}"] = "; ".join(parts)
+        if phase == "during" and all("ticks" in r for r in records):
+            result.figures[f"{label}, Neovim's ticks during"] = _tick_figure(records)
 
 
 @contextlib.contextmanager
