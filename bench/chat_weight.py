@@ -113,7 +113,9 @@ def insert_leave(config: Config) -> Result:
     result.judge(f"leaving Insert mode at most 16 ms ({ms(took)})", took <= LEAVE_S, not config.quick)
 
     huge = config.size(100_000, 200)
-    for ui in (False, True):
+    from bench.suite import ui_cases
+
+    for ui in ui_cases(config):
         _huge_replay(config, result, huge, ui)
     result.notes.append(
         "<Esc>: nvim_input then nvim_eval('1') at once, to the later of its answer and a vim.schedule queued "

@@ -175,6 +175,12 @@ def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], 
             result.figures[f"{label}, Neovim's ticks during"] = _tick_figure(records)
 
 
+def ui_cases(config: Config) -> tuple[bool, ...]:
+    """Headless and with a UI attached; in quick mode the UI case alone (the same code, one Neovim less: the
+    quick suite runs within its test's timeout on a loaded machine)."""
+    return (True,) if config.quick else (False, True)
+
+
 @contextlib.contextmanager
 def attached_ui(nv: Neovim, ui: bool) -> Iterator[None]:
     """With `ui`, a UI (`bench/ui_client.py`, 80x24) attached to `nv` meanwhile: Neovim redraws the chat it
@@ -198,7 +204,7 @@ def responsiveness(config: Config) -> Result:
     # Headless (no redraw) and with a UI attached (the chat redrawn as it grows), for both stream lengths.
     counts = (config.size(100_000, 500), config.size(10_000, 500))
     for count in counts if not config.quick else counts[:1]:
-        for ui in (False, True):
+        for ui in ui_cases(config):
             _responsiveness_case(config, result, count, ui)
     result.notes.append(
         "eval = nvim_eval('1') round trip from a second client (--listen socket); key = nvim_input to its "
@@ -243,7 +249,7 @@ def _load_and_wait(nv: Neovim, session_id: str, needle: str, timeout: float = 12
 
 def replay(config: Config) -> Result:
     result = Result("replay")
-    for ui in (False, True):
+    for ui in ui_cases(config):
         _replay_case(config, result, ui)
     result.notes.append(
         "each run loads another stored session of the flood agent with :AcpSessions (the picker answered at "
