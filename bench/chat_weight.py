@@ -84,8 +84,6 @@ def _load_in_insert(nv: Neovim, session_id: str, needle: str) -> None:
 
 
 def insert_leave(config: Config) -> Result:
-    from bench.suite import _latency_figures, _load_and_wait, _probed_flood
-
     result = Result("insert_leave")
     count, small = config.size(10_000, 100), 10
     workdir = config.workdir("insert_leave")
@@ -115,44 +113,57 @@ def insert_leave(config: Config) -> Result:
     result.judge(f"leaving Insert mode at most 16 ms ({ms(took)})", took <= LEAVE_S, not config.quick)
 
     huge = config.size(100_000, 200)
-    workdir = config.workdir("replay_100k")
-    # Each load another stored session (a loaded one would only be shown again).
-    nv = Neovim(workdir, agent_env=_history_env(workdir, huge, 2 * config.runs))
-    try:
-        nv.start_agent()
-        nv.prompt_and_wait("words 100", final_text("words", 100))
+    from bench.suite import ui_cases
 
-        def load(run: int) -> Callable[[], dict[str, Any]]:
-            def measured() -> dict[str, Any]:
-                return _load_and_wait(nv, f"stored-{run}", final_text("history", huge), 300)
-
-            return measured
-
-        records = []
-        huge_leaves = []
-        for run in range(1, config.runs + 1):
-            records.append(_probed_flood(nv, workdir, load(2 * run - 1)))
-            _load_in_insert(nv, f"stored-{2 * run}", final_text("history", huge))
-            huge_leaves.append(_leave(nv))
-    finally:
-        nv.close()
-    rendered = median([(r["t_done"] - r["t0"]) / NS_PER_S for r in records])
-    result.figures[f"session/load {huge:,}"] = f"fully rendered after {ms(rendered)}"
-    result.figures[f"<Esc> after a {huge:,}-update replay"] = (
-        f"{ms(median([t for t, _ in huge_leaves]))} (Neovim CPU {ms(median([c for _, c in huge_leaves]))})"
-    )
-    result.judge(
-        f"session/load {huge:,}: rendered within 2 s ({ms(rendered)})",
-        rendered < RENDER_100K_S,
-        not config.quick,
-    )
-    _latency_figures(result, f"session/load {huge:,}", records, not config.quick)
+    for ui in ui_cases(config):
+        _huge_replay(config, result, huge, ui)
     result.notes.append(
         "<Esc>: nvim_input then nvim_eval('1') at once, to the later of its answer and a vim.schedule queued "
         "by the ModeChanged out of Insert mode (after the InsertLeave autocommands); the chat was drawn "
         "while the probe's keys kept Insert mode on"
     )
     return result
+
+
+def _huge_replay(config: Config, result: Result, huge: int, ui: bool) -> None:
+    """Loads of a history of `huge` updates with the probe running, in a Neovim of their own (headless, or
+    with a UI attached: the chat redrawn as a user sees it); headless, `<Esc>` after such a load drawn in
+    Insert mode too."""
+    from bench.suite import _latency_figures, _load_and_wait, _probed_flood, _ui_label, attached_ui
+
+    workdir = config.workdir("replay_100k")
+    # Each load another stored session (a loaded one would only be shown again).
+    nv = Neovim(workdir, agent_env=_history_env(workdir, huge, 2 * config.runs))
+    records = []
+    huge_leaves = []
+    try:
+        with attached_ui(nv, ui):
+            nv.start_agent()
+            nv.prompt_and_wait("words 100", final_text("words", 100))
+
+            def load(run: int) -> Callable[[], dict[str, Any]]:
+                def measured() -> dict[str, Any]:
+                    return _load_and_wait(nv, f"stored-{run}", final_text("history", huge), 300)
+
+                return measured
+
+            for run in range(1, config.runs + 1):
+                records.append(_probed_flood(nv, workdir, load(2 * run - 1)))
+                if not ui:
+                    _load_in_insert(nv, f"stored-{2 * run}", final_text("history", huge))
+                    huge_leaves.append(_leave(nv))
+    finally:
+        nv.close()
+    label = _ui_label(f"session/load {huge:,}", ui)
+    rendered = median([(r["t_done"] - r["t0"]) / NS_PER_S for r in records])
+    result.figures[label] = f"fully rendered after {ms(rendered)}"
+    if huge_leaves:
+        result.figures[f"<Esc> after a {huge:,}-update replay"] = (
+            f"{ms(median([t for t, _ in huge_leaves]))} "
+            f"(Neovim CPU {ms(median([c for _, c in huge_leaves]))})"
+        )
+    result.judge(f"{label}: rendered within 2 s ({ms(rendered)})", rendered < RENDER_100K_S, not config.quick)
+    _latency_figures(result, label, records, not config.quick)
 
 
 def _wait_idle(nv: Neovim, session_id: str) -> None:

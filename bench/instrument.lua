@@ -184,6 +184,54 @@ function B.typing_target()
   vim.api.nvim_input("i")
 end
 
+-- Neovim's main-loop ticks, for the probe's runs: a libuv check handle runs right after each poll, a prepare
+-- handle before the next; between them Neovim works (the events read, Lua, a redraw). Each tick over 1 ms is
+-- kept with its wall time, the process's CPU time over it and its involuntary context switches
+-- (`getrusage`): a long tick whose CPU time is short is Neovim waiting for a core (the machine's other
+-- processes), not its own work. Neither handle keeps the poll from blocking (an idle handle would).
+local ticks, tick_check, tick_prepare = nil, nil, nil
+local tick_start, tick_cpu, tick_switches = nil, 0, 0
+
+local function cpu_and_switches()
+  local usage = uv.getrusage()
+  if usage == nil then
+    return 0, 0
+  end
+  local cpu = (usage.utime.sec + usage.stime.sec) * 1e9 + (usage.utime.usec + usage.stime.usec) * 1e3
+  return cpu, usage.nivcsw
+end
+
+function B.ticks_start()
+  ticks = {}
+  tick_check, tick_prepare = tick_check or uv.new_check(), tick_prepare or uv.new_prepare()
+  tick_check:start(function()
+    tick_start = uv.hrtime()
+    tick_cpu, tick_switches = cpu_and_switches()
+  end)
+  tick_prepare:start(function()
+    if tick_start == nil or ticks == nil then
+      return
+    end
+    local now = uv.hrtime()
+    if now - tick_start > 1e6 then
+      local cpu, switches = cpu_and_switches()
+      ticks[#ticks + 1] = { tick_start, now - tick_start, cpu - tick_cpu, switches - tick_switches }
+    end
+    tick_start = nil
+  end)
+end
+
+--- The ticks over 1 ms since ticks_start: {start, wall ns, CPU ns, involuntary switches} each.
+function B.ticks_stop()
+  if tick_check ~= nil and tick_prepare ~= nil then
+    tick_check:stop()
+    tick_prepare:stop()
+  end
+  local kept = ticks or {}
+  ticks, tick_start = nil, nil
+  return kept
+end
+
 -- Lines of a buffer touched by changes, for the minimal-edit check of fs writes.
 function B.count_changes(buf)
   B.touched = 0

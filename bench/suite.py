@@ -4,12 +4,13 @@ its targets met or missed (not judged in quick mode, which only checks that ever
 from __future__ import annotations
 
 import compileall
+import contextlib
 import json
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from bench.harness import (
     ROOT,
     Neovim,
     Result,
+    UiClient,
     median,
     mib,
     ms,
@@ -123,6 +125,7 @@ def _probed_flood(nv: Neovim, workdir: Path, run: Callable[[], dict[str, Any]]) 
             raise RuntimeError("the responsiveness probe did not start")
         # A deliberate window of idle measurements, not a wait for an event.
         time.sleep(IDLE_S)
+        nv.lua("acp_bench.ticks_start()")
         record = run()
         wait_until(
             lambda: time.monotonic_ns() > record["t_done"] + AFTER_S * NS_PER_S,
@@ -132,11 +135,26 @@ def _probed_flood(nv: Neovim, workdir: Path, run: Callable[[], dict[str, Any]]) 
     finally:
         probe.stdin.close()
         probe.wait(30)
+    ticks: list[list[int]] = nv.lua("return acp_bench.ticks_stop()")
     keys_hr: list[int] = nv.lua("local k = acp_bench.keys; acp_bench.keys = {}; return k")
     nv.api.input("<Esc>")
     data = json.loads(out.read_text(encoding="utf-8"))
     record["phases"] = _latencies(data, keys_hr, record["t0"], record["t_done"])
+    record["ticks"] = [tick for tick in ticks if record["t0"] <= tick[0] <= record["t_done"]]
     return record
+
+
+def _tick_figure(records: list[dict[str, Any]]) -> str:
+    """Neovim's main-loop ticks during the work (bench/instrument.lua): the longest, in wall time and in
+    Neovim's own CPU time, and how many ticks went past 8 ms and were taken off the core (medians of runs)."""
+    longest = median([max((t[1] for t in r["ticks"]), default=0) / NS_PER_S for r in records])
+    own = median([max((t[2] for t in r["ticks"]), default=0) / NS_PER_S for r in records])
+    over = [[t for t in r["ticks"] if t[1] > P99_S * NS_PER_S] for r in records]
+    switched = median([sum(1 for t in ticks if t[3] > 0) for ticks in over])
+    return (
+        f"longest {ms(longest)}, most CPU in one {ms(own)}; over 8 ms: {median([len(t) for t in over]):.0f} "
+        f"(of which taken off the core meanwhile: {switched:.0f})"
+    )
 
 
 def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], judged: bool) -> None:
@@ -153,30 +171,65 @@ def _latency_figures(result: Result, label: str, records: list[dict[str, Any]], 
                 result.judge(f"{what} p99 at most 8 ms ({ms(p99)})", p99 <= P99_S, judged)
                 result.judge(f"{what} max at most 16 ms ({ms(worst)})", worst <= MAX_S, judged)
         result.figures[f"{label} {phase}"] = "; ".join(parts)
+        if phase == "during" and all("ticks" in r for r in records):
+            result.figures[f"{label}, Neovim's ticks during"] = _tick_figure(records)
+
+
+def ui_cases(config: Config) -> tuple[bool, ...]:
+    """Headless and with a UI attached; in quick mode the UI case alone (the same code, one Neovim less: the
+    quick suite runs within its test's timeout on a loaded machine)."""
+    return (True,) if config.quick else (False, True)
+
+
+@contextlib.contextmanager
+def attached_ui(nv: Neovim, ui: bool) -> Iterator[None]:
+    """With `ui`, a UI (`bench/ui_client.py`, 80x24) attached to `nv` meanwhile: Neovim redraws the chat it
+    shows (the chat window beside the window the probe types in) as a user sees it."""
+    if not ui:
+        yield
+        return
+    client = UiClient(nv.socket)
+    try:
+        yield
+    finally:
+        client.close()
+
+
+def _ui_label(label: str, ui: bool) -> str:
+    return label + (", a UI attached" if ui else "")
 
 
 def responsiveness(config: Config) -> Result:
     result = Result("responsiveness")
-    count = config.size(100_000, 500)
+    # Headless (no redraw) and with a UI attached (the chat redrawn as it grows), for both stream lengths.
+    counts = (config.size(100_000, 500), config.size(10_000, 500))
+    for count in counts if not config.quick else counts[:1]:
+        for ui in ui_cases(config):
+            _responsiveness_case(config, result, count, ui)
+    result.notes.append(
+        "eval = nvim_eval('1') round trip from a second client (--listen socket); key = nvim_input to its "
+        "InsertCharPre; one of each every 10 ms; headless Neovim (no UI attached, so no redraw cost) or, "
+        "where said, with bench/ui_client.py attached (80x24: the chat window beside the one typed in)."
+    )
+    return result
+
+
+def _responsiveness_case(config: Config, result: Result, count: int, ui: bool) -> None:
     text, needle = f"words {count}", final_text("words", count)
+    label = _ui_label(f"words {count:,}", ui)
     workdir = config.workdir("responsiveness")
     nv = Neovim(workdir)
     try:
-        nv.start_agent()
-        nv.prompt_and_wait("words 100", final_text("words", 100))
-        records = [
-            _probed_flood(nv, workdir, lambda: nv.prompt_and_wait(text, needle)) for _ in range(config.runs)
-        ]
+        with attached_ui(nv, ui):
+            nv.start_agent()
+            nv.prompt_and_wait("words 100", final_text("words", 100))
+            runs = range(config.runs)
+            records = [_probed_flood(nv, workdir, lambda: nv.prompt_and_wait(text, needle)) for _ in runs]
     finally:
         nv.close()
     flood = median([(r["t_done"] - r["t0"]) / NS_PER_S for r in records])
-    result.figures["flood"] = f"words {count:,}, last chunk visible after {ms(flood)} (median)"
-    _latency_figures(result, f"words {count:,}", records, not config.quick)
-    result.notes.append(
-        "eval = nvim_eval('1') round trip from a second client (--listen socket); key = nvim_input to its "
-        "InsertCharPre; one of each every 10 ms; headless Neovim (no UI attached, so no redraw cost)."
-    )
-    return result
+    result.figures[f"flood, {label}"] = f"last chunk visible after {ms(flood)} (median)"
+    _latency_figures(result, label, records, not config.quick)
 
 
 def _load_and_wait(nv: Neovim, session_id: str, needle: str, timeout: float = 120.0) -> dict[str, Any]:
@@ -196,8 +249,20 @@ def _load_and_wait(nv: Neovim, session_id: str, needle: str, timeout: float = 12
 
 def replay(config: Config) -> Result:
     result = Result("replay")
+    for ui in ui_cases(config):
+        _replay_case(config, result, ui)
+    result.notes.append(
+        "each run loads another stored session of the flood agent with :AcpSessions (the picker answered at "
+        "once), into a new chat in the chat window; timed from :AcpSessions to the drain that shows the last "
+        "replayed update; headless, and with bench/ui_client.py attached (80x24) where said"
+    )
+    return result
+
+
+def _replay_case(config: Config, result: Result, ui: bool) -> None:
     count = config.size(10_000, 100)
     needle = final_text("history", count)
+    label = _ui_label(f"session/load {count:,}", ui)
     workdir = config.workdir("replay")
     env = {
         "ACP_FLOOD_REPORT": str(workdir / "report.jsonl"),
@@ -206,28 +271,29 @@ def replay(config: Config) -> Result:
     }
     nv = Neovim(workdir, agent_env=env)
     try:
-        nv.start_agent()
-        nv.prompt_and_wait("words 100", final_text("words", 100))
+        with attached_ui(nv, ui):
+            nv.start_agent()
+            nv.prompt_and_wait("words 100", final_text("words", 100))
 
-        host = nv.host_pid()
+            host = nv.host_pid()
 
-        def load(run: int) -> Callable[[], dict[str, Any]]:
-            def measured() -> dict[str, Any]:
-                # CPU time, not wall time: the agent, the host and Neovim share 2 cores while it loads.
-                host_cpu, nvim_cpu = task_cpu_seconds(host) if host else 0.0, task_cpu_seconds(nv.pid)
-                record = _load_and_wait(nv, f"stored-{run}", needle)
-                record["host_cpu"] = (task_cpu_seconds(host) if host else 0.0) - host_cpu
-                record["nvim_cpu"] = task_cpu_seconds(nv.pid) - nvim_cpu
-                return record
+            def load(run: int) -> Callable[[], dict[str, Any]]:
+                def measured() -> dict[str, Any]:
+                    # CPU time, not wall time: the agent, the host and Neovim share 2 cores while it loads.
+                    host_cpu, nvim_cpu = task_cpu_seconds(host) if host else 0.0, task_cpu_seconds(nv.pid)
+                    record = _load_and_wait(nv, f"stored-{run}", needle)
+                    record["host_cpu"] = (task_cpu_seconds(host) if host else 0.0) - host_cpu
+                    record["nvim_cpu"] = task_cpu_seconds(nv.pid) - nvim_cpu
+                    return record
 
-            return measured
+                return measured
 
-        records = [_probed_flood(nv, workdir, load(run)) for run in range(1, config.runs + 1)]
+            records = [_probed_flood(nv, workdir, load(run)) for run in range(1, config.runs + 1)]
     finally:
         nv.close()
     took = median([(r["t_done"] - r["t0"]) / NS_PER_S for r in records])
     picked = median([(r["t_pick"] - r["t0"]) / NS_PER_S for r in records])
-    result.figures[f"session/load {count:,}"] = (
+    result.figures[label] = (
         f"fully rendered after {ms(took)} (of which :AcpSessions to the pick {ms(picked)}); chat.apply calls "
         f"{median([r['applies_at_done'] for r in records]):.0f}, host->Neovim calls "
         f"{median([r['host_calls_at_done'] for r in records]):.0f}, Lua apply total "
@@ -236,14 +302,8 @@ def replay(config: Config) -> Result:
         f"the host {ms(median([r['host_cpu'] for r in records]))}, "
         f"Neovim {ms(median([r['nvim_cpu'] for r in records]))}"
     )
-    result.judge(f"session/load {count:,}: rendered within 0.5 s ({ms(took)})", took < 0.5, not config.quick)
-    _latency_figures(result, f"session/load {count:,}", records, not config.quick)
-    result.notes.append(
-        "each run loads another stored session of the flood agent with :AcpSessions (the picker answered at "
-        "once), into a new chat in the chat window; timed from :AcpSessions to the drain that shows the last "
-        "replayed update"
-    )
-    return result
+    result.judge(f"{label}: rendered within 0.5 s ({ms(took)})", took < 0.5, not config.quick)
+    _latency_figures(result, label, records, not config.quick)
 
 
 # ---- 4. fs -----------------------------------------------------------------------------------------------
