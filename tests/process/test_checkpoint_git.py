@@ -319,3 +319,63 @@ def test_a_store_an_older_snapshot_put_in_the_index_is_taken_out(tmp_path: Path)
         return (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
 
     assert anyio.run(main) == ["a.txt"]
+
+
+CONVERTED = {
+    "crlf.txt": b"one\r\ntwo\r\n",
+    "id.c": b"/* $Id$ */\nint x;\r\n",
+    "mixed.md": b"a\r\nb\nc\r",
+}
+
+
+def _project_with_attributes(root: Path) -> None:
+    root.mkdir()
+    # What a project may say of its files: normalise line endings, expand $Id$, run a filter no one defined.
+    (root / ".gitattributes").write_text("* text=auto eol=lf\n*.c ident\n*.md filter=lfs\n")
+    for name, data in CONVERTED.items():
+        (root / name).write_bytes(data)
+
+
+def test_a_restore_gives_back_the_bytes_whatever_the_gitattributes_say(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    _project_with_attributes(root)
+    shadow = snapshots(tmp_path / "store")
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> None:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        for name in CONVERTED:
+            (root / name).write_bytes(b"the agent's\n")
+        await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+
+    anyio.run(main)
+    assert {name: (root / name).read_bytes() for name in CONVERTED} == CONVERTED
+
+
+def test_a_repository_made_before_the_attributes_reads_every_file_again(tmp_path: Path) -> None:
+    """A shadow repository of an older version normalised CRLF files behind an index that calls them clean:
+    its first snapshot now stores their bytes."""
+    root, store = tmp_path / "project", tmp_path / "store"
+    _project_with_attributes(root)
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    async def main() -> None:
+        await snapshots(store).take(record, "1", 1, "prompt", "go")
+        # As an older version left it: no info/attributes, and an index that took the files normalised.
+        (attributes,) = store.rglob("info/attributes")
+        attributes.unlink()
+        (index,) = [path for path in store.rglob("*.index")]
+        index.unlink()
+        env = {**os.environ, "GIT_DIR": str(attributes.parent.parent), "GIT_WORK_TREE": str(root)}
+        env["GIT_INDEX_FILE"] = str(index)
+        # Older than the index, as files are: git trusts their stat and never reads them again.
+        for name in CONVERTED:
+            os.utime(root / name, (1_000_000_000, 1_000_000_000))
+        subprocess.run([GIT, "add", "-A"], cwd=root, env=env, check=True)  # type: ignore[list-item]
+        checkpoint = await snapshots(store).take(record, "2", 2, "prompt", "go")
+        for name in CONVERTED:
+            (root / name).write_bytes(b"the agent's\n")
+        await snapshots(store).restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+
+    anyio.run(main)
+    assert {name: (root / name).read_bytes() for name in CONVERTED} == CONVERTED

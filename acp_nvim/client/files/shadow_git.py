@@ -4,7 +4,8 @@ Its `GIT_DIR` and index are the plugin's (under Neovim's stdpath("state")), the 
 nothing of the project's own `.git` is read but its `info/exclude`, nothing of it is ever written. Every
 command runs with a private environment: no system or global config, no hooks, no inherited `GIT_*`
 variable, and the settings that make a snapshot exact (modes, symlinks, no line-ending conversion) given on
-the command line, so that no config file can change them.
+the command line, so that no config file can change them, and its own `info/attributes`, so that no
+`.gitattributes` can.
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ SETTINGS = (
     "user.name=acp.nvim",
     "user.email=acp.nvim@localhost",
 )
+
+
+# Every path's bytes as they are on disk: no line-ending conversion, no `$Id$` expansion, no filter, no
+# re-encoding, whatever the project's `.gitattributes` say.
+KEEP_BYTES = "* -text -ident -filter -working-tree-encoding\n"
 
 
 class GitError(Exception):
@@ -166,14 +172,33 @@ class ShadowRepo:
         return result.stdout
 
     async def ensure(self) -> None:
-        """Creates the repository when it does not exist yet (empty: no hooks, no samples)."""
-        if os.path.isfile(os.path.join(self.git_dir, "HEAD")):
+        """Creates the repository when it does not exist yet (empty: no hooks, no samples), with the
+        attributes that keep a file's bytes as they are."""
+        if not os.path.isfile(os.path.join(self.git_dir, "HEAD")):
+            os.makedirs(os.path.dirname(self.git_dir), exist_ok=True)
+            env = {key: value for key, value in self._env.items() if key not in ("GIT_DIR", "GIT_WORK_TREE")}
+            argv = [self.git, "init", "-q", "--bare", "--template=", self.git_dir]
+            result = await _run(argv, env, None, None)
+            if result.returncode != 0:
+                raise GitError(result.stderr.decode("utf-8", "replace").strip() or "git init failed")
+        self._keep_bytes()
+
+    def _keep_bytes(self) -> None:
+        """The project's `.gitattributes` must not change what a snapshot holds: `text=auto` would store a
+        CRLF file with LF (and a restore give it back so), `ident` or a filter would rewrite it. The
+        repository's own `info/attributes` goes before every `.gitattributes`. A repository made before it
+        had them may hold such rewritten blobs behind a clean index: its index goes, so the next snapshot
+        reads every file again."""
+        attributes = os.path.join(self.git_dir, "info", "attributes")
+        if os.path.isfile(attributes):
             return
-        os.makedirs(os.path.dirname(self.git_dir), exist_ok=True)
-        env = {key: value for key, value in self._env.items() if key not in ("GIT_DIR", "GIT_WORK_TREE")}
-        result = await _run([self.git, "init", "-q", "--bare", "--template=", self.git_dir], env, None, None)
-        if result.returncode != 0:
-            raise GitError(result.stderr.decode("utf-8", "replace").strip() or "git init failed")
+        os.makedirs(os.path.dirname(attributes), exist_ok=True)
+        # (What this process knows of the index is void with it: its checksum is gone.)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.index)
+        with open(attributes + ".tmp", "w", encoding="utf-8") as out:
+            out.write(KEEP_BYTES)
+        os.replace(attributes + ".tmp", attributes)
 
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository."""
