@@ -45,6 +45,11 @@ vim.api.nvim_create_autocmd('ModeChanged', { pattern = 'i:*', once = true, callb
 end })
 return vim.api.nvim_get_mode().mode
 """
+CURRENT_SESSION = "return require('acp_nvim').status().session_id"
+LAST_LINE = """
+local current = require('acp_nvim.ui.chat').chats[...]
+return current and vim.api.nvim_buf_get_lines(current.buf, -2, -1, false)[1] or ''
+"""
 HEAP = """
 collectgarbage('collect')
 collectgarbage('collect')
@@ -170,6 +175,30 @@ def _wait_idle(nv: Neovim, session_id: str) -> None:
     wait_until(lambda: nv.lua(IDLE, session_id), 120, "the chat drawn and highlighted")
 
 
+def _new_session(nv: Neovim) -> str:
+    """:AcpNew, then its session current and ready; returns its id. The state alone does not tell: a running
+    agent stays `ready` while the host opens another session, so a prompt sent on that alone went to the old
+    one (whose chat then showed the text awaited) and the new chat, never drawn, was waited for forever."""
+    before = nv.lua(CURRENT_SESSION)
+    nv.api.command("AcpNew")
+
+    def opened() -> str | None:
+        now = nv.lua(CURRENT_SESSION)
+        return None if now in (None, before) else str(now)
+
+    session: str = wait_until(opened, 30, "the new session to be the current one")
+    nv.wait_state("ready", 30)
+    return session
+
+
+def _prompt_in(nv: Neovim, session: str, text: str, needle: str) -> None:
+    """`text` as a prompt, to its end in the chat of `session` (the bench's done check looks at any chat)."""
+    nv.prompt_and_wait(text, needle)
+    last = nv.lua(LAST_LINE, session)
+    if not str(last).endswith(needle):
+        raise RuntimeError(f"{text!r} did not end in the chat of {session} (its last line: {last!r})")
+
+
 def _heap_kib(nv: Neovim) -> float:
     return float(nv.lua(HEAP))
 
@@ -188,19 +217,15 @@ def lua_heap(config: Config) -> Result:
         from bench.suite import _load_and_wait
 
         for run in range(1, config.runs + 1):
-            nv.api.command("AcpNew")
-            nv.wait_state("ready", 30)
+            session = _new_session(nv)
             before = _heap_kib(nv)
-            nv.prompt_and_wait(f"history {small}", final_text("history", small))
-            session = nv.lua("return require('acp_nvim').status().session_id")
+            _prompt_in(nv, session, f"history {small}", final_text("history", small))
             _wait_idle(nv, session)
             floors.append(_heap_kib(nv) - before)
 
-            nv.api.command("AcpNew")
-            nv.wait_state("ready", 30)
+            session = _new_session(nv)
             before = _heap_kib(nv)
-            nv.prompt_and_wait(f"history {count}", final_text("history", count))
-            session = nv.lua("return require('acp_nvim').status().session_id")
+            _prompt_in(nv, session, f"history {count}", final_text("history", count))
             _wait_idle(nv, session)
             streamed.append(_heap_kib(nv) - before)
 

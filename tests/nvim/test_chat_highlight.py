@@ -91,6 +91,21 @@ def chat(nvim: Nvim) -> Nvim:
     return nvim
 
 
+def test_a_new_chat_with_nothing_drawn_has_no_highlighting_pending(chat: Nvim) -> None:
+    """A new session's chat before anything is drawn in it (:AcpNew, no prompt yet): nothing to highlight, and
+    `pending` says so. It said work was waiting there for good (the empty buffer's one row, counted as changed
+    when the highlighting attached, is looked at only by a drain), and the lua_heap benchmark, waiting on it
+    for a chat its prompt never reached, hung."""
+    assert chat.lua(
+        "return vim.api.nvim_buf_get_lines(require('acp_nvim.ui.chat').chats.s1.buf, 0, -1, false)"
+    ) == [""]
+    chat.wait(IDLE, 2)
+    # Drawn later, it is highlighted as any chat.
+    apply(chat, {"op": "add", "item": message("1", "agent", *CODE_MESSAGE)})
+    chat.wait(IDLE)
+    assert "@markup.strong.markdown_inline" in groups_at(chat, CODE_MESSAGE[0])
+
+
 def test_markdown_and_code_blocks_are_highlighted(chat: Nvim) -> None:
     apply(chat, {"op": "add", "item": message("1", "agent", *CODE_MESSAGE)})
     chat.wait(IDLE)

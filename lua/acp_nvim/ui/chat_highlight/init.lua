@@ -60,8 +60,12 @@ function M.attach(buf)
   ---@type AcpChatHighlightState
   local st = { ranges = {}, settled = state.weak(), deferred = state.weak(), last_change = 0 }
   states[buf] = st
-  -- What is already in the buffer counts as changed.
-  changes.note_change(st, 0, 0, api.nvim_buf_line_count(buf))
+  -- What is already in the buffer counts as changed. Not the one empty row of a new chat: only a drain looks
+  -- at the changed rows, and before the chat's first one `pending` said that row waited, for good when none came.
+  local count = api.nvim_buf_line_count(buf)
+  if count > 1 or api.nvim_buf_get_lines(buf, 0, 1, false)[1] ~= "" then
+    changes.note_change(st, 0, 0, count)
+  end
   api.nvim_buf_attach(buf, false, {
     on_lines = function(_, _, _, first, last_old, last_new)
       if states[buf] ~= st then
