@@ -5,7 +5,8 @@
 -- kept are of an older text. So the state is read from the window first, each fold known by its first row in
 -- its item and its level (a fold inside a closed one has a state of its own, which foldclosed() does not
 -- tell), and given to the folds made. A window that shows the chat anew gets the folds as they were in the
--- chat window the user last left (`M.remember`, on WinLeave and BufLeave): those are the ones they last saw.
+-- chat window the user last left (`M.remember`: read when that window closes or the chat leaves it, or when
+-- another window shows the chat anew while it still does): those are the ones they last saw.
 -- Folds are closed when made; only the items with an open fold are kept, as their open folds' keys.
 
 local M = {}
@@ -73,7 +74,8 @@ function M.read(body, ranges)
   for i = #ranges - 2, 1, -3 do
     local lnum = body + ranges[i] + 1
     local closed = fn.foldclosed(lnum)
-    if closed == -1 then
+    -- (No fold at all on the line: an item drawn since the window's folds were made, not one opened.)
+    if closed == -1 and fn.foldlevel(lnum) > 0 then
       open = open or {}
       open[key(ranges, i)] = true
     elseif closed == lnum and holds(ranges, i) then

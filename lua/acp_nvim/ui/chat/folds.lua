@@ -151,6 +151,13 @@ function build(chat, win)
   if vim.wo[win][0].foldlevel ~= 0 then
     vim.wo[win][0].foldlevel = 0
   end
+  -- The chat window the user last left, where it still shows the chat with its folds: their state is read
+  -- now, not when it was left (a window left keeps its folds; reading a long chat's costs ~3 ms per 1,000
+  -- items, on every move between windows).
+  local left = chat.fold_left
+  if left ~= nil and left ~= win and api.nvim_win_is_valid(left) and vim.w[left].acp_chat_folds == buf then
+    fold_state.remember(chat, left)
+  end
   local cmds = { "silent! normal! zE" }
   local remembered = chat.fold_open
   fold_state.each(chat, function(entry, body, ranges)
@@ -336,21 +343,36 @@ function M.attach(chat, win)
       end
     end,
   })
-  -- Leaving a window of the chat (to another, or its buffer for another): what the user last saw folded.
-  -- Both events come when the window left is followed by one of another buffer: the first is read.
-  local reading = nil
+  -- Leaving a window of the chat, to another: the one whose folds a window that shows the chat anew takes
+  -- (read then, in `build`).
   api.nvim_create_autocmd({ "WinLeave", "BufLeave" }, {
     buffer = buf,
     callback = function()
       local current = api.nvim_get_current_win()
-      if reading == current or chat_of_buf(buf) ~= chat or vim.w[current].acp_chat_folds ~= buf then
-        return
+      if chat_of_buf(buf) == chat and vim.w[current].acp_chat_folds == buf then
+        chat.fold_left = current
       end
-      reading = current
-      vim.schedule(function()
-        reading = nil
-      end)
-      fold_state.remember(chat, current)
+    end,
+  })
+  -- The window's folds go with it, or with the chat leaving it: what the user last saw folded is read first.
+  local function losing(leaving)
+    if leaving == chat.fold_left and chat_of_buf(buf) == chat and vim.w[leaving].acp_chat_folds == buf then
+      fold_state.remember(chat, leaving)
+    end
+  end
+  api.nvim_create_autocmd("WinClosed", {
+    buffer = buf,
+    callback = function(args)
+      local closing = tonumber(args.match)
+      if closing ~= nil and api.nvim_win_is_valid(closing) then
+        losing(closing)
+      end
+    end,
+  })
+  api.nvim_create_autocmd("BufWinLeave", {
+    buffer = buf,
+    callback = function()
+      losing(api.nvim_get_current_win())
     end,
   })
 end

@@ -46,6 +46,8 @@ M.ns_queue = api.nvim_create_namespace("acp_nvim_queue")
 ---@field close_from integer|nil first row of the new folds that wait for the end of Insert mode, to be closed
 ---@field fold_open table<AcpChatItem, table<integer, true>>|nil the folds open in the chat window the user last
 --- left, by item (ui/chat/fold_state.lua): what a window that shows the chat anew opens
+---@field fold_left integer|nil the chat window the user last left, read for `fold_open` when it goes or another shows
+--- the chat anew (ui/chat/folds.lua)
 ---@field folds_attached boolean|nil its folds are made again whenever it is shown in a window (ui/chat/folds.lua)
 ---@field continued boolean|nil the drain running is a slice continued from an earlier tick (see drain.lua's M._drain)
 ---@field drawing_items boolean|nil this draw drew many new items at once (a replay): its slices hold the collector
