@@ -310,6 +310,23 @@ function M.clear(chat)
   end
 end
 
+-- While the plugin itself moves the cursor through chat windows: the user's window when it began. Leaving
+-- another then is not the user's.
+local passing = nil ---@type integer|nil
+
+--- Calls `move()`, which moves the cursor through chat windows (ui/chat/window.lua's open): no window it
+--- leaves but the user's own becomes the one the user last left, whose folds are read when it goes (a chat
+--- of 100,000 updates: ~25 ms).
+---@param move fun()
+function M.passing_through(move)
+  passing = api.nvim_get_current_win()
+  local ok, err = pcall(move)
+  passing = nil
+  if not ok then
+    error(err, 0)
+  end
+end
+
 --- The chat's folds made in `win`, its window, and again whenever the chat is shown in a window.
 ---@param chat AcpChat
 ---@param win integer
@@ -349,7 +366,11 @@ function M.attach(chat, win)
     buffer = buf,
     callback = function()
       local current = api.nvim_get_current_win()
-      if chat_of_buf(buf) == chat and vim.w[current].acp_chat_folds == buf then
+      if
+        (passing == nil or passing == current)
+        and chat_of_buf(buf) == chat
+        and vim.w[current].acp_chat_folds == buf
+      then
         chat.fold_left = current
       end
     end,

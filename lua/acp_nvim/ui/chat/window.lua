@@ -55,16 +55,10 @@ local function setup_folds(win, chat)
   chat_folds.attach(chat, win)
 end
 
---- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
---- there is no chat.
----@param session_id string|nil
+--- Shows `chat` in its window (made where there is none) with its prompt window.
+---@param chat AcpChat
 ---@param opts {focus: boolean}|nil
----@return boolean
-function M.open(session_id, opts)
-  local chat = state.chats[session_id or state.current or ""]
-  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
-    return false
-  end
+local function show(chat, opts)
   local previous = api.nvim_get_current_win()
   windows.setup()
   local options = config.options.chat
@@ -107,6 +101,22 @@ function M.open(session_id, opts)
   if opts and opts.focus == false and api.nvim_win_is_valid(previous) then
     api.nvim_set_current_win(previous)
   end
+end
+
+--- Opens the chat and its prompt window, focusing the prompt unless opts.focus == false. Returns false when
+--- there is no chat.
+---@param session_id string|nil
+---@param opts {focus: boolean}|nil
+---@return boolean
+function M.open(session_id, opts)
+  local chat = state.chats[session_id or state.current or ""]
+  if chat == nil or not api.nvim_buf_is_valid(chat.buf) then
+    return false
+  end
+  -- The windows it passes through, and the chat it takes a window from, are not left by the user.
+  chat_folds.passing_through(function()
+    show(chat, opts)
+  end)
   return true
 end
 
