@@ -6,33 +6,18 @@ reaches the editor as the same notifications, in the same order."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
-import anyio
 import pytest
 
-from acp_nvim.client.agent.diagnostics import Diagnostics
-from acp_nvim.client.dispatch import Dispatcher
-from acp_nvim.client.editor import HeadlessEditor
-from acp_nvim.jsonrpc import Connection
 from acp_nvim.protocol import codec
 from acp_nvim.protocol import unstable as u
-from acp_nvim.protocol.methods import CANCEL_REQUEST
 from bench import stream_paths
 from tests.conftest import TRANSCRIPTS
 from tests.unit.protocol.test_codec import UPDATES
 
 SESSION_ID = "s1"
-
-
-class RecordingEditor(HeadlessEditor):
-    def __init__(self) -> None:
-        self.updates: list[u.SessionNotification] = []
-
-    def session_updates(self, notifications: list[u.SessionNotification]) -> None:
-        self.updates += notifications
 
 
 def line(update: dict[str, Any]) -> bytes:
@@ -49,31 +34,9 @@ def chunk(text: str) -> bytes:
 
 
 def received(data: bytes, *, per_line: bool) -> list[u.SessionNotification]:
-    async def main() -> list[u.SessionNotification]:
-        agent_send, client_receive = anyio.create_memory_object_stream[bytes](math.inf)
-        client_send, _agent_receive = anyio.create_memory_object_stream[bytes](math.inf)
-        editor = RecordingEditor()
-        diagnostics = Diagnostics("paths", lambda _message: None, interval=0)
-        dispatcher = Dispatcher(editor, diagnostics)
-        dispatcher.sessions.add(SESSION_ID)
-        conn = Connection(
-            client_receive,
-            client_send,
-            on_request=dispatcher.on_request,
-            on_notification=dispatcher.on_notification,
-            route=dispatcher.route(),
-            # A per-line hook takes every line through the ordinary path, one at a time.
-            on_message=(lambda _direction, _line: None) if per_line else None,
-            cancel_method=CANCEL_REQUEST,
-        )
-        with anyio.fail_after(10):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(conn.serve)
-                await agent_send.send(data)
-                await agent_send.aclose()
-        return editor.updates
-
-    return anyio.run(main)
+    """`data` read in one block (the route's C-level path), or each line through the per-line path."""
+    mode: stream_paths.Mode = "typed per line" if per_line else "one read"
+    return stream_paths.receive(data, mode, frozenset({SESSION_ID})).updates
 
 
 @pytest.mark.parametrize(("update", "_cls"), UPDATES, ids=[update["sessionUpdate"] for update, _ in UPDATES])
