@@ -42,6 +42,8 @@ MAX_CALLS_PER_FRAME = 3
 # ms early or late.
 MAX_EXTRA_CALLS = 2
 GROUP_NS = FRAME_NS // 2
+# The streams of one-word chunks, judged against the Lua floors (`mix` has tool calls the floors ignore).
+WORD_STREAMS = ("words", "mdwords")
 # What "immediate" means for the first change of a turn (the prompt, the agent's first words).
 FIRST_CHANGE_S = 0.005
 
@@ -63,6 +65,9 @@ def _cases(config: Config) -> list[Case]:
         Case("words", small, False),
         Case("words", large, False),
         Case("mix", small, False),
+        # Words with markdown in them: `words` is plain text, which the chat draws without a parse.
+        Case("mdwords", small, False),
+        Case("mdwords", large, False),
         Case("words", small, True),
         Case("words", large, True),
     ]
@@ -112,7 +117,7 @@ def _run_case(config: Config, case: Case) -> CaseRuns:
     runs = CaseRuns()
     records, floors, lua_floors = runs.records, runs.floors, runs.lua_floors
     text, needle = f"{case.show} {case.count}", final_text(case.show, case.count)
-    first_words = final_text(case.show, 1) if case.show == "words" else None
+    first_words = final_text(case.show, 1) if case.show in WORD_STREAMS else None
     workdir = config.workdir("streaming")
     nv = Neovim(workdir)
     lua_floor = floor.LuaFloor(config.workdir("lua-floor"), plain=True)
@@ -242,7 +247,7 @@ def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> N
             f"the highlighted floor's {lit / 1024:.0f} KiB"
         )
     result.figures[label] = figure
-    if case.show == "words":
+    if case.show in WORD_STREAMS:
         words_after = _since(records, "t_first_words", "t0")
         words_after_sent = _since(records, "t_first_words", "agent.first_sent_ns")
         result.figures[label] += (
@@ -278,7 +283,7 @@ def _judge_case(result: Result, config: Config, case: Case, runs: CaseRuns) -> N
             agent_ratio <= 1.1,
             judged,
         )
-        if not case.ui:
+        if not case.ui and case.show == "words":
             # The turn's own costs (the prompt, its end) spread over 10,000 updates add ~0.7 us to each.
             bound = 1.5 if case.count == config.size(100_000, 1_000) else 3.0
             result.judge(
