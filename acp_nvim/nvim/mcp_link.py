@@ -19,7 +19,15 @@ import msgpack  # type: ignore[import-untyped]
 import msgspec
 from anyio.abc import ByteStream
 
-from acp_nvim.app.mcp.port import Buffer, Diagnostic, LspAnswer, LspStarted, Selection, Unreachable
+from acp_nvim.app.mcp.port import (
+    Buffer,
+    Diagnostic,
+    LspAnswer,
+    LspQuestion,
+    LspStarted,
+    Selection,
+    Unreachable,
+)
 from acp_nvim.nvim import lua_api
 
 log = logging.getLogger("acp_nvim.mcp")
@@ -133,21 +141,22 @@ class NeovimLink:
     async def selection(self) -> Selection:
         return msgspec.convert(await self.lua(lua_api.MCP_SELECTION), Selection)
 
-    async def lsp(
-        self,
-        method: str,
-        path: str | None,
-        line: int | None = None,
-        column: int | None = None,
-        query: str | None = None,
-        timeout: float = 10.0,
-    ) -> LspAnswer:
+    async def lsp(self, question: LspQuestion, timeout: float = 10.0) -> LspAnswer:
         """A language server request through the buffer of `path`; the answer, or why there is none."""
         token = next(self._tokens)
         event, box = anyio.Event(), list[object]()
         self._answers[token] = (event, box)
         started = msgspec.convert(
-            await self.lua(lua_api.MCP_LSP, self.channel, token, method, path, line, column, query),
+            await self.lua(
+                lua_api.MCP_LSP,
+                self.channel,
+                token,
+                question.method,
+                question.path,
+                question.line,
+                question.column,
+                question.query,
+            ),
             LspStarted,
         )
         if not started.ok:

@@ -41,6 +41,17 @@ class Selection(msgspec.Struct, kw_only=True):
     text: str
 
 
+class LspQuestion(msgspec.Struct, frozen=True, kw_only=True):
+    """A language server request a tool asks through Neovim: `method` for the buffer of `path` (None: the
+    project's servers), at `line`, `column` (1-based), or for `query`."""
+
+    method: str
+    path: str | None
+    line: int | None = None
+    column: int | None = None
+    query: str | None = None
+
+
 class LspStarted(msgspec.Struct, kw_only=True):
     ok: bool
     fact: str | None = None
@@ -91,11 +102,4 @@ class NeovimContext(Protocol):
 
     async def selection(self) -> Selection: ...
 
-    async def lsp(
-        self,
-        method: str,
-        path: str | None,
-        line: int | None = None,
-        column: int | None = None,
-        query: str | None = None,
-    ) -> LspAnswer: ...
+    async def lsp(self, question: LspQuestion) -> LspAnswer: ...

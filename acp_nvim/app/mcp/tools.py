@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 
 from acp_nvim.app.editor.sandbox_rules import PathRefused, Sandbox, Verdict, resolve, shown
-from acp_nvim.app.mcp.port import LspAnswer, NeovimContext, Unreachable
+from acp_nvim.app.mcp.port import LspAnswer, LspQuestion, NeovimContext, Unreachable
 from acp_nvim.app.mcp.schemas import OUTPUT_SCHEMAS
 from acp_nvim.mcp.messages import CallToolResult, TextContent, Tool, ToolAnnotations, ToolError
 
@@ -226,14 +226,17 @@ class NeovimTools:
             query = arguments.get("query")
             if not isinstance(query, str):
                 raise ToolError("`query` must be a string")
-            answer = await self._lsp("workspace/symbol", None, query=query)
+            answer = await self._lsp(LspQuestion(method="workspace/symbol", path=None, query=query))
             return self._symbols(answer, None)
         path = self.path(arguments)
         if name == "document_symbols":
-            return self._symbols(await self._lsp("textDocument/documentSymbol", path), path)
+            return self._symbols(
+                await self._lsp(LspQuestion(method="textDocument/documentSymbol", path=path)), path
+            )
         line, column = _int(arguments, "line"), _int(arguments, "column")
         method = {"definition": "definition", "references": "references", "hover": "hover"}[name]
-        answer = await self._lsp(f"textDocument/{method}", path, line, column)
+        question = LspQuestion(method=f"textDocument/{method}", path=path, line=line, column=column)
+        answer = await self._lsp(question)
         if name == "hover":
             return self._hover(answer)
         return self._locations(answer)
@@ -282,16 +285,10 @@ class NeovimTools:
             text = f"selection {where} to {selection.end_line}:{selection.end_column}:\n{selection.text}"
         return _result(text, selection)
 
-    async def _lsp(
-        self,
-        method: str,
-        path: str | None,
-        line: int | None = None,
-        column: int | None = None,
-        query: str | None = None,
-    ) -> LspAnswer:
+    async def _lsp(self, question: LspQuestion) -> LspAnswer:
+        method, path = question.method, question.path
         try:
-            answer = await self._neovim.lsp(method, path, line, column, query)
+            answer = await self._neovim.lsp(question)
         except Unreachable as err:
             words = _UNREACHABLE.get(err.fact, "no language server answered {method} for {path}")
             raise ToolError(words.format(path=path or "the project", method=method)) from None

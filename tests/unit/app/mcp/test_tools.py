@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from acp_nvim.app.mcp.port import Buffer, Diagnostic, LspAnswer, LspItem, LspResult, Selection, Unreachable
+from acp_nvim.app.mcp.port import (
+    Buffer,
+    Diagnostic,
+    LspAnswer,
+    LspItem,
+    LspQuestion,
+    LspResult,
+    Selection,
+    Unreachable,
+)
 from acp_nvim.app.mcp.tools import CATALOG, TOOL_NAMES, NeovimTools
 from acp_nvim.mcp.messages import ToolError
 
@@ -41,15 +50,9 @@ class FakeNeovim:
     async def selection(self) -> Selection:
         return Selection(path="/elsewhere/x.py", modified=False, mode="cursor", line=1, column=1, text="x")
 
-    async def lsp(
-        self,
-        method: str,
-        path: str | None,
-        line: int | None = None,
-        column: int | None = None,
-        query: str | None = None,
-    ) -> LspAnswer:
-        self.asked.append((method, path, line, column, query))
+    async def lsp(self, question: LspQuestion) -> LspAnswer:
+        asked = (question.method, question.path, question.line, question.column, question.query)
+        self.asked.append(asked)
         if isinstance(self.answer, Unreachable):
             raise self.answer
         return self.answer
