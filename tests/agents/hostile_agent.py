@@ -22,6 +22,7 @@ Shows (sizes from the environment, defaults in brackets):
                          with a diff, text content and rawOutput as large; a small chunk after each; then
                          2.5 MiB in 64 KiB chunks of one message, and a message after it
 - ``toolstorm``          HOSTILE_TOOLSTORM [100000] tool_call + tool_call_update (completed) pairs in one turn
+                         (a second storm numbers its calls on from the first's)
 - ``deepnest``           requests and notifications nested HOSTILE_DEPTHS deep [1000,100000] (and 100 deep)
 - ``oversized``          requests of HOSTILE_OVERSIZED_MB MiB [65], id first and id after the bulk
 - ``permissionunknown``  a permission request and an elicitation (and with HOSTILE_GHOST_FS=1 an
@@ -114,6 +115,7 @@ class Agent:
         self.show = "none"
         self.ignore_eof = False
         self.client_capabilities: dict[str, Any] = {}
+        self.tool_calls_stormed = 0
 
     # ---- reading (its own thread, so the client's answers are taken in while a show writes) -----------
 
@@ -754,10 +756,12 @@ def message_chunk(text: str, message_id: str) -> dict[str, Any]:
 
 
 def show_toolstorm(agent: Agent) -> list[Any]:
-    count = env_int("HOSTILE_TOOLSTORM", 100000)
+    first = agent.tool_calls_stormed
+    count = first + env_int("HOSTILE_TOOLSTORM", 100000)
+    agent.tool_calls_stormed = count
     prefix = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + SESSION_ID.encode()
     batch = 1000
-    for start in range(0, count, batch):
+    for start in range(first, count, batch):
         lines = []
         for index in range(start, min(count, start + batch)):
             call = f"storm-{index}".encode()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from tests.nvim.conftest import Nvim
 from tests.nvim.test_hostile_nvim import STAMP_KEYS, configure, hostile_agent, measure
@@ -21,7 +22,10 @@ HUGE_MB = 50
 TOOL_CALLS = int(os.environ.get("ACP_TEST_TOOLSTORM", "20000"))
 # Growth per finished tool call (a title line, a status, a line of content) for 20,000 calls: Neovim ~2.5 KB
 # and the host ~1.1 KB before these bounds, ~1.2 KB and ~0.85 KB with them (the host's part includes its
-# traffic log, which fills its 8 MiB in such a turn).
+# traffic log, which fills its 8 MiB in such a turn); the host ~0.55 KB once a folded call shared its kind,
+# status and empty details. The bounds hold over two storms, and over the second alone: what a call keeps,
+# and what a storm costs once spread over its calls (in one storm on a loaded machine that once was 1.02 KB
+# for the host, with 0.85 KB per call).
 MAX_NVIM_BYTES_PER_TOOL_CALL = 1700
 MAX_HOST_BYTES_PER_TOOL_CALL = 1000
 
@@ -118,35 +122,50 @@ def test_huge_updates_are_cut_with_a_note_and_what_follows_renders_in_order(
     assert nvim.lua("return 1 + 1") == 2
 
 
+def storm(nvim: Nvim) -> dict[str, Any]:
+    figures = measure(nvim, "toolstorm")
+    nvim.wait("not require('acp_nvim.ui.chat').pending(require('acp_nvim.ui.chat').current)", 60)
+    nvim.wait_state("ready")
+    return figures
+
+
 def test_a_storm_of_tool_calls_keeps_memory_per_call_bounded(nvim: Nvim, tmp_path: Path) -> None:
     start(nvim, tmp_path, HOSTILE_TOOLSTORM=str(TOOL_CALLS))
     before = memory(nvim)
-    figures = measure(nvim, "toolstorm")
-    nvim.wait("not require('acp_nvim.ui.chat').pending(require('acp_nvim.ui.chat').current)", 60)
+    first = storm(nvim)
+    between = memory(nvim)
+    # The second storm grows by what each call keeps: the first one also paid what is paid once (the traffic
+    # log filled to its cap, the heaps grown to what reading a storm takes at once, more on a loaded machine).
+    second = storm(nvim)
     after = memory(nvim)
-    per_call = {k: (after[k] - before[k]) / TOOL_CALLS for k in before}
+    calls = 2 * TOOL_CALLS
+    per_call = {k: (after[k] - between[k]) / TOOL_CALLS for k in before}
+    overall = {k: (after[k] - before[k]) / calls for k in before}
     report(
         "toolstorm",
         before,
         after,
-        tool_calls=TOOL_CALLS,
-        bytes_per_call={k: round(v) for k, v in per_call.items()},
-        rtt_max_ms=figures["rtt_ms"]["max"],
-        rtt_p50_ms=figures["rtt_ms"]["p50"],
+        tool_calls=calls,
+        bytes_per_call={k: round(v) for k, v in overall.items()},
+        second_storm_bytes_per_call={k: round(v) for k, v in per_call.items()},
+        rtt_max_ms=max(first["rtt_ms"]["max"], second["rtt_ms"]["max"]),
+        rtt_p50_ms=second["rtt_ms"]["p50"],
     )
     lines = nvim.chat_lines()
     # Every call keeps its one-line summary, in order; the newest ones their details too, older ones are
     # folded to their summary.
-    last = TOOL_CALLS - 1
+    last = calls - 1
     assert line_index(lines, "Read file 0  read  completed") < line_index(
         lines, f"Read file {last}  read  completed"
     )
-    assert sum("  read  completed" in line for line in lines) == TOOL_CALLS
+    assert sum("  read  completed" in line for line in lines) == calls
     assert f"contents of file {last}" in lines[line_index(lines, f"Read file {last} ") + 1]
     assert not any(line.endswith("contents of file 0") for line in lines)
     assert line_index(lines, f"Read file {last} ") < line_index(lines, "survived", last=True)
-    assert figures["rtt_ms"]["max"] < MAX_ROUND_TRIP_MS, figures
-    assert figures["key_ms"]["max"] < MAX_ROUND_TRIP_MS, figures
-    assert per_call["nvim"] < MAX_NVIM_BYTES_PER_TOOL_CALL, per_call
-    assert per_call["host"] < MAX_HOST_BYTES_PER_TOOL_CALL, per_call
+    for figures in (first, second):
+        assert figures["rtt_ms"]["max"] < MAX_ROUND_TRIP_MS, figures
+        assert figures["key_ms"]["max"] < MAX_ROUND_TRIP_MS, figures
+    for growth in (per_call, overall):
+        assert growth["nvim"] < MAX_NVIM_BYTES_PER_TOOL_CALL, (per_call, overall)
+        assert growth["host"] < MAX_HOST_BYTES_PER_TOOL_CALL, (per_call, overall)
     nvim.wait_state("ready")

@@ -18,6 +18,7 @@ bytes, and an output that grows past what the chat shows (its last lines) sends 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 import msgspec
 
@@ -123,7 +124,7 @@ def command_of(raw_input: object) -> str | None:
     return None
 
 
-def output_of(content: list[s.ToolCallContent]) -> str | None:
+def output_of(content: Sequence[s.ToolCallContent]) -> str | None:
     """The output a tool call's text content holds (None when it has none), without a ``` fence around it."""
     texts = [
         block.content.text
@@ -147,7 +148,7 @@ def _unfenced(text: str) -> str:
     return body
 
 
-def embeds_acp_terminal(content: list[s.ToolCallContent], display_terminal_id: str | None) -> bool:
+def embeds_acp_terminal(content: Sequence[s.ToolCallContent], display_terminal_id: str | None) -> bool:
     """Whether the tool call shows a terminal of the client's (`terminal/*`), not the agent's display-only
     one."""
     return any(

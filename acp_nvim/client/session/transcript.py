@@ -120,8 +120,9 @@ class ToolCallItem(msgspec.Struct):
     title: str
     kind: str = "other"
     status: str = "pending"
-    content: list[s.ToolCallContent] = msgspec.field(default_factory=list)
-    locations: list[s.ToolCallLocation] = msgspec.field(default_factory=list)
+    # Tuples: a folded call (most calls of a long turn) shares the one empty tuple, not two empty lists.
+    content: tuple[s.ToolCallContent, ...] = ()
+    locations: tuple[s.ToolCallLocation, ...] = ()
     raw_input: object = None
     raw_output: object = None
     awaiting_permission: bool = False

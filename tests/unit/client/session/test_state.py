@@ -127,7 +127,7 @@ def test_tool_call_updates_replace_fields_and_collections() -> None:
     assert (item.status, item.kind, item.content, [loc.path for loc in item.locations]) == (
         "in_progress",
         "edit",
-        [],
+        (),
         ["/a"],
     )
 
@@ -557,7 +557,7 @@ def test_finished_tool_calls_past_the_newest_fold_to_their_summary_line() -> Non
     assert "  ✓ Read 1  read  completed" in lines and "    output 1" not in lines
     assert "    output 2" in lines and f"    output {KEEP_TOOL_DETAILS + 1}" in lines
     first = state.tool_call("t1")
-    assert first is not None and first.folded and first.content == [] and first.raw_input is None
+    assert first is not None and first.folded and first.content == () and first.raw_input is None
     # The running one keeps its details until it finishes, then folds (one line, replaced in place).
     assert "    output 0" in lines
     state.apply(update({"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "failed"}))
