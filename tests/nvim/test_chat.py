@@ -422,6 +422,35 @@ def test_redraw_thresholds_are_options(nvim: Nvim, tmp_path: Path) -> None:
     assert nvim.lua(state) == [False, False]
 
 
+def test_a_long_indented_line_wraps_under_its_indent(nvim: Nvim, tmp_path: Path) -> None:
+    opts = setup_opts(tmp_path, chat={"long_line_bytes": 300})
+    assert nvim.lua("return require('acp_nvim').setup(...)", opts)
+    nvim.wait_configured()
+    create_shown(nvim)
+    detail = "    " + " ".join(["output"] * 40)
+    apply(nvim, {"op": "add", "item": message("1", "agent", "Here is what it printed:", detail)})
+    # Where the wrapped part of the tool's line starts on the screen, and the chat window's width.
+    where = (
+        "local c = require('acp_nvim.ui.chat').chats.s1"
+        " local win = vim.fn.win_findbuf(c.buf)[1]"
+        " local row = vim.api.nvim_buf_line_count(c.buf)"
+        " local width = vim.api.nvim_win_get_width(win)"
+        " local first = vim.fn.screenpos(win, row, 1)"
+        " for col = 2, #vim.api.nvim_buf_get_lines(c.buf, row - 1, row, true)[1] do"
+        "   local pos = vim.fn.screenpos(win, row, col)"
+        "   if pos.row > first.row then return { pos.col - first.col, width } end"
+        " end"
+        " return { -1, width }"
+    )
+    shift, width = nvim.lua(where)
+    assert width < len(detail)
+    assert shift == 4
+    # Past chat.long_line_bytes, redrawing stays cheap: the line wraps at the window's edge.
+    apply(nvim, {"op": "append", "id": "1", "text": " more" * 60})
+    shift, _ = nvim.lua(where)
+    assert shift == 0
+
+
 # ---- end to end ------------------------------------------------------------------------------------------
 
 

@@ -48,8 +48,8 @@ class ChatOptions(msgspec.Struct, kw_only=True, frozen=True):
     # Size (bytes) of the markdown block still being streamed (a paragraph, a code block) past which it is
     # highlighted again only when its message pauses, not on every frame.
     highlight_max_bytes: float = 16 * 1024
-    # Length (bytes) of a line past which the chat's windows turn 'linebreak' off: with it, Neovim measures
-    # such a line cell by cell on every redraw.
+    # Length (bytes) of a line past which the chat's windows turn 'linebreak' and 'breakindent' off: with
+    # 'linebreak', Neovim measures such a line cell by cell on every redraw.
     long_line_bytes: float = 32 * 1024
 
 

@@ -34,8 +34,9 @@ local ADD_RUN = 200
 local add_cost_ns = 20e3
 -- What decoding a byte of the ops' JSON costs (ns), learnt from the chunks decoded so far.
 local decode_ns_per_byte = 4
---- Keeps a large chat cheap to redraw: 'linebreak' goes once a line grows past option chat.long_line_bytes
---- (its markdown highlighting is brought up to date for what changed after each drain: ui/chat_highlight/).
+--- Keeps a large chat cheap to redraw: 'linebreak' and 'breakindent' go once a line grows past option
+--- chat.long_line_bytes (its markdown highlighting is brought up to date for what changed after each drain:
+--- ui/chat_highlight/).
 ---
 --- With 'linebreak' Neovim measures such a line cell by cell on every redraw (one streamed paragraph of
 --- 100,000 words, 700 KiB: ~700 ms of Neovim's time over the stream, ~250 ms without). Wrapping mid-word is
@@ -45,8 +46,12 @@ local function guard_redraw(chat)
   local buf = chat.buf
   if chat.long_line then
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      if vim.wo[win][0].linebreak then
-        vim.wo[win][0].linebreak = false
+      local wo = vim.wo[win][0]
+      if wo.linebreak then
+        wo.linebreak = false
+      end
+      if wo.breakindent then
+        wo.breakindent = false
       end
     end
   end

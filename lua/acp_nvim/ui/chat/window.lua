@@ -26,6 +26,9 @@ local function setup_window(win, chat)
   local wo = vim.wo[win][0]
   wo.wrap = true
   wo.linebreak = true
+  -- A tool call's details, a plan, an output are indented under their summary: a long line of theirs goes on
+  -- under its own indent, not at the window's edge, where it would read as the conversation's text.
+  wo.breakindent = true
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = "no"
