@@ -174,7 +174,12 @@ class Checkpoints:
             return
         shadows = self._snapshots(git)
         if not args:
-            chosen = await self._pick(shadows, record)
+            try:
+                chosen = await self._pick(shadows, record)
+            except (GitError, OSError) as err:
+                # (Another Neovim holding the folder past the deadline, too.)
+                self._port.notify(f"no checkpoints listed: {err}", ERROR)
+                return
             if chosen is not None:
                 await self._restore(shadows, record, chosen, session)
             return

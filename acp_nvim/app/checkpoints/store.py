@@ -3,6 +3,7 @@ file per session, under Neovim's stdpath("state")/acp_nvim/checkpoints/; what pr
 
     checkpoints/<hash of the folder>.git     the folder's snapshots (refs/acp/<session hash>/<id>)
     checkpoints/<hash of the folder>.git.index   its private index (the stat cache that keeps a snapshot fast)
+    checkpoints/<hash of the folder>.git.index.flock   held while one Neovim uses the index
     checkpoints/sessions/<hash of the id>.json   the session's checkpoints, oldest first
 """
 

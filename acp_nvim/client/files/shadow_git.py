@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import anyio
 import msgspec
 
+from acp_nvim.client.files import shadow_lock
+
 log = logging.getLogger("acp_nvim.checkpoints")
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -83,7 +85,8 @@ class Snapshot(msgspec.Struct, frozen=True):
 
 class Known:
     """What this process knows of a shadow index, true only while the index is as a snapshot of ours left it
-    (its checksum, the last 20 bytes git writes, unchanged: another Neovim on the same folder shares it): that
+    (its checksum, the last 20 bytes git writes, unchanged: another Neovim on the same folder shares it, and
+    the checksum is read and trusted only under the lock that keeps the other out, `shadow_lock.py`): that
     the store is not in it, and the tree it holds. A snapshot then needs no `rm` of the store, and, when
     nothing on disk differs from the index, no `add` nor `write-tree`: each is a git process on the prompt's
     way to the agent (~1.5-5 ms)."""
@@ -201,7 +204,12 @@ class ShadowRepo:
         os.replace(attributes + ".tmp", attributes)
 
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
-        """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository."""
+        """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository. The
+        index is this process's alone meanwhile (another Neovim on the folder shares it: `shadow_lock.py`)."""
+        async with shadow_lock.held(shadow_lock.lock_path(self.index), self.work_tree):
+            return await self._snapshot(max_file_bytes)
+
+    async def _snapshot(self, max_file_bytes: int) -> Snapshot:
         await self.ensure()
         known = self.known if self.known is not None and self.known.valid(self.index) else None
         store = self.store_inside
