@@ -81,7 +81,7 @@ class Commands:
         """Another session on the running agent. A prompt sent from no chat while it opens is for it: it waits
         and goes to it once it is open, or back to the user if it does not open (`Turns.opened`)."""
         session: ChatSession | None = None
-        with self._runs.asking(run.name) as opening:
+        with self._runs.asking(run.name, run.spec.cwd or os.getcwd()) as opening:
             try:
                 await run.lifecycle.wait_connected()
                 if run.connection is not None:

@@ -121,6 +121,8 @@ class Opening(msgspec.Struct):
     chat meanwhile wait here, in order, and go to it once it is open (`sessions/turns.py`)."""
 
     agent: str
+    # Its folder: a waiting prompt's `@diff` is taken there.
+    cwd: str
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
 
 
@@ -242,10 +244,10 @@ class Runs:
         return Current(session, run, missing, opening)
 
     @contextlib.contextmanager
-    def asking(self, agent: str) -> Iterator[Opening]:
-        """The user asked for a new session of `agent`: it is the current one for a prompt from no chat until
-        the block ends (opened, or failed)."""
-        opening = Opening(agent)
+    def asking(self, agent: str, cwd: str) -> Iterator[Opening]:
+        """The user asked for a new session of `agent` in `cwd`: it is the current one for a prompt from no
+        chat until the block ends (opened, or failed)."""
+        opening = Opening(agent, cwd)
         self._asked.append(opening)
         try:
             yield opening

@@ -89,8 +89,10 @@ class Turns:
             return raw_attachments
         from acp_nvim.app.sessions.git_diff import with_diffs
 
-        session = self._runs.current(session_id).session
-        return await with_diffs(raw_attachments, session.cwd if session is not None else None)
+        current = self._runs.current(session_id)
+        session, opening = current.session, current.opening
+        cwd = opening.cwd if opening is not None else session.cwd if session is not None else None
+        return await with_diffs(raw_attachments, cwd)
 
     async def _run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""

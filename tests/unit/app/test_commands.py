@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -315,6 +317,41 @@ async def test_a_prompt_from_no_chat_while_a_new_session_opens_waits_and_goes_to
         agent.hold.set()
     assert [call for call in agent.calls if call[0] == "prompt"] == [("prompt", new.session_id)] * 2
     assert agent.prompts == ["first", "second"] and not old.in_turn and not old.queue
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+async def test_a_waiting_prompts_diff_is_the_one_of_the_new_sessions_folder(tmp_path: Path) -> None:
+    old_folder, new_folder = tmp_path / "old", tmp_path / "new"
+    old_folder.mkdir()
+    new_folder.mkdir()
+    (new_folder / "a.txt").write_text("a\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "1"],
+    ):
+        subprocess.run(["git", *args], cwd=new_folder, check=True, capture_output=True)
+    (new_folder / "a.txt").write_text("b\n")
+    app = App()
+    agent = FakeAgent()
+    await app.start("a", agent, cwd=str(old_folder))
+    opened = anyio.Event()
+    plain = agent.new_session
+
+    async def held(*args: Any) -> s.NewSessionResponse:
+        await opened.wait()
+        return await plain(*args)
+
+    agent.new_session = held  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.commands.start, msgspec.structs.replace(SPEC, cwd=str(new_folder)))
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("look", [{"kind": "diff", "mention": True}])
+        opening = app.runs.current().opening
+        assert opening is not None
+        (diff,) = opening.waiting[0].attachments
+        assert isinstance(diff, dict) and diff["fact"] == "" and "+b" in str(diff["text"])
+        opened.set()
 
 
 async def test_a_prompt_waiting_for_a_session_that_does_not_open_is_given_back() -> None:
