@@ -2,7 +2,8 @@
 
 Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
 one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
-used last; `Runs.current` is the only place that choice is made.
+used last; `Runs.current` is the only place that choice is made. While a session the user asked for
+(`:AcpNew`) is being opened, it also names that one (`Current.opening`): a prompt from no chat waits for it.
 """
 
 from __future__ import annotations
