@@ -73,11 +73,23 @@ class Commands:
             )
             self._runs.use_agent(spec.name)
             if spec.session:
-                await run.lifecycle.wait_connected()
-                if run.connection is not None:
-                    await self._sessions.new(run)
+                await self._new_session(run)
             return
         self._runner.launch(spec)
+
+    async def _new_session(self, run: AgentRun) -> None:
+        """Another session on the running agent. A prompt sent from no chat while it opens is for it: it waits
+        and goes to it once it is open, or back to the user if it does not open (`Turns.opened`)."""
+        session: ChatSession | None = None
+        with self._runs.asking(run.name, run.spec.cwd or os.getcwd()) as opening:
+            try:
+                await run.lifecycle.wait_connected()
+                if run.connection is not None:
+                    session = await self._sessions.new(run)
+            finally:
+                # Before `asking` ends, with no wait between: no prompt can come in between and be lost.
+                begun = self._turns.opened(opening, session)
+        await self._turns.run(begun)
 
     async def restart(self, spec: AgentSpec) -> None:
         """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or

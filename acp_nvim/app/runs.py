@@ -2,7 +2,8 @@
 
 Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
 one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
-used last; `Runs.current` is the only place that choice is made.
+used last; `Runs.current` is the only place that choice is made. While a session the user asked for
+(`:AcpNew`) is being opened, it also names that one (`Current.opening`): a prompt from no chat waits for it.
 """
 
 from __future__ import annotations
@@ -116,6 +117,16 @@ class QueuedPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
+class Opening(msgspec.Struct):
+    """A session the user asked for (`:AcpNew`) while its session/new is on its way: the prompts sent from no
+    chat meanwhile wait here, in order, and go to it once it is open (`sessions/turns.py`)."""
+
+    agent: str
+    # Its folder: a waiting prompt's `@diff` is taken there.
+    cwd: str
+    waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
+
+
 class ChatSession(msgspec.Struct):
     session_id: str
     agent: str
@@ -185,6 +196,9 @@ class Current(msgspec.Struct, frozen=True):
     run: AgentRun | None
     # Set when there is no session: the chat's session is closed, or there is none at all.
     missing: str | None = None
+    # For a command from no chat: the session the user asked for last, still being opened. A prompt waits
+    # for it rather than go to `session`, the one in use before.
+    opening: Opening | None = None
 
     @property
     def connection(self) -> AgentConnection | None:
@@ -208,6 +222,8 @@ class Runs:
         # next start (a client's capabilities go before the agent's, in the same handshake).
         self.offered_subagents: set[str] = set()
         self._opening = 0
+        # The sessions the user asked for that are being opened, the last asked last.
+        self._asked: list[Opening] = []
 
     # ---- the current session ---------------------------------------------------------------------
 
@@ -225,7 +241,19 @@ class Runs:
         owner = session or current
         name = owner.agent if owner is not None else self._current_agent
         run = self.agents.get(name) if name is not None else None
-        return Current(session, run, missing)
+        opening = self._asked[-1] if self._asked and not session_id else None
+        return Current(session, run, missing, opening)
+
+    @contextlib.contextmanager
+    def asking(self, agent: str, cwd: str) -> Iterator[Opening]:
+        """The user asked for a new session of `agent` in `cwd`: it is the current one for a prompt from no
+        chat until the block ends (opened, or failed)."""
+        opening = Opening(agent, cwd)
+        self._asked.append(opening)
+        try:
+            yield opening
+        finally:
+            self._asked = [asked for asked in self._asked if asked is not opening]
 
     @property
     def current_id(self) -> str | None:

@@ -35,6 +35,10 @@ Scenario (every key optional):
   "newSessionError": {"code": -32603, "message": "Internal error", "data": {"details": "why"},
                       "stderr": "the cause"},   # session/new fails so, after printing "stderr" there
   "login": {"tokenFile": "/tmp/x/token", "exitCode": 0},   # terminal login (see below)
+  "newSessionHeld": {"from": 2, "untilFile": "/tmp/x/go",   # the from-th session/new and the ones after it
+                     "error": {"code": -32603, "message": "no"},   # wait (polled) until the file exists,
+                     "exit": 3},                # then answer; or fail with "error"; or journal {"kind":
+                                                #   "exit"} and exit with "exit"
   "session": {"sessionId": "s-new",     # first session/new's id; default "sess-1", "sess-2", ...
               "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]},
               "configOptions": [{"id": "model", "name": "Model", "type": "select", "currentValue": "a",
@@ -236,6 +240,7 @@ class ScriptedAgent:
         self.stored: list[dict[str, Any]] = copy.deepcopy(scenario.get("sessions", []))
         self.turn_index = 0
         self.session_counter = 0
+        self.new_session_calls = 0
         caps = scenario.get("agentCapabilities") or {}
         self.session_caps: dict[str, Any] = caps.get("sessionCapabilities") or {}
         self.can_load = bool(caps.get("loadSession"))
@@ -337,6 +342,10 @@ class ScriptedAgent:
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         self._check_auth()
+        self.new_session_calls += 1
+        held = self.sc.get("newSessionHeld")
+        if held is not None and self.new_session_calls >= held.get("from", 1):
+            await self._hold_new_session(held)
         refusal = self.sc.get("newSessionError")
         if refusal is not None:
             if refusal.get("stderr"):
@@ -352,6 +361,19 @@ class ScriptedAgent:
         self.sessions[sid] = live
         self.stored.append({"sessionId": sid, "cwd": cwd})
         return NewSessionResponse.model_validate(self._state({"sessionId": sid}, live))
+
+    async def _hold_new_session(self, held: dict[str, Any]) -> None:
+        """A session/new answered once the test says (by creating the file), as the scenario says."""
+        release = Path(held["untilFile"])
+        while not release.exists():
+            await asyncio.sleep(0.01)
+        if "exit" in held:
+            self.journal.write({"kind": "exit", "code": held["exit"]})
+            sys.stderr.flush()
+            os._exit(int(held["exit"]))
+        if "error" in held:
+            e = held["error"]
+            raise RequestError(e.get("code", -32603), e.get("message", "scripted error"), e.get("data"))
 
     def _state(self, raw: dict[str, Any], live: LiveSession) -> dict[str, Any]:
         if live.modes is not None:

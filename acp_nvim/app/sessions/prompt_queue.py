@@ -9,7 +9,7 @@ queued (it was sent meanwhile) is named, never guessed at.
 from __future__ import annotations
 
 from acp_nvim.app.port import INFO, WARN, NeovimPort
-from acp_nvim.app.runs import ChatSession, QueuedPrompt
+from acp_nvim.app.runs import ChatSession, Opening, QueuedPrompt
 from acp_nvim.app.views import QueueView
 from acp_nvim.jsonrpc.wire import JsonValue
 
@@ -19,6 +19,11 @@ SHOWN_CHARS = 80
 ACTIONS = ("list", "edit", "drop", "up", "down", "clear", "send", "steer")
 GONE = "that prompt is no longer queued (it was sent, or dropped)"
 EMPTY = "no prompt is queued"
+WAITING = "the new session is not open yet: the prompt goes to it once it is open"
+NOT_OPENED = (
+    "the prompt was not sent: the new session did not open (its text is back in the chat's prompt, or in its"
+    " history)"
+)
 
 
 def _summary(prompt: QueuedPrompt) -> str:
@@ -51,6 +56,21 @@ class PromptQueue:
     def add(self, session: ChatSession, text: str, attachments: list[JsonValue], shown: str) -> None:
         self._next_id += 1
         session.queue.append(QueuedPrompt(id=self._next_id, text=text, attachments=attachments, shown=shown))
+
+    def wait(self, opening: Opening, text: str, attachments: list[JsonValue]) -> None:
+        """A prompt for the session being opened: it waits for it (built when it goes, in that session)."""
+        self._next_id += 1
+        opening.waiting.append(QueuedPrompt(id=self._next_id, text=text, attachments=attachments, shown=text))
+        self._port.notify(WAITING, INFO)
+
+    def give_back(self, opening: Opening) -> None:
+        """The session did not open: what waited for it goes back to the user, as a refused prompt does (the
+        texts, in order, in the prompt; the attachments in the next prompt's)."""
+        if opening.waiting:
+            text = "\n\n".join(prompt.text for prompt in opening.waiting if prompt.text)
+            attachments = [item for prompt in opening.waiting for item in prompt.attachments]
+            self._port.prompt_refused(NOT_OPENED, text, attachments)
+            opening.waiting.clear()
 
     def find(self, session: ChatSession, prompt_id: int | None) -> QueuedPrompt | None:
         """The queued prompt of that id (None: the next to go); None, and the user told, when none is."""

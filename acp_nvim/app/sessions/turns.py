@@ -11,7 +11,7 @@ from acp_nvim.app import attention
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, QueuedPrompt, Runs
+from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Opening, QueuedPrompt, Runs
 from acp_nvim.app.sessions import subagents
 from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
 from acp_nvim.app.sessions.usage import usage_line
@@ -89,8 +89,10 @@ class Turns:
             return raw_attachments
         from acp_nvim.app.sessions.git_diff import with_diffs
 
-        session = self._runs.current(session_id).session
-        return await with_diffs(raw_attachments, session.cwd if session is not None else None)
+        current = self._runs.current(session_id)
+        session, opening = current.session, current.opening
+        cwd = opening.cwd if opening is not None else session.cwd if session is not None else None
+        return await with_diffs(raw_attachments, cwd)
 
     async def _run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""
@@ -103,6 +105,11 @@ class Turns:
         """The prompt shown and the turn begun, or None (refused, and the user told why, or queued)."""
         current = self._runs.current(session_id)
         session = current.session
+        if current.opening is not None:
+            from acp_nvim.app.sessions.prompt_content import given_back
+
+            self._queue.wait(current.opening, text, given_back(raw_attachments))
+            return None
         if session is None:
             self._port.notify(current.missing or "", WARN)
             return None
@@ -144,6 +151,31 @@ class Turns:
         # wait for company, go in this same call, before the prompt goes out.
         session.chat.flush()
         return session, agent, built.blocks
+
+    def opened(self, opening: Opening, session: ChatSession | None) -> Begun | None:
+        """The session `opening` asked for opened (`session`) or did not (None): the prompts that waited for
+        it go first in its queue, the first one begun (`run` runs it), or back to the user."""
+        if not opening.waiting:
+            return None
+        agent = self._runs.connection_of(session) if session is not None else None
+        if session is None or agent is None:
+            self._queue.give_back(opening)
+            return None
+        ready: list[QueuedPrompt] = []
+        for queued in opening.waiting:
+            # Checked and shown as any queued prompt, as it goes in this session (a refused one: given back).
+            built = self._build(queued.text, queued.attachments, agent, session)
+            if built is not None:
+                queued.shown = built.shown
+                ready.append(queued)
+        session.queue[:0] = ready
+        if session.in_turn or not ready:
+            self._queue.show(session, agent.steerable)
+            return None
+        return self._start_queued(session, ready[0])
+
+    async def run(self, begun: Begun | None) -> None:
+        await self._run(begun)
 
     def _next_queued(self, session: ChatSession, stop_reason: str | None) -> Begun | None:
         """The next queued prompt's turn begun when the turn before ended normally (not cancelled, not an

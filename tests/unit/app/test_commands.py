@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import anyio
 import msgspec
@@ -10,6 +13,7 @@ import pytest
 
 from acp_nvim.app.port import WARN
 from acp_nvim.app.runs import NO_AGENT_RUNNING, NO_SESSION, AgentSpec
+from acp_nvim.app.sessions.prompt_queue import NOT_OPENED, WAITING
 from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 
@@ -282,6 +286,96 @@ async def test_a_prompt_without_a_session_or_with_its_agent_gone_says_so() -> No
     run.connection = None
     await app.turns.prompt("hello")
     assert app.port.texts() == [NO_SESSION, NO_AGENT_RUNNING]
+
+
+async def test_a_prompt_from_no_chat_while_a_new_session_opens_waits_and_goes_to_it() -> None:
+    app = App()
+    agent = FakeAgent()
+    _, old = await app.start("a", agent)
+    opened = anyio.Event()
+    plain = agent.new_session
+
+    async def held(*args: Any) -> s.NewSessionResponse:
+        await opened.wait()
+        return await plain(*args)
+
+    agent.new_session = held  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.commands.start, SPEC)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("first")
+        await app.turns.prompt("second")
+        # The old session stays the one in use for everything else, and gets neither.
+        assert app.runs.current().session is old and agent.prompts == []
+        assert app.port.texts() == [WAITING, WAITING]
+        agent.hold = anyio.Event()
+        opened.set()
+        await anyio.wait_all_tasks_blocked()
+        new = app.runs.current().session
+        assert new is not None and new is not old
+        assert agent.prompts == ["first"] and [queued.text for queued in new.queue] == ["second"]
+        agent.hold.set()
+    assert [call for call in agent.calls if call[0] == "prompt"] == [("prompt", new.session_id)] * 2
+    assert agent.prompts == ["first", "second"] and not old.in_turn and not old.queue
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+async def test_a_waiting_prompts_diff_is_the_one_of_the_new_sessions_folder(tmp_path: Path) -> None:
+    old_folder, new_folder = tmp_path / "old", tmp_path / "new"
+    old_folder.mkdir()
+    new_folder.mkdir()
+    (new_folder / "a.txt").write_text("a\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "1"],
+    ):
+        subprocess.run(["git", *args], cwd=new_folder, check=True, capture_output=True)
+    (new_folder / "a.txt").write_text("b\n")
+    app = App()
+    agent = FakeAgent()
+    await app.start("a", agent, cwd=str(old_folder))
+    opened = anyio.Event()
+    plain = agent.new_session
+
+    async def held(*args: Any) -> s.NewSessionResponse:
+        await opened.wait()
+        return await plain(*args)
+
+    agent.new_session = held  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.commands.start, msgspec.structs.replace(SPEC, cwd=str(new_folder)))
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("look", [{"kind": "diff", "mention": True}])
+        opening = app.runs.current().opening
+        assert opening is not None
+        (diff,) = opening.waiting[0].attachments
+        assert isinstance(diff, dict) and diff["fact"] == "" and "+b" in str(diff["text"])
+        opened.set()
+
+
+async def test_a_prompt_waiting_for_a_session_that_does_not_open_is_given_back() -> None:
+    app = App()
+    agent = FakeAgent()
+    await app.start("a", agent)
+    opened = anyio.Event()
+    plain = agent.new_session
+
+    async def held(*args: Any) -> s.NewSessionResponse:
+        await opened.wait()
+        return await plain(*args)
+
+    agent.new_session = held  # type: ignore[method-assign]
+    agent.refuse["new_session"] = RpcError(-32603, "no more")
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.commands.start, SPEC)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("kept")
+        opened.set()
+    assert app.port.refused == [NOT_OPENED] and agent.prompts == []
+    # Once it failed, a prompt goes to the session in use again.
+    await app.turns.prompt("again")
+    assert agent.prompts == ["again"]
 
 
 async def test_cancel_answers_the_sessions_permissions_and_tells_the_agent() -> None:

@@ -22,6 +22,17 @@ async def test_a_command_is_for_the_chat_it_comes_from_else_the_one_used_last() 
     assert app.runs.current(first.session_id).run is run
 
 
+async def test_while_a_new_session_is_asked_for_a_command_from_no_chat_is_told_it_is_opening() -> None:
+    app = App()
+    _, first = await app.start("a", FakeAgent())
+    with app.runs.asking("a", "/p") as opening, app.runs.asking("a", "/p") as last:
+        # The session asked for last; the one in use stays for what does not wait (a cancel, a mode).
+        assert app.runs.current().opening is last and app.runs.current().session is first
+        # A chat's own command is for its chat.
+        assert app.runs.current(first.session_id).opening is None
+    assert opening is not last and app.runs.current().opening is None
+
+
 async def test_a_closed_chat_and_no_chat_at_all_say_different_things() -> None:
     app = App()
     assert app.runs.current().missing == NO_SESSION
