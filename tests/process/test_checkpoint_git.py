@@ -21,6 +21,7 @@ from acp_nvim.app.checkpoints.restore import Snapshots
 from acp_nvim.app.checkpoints.store import SessionRecord, Store
 from acp_nvim.app.config.options import CheckpointOptions
 from acp_nvim.client.files import restore_files
+from acp_nvim.client.files.shadow_git import GitError
 from tests.conftest import ROOT
 from tests.nvim.test_checkpoints import git, git_bytes, make_project, state_of
 
@@ -319,6 +320,35 @@ def test_a_store_an_older_snapshot_put_in_the_index_is_taken_out(tmp_path: Path)
         return (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
 
     assert anyio.run(main) == ["a.txt"]
+
+
+def test_a_lock_left_by_a_killed_git_does_not_stop_the_next_checkpoint(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = tmp_path / "state"
+    shadow = snapshots(store)
+    repo = shadow.repo(str(root))
+    stale = Path(repo.index + ".lock")
+
+    async def main() -> tuple[str, list[str]]:
+        await repo.snapshot(10_000_000)
+        # What a git killed while it wrote the index leaves: git's own lock. Git itself then refuses, and says
+        # which file in the line the user is shown.
+        stale.write_bytes(b"")
+        with pytest.raises(GitError) as refused:
+            await repo.run("add", "-A", "--", ".")
+        (root / "a.txt").write_text("two\n")
+        (root / "b.txt").write_text("new\n")
+        snapshot = await repo.snapshot(10_000_000)
+        names = (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
+        text = (await repo.run("cat-file", "blob", f"{snapshot.tree}:a.txt")).decode()
+        return str(refused.value), [*names, text]
+
+    refused, seen = anyio.run(main)
+    assert "index.lock" in refused and "File exists" in refused, refused
+    assert seen == ["a.txt", "b.txt", "two\n"]
+    assert not stale.exists()
 
 
 CONVERTED = {
