@@ -186,6 +186,24 @@ def test_pruning_keeps_the_newest_and_deletes_the_refs(tmp_path: Path) -> None:
     assert len(names) == 2 and all(name.endswith(("/3", "/4")) for name in names)
 
 
+def test_a_tree_not_committed_yet_survives_a_garbage_collection(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "f").write_text("mine\n")
+    repo = snapshots(tmp_path / "store").repo(str(root))
+
+    async def main() -> bytes:
+        # A snapshot's tree, its commit still to come (another Neovim's, after its prompt went); then this
+        # one snapshots the folder changed, and its daily gc runs.
+        mine = await repo.snapshot(10_000_000)
+        (root / "f").write_text("theirs\n")
+        await repo.snapshot(10_000_000)
+        await repo.collect_garbage()
+        return await repo.run("cat-file", "blob", f"{mine.tree}:f")
+
+    assert anyio.run(main) == b"mine\n"
+
+
 def test_a_folder_that_became_a_link_is_never_written_through(tmp_path: Path) -> None:
     root, outside = tmp_path / "project", tmp_path / "outside"
     root.mkdir()

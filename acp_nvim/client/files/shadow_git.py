@@ -60,6 +60,10 @@ SETTINGS = (
 KEEP_BYTES = "* -text -ident -filter -working-tree-encoding\n"
 
 
+# How old an object no ref holds must be before a gc deletes it (git's approxidate).
+PRUNE_AFTER = "1.hour.ago"
+
+
 class GitError(Exception):
     """A git command failed: what its stderr says of why (`_reason`)."""
 
@@ -339,8 +343,10 @@ class ShadowRepo:
             await self.run("update-ref", "--stdin", stdin="".join(f"delete {ref}\n" for ref in refs).encode())
 
     async def collect_garbage(self) -> None:
-        """Objects no checkpoint holds any more are deleted, the rest packed."""
-        await self.run("gc", "--prune=now", "--quiet")
+        """Objects no checkpoint holds any more are deleted, the rest packed. Not those of the last hour:
+        another Neovim on the folder may have written a snapshot's tree whose commit comes after its prompt
+        went (its checkpoint would fail on a missing tree); a day's garbage waits for the next day's gc."""
+        await self.run("gc", f"--prune={PRUNE_AFTER}", "--quiet")
 
 
 async def _run(
