@@ -1,5 +1,7 @@
 """The review's notes on whole files, through the full stack: the reject-file key asks a reason, as the reject
-key does, and notes it for each hunk it rejects."""
+key does, and notes it for each hunk it rejects; a note follows its buffer renamed (`:saveas`, a file
+manager's rename by `nvim_buf_set_name`) into the next prompt, and a note whose file the agent moved away
+says so there instead of linking to a path that leads nowhere."""
 
 from __future__ import annotations
 
@@ -100,4 +102,89 @@ def test_the_reject_file_key_asks_a_reason_and_notes_it_for_each_hunk(
         r.resolve().as_uri() + "#L8-L8",
         q.resolve().as_uri() + "#L2-L2",
     ]
+    assert nvim.errors() == []
+
+
+def test_a_note_follows_its_buffer_renamed_into_the_prompt(
+    nvim: Nvim, agent: Scripted, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    r = project / "r.txt"
+    r.write_text(ORIGINAL)
+    agent.start([[{"write": {"path": str(r), "content": EDITED}}], [{"text": "noted"}]], project)
+    agent.turn()
+    nvim.lua(INPUT)
+    nvim.api.command(f"edit {r}")
+    nvim.api.current.window.cursor = (2, 0)
+    nvim.api.command("AcpReview comment use a constant")
+    wait_shown(nvim, 1, "constant")
+
+    # :saveas: the buffer is s.txt now, and so is the note's file.
+    s = project / "s.txt"
+    nvim.api.command(f"saveas {s}")
+    nvim.api.command("AcpReview comments")
+    nvim.wait("#vim.fn.getqflist() == 1")
+    (item,) = nvim.lua(
+        "return vim.tbl_map(function(e) return vim.api.nvim_buf_get_name(e.bufnr) end, vim.fn.getqflist())"
+    )
+    assert Path(item).resolve() == s.resolve()
+    nvim.api.command("wincmd p")
+
+    # A file manager's rename: the file moved, the buffer given its new name.
+    t = project / "t.txt"
+    s.rename(t)
+    nvim.lua("vim.api.nvim_buf_set_name(0, ...)", str(t))
+    text = draft(nvim, "## ")
+    # Still shown on its lines, now marked as in a prompt.
+    nvim.wait(
+        "vim.deep_equal(vim.tbl_map(function(m) return { m[2] + 1, m[4].virt_text[1][1] } end,"
+        " vim.api.nvim_buf_get_extmarks(vim.fn.bufnr(args[1]), require('acp_nvim.editor.review.notes').ns,"
+        " 0, -1, { details = true })), { { 2, '  💬 use a constant (in a prompt)' } })",
+        10,
+        str(t),
+    )
+    assert "## t.txt\n\nt.txt:2: use a constant\n```diff\n-2\n+TWO\n```" in text
+    assert "r.txt" not in text and "s.txt" not in text
+    params = send(nvim, agent, "noted")
+    assert params["prompt"][1:] == [
+        {
+            "type": "resource_link",
+            "uri": t.resolve().as_uri() + "#L2-L2",
+            "name": "t.txt:2",
+            "title": "t.txt:2",
+        }
+    ]
+    assert nvim.errors() == []
+
+
+def test_a_note_on_a_file_the_agent_moved_says_it_is_not_there(
+    nvim: Nvim, agent: Scripted, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    r = project / "r.txt"
+    r.write_text(ORIGINAL)
+    move = {"shell": {"command": "mv r.txt moved.txt", "toolCallId": "m1", "kind": "move"}}
+    agent.start([[{"write": {"path": str(r), "content": EDITED}}], [move], [{"text": "noted"}]], project)
+    agent.turn()
+    nvim.lua(INPUT)
+    nvim.api.command(f"edit {r}")
+    nvim.api.current.window.cursor = (2, 0)
+    nvim.api.command("AcpReview comment use a constant")
+    wait_shown(nvim, 1, "constant")
+    agent.turn()
+    assert not r.exists() and (project / "moved.txt").exists()
+
+    nvim.api.command("AcpReview comments")
+    nvim.wait("#vim.fn.getqflist() == 1")
+    assert qf_texts(nvim) == [(2, "comment: use a constant (not on disk now)")]
+    nvim.api.command("wincmd p")
+    text = draft(nvim, "## ")
+    assert "## r.txt (not on disk now)\n\nr.txt:2: use a constant" in text
+    # No link to a path that leads nowhere.
+    assert nvim.lua("return require('acp_nvim.ui.prompt').pending()") == []
+    params = send(nvim, agent, "noted")
+    assert "## r.txt (not on disk now)" in params["prompt"][0]["text"]
+    assert [b["type"] for b in params["prompt"]] == ["text"]
     assert nvim.errors() == []

@@ -296,6 +296,12 @@ api.nvim_create_autocmd("BufWipeout", {
     notes.wiped(ev.buf)
   end,
 })
+api.nvim_create_autocmd("BufFilePost", {
+  group = "acp_nvim_review",
+  callback = function(ev)
+    notes.renamed(ev.buf)
+  end,
+})
 api.nvim_create_autocmd("BufReadPost", {
   group = "acp_nvim_review",
   callback = function(ev)
