@@ -180,6 +180,23 @@ def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
     assert nvim.lua("return vim.bo[...].modified", buf) is True
 
 
+def test_a_restored_file_without_a_final_newline_is_saved_as_it_was(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    (project / "f.txt").write_bytes(b"one\ntwo")
+    agent.start([[{"shell": {"command": "printf 'one\\nTWO\\n' > f.txt"}}]], project)
+    agent.turn()
+    buf = open_buffer(nvim, project / "f.txt")
+    assert buffer_lines(nvim, buf) == ["one", "TWO"]
+    report = restore(nvim, "1")
+    assert "restored to 1" in report, report
+    assert buffer_lines(nvim, buf) == ["one", "two"]
+    assert nvim.lua("return vim.bo[...].modified", buf) is False
+    # Saved as it is shown, the file keeps the bytes the restore gave back: no newline added at its end.
+    nvim.api.command(f"{buf}bufdo write")
+    assert (project / "f.txt").read_bytes() == b"one\ntwo"
+
+
 def test_a_clean_buffer_of_a_binary_file_shows_the_restored_bytes(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:

@@ -43,9 +43,7 @@ local function show_clean(buf, path, theirs, eol)
   edit.break_undo(buf)
   local current = edit.buf_lines(buf)
   edit.apply_hunks(buf, edit.diff(current, theirs), theirs)
-  if #theirs > 0 then
-    bo.eol = eol
-  end
+  edit.set_file_eol(buf, theirs, eol)
   bo.modified = false
   pcall(require("acp_nvim.editor.fs.save").adopt_file, buf, uv.fs_realpath(path) or path)
   require("acp_nvim.editor.fs.stamp").record(buf)

@@ -24,6 +24,21 @@ function M.buf_writes_eol(buf)
   return bo.eol or (bo.fixeol and not bo.binary)
 end
 
+--- Shows in `buf` whether the file's text `lines` ends with a newline ('eol'); one that does not keeps none
+--- when the buffer is saved ('fixeol' off: else `:w` would add the newline the file never had).
+---@param buf integer
+---@param lines string[]
+---@param eol boolean
+function M.set_file_eol(buf, lines, eol)
+  if #lines > 0 then
+    local bo = vim.bo[buf]
+    bo.eol = eol
+    if not eol then
+      bo.fixeol = false
+    end
+  end
+end
+
 local find, sub = string.find, string.sub
 
 --- `vim.split(text, "\n", { plain = true })` in one loop of plain finds: half its time on a 100,000-line

@@ -66,12 +66,7 @@ local function follow_clean(buf, session_id, tool_call_id, theirs, eol, read_as)
   local old_eol, old_fixeol = bo.eol, bo.fixeol
   edit.break_undo(buf)
   edit.apply_hunks(buf, edit.diff(current, theirs), theirs)
-  if #theirs > 0 then
-    bo.eol = eol
-    if not eol then
-      bo.fixeol = false
-    end
-  end
+  edit.set_file_eol(buf, theirs, eol)
   bo.modified = false
   local name = api.nvim_buf_get_name(buf)
   local before_adopt = text.stat_key(name)

@@ -302,12 +302,7 @@ local function write(path, content, opts)
   else
     M.break_undo(buf)
     touched = M.apply_hunks(buf, hunks, new)
-    if #new > 0 then
-      bo.eol = eol
-      if not eol then
-        bo.fixeol = false
-      end
-    end
+    edit.set_file_eol(buf, new, eol)
     if not file_existed and crlf then
       bo.fileformat = "dos"
     end
