@@ -180,6 +180,29 @@ def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
     assert nvim.lua("return vim.bo[...].modified", buf) is True
 
 
+def test_a_restores_conflicts_with_unsaved_edits_are_told_once_with_their_file(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    lines = [f"line {n}" for n in range(1, 21)]
+    (project / "f.txt").write_text("\n".join(lines) + "\n")
+    agent.start(
+        [[{"disk_edit": {"path": str(project / "f.txt"), "old": "line 15\n", "new": "AGENT 15\n"}}]], project
+    )
+    buf = open_buffer(nvim, project / "f.txt")
+    agent.turn()
+    nvim.wait("vim.api.nvim_buf_get_lines(args[1], 14, 15, false)[1] == 'AGENT 15'", 10, buf)
+    # The user rewrites the very line the restore puts back, and does not save.
+    nvim.lua("vim.api.nvim_buf_set_lines(..., 14, 15, false, {'USER 15'})", buf)
+    before = len(nvim.notes())
+    report = restore(nvim, "1")
+    told = [n for n in nvim.notes()[before:] if "conflict" in str(n["msg"])]
+    assert [n["msg"] for n in told] == [report], told
+    assert "1 conflict(s) with unsaved edits in " in report and "f.txt (:AcpConflict)" in report, report
+    assert told[0]["level"] == 3
+    assert (project / "f.txt").read_text() == "\n".join(lines) + "\n"
+    assert "USER 15" in buffer_lines(nvim, buf)
+
+
 def test_a_restored_file_without_a_final_newline_is_saved_as_it_was(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:

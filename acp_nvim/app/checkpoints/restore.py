@@ -196,8 +196,12 @@ class Snapshots:
             for path, reason in skipped:
                 report.failed.append((os.path.join(folder, path), f"not in the checkpoint: {reason}"))
         result = await port.checkpoint("after", CheckpointBuffers(report.touched))
-        conflicts = int(result.get("conflicts", 0)) if isinstance(result, dict) else 0
-        return report.text(checkpoint, undo_id, conflicts), report.level
+        if isinstance(result, dict):
+            report.conflicts = int(result.get("conflicts", 0))
+            conflicted = result.get("conflicted")
+            if isinstance(conflicted, list):
+                report.conflicted = [path for path in conflicted if isinstance(path, str)]
+        return report.text(checkpoint, undo_id), report.level
 
     async def _restore_folder(
         self, folder: str, checkpoint: Checkpoint, undo: Checkpoint, port: NeovimPort, report: Report
@@ -287,29 +291,37 @@ class Report:
         self.removed: list[str] = []
         self.failed: list[tuple[str, str]] = []
         self.untouched: list[str] = []
+        # Conflicts of the restored text with a buffer's unsaved edits (Lua merged it), and their files.
+        self.conflicts = 0
+        self.conflicted: list[str] = []
 
     @property
     def touched(self) -> list[str]:
         return self.written + self.removed
 
-    def text(self, checkpoint: Checkpoint, undo_id: str, conflicts: int) -> str:
+    def text(self, checkpoint: Checkpoint, undo_id: str) -> str:
         head = f"restored to {checkpoint.id}: {len(self.written)} written, {len(self.removed)} removed"
         parts = [head]
         if self.untouched:
             parts.append("nothing changed in " + "; ".join(self.untouched))
         if self.failed:
-            home = os.path.expanduser("~")
-            named = ", ".join(
-                f"{p.replace(home, '~', 1) if p.startswith(home + os.sep) else p} ({why})"
-                for p, why in self.failed[:NAMED_MAX]
-            )
+            named = ", ".join(f"{_shown(p)} ({why})" for p, why in self.failed[:NAMED_MAX])
             more = len(self.failed) - NAMED_MAX
             parts.append("not restored: " + named + (f" and {more} more" if more > 0 else ""))
-        if conflicts:
-            parts.append(f"{conflicts} conflict(s) with unsaved edits (:AcpConflict)")
+        if self.conflicts:
+            # Said here once for the whole restore, with the files (Lua says nothing per file).
+            named = ", ".join(_shown(p) for p in self.conflicted[:NAMED_MAX])
+            more = len(self.conflicted) - NAMED_MAX
+            files = f" in {named}" + (f" and {more} more" if more > 0 else "") if named else ""
+            parts.append(f"{self.conflicts} conflict(s) with unsaved edits{files} (:AcpConflict)")
         parts.append(f":AcpCheckpoint restore {undo_id} undoes it")
         return "; ".join(parts)
 
     @property
     def level(self) -> int:
-        return ERROR if self.untouched else WARN if self.failed else INFO
+        return ERROR if self.untouched else WARN if self.failed or self.conflicts else INFO
+
+
+def _shown(path: str) -> str:
+    home = os.path.expanduser("~")
+    return path.replace(home, "~", 1) if path.startswith(home + os.sep) else path

@@ -93,27 +93,28 @@ local function show(path)
     return 0
   end
   local merge = require("acp_nvim.editor.fs.merge")
+  -- Its conflicts are told in the restore's report, with the others (a message per file said them twice).
   local res = merge.apply_to_buffer(buf, base, theirs, { eol = eol == true, label = "checkpoint" })
-  if res.conflicts > 0 then
-    merge.tell_conflicts(path, res.conflicts)
-  end
   return res.conflicts
 end
 
 ---@param paths string[]
----@return {conflicts: integer}
+---@return {conflicts: integer, conflicted: string[]}
 local function after(paths)
-  local conflicts = 0
+  local conflicts, conflicted = 0, {}
   for _, path in ipairs(paths) do
     local ok, found = pcall(show, path)
     if ok then
       conflicts = conflicts + found
+      if found > 0 then
+        table.insert(conflicted, path)
+      end
     else
       notify.error(("cannot show the restored %s: %s"):format(path, tostring(found)))
     end
   end
   bases = {}
-  return { conflicts = conflicts }
+  return { conflicts = conflicts, conflicted = conflicted }
 end
 
 --- `<CR>` in the quickfix window of a checkpoint's diff: the entry's file beside the checkpoint's version.
