@@ -3,7 +3,8 @@
 Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
 one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
 used last; `Runs.current` is the only place that choice is made. While a session the user asked for
-(`:AcpNew`) is being opened, it also names that one (`Current.opening`): a prompt from no chat waits for it.
+(`:AcpNew`, `:AcpSessions`, `:AcpFork`) is being opened, it also names that one (`Current.opening`): a prompt
+from no chat waits for it.
 """
 
 from __future__ import annotations
@@ -118,8 +119,9 @@ class QueuedPrompt(msgspec.Struct, kw_only=True):
 
 
 class Opening(msgspec.Struct):
-    """A session the user asked for (`:AcpNew`) while its session/new is on its way: the prompts sent from no
-    chat meanwhile wait here, in order, and go to it once it is open (`sessions/turns.py`)."""
+    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`) while its session/new, load,
+    resume or fork is on its way: the prompts sent from no chat meanwhile wait here, in order, and go to it
+    once it is open (`sessions/asked.py`)."""
 
     agent: str
     # Its folder: a waiting prompt's `@diff` is taken there.
@@ -246,8 +248,8 @@ class Runs:
 
     @contextlib.contextmanager
     def asking(self, agent: str, cwd: str) -> Iterator[Opening]:
-        """The user asked for a new session of `agent` in `cwd`: it is the current one for a prompt from no
-        chat until the block ends (opened, or failed)."""
+        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork): it is the
+        current one for a prompt from no chat until the block ends (opened, or failed)."""
         opening = Opening(agent, cwd)
         self._asked.append(opening)
         try:
