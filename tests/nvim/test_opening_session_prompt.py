@@ -126,6 +126,28 @@ def test_prompts_sent_while_a_stored_session_loads_wait_for_it_and_go_to_it_in_o
     assert_valid_sent(tmp_path, schema)
 
 
+def test_a_prompt_typed_in_the_chat_of_a_stored_session_still_loading_waits_for_the_load(
+    nvim: Nvim, tmp_path: Path
+) -> None:
+    release = opening_held(nvim, tmp_path, "session/load", {})
+    # The chat is there before the agent has loaded the session (its replay lands in it).
+    nvim.wait("require('acp_nvim.ui.chat').chats['old-1'] ~= nil")
+    nvim.lua("vim.api.nvim_set_current_buf(require('acp_nvim.ui.chat').chats['old-1'].prompt_buf)")
+    assert nvim.lua("return require('acp_nvim.ui.session_commands').current()") == "old-1"
+    nvim.api.command("AcpPrompt mine")
+    handled(nvim, tmp_path, 1)
+    assert prompts(tmp_path) == []
+    release.touch()
+    nvim.wait(
+        "table.concat(require('acp_nvim.ui.chat').lines('old-1'), '\\n'):find('answered mine', 1, true)"
+    )
+    nvim.wait_state("ready")
+    assert prompts(tmp_path) == [("old-1", "mine")]
+    text = chat_text(nvim, "old-1")
+    assert text.index("OLD HISTORY") < text.index("▍ You\nmine") < text.index("answered mine")
+    assert nvim.errors() == []
+
+
 def test_prompts_sent_while_a_stored_session_resumes_wait_for_it(
     nvim: Nvim, tmp_path: Path, schema: dict[str, Any]
 ) -> None:

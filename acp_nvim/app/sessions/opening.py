@@ -252,9 +252,11 @@ class SessionCommands:
 
     async def open(self, run: AgentRun, info: s.SessionInfo) -> ChatSession | None:
         """Opens a stored session in a new chat: load (history replayed) or resume (no replay). The user asked
-        for it: a prompt from no chat meanwhile waits for it (`asked.py`)."""
+        for it: a prompt from no chat, or from its own chat, meanwhile waits for it (`asked.py`)."""
         cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
-        return await open_asked(self._runs, self._turns, run.name, cwd, lambda: self._open(run, info, cwd))
+        return await open_asked(
+            self._runs, self._turns, run.name, cwd, lambda: self._open(run, info, cwd), info.session_id
+        )
 
     async def _open(self, run: AgentRun, info: s.SessionInfo, cwd: str) -> ChatSession | None:
         agent = run.connection

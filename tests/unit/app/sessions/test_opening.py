@@ -79,3 +79,18 @@ async def test_a_prompt_waiting_for_a_stored_session_the_agent_cannot_load_is_gi
     # Once it failed, a prompt goes to the session in use again.
     await app.turns.prompt("again")
     assert [call for call in agent.calls if call[0] == "prompt"] == [("prompt", "sess-1")]
+
+
+async def test_a_prompt_from_the_chat_of_a_stored_session_still_loading_waits_for_the_load() -> None:
+    app = App()
+    agent, loaded = await _loading_held(app)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_sessions_command, app)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("mine", session_id="old-1")
+        assert agent.prompts == [] and app.port.texts() == [WAITING]
+        loaded.set()
+    assert [call for call in agent.calls if call[0] in ("load_session", "prompt")] == [
+        ("load_session", "old-1"),
+        ("prompt", "old-1"),
+    ]
