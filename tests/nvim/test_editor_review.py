@@ -96,5 +96,6 @@ def test_reject_a_created_file_removes_it(nvim: Nvim, agent: Scripted, tmp_path:
     assert (project / "made" / "new.txt").read_text() == "hello\n"
     nvim.api.command("AcpReview")
     nvim.api.command("cfirst")
-    keys(nvim, "\\aR")
+    # The key asks for a reason first (Neovim's own input() here); <CR>: none.
+    keys(nvim, "\\aR<CR>")
     assert not (project / "made" / "new.txt").exists()

@@ -11,21 +11,9 @@ from typing import Any
 from bench.harness import wait_until
 from tests.nvim.agent_io import read_journal, start_scenario
 from tests.nvim.conftest import Nvim
+from tests.nvim.test_prompt_queue import QUEUE_LINES
 
 HELD = [{"permission": {"toolCall": {"toolCallId": "t1", "title": "Edit"}}}, {"text": "answered ${PROMPT}"}]
-
-# The lines under a chat that show its queued prompts (lua/acp_nvim/ui/chat_queue.lua).
-QUEUE_LINES = """
-local chat = require('acp_nvim.ui.chat').chats[...]
-local ns = vim.api.nvim_get_namespaces().acp_nvim_queue
-local lines = {}
-for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(chat.buf, ns, 0, -1, { details = true })) do
-  for _, line in ipairs(mark[4].virt_lines or {}) do
-    table.insert(lines, (line[1][1]))
-  end
-end
-return lines
-"""
 
 
 def journal(tmp_path: Path) -> list[dict[str, Any]]:
@@ -101,11 +89,8 @@ def test_prompts_sent_while_the_new_session_opens_wait_for_it_and_go_to_it_in_or
     # The new session opens: the first prompt is its first turn, the second waits under its chat.
     nvim.wait("require('acp_nvim').status().session_id == 'sess-2'")
     nvim.wait_state("awaiting_permission")
-    nvim.wait(
-        "vim.deep_equal(loadstring(args[1])('sess-2'), {'Queued (sent when the turn ends):', '  1. two'})",
-        15.0,
-        QUEUE_LINES,
-    )
+    nvim.lua(QUEUE_LINES)
+    nvim.wait("vim.deep_equal(acp_test_queue(), {'Queued (sent when the turn ends):', '  1. two'})", 15.0)
     assert "▍ You\none" in chat_text(nvim, "sess-2")
     assert prompts(tmp_path) == [("sess-2", "one")]
     nvim.lua("acp_test.held({ id = 'allow' })")

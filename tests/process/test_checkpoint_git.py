@@ -21,6 +21,7 @@ from acp_nvim.app.checkpoints.restore import Snapshots
 from acp_nvim.app.checkpoints.store import SessionRecord, Store
 from acp_nvim.app.config.options import CheckpointOptions
 from acp_nvim.client.files import restore_files
+from acp_nvim.client.files.shadow_git import GitError
 from tests.conftest import ROOT
 from tests.nvim.test_checkpoints import git, git_bytes, make_project, state_of
 
@@ -185,6 +186,24 @@ def test_pruning_keeps_the_newest_and_deletes_the_refs(tmp_path: Path) -> None:
     assert len(names) == 2 and all(name.endswith(("/3", "/4")) for name in names)
 
 
+def test_a_tree_not_committed_yet_survives_a_garbage_collection(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "f").write_text("mine\n")
+    repo = snapshots(tmp_path / "store").repo(str(root))
+
+    async def main() -> bytes:
+        # A snapshot's tree, its commit still to come (another Neovim's, after its prompt went); then this
+        # one snapshots the folder changed, and its daily gc runs.
+        mine = await repo.snapshot(10_000_000)
+        (root / "f").write_text("theirs\n")
+        await repo.snapshot(10_000_000)
+        await repo.collect_garbage()
+        return await repo.run("cat-file", "blob", f"{mine.tree}:f")
+
+    assert anyio.run(main) == b"mine\n"
+
+
 def test_a_folder_that_became_a_link_is_never_written_through(tmp_path: Path) -> None:
     root, outside = tmp_path / "project", tmp_path / "outside"
     root.mkdir()
@@ -319,6 +338,35 @@ def test_a_store_an_older_snapshot_put_in_the_index_is_taken_out(tmp_path: Path)
         return (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
 
     assert anyio.run(main) == ["a.txt"]
+
+
+def test_a_lock_left_by_a_killed_git_does_not_stop_the_next_checkpoint(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("one\n")
+    store = tmp_path / "state"
+    shadow = snapshots(store)
+    repo = shadow.repo(str(root))
+    stale = Path(repo.index + ".lock")
+
+    async def main() -> tuple[str, list[str]]:
+        await repo.snapshot(10_000_000)
+        # What a git killed while it wrote the index leaves: git's own lock. Git itself then refuses, and says
+        # which file in the line the user is shown.
+        stale.write_bytes(b"")
+        with pytest.raises(GitError) as refused:
+            await repo.run("add", "-A", "--", ".")
+        (root / "a.txt").write_text("two\n")
+        (root / "b.txt").write_text("new\n")
+        snapshot = await repo.snapshot(10_000_000)
+        names = (await repo.run("ls-tree", "-r", "--name-only", snapshot.tree)).decode().split()
+        text = (await repo.run("cat-file", "blob", f"{snapshot.tree}:a.txt")).decode()
+        return str(refused.value), [*names, text]
+
+    refused, seen = anyio.run(main)
+    assert "index.lock" in refused and "File exists" in refused, refused
+    assert seen == ["a.txt", "b.txt", "two\n"]
+    assert not stale.exists()
 
 
 CONVERTED = {

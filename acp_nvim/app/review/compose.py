@@ -14,6 +14,9 @@ from acp_nvim.app.sessions.prompt_content import fenced
 from acp_nvim.jsonrpc.wire import JsonValue
 
 INTRO = "Here is my review of your changes. Please address each note:"
+#: What a file's notes are headed with when no file is at its path any more: moved or deleted (outside
+#: Neovim, or by the agent: only a rename of its buffer is followed), or never written (`:file` alone).
+GONE = "not on disk now"
 #: The most lines of a hunk or range quoted; the reference names them all.
 MAX_QUOTED_LINES = 80
 
@@ -56,19 +59,24 @@ def quote(note: ReviewNote) -> str:
     return fenced("\n".join(_cut(fact.new)), fact.filetype) if fact.new else ""
 
 
-def compose(notes: list[ReviewNote], cwd: str) -> tuple[str, list[JsonValue]]:
+def compose(
+    notes: list[ReviewNote], cwd: str, gone: frozenset[str] = frozenset()
+) -> tuple[str, list[JsonValue]]:
     """The prompt's text and its references (the tables Lua keeps as the prompt's attachments), per file in
-    the order of the files' first notes, each file's notes by line."""
+    the order of the files' first notes, each file's notes by line. A file of `gone` (no file at its path now)
+    is named as such, and gets no reference: a link would lead nowhere."""
     by_file: dict[str, list[ReviewNote]] = {}
     for note in notes:
         by_file.setdefault(note.path, []).append(note)
     parts = [INTRO]
     references: list[JsonValue] = []
     for path, file_notes in by_file.items():
-        parts.append(f"## {shown_path(path, cwd)}")
+        parts.append(f"## {shown_path(path, cwd)}" + (f" ({GONE})" if path in gone else ""))
         for note in sorted(file_notes, key=lambda n: (n.start, n.end, n.id)):
             body = quote(note)
             parts.append(f"{where(note, cwd)}: {said(note)}" + (f"\n{body}" if body else ""))
+            if path in gone:
+                continue
             start, end = max(1, note.start), max(1, note.start, note.end)
             reference: JsonValue = {"kind": "reference", "path": path, "start": start, "end": end}
             if reference not in references:

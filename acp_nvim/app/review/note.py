@@ -43,10 +43,11 @@ class MarkSpan(msgspec.Struct, kw_only=True, frozen=True):
 
 class ReviewRequest(msgspec.Struct, kw_only=True, frozen=True):
     """What `:AcpReview` and the review's keys ask of the notes: `add` a note, `edit` its text, `remove` it,
-    `list` them, `send` them into the prompt; a buffer wiped out reports where its marks were (`moved`), and
-    one read again asks for the notes of its file (`show`, `path`). `spans`: the marks where they are now."""
+    `list` them, `send` them into the prompt; a buffer wiped out reports where its marks were (`moved`), one
+    read again asks for the notes of its file (`show`, `path`), and one given another name reports the notes
+    it shows, now on file `path` (`renamed`). `spans`: the marks where they are now."""
 
-    action: Literal["add", "edit", "remove", "list", "send", "moved", "show"]
+    action: Literal["add", "edit", "remove", "list", "send", "moved", "show", "renamed"]
     session_id: str | None = None
     note: NoteFact | None = None
     note_id: int | None = None

@@ -11,8 +11,10 @@ from __future__ import annotations
 import itertools
 import os
 
+import msgspec
+
 from acp_nvim.app.port import INFO, WARN, NeovimPort
-from acp_nvim.app.review.compose import compose, said, where
+from acp_nvim.app.review.compose import GONE, compose, said, where
 from acp_nvim.app.review.note import MarkSpan, NoteFact, NoteItem, NoteMark, ReviewNote, ReviewRequest
 from acp_nvim.app.runs import ChatSession, Runs
 
@@ -58,6 +60,9 @@ class ReviewNotes:
         elif request.action == "moved":
             for each in self._runs.sessions.values():
                 self._moved(each, request.spans)
+        elif request.action == "renamed" and request.path:
+            for each in self._runs.sessions.values():
+                self._moved(each, request.spans, request.path)
         elif request.action == "show" and request.path:
             notes = [note for each in self._runs.sessions.values() for note in each.review_notes]
             self._port.review_marks([mark_of(note) for note in notes if note.path == request.path])
@@ -122,24 +127,31 @@ class ReviewNotes:
         note.text, note.sent = text, False
         self._port.review_marks([mark_of(note)])
 
-    def _moved(self, session: ChatSession, spans: list[MarkSpan]) -> None:
+    def _moved(self, session: ChatSession, spans: list[MarkSpan], path: str | None = None) -> None:
+        """The notes' marks are where `spans` say; with `path`, on that file now: its buffer was renamed (the
+        user's `:saveas`, `:file`, a file manager's rename), and the agent is pointed at the new name."""
         where_now = {span.id: span for span in spans}
         for note in session.review_notes:
             span = where_now.get(note.id)
             if span is not None:
                 note.start, note.end = span.start, span.end
+                if path is not None and path != note.path:
+                    note.fact = msgspec.structs.replace(note.fact, path=path)
 
     def show_list(self, session: ChatSession) -> None:
         """The session's notes in the quickfix list, a line each (sent ones marked)."""
         if not session.review_notes:
             self._port.notify(NO_NOTES, INFO)
             return
+        gone = _gone(session.review_notes)
         items = [
             NoteItem(
                 filename=note.path,
                 lnum=max(1, note.start),
                 end_lnum=max(1, note.start, note.end),
-                text=("[sent] " if note.sent else "") + f"{note.fact.kind}: {said(note)}",
+                text=("[sent] " if note.sent else "")
+                + f"{note.fact.kind}: {said(note)}"
+                + (f" ({GONE})" if note.path in gone else ""),
             )
             for note in self._ordered(session)
         ]
@@ -155,7 +167,7 @@ class ReviewNotes:
         if not notes:
             self._port.notify(NO_NOTES, INFO)
             return
-        text, references = compose(notes, session.cwd)
+        text, references = compose(notes, session.cwd, _gone(notes))
         for note in notes:
             note.sent = True
         self._port.prompt_draft(session.session_id, text, references)
@@ -163,6 +175,13 @@ class ReviewNotes:
         places = ", ".join(where(note, session.cwd) for note in notes[:3])
         more = f" and {len(notes) - 3} more" if len(notes) > 3 else ""
         self._port.notify(f"review notes in the prompt ({places}{more}): edit it and send", INFO)
+
+
+def _gone(notes: list[ReviewNote]) -> frozenset[str]:
+    """The notes' files not at their paths now. A rename of the file's buffer is followed (`renamed`); one
+    outside Neovim or by the agent (whose moves leave the buffer's name as it was) is not known here, so a
+    note is not sent naming a path that leads nowhere without saying so. One stat per file, when asked."""
+    return frozenset(path for path in {note.path for note in notes} if not os.path.exists(path))
 
 
 def forget_notes(port: NeovimPort, session: ChatSession) -> None:

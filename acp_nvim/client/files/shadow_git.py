@@ -60,8 +60,22 @@ SETTINGS = (
 KEEP_BYTES = "* -text -ident -filter -working-tree-encoding\n"
 
 
+# How old an object no ref holds must be before a gc deletes it (git's approxidate).
+PRUNE_AFTER = "1.hour.ago"
+
+
 class GitError(Exception):
-    """A git command failed: its stderr's first line."""
+    """A git command failed: what its stderr says of why (`_reason`)."""
+
+
+def _reason(stderr: bytes) -> str | None:
+    """The line of git's stderr that says what failed: its first `fatal:` or `error:` line (the index's lock
+    is named there, and its last line only says "remove the file manually to continue"), else its last."""
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[-1] if lines else None
 
 
 class Change(msgspec.Struct, frozen=True):
@@ -170,8 +184,7 @@ class ShadowRepo:
             argv += ["-c", setting]
         result = await _run([*argv, *args], self._env, self.work_tree, stdin, idle)
         if result.returncode != 0:
-            lines = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(lines[-1] if lines else f"git {args[0]} failed ({result.returncode})")
+            raise GitError(_reason(result.stderr) or f"git {args[0]} failed ({result.returncode})")
         return result.stdout
 
     async def ensure(self) -> None:
@@ -203,6 +216,15 @@ class ShadowRepo:
             out.write(KEEP_BYTES)
         os.replace(attributes + ".tmp", attributes)
 
+    def _drop_stale_index_lock(self) -> None:
+        """Git's own lock of the index, left by a git killed while it wrote (Neovim killed mid-checkpoint):
+        every later checkpoint of the folder failed on it ("File exists") until the user deleted it by hand.
+        Under `shadow_lock`, no git of ours can be writing the index: the file is stale."""
+        lock = self.index + ".lock"
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(lock)
+            log.warning("removed %s, left by a git that did not finish", lock)
+
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder as it is on disk, honouring its ignore rules, as a tree of the shadow repository. The
         index is this process's alone meanwhile (another Neovim on the folder shares it: `shadow_lock.py`)."""
@@ -211,6 +233,7 @@ class ShadowRepo:
 
     async def _snapshot(self, max_file_bytes: int) -> Snapshot:
         await self.ensure()
+        self._drop_stale_index_lock()
         known = self.known if self.known is not None and self.known.valid(self.index) else None
         store = self.store_inside
         unlisted = [f"--exclude=/{store}/"] if store else []
@@ -320,8 +343,10 @@ class ShadowRepo:
             await self.run("update-ref", "--stdin", stdin="".join(f"delete {ref}\n" for ref in refs).encode())
 
     async def collect_garbage(self) -> None:
-        """Objects no checkpoint holds any more are deleted, the rest packed."""
-        await self.run("gc", "--prune=now", "--quiet")
+        """Objects no checkpoint holds any more are deleted, the rest packed. Not those of the last hour:
+        another Neovim on the folder may have written a snapshot's tree whose commit comes after its prompt
+        went (its checkpoint would fail on a missing tree); a day's garbage waits for the next day's gc."""
+        await self.run("gc", f"--prune={PRUNE_AFTER}", "--quiet")
 
 
 async def _run(

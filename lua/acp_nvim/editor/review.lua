@@ -152,21 +152,45 @@ function M.reject_hunk(buf, row, reason)
   return restore(b, sid, file, { { hunk = hunk, row = s, end_row = e } }, nil, reason)
 end
 
---- The reject key: the reason asked first (optional: an empty answer rejects without one; dismissing the
---- question rejects nothing), then the hunk under the cursor rejected.
+--- The reason for a reject asked with `prompt` (optional: an empty answer rejects without one; dismissing the
+--- question rejects nothing), then `reject(reason)` run on `buf`, if it is still there; its failure said.
+---@param buf integer
+---@param prompt string
+---@param reject fun(reason: string): boolean, string?
+local function ask_reason(buf, prompt, reject)
+  vim.ui.input({ prompt = prompt }, function(reason)
+    if reason ~= nil and api.nvim_buf_is_valid(buf) then
+      local ok, err = reject(reason)
+      if not ok and err then
+        require("acp_nvim.util.notify").warn(err)
+      end
+    end
+  end)
+end
+
+--- The reject key: the reason asked first, then the hunk under the cursor rejected.
 function M.reject_hunk_asking()
   local buf, row = where(nil, nil)
   if not store.hunk_at(buf, row) then
     require("acp_nvim.util.notify").warn("no agent hunk here")
     return
   end
-  vim.ui.input({ prompt = "Reason for rejecting (optional): " }, function(reason)
-    if reason ~= nil and api.nvim_buf_is_valid(buf) then
-      local ok, err = M.reject_hunk(buf, row, reason)
-      if not ok and err then
-        require("acp_nvim.util.notify").warn(err)
-      end
-    end
+  ask_reason(buf, "Reason for rejecting (optional): ", function(reason)
+    return M.reject_hunk(buf, row, reason)
+  end)
+end
+
+--- The reject-file key: the reason asked first (as the reject key's), then every hunk of the buffer rejected,
+--- each noted with that reason.
+function M.reject_file_asking()
+  local buf = where(nil, 0)
+  if not store.buf_has_hunks(buf) then
+    require("acp_nvim.util.notify").warn("no agent hunks in this buffer")
+    return
+  end
+  local name = vim.fn.fnamemodify(api.nvim_buf_get_name(buf), ":t")
+  ask_reason(buf, ("Reason for rejecting every hunk of %s (optional): "):format(name), function(reason)
+    return M.reject_file(buf, nil, reason)
   end)
 end
 
@@ -202,16 +226,18 @@ function M.accept_file(buf, session_id)
   return n
 end
 
---- Reject every hunk of `buf` (default: current), of one session or all; the file is written once.
+--- Reject every hunk of `buf` (default: current), of one session or all; the file is written once. `reason`
+--- goes with each rejection's note to the next prompt, as `reject_hunk`'s.
 ---@param buf integer?
 ---@param session_id string?
+---@param reason string?
 ---@return boolean, string?
-function M.reject_file(buf, session_id)
+function M.reject_file(buf, session_id, reason)
   local b = where(buf, 0)
   for _, sid in ipairs(store.session_ids(session_id)) do
     local file = store.sessions[sid] and store.sessions[sid][b]
     if file then
-      local ok, e = restore(b, sid, file, store.bottom_up(b, file))
+      local ok, e = restore(b, sid, file, store.bottom_up(b, file), nil, reason)
       if not ok then
         return false, e
       end
@@ -268,6 +294,12 @@ api.nvim_create_autocmd("BufWipeout", {
     store.wiped(ev.buf)
     keymaps.wiped(ev.buf)
     notes.wiped(ev.buf)
+  end,
+})
+api.nvim_create_autocmd("BufFilePost", {
+  group = "acp_nvim_review",
+  callback = function(ev)
+    notes.renamed(ev.buf)
   end,
 })
 api.nvim_create_autocmd("BufReadPost", {

@@ -209,7 +209,7 @@
 ---@field item acp.ItemView
 
 ---@class acp.ReviewRequest
----@field action "add"|"edit"|"remove"|"list"|"send"|"moved"|"show"
+---@field action "add"|"edit"|"remove"|"list"|"send"|"moved"|"show"|"renamed"
 ---@field session_id? string|nil
 ---@field note? acp.NoteFact|nil
 ---@field note_id? integer|nil

@@ -1,6 +1,6 @@
 --- The buffer-local mappings of the review (editor/review.lua), set while a buffer has hunks: next / previous
---- hunk, accept / reject the hunk under the cursor (a reject asks for a reason), accept / reject every hunk of
---- the buffer, comment on the hunk (or, in Visual mode, on the lines selected).
+--- hunk, accept / reject the hunk under the cursor, accept / reject every hunk of the buffer (a reject asks for
+--- a reason), comment on the hunk (or, in Visual mode, on the lines selected).
 local M = {}
 
 local api = vim.api
@@ -17,8 +17,9 @@ local keymap_desc = {
   reject_file = "ACP: reject agent edits in file",
   comment = "ACP: comment on the agent's change",
 }
---- The action a key runs, where it is not the function of its own name: the key asks before rejecting.
-local key_action = { reject_hunk = "reject_hunk_asking" }
+--- The action a key runs, where it is not the function of its own name: the keys ask for a reason before
+--- rejecting.
+local key_action = { reject_hunk = "reject_hunk_asking", reject_file = "reject_file_asking" }
 --- Keys that work in Visual mode too (on the lines selected).
 local visual = { comment = true }
 

@@ -84,11 +84,12 @@ function M.quickfix(title, items)
 end
 
 --- Where every shown note is now (1-based lines), for the host's list and prompt.
+---@param buf integer? only the notes on this buffer
 ---@return acp.MarkSpan[]
-function M.spans()
+function M.spans(buf)
   local out = {}
   for id, it in pairs(shown) do
-    if api.nvim_buf_is_valid(it.buf) then
+    if (buf == nil or it.buf == buf) and api.nvim_buf_is_valid(it.buf) then
       local m = api.nvim_buf_get_extmark_by_id(it.buf, M.ns, it.mark, { details = true })
       if m[1] then
         out[#out + 1] = { id = id, start = m[1] + 1, ["end"] = ((m[3] and m[3].end_row) or m[1]) + 1 }
@@ -318,6 +319,23 @@ function M.wiped(buf)
   if #spans > 0 then
     orphaned[path_of(buf)] = true
     require("acp_nvim.host.api").review({ action = "moved", spans = spans })
+  end
+end
+
+--- A buffer given another name (`:saveas`, `:file`, a file manager's rename through `nvim_buf_set_name`): the
+--- notes it shows are on that file now, so the host names the new path for them (and where they are). Only the
+--- buffer's own rename is known here: a file moved outside Neovim, or by the agent, keeps its buffer's name,
+--- and the host says in the prompt that such a note's file is gone (acp_nvim/app/review/notes.py).
+---@param buf integer
+function M.renamed(buf)
+  local path = path_of(buf)
+  if path == "" then
+    -- `:0file`: no name to give the agent; the notes keep the last one.
+    return
+  end
+  local spans = M.spans(buf)
+  if #spans > 0 then
+    require("acp_nvim.host.api").review({ action = "renamed", path = path, spans = spans })
   end
 end
 

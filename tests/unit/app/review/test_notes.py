@@ -3,6 +3,8 @@ gone with their session (no Neovim: the fake port records what Lua would be hand
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from acp_nvim.app.review.note import MarkSpan, NoteFact, ReviewRequest
@@ -16,10 +18,13 @@ def comment(path: str, start: int, text: str, **fields: object) -> ReviewRequest
     return ReviewRequest(action="add", note=fact)
 
 
-async def test_a_note_is_kept_shown_edited_listed_and_removed() -> None:
+async def test_a_note_is_kept_shown_edited_listed_and_removed(tmp_path: Path) -> None:
     app = App()
     _, session = await app.start("a", FakeAgent())
-    await app.review.command(comment("/p/a.py", 3, "  use a constant  ", new=["x = 1"], filetype="python"))
+    (tmp_path / "a.py").write_text("")
+    await app.review.command(
+        comment(f"{tmp_path}/a.py", 3, "  use a constant  ", new=["x = 1"], filetype="python")
+    )
     (note,) = session.review_notes
     assert (note.text, note.start) == ("use a constant", 3)
     assert [(m.id, m.shown, m.start) for m in app.port.review_shown] == [(note.id, "use a constant", 3)]
@@ -30,7 +35,7 @@ async def test_a_note_is_kept_shown_edited_listed_and_removed() -> None:
     ((title, items),) = app.port.review_lists
     assert title == "ACP review notes (1)"
     assert [(i.filename, i.lnum, i.end_lnum, i.text) for i in items] == [
-        ("/p/a.py", 5, 6, "comment: use a constant")
+        (f"{tmp_path}/a.py", 5, 6, "comment: use a constant")
     ]
 
     await app.review.command(ReviewRequest(action="edit", note_id=note.id, text="a named constant"))
@@ -56,11 +61,13 @@ async def test_a_comment_needs_words_and_a_session() -> None:
     assert session.review_notes == [] and app.port.review_shown == []
 
 
-async def test_send_composes_the_unsent_notes_per_file_with_references() -> None:
+async def test_send_composes_the_unsent_notes_per_file_with_references(tmp_path: Path) -> None:
     app = App()
-    _, session = await app.start("a", FakeAgent())
+    _, session = await app.start("a", FakeAgent(), cwd=str(tmp_path))
     cwd = session.cwd.rstrip("/")
     b, a = f"{cwd}/b.py", f"{cwd}/a.py"
+    for path in (a, b):
+        Path(path).write_text("")
     rejection = NoteFact(
         kind="rejection", path=b, start=8, end=8, text="keep it", old=["8"], new=["EIGHT"], hunk=True
     )
@@ -99,3 +106,30 @@ async def test_the_notes_go_with_their_session() -> None:
     ids = [note.id for note in session.review_notes]
     await app.commands.close_session(session.session_id)
     assert session.review_notes == [] and app.port.review_dropped == ids
+
+
+async def test_a_note_follows_its_buffer_renamed_and_a_file_gone_is_named_so(tmp_path: Path) -> None:
+    app = App()
+    _, session = await app.start("a", FakeAgent(), cwd=str(tmp_path))
+    a, b, gone = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "gone.py"
+    a.write_text("")
+    await app.review.command(comment(str(a), 2, "on a", new=["x"]))
+    await app.review.command(comment(str(gone), 1, "on gone", new=["y"]))
+    moved, stays = session.review_notes
+    # The buffer of a.py is b.py now (`:saveas`): the note there names b.py, its lines where Lua says.
+    b.write_text("")
+    span = MarkSpan(id=moved.id, start=4, end=4)
+    await app.review.command(ReviewRequest(action="renamed", path=str(b), spans=[span]))
+    assert (moved.path, moved.start, stays.path) == (str(b), 4, str(gone))
+
+    await app.review.command(ReviewRequest(action="list"))
+    assert [i.text for i in app.port.review_lists[-1][1]] == [
+        "comment: on a",
+        "comment: on gone (not on disk now)",
+    ]
+    await app.review.command(ReviewRequest(action="send"))
+    ((_, text, references),) = app.port.drafts
+    assert "## b.py\n\nb.py:4: on a" in text
+    assert "## gone.py (not on disk now)\n\ngone.py:1: on gone" in text
+    # No link to a path that leads nowhere.
+    assert references == [{"kind": "reference", "path": str(b), "start": 4, "end": 4}]
