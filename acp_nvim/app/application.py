@@ -38,10 +38,12 @@ class Application:
         self.chats = Chats(runs, port, self.status, edits)
         self.auth = AuthFlow(port)
         self.modes = ModeCommands(runs, port, self.status)
-        self.sessions = SessionCommands(runs, port, self.status, self.chats, self.auth, self.modes)
-        self.forks = Forks(runs, port, self.status, self.chats, self.sessions)
         self.checkpoints = Checkpoints(runs, port)
         self.turns = Turns(runs, port, self.status, edits, self.checkpoints)
+        self.sessions = SessionCommands(
+            runs, port, self.status, self.chats, self.auth, self.modes, self.turns
+        )
+        self.forks = Forks(runs, port, self.status, self.chats, self.sessions, self.turns)
         self.permissions = Permissions(runs, port)
         self.review = ReviewNotes(runs, port)
         self.incoming = Incoming(runs, port, self.status, edits, self.permissions)

@@ -17,6 +17,7 @@ from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.memory import release_memory
 from acp_nvim.app.port import INFO, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, AgentSpec, ChatSession, Runs
+from acp_nvim.app.sessions.asked import open_asked
 from acp_nvim.app.sessions.extras import ACTIONS, Action
 from acp_nvim.app.sessions.modes import ModeCommands
 from acp_nvim.app.sessions.opening import SessionCommands
@@ -78,18 +79,13 @@ class Commands:
         self._runner.launch(spec)
 
     async def _new_session(self, run: AgentRun) -> None:
-        """Another session on the running agent. A prompt sent from no chat while it opens is for it: it waits
-        and goes to it once it is open, or back to the user if it does not open (`Turns.opened`)."""
-        session: ChatSession | None = None
-        with self._runs.asking(run.name, run.spec.cwd or os.getcwd()) as opening:
-            try:
-                await run.lifecycle.wait_connected()
-                if run.connection is not None:
-                    session = await self._sessions.new(run)
-            finally:
-                # Before `asking` ends, with no wait between: no prompt can come in between and be lost.
-                begun = self._turns.opened(opening, session)
-        await self._turns.run(begun)
+        """Another session on the running agent: one the user asked for (`sessions/asked.py`)."""
+
+        async def opening() -> ChatSession | None:
+            await run.lifecycle.wait_connected()
+            return await self._sessions.new(run) if run.connection is not None else None
+
+        await open_asked(self._runs, self._turns, run.name, run.spec.cwd or os.getcwd(), opening)
 
     async def restart(self, spec: AgentSpec) -> None:
         """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or

@@ -3,7 +3,8 @@
 Agents are keyed by their configured name (several may run at once), sessions by their id (several per agent,
 one chat each). A command is for the session of the chat the cursor is in (Lua sends its id), else the one
 used last; `Runs.current` is the only place that choice is made. While a session the user asked for
-(`:AcpNew`) is being opened, it also names that one (`Current.opening`): a prompt from no chat waits for it.
+(`:AcpNew`, `:AcpSessions`, `:AcpFork`) is being opened, it also names that one (`Current.opening`): a prompt
+from no chat waits for it.
 """
 
 from __future__ import annotations
@@ -118,12 +119,16 @@ class QueuedPrompt(msgspec.Struct, kw_only=True):
 
 
 class Opening(msgspec.Struct):
-    """A session the user asked for (`:AcpNew`) while its session/new is on its way: the prompts sent from no
-    chat meanwhile wait here, in order, and go to it once it is open (`sessions/turns.py`)."""
+    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`) while its session/new, load,
+    resume or fork is on its way: the prompts sent from no chat meanwhile wait here, in order, and go to it
+    once it is open (`sessions/asked.py`)."""
 
     agent: str
     # Its folder: a waiting prompt's `@diff` is taken there.
     cwd: str
+    # Known before it is open for a stored session (a load or a resume): its chat, there before the agent's
+    # answer (a load's replay lands in it), sends its prompts here too until it is open.
+    session_id: str | None = None
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
 
 
@@ -196,8 +201,9 @@ class Current(msgspec.Struct, frozen=True):
     run: AgentRun | None
     # Set when there is no session: the chat's session is closed, or there is none at all.
     missing: str | None = None
-    # For a command from no chat: the session the user asked for last, still being opened. A prompt waits
-    # for it rather than go to `session`, the one in use before.
+    # For a command from no chat: the session the user asked for last, still being opened (for one from a
+    # chat: that chat's own, a stored session's not loaded yet). A prompt waits for it rather than go to
+    # `session`, the one in use before (or not open yet).
     opening: Opening | None = None
 
     @property
@@ -241,14 +247,18 @@ class Runs:
         owner = session or current
         name = owner.agent if owner is not None else self._current_agent
         run = self.agents.get(name) if name is not None else None
-        opening = self._asked[-1] if self._asked and not session_id else None
+        if session_id:
+            opening = next((asked for asked in self._asked if asked.session_id == session_id), None)
+        else:
+            opening = self._asked[-1] if self._asked else None
         return Current(session, run, missing, opening)
 
     @contextlib.contextmanager
-    def asking(self, agent: str, cwd: str) -> Iterator[Opening]:
-        """The user asked for a new session of `agent` in `cwd`: it is the current one for a prompt from no
-        chat until the block ends (opened, or failed)."""
-        opening = Opening(agent, cwd)
+    def asking(self, agent: str, cwd: str, session_id: str | None = None) -> Iterator[Opening]:
+        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork): it is the
+        current one for a prompt from no chat until the block ends (opened, or failed), and, with its
+        `session_id` (a stored one), for one from its own chat."""
+        opening = Opening(agent, cwd, session_id)
         self._asked.append(opening)
         try:
             yield opening

@@ -28,7 +28,7 @@ Scenario (every key optional):
                                         #   "promptRequired" when asked so (idleBehavior), else -32601
   "agentCapabilities": {"loadSession": true, "promptCapabilities": {"image": true},
                         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {},
-                                                "additionalDirectories": {}},
+                                                "additionalDirectories": {}, "fork": {}},
                         "auth": {"logout": {}}},
   "authMethods": [{"id": "login", "name": "Log in"}],
   "authRequired": false,                # true: session/new|load|resume fail -32000 until authenticate
@@ -39,6 +39,8 @@ Scenario (every key optional):
                      "error": {"code": -32603, "message": "no"},   # wait (polled) until the file exists,
                      "exit": 3},                # then answer; or fail with "error"; or journal {"kind":
                                                 #   "exit"} and exit with "exit"
+  "held": {"session/load": {"untilFile": "/tmp/x/go", ...},   # the same for session/load, session/resume
+           "session/resume": {...}, "session/fork": {...}},   #   and session/fork ("from": the from-th call)
   "session": {"sessionId": "s-new",     # first session/new's id; default "sess-1", "sess-2", ...
               "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]},
               "configOptions": [{"id": "model", "name": "Model", "type": "select", "currentValue": "a",
@@ -127,8 +129,9 @@ reply with one text chunk and end_turn. In every step, strings have ``${CWD}`` r
 cwd, ``${PROMPT}`` by the prompt's text blocks joined with spaces and ``${TERMINAL}`` by the id of the last
 terminal the session created. A session/cancel that arrives during
 any step ends the turn with "cancelled" after that step. Methods gated by a capability the scenario does
-not advertise (session/load, list, resume, close, delete, logout; the unstable set_title and archive, whose
-capabilities it passes on as the scenario gives them) answer -32601.
+not advertise (session/load, list, resume, close, delete, logout; the unstable fork, set_title and archive,
+the last two's capabilities passed on as the scenario gives them) answer -32601. A fork (of a live or stored
+session) is a new live session "fork-N", its history not replayed.
 """
 
 from __future__ import annotations
@@ -148,6 +151,7 @@ from acp import helpers
 from acp.exceptions import RequestError
 from acp.schema import (
     EnvVariable,
+    ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
@@ -241,6 +245,8 @@ class ScriptedAgent:
         self.turn_index = 0
         self.session_counter = 0
         self.new_session_calls = 0
+        # The calls of each method "held" names, for its "from".
+        self.held_calls: dict[str, int] = {}
         caps = scenario.get("agentCapabilities") or {}
         self.session_caps: dict[str, Any] = caps.get("sessionCapabilities") or {}
         self.can_load = bool(caps.get("loadSession"))
@@ -345,7 +351,7 @@ class ScriptedAgent:
         self.new_session_calls += 1
         held = self.sc.get("newSessionHeld")
         if held is not None and self.new_session_calls >= held.get("from", 1):
-            await self._hold_new_session(held)
+            await self._hold(held)
         refusal = self.sc.get("newSessionError")
         if refusal is not None:
             if refusal.get("stderr"):
@@ -362,8 +368,16 @@ class ScriptedAgent:
         self.stored.append({"sessionId": sid, "cwd": cwd})
         return NewSessionResponse.model_validate(self._state({"sessionId": sid}, live))
 
-    async def _hold_new_session(self, held: dict[str, Any]) -> None:
-        """A session/new answered once the test says (by creating the file), as the scenario says."""
+    async def _held(self, method: str) -> None:
+        """The call of `method` waits as the scenario's "held" says, when it names it."""
+        held = (self.sc.get("held") or {}).get(method)
+        self.held_calls[method] = self.held_calls.get(method, 0) + 1
+        if held is not None and self.held_calls[method] >= held.get("from", 1):
+            await self._hold(held)
+
+    async def _hold(self, held: dict[str, Any]) -> None:
+        """A session/new (load, resume, fork) answered once the test says (by creating the file), as the
+        scenario says."""
         release = Path(held["untilFile"])
         while not release.exists():
             await asyncio.sleep(0.01)
@@ -404,6 +418,7 @@ class ScriptedAgent:
         if not self.can_load:
             raise RequestError.method_not_found("session/load")
         self._check_auth()
+        await self._held("session/load")
         live = self._revive(session_id, cwd)
         for update in self._stored(session_id).get("history", []):
             await self.send_raw_update(session_id, substitute(update, {"CWD": cwd}))
@@ -412,8 +427,23 @@ class ScriptedAgent:
     async def resume_session(self, session_id: str, cwd: str, **kwargs: Any) -> ResumeSessionResponse:
         self._require("resume", "session/resume")
         self._check_auth()
+        await self._held("session/resume")
         live = self._revive(session_id, cwd)
         return ResumeSessionResponse.model_validate(self._state({}, live))
+
+    async def fork_session(self, session_id: str, cwd: str, **kwargs: Any) -> ForkSessionResponse:
+        self._require("fork", "session/fork")
+        self._check_auth()
+        if session_id not in self.sessions:
+            self._stored(session_id)
+        await self._held("session/fork")
+        self.session_counter += 1
+        sid = f"fork-{self.session_counter}"
+        conf = self.sc.get("session") or {}
+        live = LiveSession(sid, cwd, conf.get("modes"), conf.get("configOptions"))
+        self.sessions[sid] = live
+        self.stored.append({"sessionId": sid, "cwd": cwd})
+        return ForkSessionResponse.model_validate(self._state({"sessionId": sid}, live))
 
     async def close_session(self, session_id: str, **kwargs: Any) -> dict[str, Any]:
         self._require("close", "session/close")

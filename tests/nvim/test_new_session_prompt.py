@@ -52,7 +52,7 @@ def new_session_asked(nvim: Nvim, tmp_path: Path, held: dict[str, Any], turns: A
     return release
 
 
-WAITING = "the new session is not open yet: the prompt goes to it once it is open"
+WAITING = "the session being opened is not open yet: the prompt goes to it once it is"
 
 
 def handled(nvim: Nvim, tmp_path: Path, count: int) -> None:

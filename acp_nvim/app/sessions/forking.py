@@ -15,11 +15,14 @@ import anyio
 
 from acp_nvim.app.chat.chats import Chats
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.runs import NO_AGENT_RUNNING, Runs
+from acp_nvim.app.runs import NO_AGENT_RUNNING, AgentRun, ChatSession, Runs
+from acp_nvim.app.sessions.asked import open_asked
 from acp_nvim.app.sessions.opening import SESSION_TIMEOUT, SessionCommands
+from acp_nvim.app.sessions.turns import Turns
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import failure
 from acp_nvim.client.agent.capabilities import Unsupported
+from acp_nvim.client.agent.connection import AgentConnection
 from acp_nvim.jsonrpc import ConnectionClosed, RpcError
 from acp_nvim.protocol import schema as s
 
@@ -28,13 +31,20 @@ log = logging.getLogger("acp_nvim.forking")
 
 class Forks:
     def __init__(
-        self, runs: Runs, port: NeovimPort, status: StatusBoard, chats: Chats, sessions: SessionCommands
+        self,
+        runs: Runs,
+        port: NeovimPort,
+        status: StatusBoard,
+        chats: Chats,
+        sessions: SessionCommands,
+        turns: Turns,
     ) -> None:
         self._runs = runs
         self._port = port
         self._status = status
         self._chats = chats
         self._sessions = sessions
+        self._turns = turns
 
     async def fork(self, session_id: str | None) -> None:
         """Forks the session of `session_id`'s chat (else the current one) into a new chat, made current."""
@@ -52,6 +62,13 @@ class Forks:
         if not agent.offers("fork"):
             self._port.notify(f"{name} cannot fork sessions (it does not offer session/fork)", WARN)
             return
+        # The user asked for it: a prompt from no chat meanwhile waits for it (`asked.py`).
+        await open_asked(
+            self._runs, self._turns, run.name, source.cwd, lambda: self._fork(run, agent, source)
+        )
+
+    async def _fork(self, run: AgentRun, agent: AgentConnection, source: ChatSession) -> ChatSession | None:
+        name = run.display_name
         directories = self._sessions.directories(run, source.directories)
         servers = self._sessions.mcp_servers(run, agent, source.cwd, directories)
         try:
@@ -59,17 +76,17 @@ class Forks:
             with self._runs.expecting_session(), anyio.fail_after(SESSION_TIMEOUT):
                 response = await agent.fork_session(source.session_id, source.cwd, servers, directories)
         except ConnectionClosed:
-            return  # the run task reports the exit
+            return None  # the run task reports the exit
         except TimeoutError:
             self._port.notify(f"{name} did not fork the session within {SESSION_TIMEOUT:g} s", ERROR)
-            return
+            return None
         except (RpcError, Unsupported) as err:
             why = failure.describe(err) if isinstance(err, RpcError) else str(err)
             self._port.notify(f"{name} could not fork the session: {why}", ERROR)
-            return
+            return None
         if response.session_id in self._runs.sessions:
             self._port.notify(f"{name} answered the fork with a session open here already", ERROR)
-            return
+            return None
         sent = directories if _has_directories(agent.capabilities) else []
         forked = self._chats.open(run, response.session_id, source.cwd, sent)
         forked.state.set_modes(response.modes)
@@ -80,6 +97,7 @@ class Forks:
         forked.chat.flush()
         self._status.push()
         log.info("forked %s into %s", source.session_id, response.session_id)
+        return forked
 
 
 def _has_directories(capabilities: s.AgentCapabilities) -> bool:

@@ -25,8 +25,10 @@ from acp_nvim.app.mcp import offer
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.sessions import extras
+from acp_nvim.app.sessions.asked import open_asked
 from acp_nvim.app.sessions.extras import Action
 from acp_nvim.app.sessions.modes import ModeCommands
+from acp_nvim.app.sessions.turns import Turns
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.client.agent import failure
 from acp_nvim.client.agent.capabilities import Unsupported
@@ -86,6 +88,7 @@ class SessionCommands:
         chats: Chats,
         auth: AuthFlow,
         modes: ModeCommands,
+        turns: Turns,
     ) -> None:
         self._runs = runs
         self._port = port
@@ -93,6 +96,7 @@ class SessionCommands:
         self._chats = chats
         self._auth = auth
         self._modes = modes
+        self._turns = turns
         # :AcpAddDir, for sessions opened from now on (no protocol method changes an open session's list).
         self.extra_directories: list[str] = []
 
@@ -247,7 +251,14 @@ class SessionCommands:
         self._port.notify(f"deleted session {info.title or info.session_id}", INFO)
 
     async def open(self, run: AgentRun, info: s.SessionInfo) -> ChatSession | None:
-        """Opens a stored session in a new chat: load (history replayed) or resume (no replay)."""
+        """Opens a stored session in a new chat: load (history replayed) or resume (no replay). The user asked
+        for it: a prompt from no chat, or from its own chat, meanwhile waits for it (`asked.py`)."""
+        cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
+        return await open_asked(
+            self._runs, self._turns, run.name, cwd, lambda: self._open(run, info, cwd), info.session_id
+        )
+
+    async def _open(self, run: AgentRun, info: s.SessionInfo, cwd: str) -> ChatSession | None:
         agent = run.connection
         if agent is None:
             return None
@@ -264,7 +275,6 @@ class SessionCommands:
         if mode is None:
             self._port.notify(f"{run.display_name} can neither load nor resume sessions", WARN)
             return None
-        cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
         directories = self.directories(run, info.additional_directories)
         servers = self.mcp_servers(run, agent, cwd, directories)
         session = self._chats.open(

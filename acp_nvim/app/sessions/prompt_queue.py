@@ -19,10 +19,10 @@ SHOWN_CHARS = 80
 ACTIONS = ("list", "edit", "drop", "up", "down", "clear", "send", "steer")
 GONE = "that prompt is no longer queued (it was sent, or dropped)"
 EMPTY = "no prompt is queued"
-WAITING = "the new session is not open yet: the prompt goes to it once it is open"
+WAITING = "the session being opened is not open yet: the prompt goes to it once it is"
 NOT_OPENED = (
-    "the prompt was not sent: the new session did not open (its text is back in the chat's prompt, or in its"
-    " history)"
+    "the prompt was not sent: the session it waited for did not open (its text is back in the chat's prompt,"
+    " or in its history)"
 )
 
 

@@ -245,6 +245,13 @@ class FakeAgent:
             config_options=self.config_options,
         )
 
+    async def load_session(
+        self, session_id: str, cwd: str, servers: Any, directories: Any
+    ) -> s.LoadSessionResponse:
+        self.calls.append(("load_session", session_id))
+        self._maybe_refuse("load_session")
+        return s.LoadSessionResponse(modes=self.modes, config_options=self.config_options)
+
     async def set_mode(self, session_id: str, mode_id: str) -> s.SetSessionModeResponse:
         self.calls.append(("set_mode", mode_id))
         self._maybe_refuse("set_mode")

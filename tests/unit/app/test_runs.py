@@ -33,6 +33,16 @@ async def test_while_a_new_session_is_asked_for_a_command_from_no_chat_is_told_i
     assert opening is not last and app.runs.current().opening is None
 
 
+async def test_a_stored_session_being_opened_is_its_own_chats_opening_too() -> None:
+    app = App()
+    _, first = await app.start("a", FakeAgent())
+    with app.runs.asking("a", "/p", "old-1") as opening:
+        assert app.runs.current("old-1").opening is opening and app.runs.current().opening is opening
+        # Another chat's command is for its chat.
+        assert app.runs.current(first.session_id).opening is None
+    assert app.runs.current("old-1").opening is None
+
+
 async def test_a_closed_chat_and_no_chat_at_all_say_different_things() -> None:
     app = App()
     assert app.runs.current().missing == NO_SESSION

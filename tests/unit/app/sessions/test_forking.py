@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
 import pytest
 
 from acp_nvim.app.port import WARN
+from acp_nvim.app.sessions.prompt_queue import NOT_OPENED, WAITING
 from acp_nvim.client.session.transcript import MessageItem, NoticeItem
+from acp_nvim.jsonrpc import RpcError
 from acp_nvim.protocol import schema as s
 
 from ..fakes import App, FakeAgent
@@ -73,3 +78,59 @@ async def test_an_agent_without_fork_is_sent_nothing_and_the_user_is_told() -> N
     assert list(app.runs.sessions) == [source.session_id]
     assert ("a cannot fork sessions (it does not offer session/fork)", WARN) in app.port.notes
     assert app.port.statuses[-1].session_features == []
+
+
+async def _fork_held(app: App, agent: FakeAgent) -> anyio.Event:
+    """The fork waits for the event returned."""
+    forked = anyio.Event()
+    plain = agent.fork_session
+
+    async def held(*args: Any) -> Any:
+        await forked.wait()
+        return await plain(*args)
+
+    agent.fork_session = held  # type: ignore[method-assign]
+    return forked
+
+
+async def test_a_prompt_from_no_chat_while_a_session_forks_waits_and_goes_to_the_fork() -> None:
+    app = App()
+    agent = FakeAgent()
+    agent.features = {"fork"}
+    _, source = await app.start("a", agent)
+    forked = await _fork_held(app, agent)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.forks.fork, source.session_id)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("first")
+        await app.turns.prompt("second")
+        # Not to the source, which stays the session in use until the fork is open.
+        assert agent.prompts == [] and app.runs.current().session is source
+        assert app.port.texts() == [WAITING, WAITING]
+        # The source's own chat still sends to it.
+        await app.turns.prompt("mine", session_id=source.session_id)
+        forked.set()
+    fork = app.runs.current().session
+    assert fork is not None and fork is not source
+    assert [call for call in agent.calls if call[0] == "prompt"] == [
+        ("prompt", source.session_id),
+        ("prompt", fork.session_id),
+        ("prompt", fork.session_id),
+    ]
+    assert agent.prompts == ["mine", "first", "second"]
+
+
+async def test_a_prompt_waiting_for_a_fork_the_agent_refuses_is_given_back() -> None:
+    app = App()
+    agent = FakeAgent()
+    agent.features = {"fork"}
+    _, source = await app.start("a", agent)
+    forked = await _fork_held(app, agent)
+    agent.refuse["fork_session"] = RpcError(-32603, "no forks")
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(app.forks.fork, None)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("kept")
+        forked.set()
+    assert app.port.refused == [NOT_OPENED] and agent.prompts == []
+    assert list(app.runs.sessions) == [source.session_id]
