@@ -40,6 +40,11 @@ EARLY_UPDATES_MAX = 1000
 NO_SESSION = "no session: start an agent with :AcpStart"
 SESSION_CLOSED = "this chat's session is closed: open a new one with :AcpNew"
 NO_AGENT_RUNNING = "no agent is running: start one with :AcpStart"
+# A prompt for no session (or one not open yet) while its agent starts, and no session it could wait for.
+AGENT_STARTING = (
+    "the agent is starting: the prompt was not sent (its text is back in the chat's prompt,"
+    " or in its history)"
+)
 
 
 class McpServerConfig(msgspec.Struct, kw_only=True):
@@ -263,7 +268,11 @@ class Runs:
         try:
             yield opening
         finally:
-            self._asked = [asked for asked in self._asked if asked is not opening]
+            self.asked_done(opening)
+
+    def asked_done(self, opening: Opening) -> None:
+        """It opened, or did not: from now on no prompt waits for it (before `asking`'s block ends)."""
+        self._asked = [asked for asked in self._asked if asked is not opening]
 
     @property
     def current_id(self) -> str | None:
