@@ -123,10 +123,13 @@ class QueuedPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
+NoChat = Literal["all", "none_current", "none"]
+
+
 class Opening(msgspec.Struct):
-    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`) while its session/new, load,
-    resume or fork is on its way: the prompts sent from no chat meanwhile wait here, in order, and go to it
-    once it is open (`sessions/asked.py`)."""
+    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`), or a restart reopens, while its
+    session/new, load, resume or fork is on its way: the prompts sent meanwhile wait here, in order, and go
+    to it once it is open (`sessions/asked.py`)."""
 
     agent: str
     # Its folder: a waiting prompt's `@diff` is taken there.
@@ -134,7 +137,16 @@ class Opening(msgspec.Struct):
     # Known before it is open for a stored session (a load or a resume): its chat, there before the agent's
     # answer (a load's replay lands in it), sends its prompts here too until it is open.
     session_id: str | None = None
+    # Which prompts from no chat wait for it: all (the user asked for it); for a session a restart reopens,
+    # those sent while it is current, and for the last one also while none is (current once all are back).
+    from_no_chat: NoChat = "all"
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
+
+    def waits_for(self, current_id: str | None) -> bool:
+        """Whether a prompt from no chat waits for it, the current session being `current_id`."""
+        return self.from_no_chat == "all" or (
+            self.session_id == current_id if current_id is not None else self.from_no_chat == "none_current"
+        )
 
 
 class ChatSession(msgspec.Struct):
@@ -255,15 +267,21 @@ class Runs:
         if session_id:
             opening = next((asked for asked in self._asked if asked.session_id == session_id), None)
         else:
-            opening = self._asked[-1] if self._asked else None
+            # The session asked for last, or the current one while a restart reopens it (its chat is there
+            # first), or, with none current, the one such a reopen makes current.
+            wanted = current.session_id if current is not None else None
+            opening = next((asked for asked in reversed(self._asked) if asked.waits_for(wanted)), None)
         return Current(session, run, missing, opening)
 
     @contextlib.contextmanager
-    def asking(self, agent: str, cwd: str, session_id: str | None = None) -> Iterator[Opening]:
+    def asking(
+        self, agent: str, cwd: str, session_id: str | None = None, from_no_chat: NoChat = "all"
+    ) -> Iterator[Opening]:
         """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork): it is the
         current one for a prompt from no chat until the block ends (opened, or failed), and, with its
-        `session_id` (a stored one), for one from its own chat."""
-        opening = Opening(agent, cwd, session_id)
+        `session_id` (a stored one), for one from its own chat. A restart's reopen asks the same way, with
+        `from_no_chat` (Opening's) saying which prompts from no chat wait for it."""
+        opening = Opening(agent, cwd, session_id, from_no_chat)
         self._asked.append(opening)
         try:
             yield opening

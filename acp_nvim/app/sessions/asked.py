@@ -7,9 +7,9 @@ Without it such a prompt went to the session in use before (a fork's source, the
 for a load or a resume, to the new chat's session before the agent had it open.
 
 The sessions a restart reopens (`:AcpRestart`, a terminal login's reconnect) wait the same way
-(`reopen_asked`): a prompt from a chat being reopened waits for its session's load or resume, one from no
-chat for the session reopened last (the current one once all are back), rather than go out ahead of it or
-be refused while the agent starts.
+(`reopen_asked`): a prompt from a chat being reopened waits for its session's load or resume, and one from no
+chat for the current session while it is reopened, or, while none is current, for the session reopened last
+(the current one once all are back), rather than go out ahead of it or be refused while the agent starts.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from acp_nvim.app.runs import AgentRun, ChatSession, Runs
+from acp_nvim.app.runs import AgentRun, ChatSession, NoChat, Opening, Runs
 from acp_nvim.app.sessions.turns import Turns
 
 
@@ -53,14 +53,18 @@ async def reopen_asked(
 ) -> ChatSession | None:
     """`sessions` reopened one after the other on `run` by `reopen` (which returns the session reopened, or
     None); returns the first one reopened. Each one's prompts wait for it from the start (its chat is there
-    all along); the last one's also take the prompts from no chat. The turn of the first prompt that waited
-    runs in a task of the run's own: the next reopen, and the run's first session done, do not wait for it.
-    What waited for a session that does not come back goes back to the user."""
+    all along), and those from no chat while it is current; the last one's also while none is current
+    (another agent's session, or one reopened already, takes them at once). The turn of the first prompt
+    that waited runs in a task of the run's own: the next reopen, and the run's first session done, do not
+    wait for it. What waited for a session that does not come back goes back to the user."""
     first: ChatSession | None = None
     with contextlib.ExitStack() as all_asked:
-        asked = [
-            (old, all_asked.enter_context(runs.asking(run.name, old.cwd, old.session_id))) for old in sessions
-        ]
+        asked: list[tuple[ChatSession, Opening]] = []
+        for old in sessions:
+            no_chat: NoChat = "none_current" if old is sessions[-1] else "none"
+            asked.append(
+                (old, all_asked.enter_context(runs.asking(run.name, old.cwd, old.session_id, no_chat)))
+            )
         try:
             while asked and run.connection is not None:
                 old, opening = asked[0]

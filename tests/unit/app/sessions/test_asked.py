@@ -86,6 +86,8 @@ async def reopened_with_prompts(app: App, fail: bool) -> None:
         with contextlib.suppress(RuntimeError):
             await reopen_asked(app.runs, app.turns, run, [first, second], reopen)
 
+    # As after a restart: the agent's sessions were forgotten when it stopped, none is current.
+    app.runs.clear_current()
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(reopening)
         await anyio.wait_all_tasks_blocked()
@@ -111,4 +113,29 @@ async def test_a_reopen_cut_short_gives_back_what_waited_for_the_sessions_not_re
     agent = app.runs.agents["a"].connection
     assert isinstance(agent, FakeAgent)
     assert agent.prompts == [] and app.port.refused == [NOT_OPENED, NOT_OPENED]
+    assert app.runs.current().opening is None
+
+
+async def test_a_prompt_from_no_chat_goes_to_another_agents_current_session_rather_than_wait() -> None:
+    """Agent a's session is reopened while agent b's is current: a prompt from no chat goes to b's at once;
+    one from no chat waits only while the current session is the one reopened (or none is)."""
+    app = App()
+    run, reopened = await app.start("a", FakeAgent())
+    other = FakeAgent(session_prefix="b")
+    _, current = await app.start("b", other)
+    assert app.runs.current().session is current
+    go = anyio.Event()
+
+    async def reopen(old: ChatSession) -> ChatSession | None:
+        await go.wait()
+        return old
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(reopen_asked, app.runs, app.turns, run, [reopened], reopen)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("now")
+        assert other.prompts == ["now"]
+        app.runs.use(reopened.session_id)
+        assert app.runs.current().opening is not None
+        go.set()
     assert app.runs.current().opening is None
