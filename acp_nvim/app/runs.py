@@ -124,12 +124,13 @@ class Opening(msgspec.Struct):
     once it is open (`sessions/asked.py`)."""
 
     agent: str
-    # Its folder: a waiting prompt's `@diff` is taken there.
+    # Its folder: a waiting prompt's `@diff` is taken there, and in its additional directories.
     cwd: str
     # Known before it is open for a stored session (a load or a resume): its chat, there before the agent's
     # answer (a load's replay lands in it), sends its prompts here too until it is open.
     session_id: str | None = None
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
+    directories: list[str] = msgspec.field(default_factory=list)
 
 
 class ChatSession(msgspec.Struct):
@@ -254,11 +255,14 @@ class Runs:
         return Current(session, run, missing, opening)
 
     @contextlib.contextmanager
-    def asking(self, agent: str, cwd: str, session_id: str | None = None) -> Iterator[Opening]:
-        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork): it is the
-        current one for a prompt from no chat until the block ends (opened, or failed), and, with its
-        `session_id` (a stored one), for one from its own chat."""
-        opening = Opening(agent, cwd, session_id)
+    def asking(
+        self, agent: str, cwd: str, session_id: str | None = None, directories: list[str] | None = None
+    ) -> Iterator[Opening]:
+        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork; with the
+        additional `directories` it is to have): it is the current one for a prompt from no chat until the
+        block ends (opened, or failed), and, with its `session_id` (a stored one), for one from its own
+        chat."""
+        opening = Opening(agent, cwd, session_id, directories=list(directories or []))
         self._asked.append(opening)
         try:
             yield opening

@@ -22,13 +22,15 @@ async def open_asked(
     cwd: str,
     opening: Callable[[], Awaitable[ChatSession | None]],
     session_id: str | None = None,
+    directories: list[str] | None = None,
 ) -> ChatSession | None:
-    """The session `opening` opens on `agent` (in `cwd`, where a waiting prompt's `@diff` is taken), or None.
+    """The session `opening` opens on `agent` (in `cwd` and `directories`, where a waiting prompt's `@diff` is
+    taken), or None.
     `session_id`, a stored session's: the prompts of its own chat wait too (its chat is there before the
     agent has it open). The turn of the first prompt that waited is run before this returns, as a prompt's
     own call would run it."""
     session: ChatSession | None = None
-    with runs.asking(agent, cwd, session_id) as asked:
+    with runs.asking(agent, cwd, session_id, directories) as asked:
         try:
             session = await opening()
         finally:
