@@ -267,7 +267,7 @@ class RegistryAgents:
     async def _remove(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
         """Removes every installed version of the agent; a running one only once the user chose to stop it
         (deleting the files under a live process breaks it as it loads more of them)."""
-        users = list({id(run): run for _, run in self._in_use(installs, agent_id)}.values())
+        users = self._users(installs, agent_id)
         if users:
             names = ", ".join(run.name for run in users)
             picked = await self._port.select(
@@ -278,13 +278,17 @@ class RegistryAgents:
             if picked != "stop":
                 self._port.notify(f"{agent_id} was not removed: it is running ({names})", INFO)
                 return
-            for run in users:
+            # Those that run now: one may have started while the question waited.
+            for run in self._users(installs, agent_id):
                 await self._runs.stop_run(run, f"{run.display_name} was stopped: {agent_id} is removed")
         removed = await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, None)
         if removed:
             self._port.notify(f"removed {agent_id} {', '.join(removed)}", INFO)
         else:
             self._port.notify(f"{agent_id} is not installed", WARN)
+
+    def _users(self, installs: list[InstalledAgent], agent_id: str) -> list[AgentRun]:
+        return list({id(run): run for _, run in self._in_use(installs, agent_id)}.values())
 
     async def _update(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
         if not await self._catalog.refresh(options):
