@@ -85,7 +85,10 @@ class Commands:
             await run.lifecycle.wait_connected()
             return await self._sessions.new(run) if run.connection is not None else None
 
-        await open_asked(self._runs, self._turns, run.name, run.spec.cwd or os.getcwd(), opening)
+        cwd = run.spec.cwd or os.getcwd()
+        await open_asked(
+            self._runs, self._turns, run.name, cwd, opening, directories=self._sessions.planned(run)
+        )
 
     async def restart(self, spec: AgentSpec) -> None:
         """Stops the agent (when it runs) and starts it again. The sessions that were open when it stopped or

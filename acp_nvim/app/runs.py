@@ -40,11 +40,6 @@ EARLY_UPDATES_MAX = 1000
 NO_SESSION = "no session: start an agent with :AcpStart"
 SESSION_CLOSED = "this chat's session is closed: open a new one with :AcpNew"
 NO_AGENT_RUNNING = "no agent is running: start one with :AcpStart"
-# A prompt for no session (or one not open yet) while its agent starts, and no session it could wait for.
-AGENT_STARTING = (
-    "the agent is starting: the prompt was not sent (its text is back in the chat's prompt,"
-    " or in its history)"
-)
 
 
 class McpServerConfig(msgspec.Struct, kw_only=True):
@@ -132,18 +127,18 @@ class Opening(msgspec.Struct):
     to it once it is open (`sessions/asked.py`)."""
 
     agent: str
-    # Its folder: a waiting prompt's `@diff` is taken there.
+    # Its folder: a waiting prompt's `@diff` is taken there, and in its additional directories.
     cwd: str
     # Known before it is open for a stored session (a load or a resume): its chat, there before the agent's
     # answer (a load's replay lands in it), sends its prompts here too until it is open.
     session_id: str | None = None
-    # Which prompts from no chat wait for it: all (the user asked for it); for a session a restart reopens,
-    # those sent while it is current, and for the last one also while none is (current once all are back).
+    # The prompts from no chat that wait for it: all (the user asked for it), or as `waits_for` says.
     from_no_chat: NoChat = "all"
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
+    directories: list[str] = msgspec.field(default_factory=list)
 
     def waits_for(self, current_id: str | None) -> bool:
-        """Whether a prompt from no chat waits for it, the current session being `current_id`."""
+        """With `current_id` current, whether a prompt from no chat waits for it (`asked.py`'s reopen)."""
         return self.from_no_chat == "all" or (
             self.session_id == current_id if current_id is not None else self.from_no_chat == "none_current"
         )
@@ -275,13 +270,18 @@ class Runs:
 
     @contextlib.contextmanager
     def asking(
-        self, agent: str, cwd: str, session_id: str | None = None, from_no_chat: NoChat = "all"
+        self,
+        agent: str,
+        cwd: str,
+        session_id: str | None = None,
+        directories: list[str] | None = None,
+        from_no_chat: NoChat = "all",
     ) -> Iterator[Opening]:
-        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork): it is the
-        current one for a prompt from no chat until the block ends (opened, or failed), and, with its
-        `session_id` (a stored one), for one from its own chat. A restart's reopen asks the same way, with
-        `from_no_chat` (Opening's) saying which prompts from no chat wait for it."""
-        opening = Opening(agent, cwd, session_id, from_no_chat)
+        """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork; with the
+        additional `directories` it is to have), or a restart reopens it: it is the current one for a prompt
+        from no chat (`from_no_chat`) until the block ends (opened, or failed), and, with its `session_id` (a
+        stored one), for one from its own chat."""
+        opening = Opening(agent, cwd, session_id, from_no_chat, directories=list(directories or []))
         self._asked.append(opening)
         try:
             yield opening

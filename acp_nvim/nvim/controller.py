@@ -66,7 +66,7 @@ class Controller:
 
             port = CatalogPort(self.port, self.lua)
             catalog = Catalog(port, self._spawn)
-            self._registry_parts = (catalog, RegistryAgents(catalog, port))
+            self._registry_parts = (catalog, RegistryAgents(catalog, port, self))
         return self._registry_parts
 
     @property
@@ -87,6 +87,10 @@ class Controller:
 
     async def stop_run(self, run: AgentRun, notice: str | None = None) -> None:
         await self.agent_runs.stop_run(run, notice)
+        self.status.push()
+
+    def running(self) -> list[AgentRun]:
+        return [run for run in self.runs.agents.values() if run.alive]
 
     async def shutdown(self) -> None:
         await self.agent_runs.shutdown()

@@ -159,9 +159,9 @@ def test_restore_to_each_checkpoint_in_turn_and_undo_the_restores(
         assert ".acp_nvim" not in status.stdout
 
 
-def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
-    nvim: Nvim, agent: Scripted, project: Path
-) -> None:
+def agent_rewrites_line_15(nvim: Nvim, agent: Scripted, project: Path) -> tuple[list[str], int]:
+    """f.txt of 20 lines, shown in a buffer; the agent's turn rewrites its line 15 on disk, and the buffer
+    follows. The file's first lines, and the buffer."""
     lines = [f"line {n}" for n in range(1, 21)]
     (project / "f.txt").write_text("\n".join(lines) + "\n")
     agent.start(
@@ -170,6 +170,13 @@ def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
     buf = open_buffer(nvim, project / "f.txt")
     agent.turn()
     nvim.wait("vim.api.nvim_buf_get_lines(args[1], 14, 15, false)[1] == 'AGENT 15'", 10, buf)
+    return lines, buf
+
+
+def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
+    nvim: Nvim, agent: Scripted, project: Path
+) -> None:
+    lines, buf = agent_rewrites_line_15(nvim, agent, project)
     # The user edits line 3 and does not save.
     nvim.lua("vim.api.nvim_buf_set_lines(..., 2, 3, false, {'USER 3'})", buf)
     restore(nvim, "1")
@@ -183,14 +190,7 @@ def test_a_restore_merges_into_a_buffer_with_unsaved_edits(
 def test_a_restores_conflicts_with_unsaved_edits_are_told_once_with_their_file(
     nvim: Nvim, agent: Scripted, project: Path
 ) -> None:
-    lines = [f"line {n}" for n in range(1, 21)]
-    (project / "f.txt").write_text("\n".join(lines) + "\n")
-    agent.start(
-        [[{"disk_edit": {"path": str(project / "f.txt"), "old": "line 15\n", "new": "AGENT 15\n"}}]], project
-    )
-    buf = open_buffer(nvim, project / "f.txt")
-    agent.turn()
-    nvim.wait("vim.api.nvim_buf_get_lines(args[1], 14, 15, false)[1] == 'AGENT 15'", 10, buf)
+    lines, buf = agent_rewrites_line_15(nvim, agent, project)
     # The user rewrites the very line the restore puts back, and does not save.
     nvim.lua("vim.api.nvim_buf_set_lines(..., 14, 15, false, {'USER 15'})", buf)
     before = len(nvim.notes())

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from bench.harness import wait_until
-from tests.nvim.conftest import Nvim
+from tests.nvim.conftest import Nvim, setup_opts
+from tests.nvim.test_chat import scripted_agent
 from tests.nvim.test_prompt_blocks import prompt_buf, sent, start, type_and_send
 
 EMBEDDED = {"embeddedContext": True}
@@ -217,6 +218,45 @@ def test_a_huge_diff_is_cut(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) 
     assert len(text) < 70 * 1024
     assert "[cut: the diff is" in text
     nvim.wait_chat("@diff: 1 file (cut)")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_diff_of_every_folder_of_the_session(nvim: Nvim, tmp_path: Path, schema: dict[str, Any]) -> None:
+    """A session with additional directories: each repository's changes, under a line naming it."""
+    repos = {"app": tmp_path / "app", "lib": tmp_path / "lib"}
+    for name, path in repos.items():
+        path.mkdir()
+        git(path, "init", "-q")
+        (path / f"{name}.py").write_text("v = 1\n")
+        git(path, "add", ".")
+        git(path, "commit", "-qm", "one")
+        (path / f"{name}.py").write_text("v = 2\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    caps = {"promptCapabilities": EMBEDDED, "sessionCapabilities": {"additionalDirectories": {}}}
+    scenario = {"echo": False, "agentCapabilities": caps}
+    agents = {"s": scripted_agent(tmp_path, scenario)}
+    nvim.api.command(f"cd {repos['app']}")  # the session's folder: Neovim's when the agent starts
+    extra = [str(repos["lib"]), str(notes)]
+    nvim.lua(
+        "require('acp_nvim').setup(...)", setup_opts(tmp_path, agents=agents, additional_directories=extra)
+    )
+    nvim.api.command("AcpStart s")
+    nvim.wait_state("ready")
+    type_and_send(nvim, "review @diff")
+    text = sent(nvim, tmp_path, schema)[1]["resource"]["text"]
+    app, lib = repos["app"], repos["lib"]
+    head_app = (
+        f"# git diff of the repository {app} (paths relative to {app}):\ndiff --git a/app.py b/app.py\n"
+    )
+    head_lib = (
+        f"# git diff of the repository {lib} (paths relative to {lib}):\ndiff --git a/lib.py b/lib.py\n"
+    )
+    assert text.startswith("The unstaged changes (git diff):\n" + head_app)
+    assert text.index("-v = 1\n+v = 2\n") < text.index(head_lib)
+    assert text.endswith(f"-v = 1\n+v = 2\n# {notes}: not a git repository\n")
+    assert text.count("diff --git ") == 2
+    nvim.wait_chat("review @diff\n@diff: 2 files")
 
 
 def test_completion_offers_the_mentions(nvim: Nvim, tmp_path: Path) -> None:

@@ -69,14 +69,21 @@ def qf_texts(nvim: Nvim) -> list[tuple[int, str]]:
     return [(e["lnum"], e["text"]) for e in nvim.lua("return vim.fn.getqflist()")]
 
 
-def test_comment_reject_list_edit_remove_and_send(nvim: Nvim, agent: Scripted, tmp_path: Path) -> None:
+def agent_edited(nvim: Nvim, agent: Scripted, tmp_path: Path, *later_turns: list[dict[str, Any]]) -> Path:
+    """r.txt of a new project, rewritten by the agent's first turn (`later_turns` are its next ones); the
+    review's questions answered from `acp_test.inputs`. The file."""
     project = tmp_path / "project"
     project.mkdir()
     r = project / "r.txt"
     r.write_text(ORIGINAL)
-    agent.start([[{"write": {"path": str(r), "content": EDITED}}], [{"text": "noted"}]], project)
+    agent.start([[{"write": {"path": str(r), "content": EDITED}}], *later_turns], project)
     agent.turn()
     nvim.lua(INPUT)
+    return r
+
+
+def test_comment_reject_list_edit_remove_and_send(nvim: Nvim, agent: Scripted, tmp_path: Path) -> None:
+    r = agent_edited(nvim, agent, tmp_path, [{"text": "noted"}])
 
     # A comment on the hunk under the cursor, through the key; its words asked.
     nvim.api.command("AcpReview")
@@ -193,13 +200,7 @@ def test_comment_reject_list_edit_remove_and_send(nvim: Nvim, agent: Scripted, t
 
 
 def test_comment_without_a_hunk_or_a_session_says_so(nvim: Nvim, agent: Scripted, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    r = project / "r.txt"
-    r.write_text(ORIGINAL)
-    agent.start([[{"write": {"path": str(r), "content": EDITED}}]], project)
-    agent.turn()
-    nvim.lua(INPUT)
+    r = agent_edited(nvim, agent, tmp_path)
     nvim.api.command(f"edit {r}")
     nvim.api.current.window.cursor = (4, 0)
     nvim.api.command("AcpReview comment words")
@@ -225,13 +226,7 @@ def test_comment_without_a_hunk_or_a_session_says_so(nvim: Nvim, agent: Scripted
 def test_a_comment_stays_on_its_lines_when_their_hunk_is_rejected(
     nvim: Nvim, agent: Scripted, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    r = project / "r.txt"
-    r.write_text(ORIGINAL)
-    agent.start([[{"write": {"path": str(r), "content": EDITED}}]], project)
-    agent.turn()
-    nvim.lua(INPUT)
+    r = agent_edited(nvim, agent, tmp_path)
     nvim.api.command("AcpReview")
     nvim.api.command("clast")
     assert nvim.api.current.window.cursor[0] == 8

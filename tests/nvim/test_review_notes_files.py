@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.nvim.agent_io import Scripted
 from tests.nvim.conftest import Nvim
-from tests.nvim.test_review_notes import EDITED, INPUT, ORIGINAL, keys, qf_texts, wait_shown
+from tests.nvim.test_review_notes import EDITED, INPUT, ORIGINAL, agent_edited, keys, qf_texts, wait_shown
 from tests.schema_check import assert_valid
 
 REJECTED = "rejected (the old lines are back)"
@@ -108,13 +108,8 @@ def test_the_reject_file_key_asks_a_reason_and_notes_it_for_each_hunk(
 def test_a_note_follows_its_buffer_renamed_into_the_prompt(
     nvim: Nvim, agent: Scripted, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    r = project / "r.txt"
-    r.write_text(ORIGINAL)
-    agent.start([[{"write": {"path": str(r), "content": EDITED}}], [{"text": "noted"}]], project)
-    agent.turn()
-    nvim.lua(INPUT)
+    r = agent_edited(nvim, agent, tmp_path, [{"text": "noted"}])
+    project = r.parent
     nvim.api.command(f"edit {r}")
     nvim.api.current.window.cursor = (2, 0)
     nvim.api.command("AcpReview comment use a constant")
@@ -161,20 +156,14 @@ def test_a_note_follows_its_buffer_renamed_into_the_prompt(
 def test_a_note_on_a_file_the_agent_moved_says_it_is_not_there(
     nvim: Nvim, agent: Scripted, tmp_path: Path
 ) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    r = project / "r.txt"
-    r.write_text(ORIGINAL)
     move = {"shell": {"command": "mv r.txt moved.txt", "toolCallId": "m1", "kind": "move"}}
-    agent.start([[{"write": {"path": str(r), "content": EDITED}}], [move], [{"text": "noted"}]], project)
-    agent.turn()
-    nvim.lua(INPUT)
+    r = agent_edited(nvim, agent, tmp_path, [move], [{"text": "noted"}])
     nvim.api.command(f"edit {r}")
     nvim.api.current.window.cursor = (2, 0)
     nvim.api.command("AcpReview comment use a constant")
     wait_shown(nvim, 1, "constant")
     agent.turn()
-    assert not r.exists() and (project / "moved.txt").exists()
+    assert not r.exists() and (r.parent / "moved.txt").exists()
 
     nvim.api.command("AcpReview comments")
     nvim.wait("#vim.fn.getqflist() == 1")

@@ -427,3 +427,57 @@ def test_a_repository_made_before_the_attributes_reads_every_file_again(tmp_path
 
     anyio.run(main)
     assert {name: (root / name).read_bytes() for name in CONVERTED} == CONVERTED
+
+
+def nested_repo(folder: Path) -> None:
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    git(folder, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "own")
+
+
+def test_the_pickers_count_is_what_a_restore_changes(tmp_path: Path) -> None:
+    """The picker's "N files changed since" counts the files a restore writes or removes: never a file a
+    snapshot left out (over the size limit, at the checkpoint or now), never one in a nested repository (of
+    now, or of the checkpoint: its files were never recorded), which the restore leaves as they are."""
+    root = tmp_path / "project"
+    root.mkdir()
+    make_project(root)
+    vendor = root / "vendor"
+    vendor.mkdir()
+    (vendor / "lib.txt").write_text("lib\n")
+    nested_repo(vendor)
+    flattened = root / "flattened"
+    flattened.mkdir()
+    (flattened / "x.txt").write_text("its own repository at the checkpoint\n")
+    nested_repo(flattened)
+    (root / "grows.bin").write_bytes(b"g" * 10)
+    (root / "shrinks.bin").write_bytes(b"s" * 5000)
+    shadow = snapshots(tmp_path / "store", max_file_bytes=1000)
+    record = SessionRecord(session_id="s", folders=[str(root)])
+
+    before: dict[str, object] = {}
+
+    async def main() -> tuple[dict[str, int], str]:
+        checkpoint = await shadow.take(record, "1", 1, "prompt", "go")
+        (root / "a.txt").write_text("changed\n")
+        (root / "d.txt").unlink()
+        (root / "new.txt").write_text("new\n")
+        (vendor / "lib.txt").write_text("changed\n")
+        shutil.rmtree(flattened / ".git")
+        (root / "grows.bin").write_bytes(b"G" * 5000)
+        (root / "shrinks.bin").write_bytes(b"S" * 10)
+        counts = await shadow.changed_counts(record)
+        before.update(state_of(root))
+        text, _ = await shadow.restore(record, checkpoint, NoBuffers())  # type: ignore[arg-type]
+        return counts, text
+
+    counts, text = anyio.run(main)
+    after = state_of(root)
+    changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+    # a.txt and d.txt written back, new.txt removed: nothing else.
+    assert changed == {"a.txt", "d.txt", "new.txt"}, changed
+    assert counts["1"] == len(changed), (counts, text)
+    assert (root / "grows.bin").read_bytes() == b"G" * 5000
+    assert (root / "shrinks.bin").read_bytes() == b"S" * 10
+    assert (flattened / "x.txt").read_text() == "its own repository at the checkpoint\n"
+    assert (vendor / "lib.txt").read_text() == "changed\n"

@@ -5,7 +5,8 @@ interleave).
 A restore first takes a checkpoint of the state it replaces (so that it can be undone), then puts back every
 file that differs (`client/files/restore_files.py`), then has Lua show the restored text in the loaded buffers
 (merged into those with unsaved edits). Files a snapshot left out (over the size limit, unreadable) are named
-and left as they are.
+and left as they are, and so are the nested repositories (of now or of the checkpoint): `_restorable` is that
+one decision, shared by the restore, its diff and the picker's count of the files it would change.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from acp_nvim.client.files.shadow_git import (
     GitError,
     Known,
     ShadowRepo,
+    Snapshot,
     is_under,
 )
 
@@ -47,6 +49,7 @@ log = logging.getLogger("acp_nvim.checkpoints")
 # Files named in a report, at most (the rest counted).
 NAMED_MAX = 5
 FILE_MODES = ("100644", "100755", "120000")
+DELETED = "000000"
 GC_EVERY_S = 24 * 60 * 60
 
 
@@ -85,6 +88,7 @@ class Snapshots:
         max_bytes = int(self._options().max_file_bytes)
         commits: dict[str, str] = {}
         skipped: dict[str, list[tuple[str, str]]] = {}
+        nested: dict[str, list[str]] = {}
         async with contextlib.AsyncExitStack() as locks:
             trees: dict[str, str] = {}
             for folder in sorted(set(record.folders)):
@@ -94,6 +98,8 @@ class Snapshots:
                 trees[folder] = snapshot.tree
                 if snapshot.skipped:
                     skipped[folder] = snapshot.skipped
+                if snapshot.nested:
+                    nested[folder] = snapshot.nested
             if written is not None:
                 written.set()
                 # The prompt goes before the commits' git processes start.
@@ -112,6 +118,7 @@ class Snapshots:
             title=title,
             commits=commits,
             skipped=skipped,
+            nested=nested,
         )
         record.checkpoints = [c for c in record.checkpoints if c.id != checkpoint_id] + [checkpoint]
         self._save_pruned(record)
@@ -145,34 +152,44 @@ class Snapshots:
         the folder's lock), and the files the snapshot of now left out."""
         repo = self.repo(folder)
         if now is not None and folder in now.commits:
-            tree, skipped = now.commits[folder], now.skipped.get(folder, [])
+            skipped, nested = now.skipped.get(folder, []), now.nested.get(folder, [])
+            snapshot = Snapshot(tree=now.commits[folder], skipped=skipped, nested=nested)
         else:
             snapshot = await repo.snapshot(int(self._options().max_file_bytes))
-            tree, skipped = snapshot.tree, snapshot.skipped
-        target = checkpoint.commits.get(folder)
-        changes = await repo.diff(tree, target or EMPTY_TREE)
-        left_out = {path for path, _ in skipped}
-        kept = [
+        kept = await self._restorable(repo, folder, snapshot, checkpoint)
+        return kept, sorted({path for path, _ in snapshot.skipped})
+
+    async def _restorable(
+        self, repo: ShadowRepo, folder: str, now: Snapshot, checkpoint: Checkpoint
+    ) -> list[Change]:
+        """The files a restore of `folder` to `checkpoint` writes or removes, from `now`: not a file either
+        snapshot left out (one side does not know its content: a restore would delete or overwrite it),
+        nothing in a nested repository of either (its own git keeps it), no gitlink, nothing of the store."""
+        changes = await repo.diff(now.tree, checkpoint.commits.get(folder) or EMPTY_TREE)
+        left_out = {path for path, _ in now.skipped}
+        left_out.update(path for path, _ in checkpoint.skipped.get(folder, []))
+        nested = [path.rstrip("/") for path in (*now.nested, *checkpoint.nested.get(folder, []))]
+        return [
             c
             for c in changes
             if GITLINK not in (c.old_mode, c.new_mode)
+            and (c.new_mode in FILE_MODES or c.new_mode == DELETED)
             and c.path not in left_out
+            and not any(is_under(c.path, inside) for inside in nested)
             and not is_under(c.path, repo.store_inside)
         ]
-        return kept, sorted(left_out)
 
     async def changed_counts(self, record: SessionRecord) -> dict[str, int]:
+        """For the picker: how many files a restore to each checkpoint would write or remove."""
         counts: dict[str, int] = {}
         for folder in record.folders:
             async with self.lock(folder):
                 repo = self.repo(folder)
                 now = await repo.snapshot(int(self._options().max_file_bytes))
                 for checkpoint in record.checkpoints:
-                    target = checkpoint.commits.get(folder)
-                    if target is None:
+                    if folder not in checkpoint.commits:
                         continue
-                    changes = await repo.diff(now.tree, target)
-                    changed = [c for c in changes if not is_under(c.path, repo.store_inside)]
+                    changed = await self._restorable(repo, folder, now, checkpoint)
                     counts[checkpoint.id] = counts.get(checkpoint.id, 0) + len(changed)
         return counts
 
@@ -213,7 +230,7 @@ class Snapshots:
                 (os.path.join(folder, path), "left as it is: too large or unreadable to undo")
             )
         writes = [c for c in changes if c.new_mode in FILE_MODES]
-        removals = [c.path for c in changes if c.new_mode == "000000"]
+        removals = [c.path for c in changes if c.new_mode == DELETED]
         if not writes and not removals:
             return
         await port.checkpoint("before", CheckpointBuffers([os.path.join(folder, c.path) for c in changes]))
@@ -273,10 +290,10 @@ def _quickfix_item(folder: str, out: str, change: Change, blobs: dict[str, bytes
         os.makedirs(os.path.dirname(theirs), exist_ok=True)
         with open(theirs, "wb") as file:
             file.write(blobs.get(change.new_blob, b""))
-    if change.old_mode == "000000":
+    if change.old_mode == DELETED:
         text = "deleted since: a restore brings it back"
         shown = theirs or path
-    elif change.new_mode == "000000":
+    elif change.new_mode == DELETED:
         text = "created since: a restore removes it"
         shown = path
     else:

@@ -31,6 +31,8 @@ class Checkpoint(msgspec.Struct, kw_only=True):
     commits: dict[str, str]
     # folder -> files the snapshot left out, with why (over the size limit, unreadable)
     skipped: dict[str, list[tuple[str, str]]] = {}
+    # folder -> its folders that were git repositories of their own (`vendor/`): left out, and left alone
+    nested: dict[str, list[str]] = {}
 
 
 class SessionRecord(msgspec.Struct, kw_only=True):

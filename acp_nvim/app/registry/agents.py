@@ -5,6 +5,9 @@ package pinned to the registry's version, or the installed binary (downloaded fi
 installed yet, with its progress shown). An installed version starts without the network. The entry is the
 one of the agent's channel (`channels.py`): its preview where the user opted in (`opts.registry.preview`),
 which the format restricts to npx and uvx, so an installed binary of the stable channel stays as it is.
+
+An install a running agent runs is never deleted under it: `remove` asks to stop the agent first, and an
+update keeps the version it replaces while a run uses it (removed at the agent's next start).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import logging
 import math
 import shutil
+from pathlib import Path
+from typing import Protocol
 
 import anyio
 import anyio.from_thread
@@ -26,7 +31,7 @@ from acp_nvim.app.registry.catalog import Catalog, CatalogPort
 from acp_nvim.app.registry.entries import Registry, RegistryAgent
 from acp_nvim.app.registry.install import InstalledAgent, InstallError
 from acp_nvim.app.registry.options import RegistryOptions
-from acp_nvim.app.runs import AgentSpec
+from acp_nvim.app.runs import AgentRun, AgentSpec
 from acp_nvim.client.agent.process import StartError
 
 log = logging.getLogger("acp_nvim.registry_agents")
@@ -39,10 +44,19 @@ class NotInRegistry(StartError):
     """The registry has no such agent, or could not be read."""
 
 
+class RunningAgents(Protocol):
+    """The agents' runs (the controller): which run now, and stopping one."""
+
+    def running(self) -> list[AgentRun]: ...
+
+    async def stop_run(self, run: AgentRun, notice: str | None = None) -> None: ...
+
+
 class RegistryAgents:
-    def __init__(self, catalog: Catalog, port: CatalogPort) -> None:
+    def __init__(self, catalog: Catalog, port: CatalogPort, runs: RunningAgents) -> None:
         self._catalog = catalog
         self._port = port
+        self._runs = runs
         # One install at a time: two starts of one agent must not extract it twice.
         self._installing = anyio.Lock()
 
@@ -129,15 +143,22 @@ class RegistryAgents:
         self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
     ) -> InstalledAgent:
         async with self._installing:
-            return await self._install(options, agent, target)
+            found = await anyio.to_thread.run_sync(
+                agent_install.find, options.agents_dir, agent.id, agent.version
+            )
+            if found is None:
+                return await self._install(options, agent, target)
+            # The versions an update kept while they ran go once no run uses them.
+            older = await self._remove_older(options, agent.id, agent.version)
+            if older:
+                replaced = f"removed {agent.id} {', '.join(older)} (replaced by {agent.version})"
+                self._port.notify(replaced, INFO)
+            return found
 
     async def _install(
         self, options: RegistryOptions, agent: RegistryAgent, target: acp_registry.BinaryTarget
     ) -> InstalledAgent:
         agents_dir = options.agents_dir
-        found = await anyio.to_thread.run_sync(agent_install.find, agents_dir, agent.id, agent.version)
-        if found is not None:
-            return found
         title = f"{agent.name} {agent.version}"
         self._port.notify(f"installing {title} from {target.archive}", INFO)
         told = [0]
@@ -163,13 +184,42 @@ class RegistryAgents:
         except OSError as err:
             raise StartError(f"{title} was not installed: {err}") from None
         self._port.notify(f"installed {title} in {record.folder}", INFO)
-        # The registry's version replaces the ones before it (a run of an older one keeps its files open).
-        older = await anyio.to_thread.run_sync(
-            agent_install.remove_others, agents_dir, agent.id, agent.version
-        )
+        # The registry's version replaces the ones before it, but one a run uses (its files, loaded as it
+        # goes, must stay): that one goes at the agent's next start.
+        older = await self._remove_older(options, agent.id, agent.version)
         if older:
             self._port.notify(f"updated {agent.id} from {', '.join(older)} to {agent.version}", INFO)
+        installs = await anyio.to_thread.run_sync(agent_install.installed, agents_dir)
+        kept = sorted({record.version for record, _ in self._in_use(installs, agent.id, but=agent.version)})
+        if kept:
+            self._port.notify(
+                f"{agent.id} {', '.join(kept)} is kept while it runs: it is removed when {agent.id} starts"
+                f" again (:AcpRestart {agent.id})",
+                INFO,
+            )
         return record
+
+    async def _remove_older(self, options: RegistryOptions, agent_id: str, version: str) -> list[str]:
+        """Removes the agent's installs of other versions than `version` that no run uses."""
+        installs = await anyio.to_thread.run_sync(agent_install.installed, options.agents_dir)
+        busy = {record.version for record, _ in self._in_use(installs, agent_id)}
+        older = [r.version for r in installs if r.id == agent_id and r.version not in (version, *busy)]
+        for other in older:
+            await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, other)
+        return older
+
+    def _in_use(
+        self, installs: list[InstalledAgent], agent_id: str, but: str | None = None
+    ) -> list[tuple[InstalledAgent, AgentRun]]:
+        """The installs of `agent_id` (but version `but`) a running agent runs, with that run: its command
+        is inside the install's folder (a preset that runs the registry's agent has a name of its own)."""
+        return [
+            (record, run)
+            for record in installs
+            if record.id == agent_id and record.version != but
+            for run in self._runs.running()
+            if run.spec.cmd and Path(run.spec.cmd).is_relative_to(record.folder)
+        ]
 
     # ---- :AcpAgents -----------------------------------------------------------------------------------
 
@@ -208,15 +258,37 @@ class RegistryAgents:
                 return
             action = picked
         if action == "remove":
-            removed = await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, None)
-            if removed:
-                self._port.notify(f"removed {agent_id} {', '.join(removed)}", INFO)
-            else:
-                self._port.notify(f"{agent_id} is not installed", WARN)
+            await self._remove(options, agent_id, installs)
         elif action == "update":
             await self._update(options, agent_id, [r for r in installs if r.id == agent_id])
         else:
             self._port.notify(f"unknown :AcpAgents action {action!r} (update, remove)", ERROR)
+
+    async def _remove(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
+        """Removes every installed version of the agent; a running one only once the user chose to stop it
+        (deleting the files under a live process breaks it as it loads more of them)."""
+        users = self._users(installs, agent_id)
+        if users:
+            names = ", ".join(run.name for run in users)
+            picked = await self._port.select(
+                f"{agent_id} is running ({names}): stop it to remove it?",
+                [Choice("stop", f"stop {names} and remove {agent_id}"), Choice("keep", "keep it")],
+                "acp_nvim_agent_remove",
+            )
+            if picked != "stop":
+                self._port.notify(f"{agent_id} was not removed: it is running ({names})", INFO)
+                return
+            # Those that run now: one may have started while the question waited.
+            for run in self._users(installs, agent_id):
+                await self._runs.stop_run(run, f"{run.display_name} was stopped: {agent_id} is removed")
+        removed = await anyio.to_thread.run_sync(agent_install.remove, options.agents_dir, agent_id, None)
+        if removed:
+            self._port.notify(f"removed {agent_id} {', '.join(removed)}", INFO)
+        else:
+            self._port.notify(f"{agent_id} is not installed", WARN)
+
+    def _users(self, installs: list[InstalledAgent], agent_id: str) -> list[AgentRun]:
+        return list({id(run): run for _, run in self._in_use(installs, agent_id)}.values())
 
     async def _update(self, options: RegistryOptions, agent_id: str, installs: list[InstalledAgent]) -> None:
         if not await self._catalog.refresh(options):

@@ -150,14 +150,6 @@ def remove(agents_dir: Path, agent_id: str, version: str | None = None) -> list[
     return removed
 
 
-def remove_others(agents_dir: Path, agent_id: str, version: str) -> list[str]:
-    """Removes the agent's installs of other versions than `version`; the versions removed."""
-    others = [r.version for r in installed(agents_dir) if r.id == agent_id and r.version != version]
-    for other in others:
-        remove(agents_dir, agent_id, other)
-    return others
-
-
 def command(record: InstalledAgent) -> Path:
     """The executable the install runs (checked to be inside its folder when it was installed)."""
     return Path(record.folder) / PurePosixPath(record.cmd)

@@ -28,13 +28,15 @@ async def open_asked(
     cwd: str,
     opening: Callable[[], Awaitable[ChatSession | None]],
     session_id: str | None = None,
+    directories: list[str] | None = None,
 ) -> ChatSession | None:
-    """The session `opening` opens on `agent` (in `cwd`, where a waiting prompt's `@diff` is taken), or None.
+    """The session `opening` opens on `agent` (in `cwd` and `directories`, where a waiting prompt's `@diff` is
+    taken), or None.
     `session_id`, a stored session's: the prompts of its own chat wait too (its chat is there before the
     agent has it open). The turn of the first prompt that waited is run before this returns, as a prompt's
     own call would run it."""
     session: ChatSession | None = None
-    with runs.asking(agent, cwd, session_id) as asked:
+    with runs.asking(agent, cwd, session_id, directories) as asked:
         try:
             session = await opening()
         finally:
@@ -63,7 +65,12 @@ async def reopen_asked(
         for old in sessions:
             no_chat: NoChat = "none_current" if old is sessions[-1] else "none"
             asked.append(
-                (old, all_asked.enter_context(runs.asking(run.name, old.cwd, old.session_id, no_chat)))
+                (
+                    old,
+                    all_asked.enter_context(
+                        runs.asking(run.name, old.cwd, old.session_id, old.directories, no_chat)
+                    ),
+                )
             )
         try:
             while asked and run.connection is not None:

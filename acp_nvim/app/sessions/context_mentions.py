@@ -299,9 +299,12 @@ def _diff(mention: DiffMention, embedded: bool) -> Rendered:
     if not mention.text.strip():
         return nothing("diff", "no unstaged changes")
     text = mention.text
+    files = mention.text.count("\ndiff --git ") + mention.text.startswith("diff --git ")
+    if not mention.cut and all(line.startswith("# ") for line in text.splitlines()):
+        # Several folders (`git_diff.unstaged_diffs`), none with a change: a line each says why.
+        return nothing("diff", "; ".join(line.removeprefix("# ") for line in text.splitlines()))
     if mention.cut:
         text += f"\n[cut: the diff is {mention.total_bytes // 1024} KiB, only the first part is sent]"
-    files = mention.text.count("\ndiff --git ") + mention.text.startswith("diff --git ")
     shown = f"@diff: {files} file{'s' if files != 1 else ''}" + (
         " (cut)" if mention.cut or len(text) > MAX_TEXT_CHARS else ""
     )

@@ -63,9 +63,9 @@ class Forks:
             self._port.notify(f"{name} cannot fork sessions (it does not offer session/fork)", WARN)
             return
         # The user asked for it: a prompt from no chat meanwhile waits for it (`asked.py`).
-        await open_asked(
-            self._runs, self._turns, run.name, source.cwd, lambda: self._fork(run, agent, source)
-        )
+        fork = lambda: self._fork(run, agent, source)  # noqa: E731
+        directories = self._sessions.planned(run, source.directories)
+        await open_asked(self._runs, self._turns, run.name, source.cwd, fork, directories=directories)
 
     async def _fork(self, run: AgentRun, agent: AgentConnection, source: ChatSession) -> ChatSession | None:
         name = run.display_name

@@ -1,5 +1,6 @@
-"""`@diff`: the working tree's unstaged `git diff` of the session's folder, run by the host (off Neovim's main
-loop, never holding the event loop), bounded in time and in the bytes read."""
+"""`@diff`: the working tree's unstaged `git diff` of the session's folders (its cwd and its additional
+directories: each repository once), run by the host (off Neovim's main loop, never holding the event loop),
+bounded in time and in the bytes read."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 import anyio
 import anyio.abc
 
-from acp_nvim.app.sessions.context_mentions import MAX_TEXT_CHARS, DiffMention
+from acp_nvim.app.sessions.context_mentions import MAX_TEXT_CHARS, MISSING_WORDS, DiffMention
 
 #: A diff is read up to this many bytes; what is longer is cut, with room left for the note that says so.
 MAX_READ_BYTES = MAX_TEXT_CHARS - 1024
@@ -20,8 +21,8 @@ TIMEOUT_S = 10.0
 _ENV = {"GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
-async def _run(args: list[str], cwd: str) -> tuple[int, bytes, int, bytes]:
-    """Exit code, the first MAX_READ_BYTES of stdout, stdout's whole size, and stderr's start. Both streams
+async def _run(args: list[str], cwd: str, limit: int = MAX_READ_BYTES) -> tuple[int, bytes, int, bytes]:
+    """Exit code, the first `limit` bytes of stdout, stdout's whole size, and stderr's start. Both streams
     are read at once: git blocked on a full stderr pipe (a warning per file) would never close stdout."""
     env = {**os.environ, **_ENV}
     out, err = bytearray(), bytearray()
@@ -31,8 +32,8 @@ async def _run(args: list[str], cwd: str) -> tuple[int, bytes, int, bytes]:
         nonlocal size
         async for chunk in stream:
             size += len(chunk)
-            if len(out) < MAX_READ_BYTES:
-                out.extend(chunk[: MAX_READ_BYTES - len(out)])
+            if len(out) < limit:
+                out.extend(chunk[: limit - len(out)])
 
     async def read_err(stream: anyio.abc.ByteReceiveStream) -> None:
         async for chunk in stream:
@@ -69,22 +70,140 @@ async def unstaged_diff(cwd: str) -> DiffMention:
     if code != 0:
         said = err.decode("utf-8", "replace").strip().splitlines()
         return DiffMention(fact="failed", detail=said[0] if said else f"exit {code}")
-    cut = size > len(out)
+    return DiffMention(text=_whole_lines(out, size), fact="", cut=size > len(out), total_bytes=size)
+
+
+def _whole_lines(out: bytes, size: int) -> str:
     text = out.decode("utf-8", "replace")
-    if cut:
+    if size > len(out):
         # A line cut in its middle says less than the lines before it.
         text = text[: text.rfind("\n") + 1] if "\n" in text else text
-    return DiffMention(text=text, fact="", cut=cut, total_bytes=size)
+    return text
 
 
-async def with_diffs(raw: object, cwd: str | None) -> object:
-    """Lua's attachments with each `@diff` taken (the first once; it stands for the same diff): the others as
-    they came."""
+async def unstaged_diffs(roots: list[str]) -> DiffMention:
+    """The unstaged diff of every root (the session's cwd, then its additional directories): one root gives
+    what `unstaged_diff` gives; more give a section per repository, each repository once (the roots inside
+    it are its pathspecs), and a line per root that has none, under one budget of MAX_READ_BYTES."""
+    unique = list(dict.fromkeys(roots))
+    if len(unique) <= 1:
+        return await unstaged_diff(unique[0]) if unique else DiffMention(fact="not_a_repository")
+    git = shutil.which("git")
+    if git is None:
+        return DiffMention(fact="no_git")
+    # Each repository's top -> the roots inside it, as paths from its top ("" is the top itself).
+    repos: dict[str, list[str]] = {}
+    # In the roots' order: a repository's top, or a root's fact (a repository is listed at its first root).
+    order: list[str | DiffMention] = []
+    for root in unique:
+        where = await _locate(git, root)
+        if isinstance(where, DiffMention):
+            order.append(DiffMention(fact=where.fact, detail=where.detail, text=root))
+            continue
+        top, prefix = where
+        if top not in repos:
+            repos[top] = []
+            order.append(top)
+        repos[top].append(prefix)
+    facts = {(item.fact, item.detail) for item in order if isinstance(item, DiffMention)}
+    if not repos and len(facts) == 1:
+        fact, detail = facts.pop()
+        return DiffMention(fact=fact, detail=detail)
+    # Room kept for the line each later item gives at least (a fact, or a repository's "not sent"): what is
+    # after a cut is still named.
+    least = [len((_fact_line(i) if isinstance(i, DiffMention) else _unsent(i)).encode()) for i in order]
+    parts: list[str] = []
+    used = total = 0
+    cut = False
+    for at, item in enumerate(order):
+        if isinstance(item, DiffMention):
+            part = _fact_line(item)
+        else:
+            room = 0 if cut else MAX_READ_BYTES - used - sum(least[at + 1 :])
+            part, size, cut_here = await _section(git, item, repos[item], room)
+            total += size
+            cut = cut or cut_here
+        parts.append(part)
+        used += len(part.encode())
+    if all(part.endswith(": no unstaged changes\n") for part in parts):
+        return DiffMention(text="", fact="")  # said as for one folder: "no unstaged changes"
+    return DiffMention(text="".join(parts), fact="", cut=cut, total_bytes=total)
+
+
+def _fact_line(fact: DiffMention) -> str:
+    """The line of a root that is no repository (`text`: the root)."""
+    words = MISSING_WORDS.get(fact.fact, fact.fact) + (f": {fact.detail}" if fact.detail else "")
+    return f"# {fact.text}: {words}\n"
+
+
+def _unsent(top: str) -> str:
+    return f"# git diff of the repository {top}: not sent (over the size limit)\n"
+
+
+async def _locate(git: str, root: str) -> tuple[str, str] | DiffMention:
+    """The top of the work tree `root` is in and `root`'s path from it, or why there is none."""
+    if not os.path.isdir(root):
+        return DiffMention(fact="not_a_repository")
+    try:
+        with anyio.fail_after(TIMEOUT_S):
+            code, out, _, _ = await _run([git, "rev-parse", "--show-toplevel", "--show-prefix"], root)
+    except TimeoutError:
+        return DiffMention(fact="failed", detail=f"no answer in {TIMEOUT_S:.0f} s")
+    except OSError as error:
+        return DiffMention(fact="failed", detail=error.strerror or str(error))
+    lines = os.fsdecode(out).split("\n")
+    # Outside a work tree (or in its .git) git fails: as `--is-inside-work-tree` does for one root.
+    if code != 0 or len(lines) < 2 or not lines[0]:
+        return DiffMention(fact="not_a_repository")
+    return lines[0], lines[1].rstrip("/")
+
+
+def _header(top: str, prefixes: list[str]) -> str:
+    # A comment line per repository rather than `--src-prefix`/`--dst-prefix` carrying the folder: each
+    # section stays the diff git and every agent know (`a/` and `b/` paths, applied with `git apply` in that
+    # repository), and the one line says where its paths start, whichever root the agent reads it from.
+    only = "" if "" in prefixes else f", only {', '.join(prefix + '/' for prefix in prefixes)}"
+    return f"# git diff of the repository {top}{only} (paths relative to {top}):\n"
+
+
+async def _section(git: str, top: str, prefixes: list[str], limit: int) -> tuple[str, int, bool]:
+    """One repository's part (its header and at most `limit` bytes of its diff, whole lines), its diff's
+    whole size, and whether that part is cut."""
+    header = _header(top, prefixes)
+    limit = max(limit - len(header.encode()), 0)
+    # From the top, `--no-relative`: the paths are the top's whatever `diff.relative` the user set.
+    # The roots' paths as they are (`--literal-pathspecs`: a folder named `[x]` is no pattern).
+    args = [git, "--no-pager", "--literal-pathspecs", "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
+    args += ["--no-relative", "--", *(["."] if "" in prefixes else prefixes)]
+    said = f"# git diff of the repository {top}"
+    try:
+        with anyio.fail_after(TIMEOUT_S):
+            code, out, size, err = await _run(args, top, limit)
+    except TimeoutError:
+        return f"{said}: git diff failed: no answer in {TIMEOUT_S:.0f} s\n", 0, False
+    except OSError as error:
+        return f"{said}: git diff failed: {error.strerror or error}\n", 0, False
+    if code != 0:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        return f"{said}: git diff failed: {lines[0] if lines else f'exit {code}'}\n", 0, False
+    if size == 0:
+        return f"{said}: no unstaged changes\n", 0, False
+    text = _whole_lines(out, size)
+    if size > len(out) and not text.endswith("\n"):
+        text = ""
+    if not text:
+        return _unsent(top), size, True
+    return header + text, size, size > len(out)
+
+
+async def with_diffs(raw: object, roots: list[str] | None) -> object:
+    """Lua's attachments with each `@diff` taken (the first once; it stands for the same diff) in the
+    session's `roots` (its cwd first): the others as they came."""
     if not isinstance(raw, list) or not any(_is_pending_diff(item) for item in raw):
         return raw
     import msgspec
 
-    taken = await unstaged_diff(cwd) if cwd else DiffMention(fact="not_a_repository")
+    taken = await unstaged_diffs(roots) if roots else DiffMention(fact="not_a_repository")
     value = msgspec.to_builtins(taken)
     value["kind"] = "diff"
     value["mention"] = True

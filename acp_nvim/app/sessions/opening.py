@@ -111,6 +111,12 @@ class SessionCommands:
                 seen.append(path)
         return seen
 
+    def planned(self, run: AgentRun, also: list[str] | None = None) -> list[str]:
+        """The additional directories a session opened now gets: all asked for until the agent says whether
+        it takes them."""
+        wanted = self.directories(run, also)
+        return wanted if run.connection is None else self._sent_directories(run.connection, wanted)
+
     def _sent_directories(self, agent: AgentConnection, directories: list[str]) -> list[str]:
         # What the client layer really sends: nothing unless the agent advertised the capability.
         return directories if _has(agent, "additional_directories") else []
@@ -254,9 +260,9 @@ class SessionCommands:
         """Opens a stored session in a new chat: load (history replayed) or resume (no replay). The user asked
         for it: a prompt from no chat, or from its own chat, meanwhile waits for it (`asked.py`)."""
         cwd = info.cwd if os.path.isabs(info.cwd) else (run.spec.cwd or os.getcwd())
-        return await open_asked(
-            self._runs, self._turns, run.name, cwd, lambda: self._open(run, info, cwd), info.session_id
-        )
+        opening = lambda: self._open(run, info, cwd)  # noqa: E731
+        directories = self.planned(run, info.additional_directories)
+        return await open_asked(self._runs, self._turns, run.name, cwd, opening, info.session_id, directories)
 
     async def _open(self, run: AgentRun, info: s.SessionInfo, cwd: str) -> ChatSession | None:
         agent = run.connection

@@ -11,9 +11,9 @@ from acp_nvim.app import attention
 from acp_nvim.app.checkpoints.service import Checkpoints
 from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
-from acp_nvim.app.runs import AGENT_STARTING, NO_AGENT_RUNNING, ChatSession, Opening, QueuedPrompt, Runs
+from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Opening, QueuedPrompt, Runs
 from acp_nvim.app.sessions import subagents
-from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
+from acp_nvim.app.sessions.prompt_queue import ACTIONS, AGENT_STARTING, PromptQueue
 from acp_nvim.app.sessions.usage import usage_line
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
@@ -81,7 +81,7 @@ class Turns:
         await self.run(begun)
 
     async def _with_diffs(self, raw_attachments: object, session_id: str | None) -> object:
-        """`@diff` taken now, in the session's folder (git runs here, off Neovim's loop, before the prompt is
+        """`@diff` taken now, in the session's folders (git runs here, off Neovim's loop, before the prompt is
         built or queued: a queued prompt sends the diff of when it was written)."""
         if not isinstance(raw_attachments, list) or not any(
             isinstance(item, dict) and item.get("kind") == "diff" for item in raw_attachments
@@ -91,8 +91,9 @@ class Turns:
 
         current = self._runs.current(session_id)
         session, opening = current.session, current.opening
-        cwd = opening.cwd if opening is not None else session.cwd if session is not None else None
-        return await with_diffs(raw_attachments, cwd)
+        if opening is not None:
+            return await with_diffs(raw_attachments, [opening.cwd, *opening.directories])
+        return await with_diffs(raw_attachments, self._runs.roots(session.session_id) if session else None)
 
     async def run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""

@@ -227,6 +227,19 @@ class FakeAgent:
         self._maybe_refuse("archive_session")
         return u.ArchiveSessionResponse()
 
+    def held_until(self, method: str) -> anyio.Event:
+        """`method` (e.g. "new_session", "load_session", "fork_session") answers only once the returned event
+        is set: a session being opened, for as long as a test needs."""
+        answered = anyio.Event()
+        plain = getattr(self, method)
+
+        async def held(*args: Any) -> Any:
+            await answered.wait()
+            return await plain(*args)
+
+        setattr(self, method, held)
+        return answered
+
     def _maybe_refuse(self, method: str) -> None:
         err = self.refuse.pop(method, None)
         if err is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import anyio
 import msgspec
@@ -288,24 +287,11 @@ async def test_a_prompt_without_a_session_or_with_its_agent_gone_says_so() -> No
     assert app.port.texts() == [NO_SESSION, NO_AGENT_RUNNING]
 
 
-def hold_new_session(agent: FakeAgent) -> anyio.Event:
-    """The agent's next session/new answers once the returned event is set."""
-    opened = anyio.Event()
-    plain = agent.new_session
-
-    async def held(*args: Any) -> s.NewSessionResponse:
-        await opened.wait()
-        return await plain(*args)
-
-    agent.new_session = held  # type: ignore[method-assign]
-    return opened
-
-
 async def test_a_prompt_from_no_chat_while_a_new_session_opens_waits_and_goes_to_it() -> None:
     app = App()
     agent = FakeAgent()
     _, old = await app.start("a", agent)
-    opened = hold_new_session(agent)
+    opened = agent.held_until("new_session")
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(app.commands.start, SPEC)
         await anyio.wait_all_tasks_blocked()
@@ -341,7 +327,7 @@ async def test_a_waiting_prompts_diff_is_the_one_of_the_new_sessions_folder(tmp_
     app = App()
     agent = FakeAgent()
     await app.start("a", agent, cwd=str(old_folder))
-    opened = hold_new_session(agent)
+    opened = agent.held_until("new_session")
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(app.commands.start, msgspec.structs.replace(SPEC, cwd=str(new_folder)))
         await anyio.wait_all_tasks_blocked()
@@ -357,7 +343,7 @@ async def test_a_prompt_waiting_for_a_session_that_does_not_open_is_given_back()
     app = App()
     agent = FakeAgent()
     await app.start("a", agent)
-    opened = hold_new_session(agent)
+    opened = agent.held_until("new_session")
     agent.refuse["new_session"] = RpcError(-32603, "no more")
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(app.commands.start, SPEC)

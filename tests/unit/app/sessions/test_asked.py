@@ -5,6 +5,8 @@ fork in test_forking.py)."""
 from __future__ import annotations
 
 import contextlib
+import shutil
+from pathlib import Path
 
 import anyio
 import pytest
@@ -14,6 +16,7 @@ from acp_nvim.app.sessions.asked import open_asked, reopen_asked
 from acp_nvim.app.sessions.prompt_queue import NOT_OPENED
 
 from ..fakes import App, FakeAgent
+from .test_git_diff import repo
 
 pytestmark = pytest.mark.anyio
 
@@ -139,3 +142,30 @@ async def test_a_prompt_from_no_chat_goes_to_another_agents_current_session_rath
         assert app.runs.current().opening is not None
         go.set()
     assert app.runs.current().opening is None
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+async def test_a_waiting_prompts_diff_is_of_every_folder_of_the_session_being_opened(tmp_path: Path) -> None:
+    app = App()
+    await app.start("a", FakeAgent())
+    one, two = repo(tmp_path / "one", {"a.txt": "a\n"}), repo(tmp_path / "two", {"b.txt": "b\n"})
+    go = anyio.Event()
+
+    async def opening() -> ChatSession | None:
+        await go.wait()
+        return None
+
+    async def asked() -> None:
+        await open_asked(app.runs, app.turns, "a", str(one), opening, directories=[str(two)])
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(asked)
+        await anyio.wait_all_tasks_blocked()
+        await app.turns.prompt("review @diff", [{"kind": "diff", "mention": True}])
+        waiting = app.runs.current().opening
+        assert waiting is not None
+        (taken,) = waiting.waiting[0].attachments
+        go.set()
+    assert isinstance(taken, dict) and isinstance(taken["text"], str)
+    assert f"# git diff of the repository {one} " in taken["text"] and "a/a.txt" in taken["text"]
+    assert f"# git diff of the repository {two} " in taken["text"] and "a/b.txt" in taken["text"]

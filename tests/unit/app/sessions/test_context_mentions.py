@@ -140,7 +140,7 @@ async def test_git_diff_of_the_folder_only(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text("b\n")
     taken = await git_diff.unstaged_diff(str(tmp_path / "sub"))
     assert taken.fact == "" and "+b" in taken.text and "out.txt" not in taken.text
-    raw = await git_diff.with_diffs([{"kind": "diff", "mention": True}, {"kind": "file"}], str(tmp_path))
+    raw = await git_diff.with_diffs([{"kind": "diff", "mention": True}, {"kind": "file"}], [str(tmp_path)])
     assert (
         isinstance(raw, list)
         and raw[0]["kind"] == "diff"

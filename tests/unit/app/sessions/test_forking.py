@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
@@ -82,15 +80,7 @@ async def test_an_agent_without_fork_is_sent_nothing_and_the_user_is_told() -> N
 
 async def _fork_held(app: App, agent: FakeAgent) -> anyio.Event:
     """The fork waits for the event returned."""
-    forked = anyio.Event()
-    plain = agent.fork_session
-
-    async def held(*args: Any) -> Any:
-        await forked.wait()
-        return await plain(*args)
-
-    agent.fork_session = held  # type: ignore[method-assign]
-    return forked
+    return agent.held_until("fork_session")
 
 
 async def test_a_prompt_from_no_chat_while_a_session_forks_waits_and_goes_to_the_fork() -> None:

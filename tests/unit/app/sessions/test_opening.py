@@ -4,8 +4,6 @@ user."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
@@ -30,15 +28,7 @@ async def _loading_held(app: App) -> tuple[FakeAgent, anyio.Event]:
     await app.start("a", agent, cwd="/p")
     agent.listed = [s.SessionInfo(session_id="old-1", cwd="/stored")]
     app.port.answers.append("old-1")
-    loaded = anyio.Event()
-    plain = agent.load_session
-
-    async def held(*args: Any) -> s.LoadSessionResponse:
-        await loaded.wait()
-        return await plain(*args)
-
-    agent.load_session = held  # type: ignore[method-assign]
-    return agent, loaded
+    return agent, agent.held_until("load_session")
 
 
 async def _sessions_command(app: App) -> None:
