@@ -118,10 +118,13 @@ class QueuedPrompt(msgspec.Struct, kw_only=True):
     shown: str
 
 
+NoChat = Literal["all", "none_current", "none"]
+
+
 class Opening(msgspec.Struct):
-    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`) while its session/new, load,
-    resume or fork is on its way: the prompts sent from no chat meanwhile wait here, in order, and go to it
-    once it is open (`sessions/asked.py`)."""
+    """A session the user asked for (`:AcpNew`, `:AcpSessions`, `:AcpFork`), or a restart reopens, while its
+    session/new, load, resume or fork is on its way: the prompts sent meanwhile wait here, in order, and go
+    to it once it is open (`sessions/asked.py`)."""
 
     agent: str
     # Its folder: a waiting prompt's `@diff` is taken there, and in its additional directories.
@@ -129,8 +132,16 @@ class Opening(msgspec.Struct):
     # Known before it is open for a stored session (a load or a resume): its chat, there before the agent's
     # answer (a load's replay lands in it), sends its prompts here too until it is open.
     session_id: str | None = None
+    # The prompts from no chat that wait for it: all (the user asked for it), or as `waits_for` says.
+    from_no_chat: NoChat = "all"
     waiting: list[QueuedPrompt] = msgspec.field(default_factory=list)
     directories: list[str] = msgspec.field(default_factory=list)
+
+    def waits_for(self, current_id: str | None) -> bool:
+        """With `current_id` current, whether a prompt from no chat waits for it (`asked.py`'s reopen)."""
+        return self.from_no_chat == "all" or (
+            self.session_id == current_id if current_id is not None else self.from_no_chat == "none_current"
+        )
 
 
 class ChatSession(msgspec.Struct):
@@ -251,23 +262,35 @@ class Runs:
         if session_id:
             opening = next((asked for asked in self._asked if asked.session_id == session_id), None)
         else:
-            opening = self._asked[-1] if self._asked else None
+            # The session asked for last, or the current one while a restart reopens it (its chat is there
+            # first), or, with none current, the one such a reopen makes current.
+            wanted = current.session_id if current is not None else None
+            opening = next((asked for asked in reversed(self._asked) if asked.waits_for(wanted)), None)
         return Current(session, run, missing, opening)
 
     @contextlib.contextmanager
     def asking(
-        self, agent: str, cwd: str, session_id: str | None = None, directories: list[str] | None = None
+        self,
+        agent: str,
+        cwd: str,
+        session_id: str | None = None,
+        directories: list[str] | None = None,
+        from_no_chat: NoChat = "all",
     ) -> Iterator[Opening]:
         """The user asked for a session of `agent` in `cwd` (a new one, a stored one, a fork; with the
-        additional `directories` it is to have): it is the current one for a prompt from no chat until the
-        block ends (opened, or failed), and, with its `session_id` (a stored one), for one from its own
-        chat."""
-        opening = Opening(agent, cwd, session_id, directories=list(directories or []))
+        additional `directories` it is to have), or a restart reopens it: it is the current one for a prompt
+        from no chat (`from_no_chat`) until the block ends (opened, or failed), and, with its `session_id` (a
+        stored one), for one from its own chat."""
+        opening = Opening(agent, cwd, session_id, from_no_chat, directories=list(directories or []))
         self._asked.append(opening)
         try:
             yield opening
         finally:
-            self._asked = [asked for asked in self._asked if asked is not opening]
+            self.asked_done(opening)
+
+    def asked_done(self, opening: Opening) -> None:
+        """It opened, or did not: from now on no prompt waits for it (before `asking`'s block ends)."""
+        self._asked = [asked for asked in self._asked if asked is not opening]
 
     @property
     def current_id(self) -> str | None:

@@ -25,7 +25,7 @@ from acp_nvim.app.mcp import offer
 from acp_nvim.app.port import ERROR, INFO, WARN, Choice, NeovimPort
 from acp_nvim.app.runs import AgentRun, ChatSession, Runs
 from acp_nvim.app.sessions import extras
-from acp_nvim.app.sessions.asked import open_asked
+from acp_nvim.app.sessions.asked import open_asked, reopen_asked
 from acp_nvim.app.sessions.extras import Action
 from acp_nvim.app.sessions.modes import ModeCommands
 from acp_nvim.app.sessions.turns import Turns
@@ -350,12 +350,12 @@ class SessionCommands:
                     f"{name} restarted; it can neither load nor resume sessions: this is a new session",
                 )
             return session
-        first: ChatSession | None = None
-        for old in sessions:
-            reopened = await self._reopen_one(run, agent, old, mode)
-            if run.connection is None:
-                return first
-            first = first or reopened
+        # A prompt sent meanwhile waits for its session (`asked.py`), as for one the user asked for.
+        first = await reopen_asked(
+            self._runs, self._turns, run, sessions, lambda old: self._reopen_one(run, agent, old, mode)
+        )
+        if run.connection is None:
+            return first
         if first is None and fallback_new:
             # None came back: the restart still gives the user a session to work in.
             first = await self.new(run, first=True)

@@ -24,6 +24,11 @@ NOT_OPENED = (
     "the prompt was not sent: the session it waited for did not open (its text is back in the chat's prompt,"
     " or in its history)"
 )
+# A prompt for no session (or one not open yet) while its agent starts, and no session it could wait for.
+AGENT_STARTING = (
+    "the agent is starting: the prompt was not sent (its text is back in the chat's prompt,"
+    " or in its history)"
+)
 
 
 def _summary(prompt: QueuedPrompt) -> str:

@@ -13,7 +13,7 @@ from acp_nvim.app.edits import EditFollower
 from acp_nvim.app.port import ERROR, WARN, NeovimPort
 from acp_nvim.app.runs import NO_AGENT_RUNNING, ChatSession, Opening, QueuedPrompt, Runs
 from acp_nvim.app.sessions import subagents
-from acp_nvim.app.sessions.prompt_queue import ACTIONS, PromptQueue
+from acp_nvim.app.sessions.prompt_queue import ACTIONS, AGENT_STARTING, PromptQueue
 from acp_nvim.app.sessions.usage import usage_line
 from acp_nvim.app.status import StatusBoard
 from acp_nvim.app.status_facts import BUSY
@@ -78,7 +78,7 @@ class Turns:
                 # Lua showed what status_facts.json declares before this answer: a refused (or queued) prompt
                 # puts the real state back.
                 self._status.push()
-        await self._run(begun)
+        await self.run(begun)
 
     async def _with_diffs(self, raw_attachments: object, session_id: str | None) -> object:
         """`@diff` taken now, in the session's folders (git runs here, off Neovim's loop, before the prompt is
@@ -95,7 +95,7 @@ class Turns:
             return await with_diffs(raw_attachments, [opening.cwd, *opening.directories])
         return await with_diffs(raw_attachments, self._runs.roots(session.session_id) if session else None)
 
-    async def _run(self, begun: Begun | None) -> None:
+    async def run(self, begun: Begun | None) -> None:
         """The turn begun, then each prompt queued meanwhile, in order, as long as turns end normally."""
         while begun is not None:
             session = begun[0]
@@ -104,26 +104,26 @@ class Turns:
 
     def _begin(self, text: str, raw_attachments: object, session_id: str | None) -> Begun | None:
         """The prompt shown and the turn begun, or None (refused, and the user told why, or queued)."""
+        # A prompt's needs (mimetypes, base64) are imported when there is one.
+        from acp_nvim.app.sessions.prompt_content import given_back
+
         current = self._runs.current(session_id)
         session = current.session
         if current.opening is not None:
-            from acp_nvim.app.sessions.prompt_content import given_back
-
             self._queue.wait(current.opening, text, given_back(raw_attachments))
             return None
-        if session is None:
-            self._port.notify(current.missing or "", WARN)
-            return None
-        agent = self._runs.connection_of(session)
-        if agent is None:
-            self._port.notify(NO_AGENT_RUNNING, WARN)
+        agent = self._runs.connection_of(session) if session is not None else None
+        if session is None or agent is None:
+            if current.run is not None and current.run.lifecycle.starting:
+                # Lua lets a prompt through while its agent starts: the host knows whether it can wait.
+                self._port.prompt_refused(AGENT_STARTING, text, given_back(raw_attachments))
+            else:
+                self._port.notify(NO_AGENT_RUNNING if session is not None else current.missing or "", WARN)
             return None
         built = self._build(text, raw_attachments, agent, session)
         if built is None:
             return None
         if session.in_turn:
-            from acp_nvim.app.sessions.prompt_content import given_back
-
             self._queue.add(session, text, given_back(raw_attachments), built.shown)
             self._queue.show(session, agent.steerable)
             return None
@@ -174,9 +174,6 @@ class Turns:
             self._queue.show(session, agent.steerable)
             return None
         return self._start_queued(session, ready[0])
-
-    async def run(self, begun: Begun | None) -> None:
-        await self._run(begun)
 
     def _next_queued(self, session: ChatSession, stop_reason: str | None) -> Begun | None:
         """The next queued prompt's turn begun when the turn before ended normally (not cancelled, not an
@@ -317,7 +314,7 @@ class Turns:
             if session.in_turn:
                 self._port.notify(f"{BUSY}: the queue goes on when the turn ends", WARN)
                 return
-            await self._run(self._start_queued(session, queued))
+            await self.run(self._start_queued(session, queued))
         elif action == "steer":
             await self._steer(session, queued)
         elif action == "edit":
@@ -361,7 +358,7 @@ class Turns:
             )
             return
         if not session.in_turn:
-            await self._run(self._start_queued(session, queued))
+            await self.run(self._start_queued(session, queued))
             return
         built = self._build(queued.text, queued.attachments, agent, session)
         if built is None:
@@ -388,7 +385,7 @@ class Turns:
             session.state.add_notice("The turn had ended: it goes as the next prompt")
             session.queue.insert(0, queued)
             if not session.in_turn:
-                await self._run(self._start_queued(session, queued))
+                await self.run(self._start_queued(session, queued))
                 return
         else:
             reason = f" ({answer.reason})" if answer.reason else ""

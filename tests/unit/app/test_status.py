@@ -77,6 +77,9 @@ async def test_what_lua_shows_before_the_host_answers_is_what_python_decides_the
     for start in ("agent_start_requested", "current_agent_start_requested", "restart_requested"):
         assert facts[start].state == build_status(app.runs).state
     assert FACTS.chat_coming_in == [build_status(app.runs).state]
+    # A prompt sent while the agent starts goes to the host, which knows whether a session it can wait for is
+    # being reopened (app/sessions/asked.py), else refuses it saying the agent is starting.
+    assert build_status(app.runs).state not in facts["prompt_submitted"].refused
     # A start of the running agent opens a session: only a stopped or failed one starts again.
     assert facts["current_agent_start_requested"].applies_in == [Phase.STOPPED.shown, Phase.FAILED.shown]
     run, session = await app.start("b", FakeAgent())
