@@ -32,11 +32,12 @@ from typing import Literal
 import msgspec
 
 from acp_nvim.app.permissions import request_paths, shell_words
+from acp_nvim.client.session.tool_calls import TOOL_KINDS
 from acp_nvim.protocol import schema as s
 
 Scope = Literal["session", "project"]
 
-KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+KINDS = TOOL_KINDS
 # Kinds about files: a rule answers them only for named paths it can check.
 FILE_KINDS = frozenset({"read", "edit", "delete", "move"})
 ALLOW_KINDS = ("allow_once", "allow_always")

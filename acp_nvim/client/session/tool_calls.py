@@ -15,6 +15,8 @@ from acp_nvim.client.session.shell import OutputChange, ShellRun
 from acp_nvim.client.session.transcript import ToolCallItem, Transcript, rough_size
 from acp_nvim.protocol import schema as s
 
+# The tool kinds the protocol names (`ToolKind`); an agent may send others.
+TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 # Statuses after which a tool call will not change by itself; anything else is cut short by a cancel.
 FINISHED_STATUSES = frozenset({"completed", "failed", "cancelled"})
 CANCELLED = "cancelled"
@@ -25,13 +27,7 @@ CANCELLED = "cancelled"
 KEEP_TOOL_DETAILS = 100
 # Every update brings its kind and status as new strings: a call keeps the one shared copy of a known one
 # (two copies of "read" and "completed" were ~15% of what each of 20,000 folded calls kept).
-_KNOWN_WORDS = {
-    word: word
-    for word in (
-        *("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"),
-        *("pending", "in_progress", *FINISHED_STATUSES),
-    )
-}
+_KNOWN_WORDS = {word: word for word in (*TOOL_KINDS, "pending", "in_progress", *FINISHED_STATUSES)}
 # rawInput / rawOutput are not shown; kept up to this size (as JSON) for whoever needs them, else dropped.
 MAX_KEPT_RAW_CHARS = 64 * 1024
 
