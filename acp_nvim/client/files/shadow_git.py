@@ -196,7 +196,7 @@ class ShadowRepo:
             argv = [self.git, "init", "-q", "--bare", "--template=", self.git_dir]
             result = await _run(argv, env, None, None)
             if result.returncode != 0:
-                raise GitError(result.stderr.decode("utf-8", "replace").strip() or "git init failed")
+                raise GitError(_reason(result.stderr) or "git init failed")
         self._keep_bytes()
 
     def _keep_bytes(self) -> None:
