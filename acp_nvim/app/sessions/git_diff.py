@@ -68,9 +68,27 @@ async def unstaged_diff(cwd: str) -> DiffMention:
     except OSError as error:
         return DiffMention(fact="failed", detail=error.strerror or str(error))
     if code != 0:
-        said = err.decode("utf-8", "replace").strip().splitlines()
-        return DiffMention(fact="failed", detail=said[0] if said else f"exit {code}")
+        return DiffMention(fact="failed", detail=_said(err, code))
     return DiffMention(text=_whole_lines(out, size), fact="", cut=size > len(out), total_bytes=size)
+
+
+def _said(err: bytes, code: int) -> str:
+    """Why git exited `code`: its stderr's first line."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[0] if lines else f"exit {code}"
+
+
+async def _git(args: list[str], cwd: str, limit: int = MAX_READ_BYTES) -> tuple[int, bytes, int, str]:
+    """`_run` within TIMEOUT_S: its exit code, the first `limit` bytes of stdout and stdout's size, and why it
+    failed ("" when it exited 0; code -1 when it could not run or did not end in time)."""
+    try:
+        with anyio.fail_after(TIMEOUT_S):
+            code, out, size, err = await _run(args, cwd, limit)
+    except TimeoutError:
+        return -1, b"", 0, f"no answer in {TIMEOUT_S:.0f} s"
+    except OSError as error:
+        return -1, b"", 0, error.strerror or str(error)
+    return code, out, size, "" if code == 0 else _said(err, code)
 
 
 def _whole_lines(out: bytes, size: int) -> str:
@@ -144,13 +162,9 @@ async def _locate(git: str, root: str) -> tuple[str, str] | DiffMention:
     """The top of the work tree `root` is in and `root`'s path from it, or why there is none."""
     if not os.path.isdir(root):
         return DiffMention(fact="not_a_repository")
-    try:
-        with anyio.fail_after(TIMEOUT_S):
-            code, out, _, _ = await _run([git, "rev-parse", "--show-toplevel", "--show-prefix"], root)
-    except TimeoutError:
-        return DiffMention(fact="failed", detail=f"no answer in {TIMEOUT_S:.0f} s")
-    except OSError as error:
-        return DiffMention(fact="failed", detail=error.strerror or str(error))
+    code, out, _, why = await _git([git, "rev-parse", "--show-toplevel", "--show-prefix"], root)
+    if code < 0:
+        return DiffMention(fact="failed", detail=why)
     lines = os.fsdecode(out).split("\n")
     # Outside a work tree (or in its .git) git fails: as `--is-inside-work-tree` does for one root.
     if code != 0 or len(lines) < 2 or not lines[0]:
@@ -176,16 +190,9 @@ async def _section(git: str, top: str, prefixes: list[str], limit: int) -> tuple
     args = [git, "--no-pager", "--literal-pathspecs", "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
     args += ["--no-relative", "--", *(["."] if "" in prefixes else prefixes)]
     said = f"# git diff of the repository {top}"
-    try:
-        with anyio.fail_after(TIMEOUT_S):
-            code, out, size, err = await _run(args, top, limit)
-    except TimeoutError:
-        return f"{said}: git diff failed: no answer in {TIMEOUT_S:.0f} s\n", 0, False
-    except OSError as error:
-        return f"{said}: git diff failed: {error.strerror or error}\n", 0, False
+    code, out, size, why = await _git(args, top, limit)
     if code != 0:
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        return f"{said}: git diff failed: {lines[0] if lines else f'exit {code}'}\n", 0, False
+        return f"{said}: git diff failed: {why}\n", 0, False
     if size == 0:
         return f"{said}: no unstaged changes\n", 0, False
     text = _whole_lines(out, size)
